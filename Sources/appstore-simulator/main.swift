@@ -1,0 +1,1 @@
+print("appstore-simulator: not built yet")
