@@ -86,7 +86,15 @@ let package = Package(
                 .product(name: "NIOHTTP1", package: "swift-nio"),
             ]
         ),
-        .testTarget(name: "AppStoreSimulatorTests", dependencies: ["AppStoreSimulator", "CurlHTTP"]),
+        .testTarget(
+            name: "AppStoreSimulatorTests",
+            dependencies: [
+                "AppStoreSimulator",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ]
+        ),
         .testTarget(name: "AppStoreClientTests", dependencies: ["AppStoreClient", "AppStoreSimulator"]),
         .testTarget(
             name: "ReconcilerTests",
