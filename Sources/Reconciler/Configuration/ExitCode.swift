@@ -1,0 +1,29 @@
+/// The process exit codes of `renewal-reconciler`, shared by every command (also in `--help` and the README).
+///
+/// They follow sysexits(3) where one fits, so cron/systemd and shell scripts can tell "try again later"
+/// (75) from "fix the configuration" (78).
+public enum ReconcilerExitCode: Int32, Sendable, CaseIterable {
+    /// The run completed; unresolved items (if any) stayed within `--max-unresolved`.
+    case success = 0
+    /// The run failed (database unreachable, an unexpected error); nothing half-written: re-run or `--resume`.
+    case failure = 1
+    /// The run completed but more items than `--max-unresolved` stayed unresolved (Apple faults, timeouts).
+    case unresolvedAboveThreshold = 2
+    /// Bad command-line usage or bad input file.
+    case usage = 64
+    /// Another run holds the lock; try again later.
+    case locked = 75
+    /// Configuration error: missing/wrong shared secret (Apple 21004), bad URL, missing bundle id, ...
+    case configuration = 78
+
+    /// One line per code, for `--help` and the README.
+    public static let helpText = """
+        Exit codes:
+          0   completed (unresolved items within --max-unresolved)
+          1   failed (database or unexpected error; re-run or --resume)
+          2   completed with unresolved items above --max-unresolved
+          64  usage error or invalid input file
+          75  another run holds the lock (try again later)
+          78  configuration error (shared secret rejected by Apple, bad URL, missing setting)
+        """
+}

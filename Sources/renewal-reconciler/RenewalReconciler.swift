@@ -1,0 +1,34 @@
+import ArgumentParser
+import Foundation
+import Reconciler
+
+/// `renewal-reconciler`: keeps iOS auto-renewable subscriptions true by re-verifying stored receipts with Apple.
+@main
+struct RenewalReconciler: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "renewal-reconciler",
+        abstract: "Re-verify stored App Store receipts with Apple and keep subscriptions in PostgreSQL true.",
+        discussion: """
+            Apple renews subscriptions silently: no notification arrives when a renewal succeeds, refunds and \
+            billing failures are easy to miss, and the receipt stored at purchase goes stale. Run `run` nightly \
+            (cron or the systemd timer in cron/): it selects subscriptions near or past their expiry, \
+            re-verifies each stored receipt with Apple's verifyReceipt under a strict rate limit, saves the \
+            newest receipt and expiry, and writes reports.
+
+            Environment:
+              DATABASE_URL               libpq connection string or URI (password: PGPASSWORD or ~/.pgpass)
+              APPLE_SHARED_SECRET_FILE   file holding the app-specific shared secret (preferred)
+              APPLE_SHARED_SECRET        the shared secret itself (when no file is used)
+              APPLE_BUNDLE_ID            the app's bundle id; receipts of other apps are rejected
+              APPLE_VERIFY_URL           default https://buy.itunes.apple.com/verifyReceipt
+              APPLE_SANDBOX_VERIFY_URL   default https://sandbox.itunes.apple.com/verifyReceipt
+            Flags override the environment. The shared secret is never taken from a flag.
+
+            \(ReconcilerExitCode.helpText)
+            """,
+        version: "0.1.0",
+        subcommands: [
+            MigrateCommand.self,
+        ]
+    )
+}
