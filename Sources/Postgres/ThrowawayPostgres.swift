@@ -260,8 +260,12 @@ enum ThrowawayRegistry {
                 let source = DispatchSource.makeSignalSource(signal: signalNumber, queue: .global())
                 source.setEventHandler { @Sendable in
                     ThrowawayRegistry.stopAll()
+                    // Die of the same signal. Dispatch threads block signals, so raise() here
+                    // would stay pending: send it to the process, and exit if it is still blocked.
                     signal(signalNumber, SIG_DFL)
-                    raise(signalNumber)
+                    kill(getpid(), signalNumber)
+                    usleep(2_000_000)
+                    _exit(128 + signalNumber)
                 }
                 source.resume()
                 // `any DispatchSourceSignal` is not Sendable; the concrete class is.
