@@ -10,6 +10,30 @@ import Testing
         #expect(Scenario.allNames().count >= 40)
     }
 
+    /// Every row of Apple's status table, and every spelling of the 21100-21199 retry flag, has a fixture.
+    @Test func statusTableIsCovered() throws {
+        var statuses: Set<Int> = []
+        var retryFlags: Set<String> = []
+        for name in Scenario.allNames() {
+            let scenario = try Scenario.load(name)
+            guard let body = scenario.body,
+                let json = try? JSONDecoder().decode(SidecarJSON.self, from: Data(body))
+            else { continue }
+            let status = json["status"]?.int ?? json["status"]?.string.flatMap { Int($0) }
+            guard let status else { continue }
+            statuses.insert(status)
+            if (21100...21199).contains(status) {
+                let flag = json["is_retryable"].map { "is_retryable=\($0)" } ?? json["is-retryable"].map { "is-retryable=\($0)" }
+                retryFlags.insert(flag ?? "absent")
+            }
+        }
+        let table: Set<Int> = [0, 21000, 21002, 21003, 21004, 21005, 21006, 21007, 21008, 21009, 21010]
+        #expect(table.isSubset(of: statuses), "missing: \(table.subtracting(statuses).sorted())")
+        #expect(statuses.contains { !table.contains($0) && !(21100...21199).contains($0) }, "no unknown status")
+        #expect(retryFlags.contains("absent"))
+        #expect(retryFlags.count >= 6, "\(retryFlags.sorted())")
+    }
+
     @Test(arguments: Scenario.allNames())
     func scenario(_ name: String) throws {
         let scenario = try Scenario.load(name)
