@@ -46,7 +46,12 @@ enum CurlEasyConfigurator {
         check(ccurl_easy_setopt_string(easy, CURLOPT_REDIR_PROTOCOLS_STR, "http,https"), "redirect protocols")
         check(ccurl_easy_setopt_long(easy, CURLOPT_NOSIGNAL, 1), "no signal")
         check(ccurl_easy_setopt_long(easy, CURLOPT_HTTP_VERSION, Int(CURL_HTTP_VERSION_2TLS)), "HTTP version")
-        check(ccurl_easy_setopt_long(easy, CURLOPT_PIPEWAIT, 1), "pipewait")
+        if redacted.scheme == "https" {
+            // Prefer multiplexing on an HTTP/2 connection being set up over opening another one. Only
+            // for TLS: over plain http curl learns "no multiplexing" only from the first response, so
+            // waiting would serialise every request behind it.
+            check(ccurl_easy_setopt_long(easy, CURLOPT_PIPEWAIT, 1), "pipewait")
+        }
         check(ccurl_easy_setopt_long(easy, CURLOPT_SSL_VERIFYPEER, 1), "verify peer")
         check(ccurl_easy_setopt_long(easy, CURLOPT_SSL_VERIFYHOST, 2), "verify host")
         check(ccurl_easy_setopt_long(easy, CURLOPT_TCP_KEEPALIVE, 1), "TCP keep-alive")

@@ -99,7 +99,8 @@ final class CurlTransfer: @unchecked Sendable {
     func receiveHeaderLine(_ bytes: UnsafeRawBufferPointer) {
         guard !bodyStarted else { return }
         var line = Substring(String(decoding: bytes, as: UTF8.self))
-        while let last = line.last, last == "\r" || last == "\n" {
+        // "\r\n" is a single Character in Swift, so test for any newline rather than "\r" and "\n".
+        while let last = line.last, last.isNewline {
             line.removeLast()
         }
         if line.hasPrefix("HTTP/") {
