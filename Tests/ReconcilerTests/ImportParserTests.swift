@@ -133,6 +133,11 @@ private final class TempFile {
         #expect(parser.format == .jsonLines)
         #expect(records(Array(parser)).count == 2)
 
+        let bomJSON = try TempFile("\u{FEFF}" + jsonLine(1) + "\r\n", extension: "txt")
+        let bomParser = try ImportParser(path: bomJSON.path)
+        #expect(bomParser.format == .jsonLines)
+        #expect(records(Array(bomParser)).map(\.line) == [1])
+
         let csv = try TempFile("\(Self.header)\n\(csvLine(1))\n", extension: "dat")
         #expect(try ImportParser(path: csv.path).format == .csv)
         // An explicit format wins over the extension.
@@ -170,6 +175,8 @@ private final class TempFile {
             jsonLine(1),
             jsonLine(13, expires: "2024-02-30T00:00:00Z"),
             #"{"user_id":"u","product_id":"p","original_transaction_id":"14","latest_receipt":"QUJD=QUJD","expires_at":"2024-05-01T12:00:00Z"}"#,
+            jsonLine(15, extra: #","bundle_id":true"#),
+            #"{"user_id":"u","product_id":"p","original_transaction_id":"16","latest_receipt":"QUJD","expires_at":"2024-05-01T12:00:00Z","environment":""}"#,
         ]
         let (_, results) = try parseAll(TempFile(lines.joined(separator: "\n"), extension: "jsonl"))
         #expect(results.count == lines.count)
@@ -195,13 +202,15 @@ private final class TempFile {
                 #"line 12: original_transaction_id: "10000001" already appeared on line 1"#,
                 #"line 13: expires_at: "2024-02-30T00:00:00Z" is not an RFC 3339 timestamp"#,
                 "line 14: latest_receipt: is not base64: data after '=' padding at offset 5 (length 9)",
+                "line 15: bundle_id: expected a string, got a boolean",
+                "ok 16",
             ])
         let codes = errors(results).map(\.code)
         #expect(
             codes == [
                 .missingField, .emptyField, .invalidValue, .invalidReceipt, .invalidTimestamp, .invalidTimestamp,
                 .invalidValue, .invalidValue, .malformedJSON, .malformedJSON, .duplicateTransaction,
-                .invalidTimestamp, .invalidReceipt,
+                .invalidTimestamp, .invalidReceipt, .invalidValue,
             ])
         #expect(errors(results).first { $0.code == .duplicateTransaction }?.firstLine == 1)
         #expect(!messages.joined().contains("secret"))
@@ -308,6 +317,8 @@ private final class TempFile {
             }
         }
         #expect(codes == [.duplicateColumns, .missingHeader, .malformedHeader, .cannotOpen])
+        // A directory opens but cannot be read (EISDIR): a read failure, not a crash.
+        #expect(throws: ImportFileError.self) { try ImportParser(path: FileManager.default.temporaryDirectory.path) }
         // An empty JSON Lines file is simply empty.
         let emptyJSON = try TempFile("", extension: "jsonl")
         #expect(try parseAll(emptyJSON).1.isEmpty)
@@ -316,7 +327,7 @@ private final class TempFile {
     @Test func unknownFieldsGiveOneWarning() throws {
         let csv = try TempFile("\(Self.header),Shoe_Size,notes\n\(csvLine(1)),44,hi\n", extension: "csv")
         let parser = try ImportParser(path: csv.path)
-        #expect(parser.warnings == ["\(csv.path): ignoring unknown columns: notes, shoe_size"])
+        #expect(parser.warnings == ["\(csv.path): ignoring unknown columns: Shoe_Size, notes"])
         #expect(records(Array(parser)).count == 1)
 
         let json = try TempFile(

@@ -167,6 +167,9 @@ public final class ImportParser: Sequence, IteratorProtocol {
                             problem: "line is longer than \(jsonLines.maxRecordBytes) bytes"))
                 case .line(let line):
                     if let result = jsonRecord(line: line) { return result }
+                case .readFailed(let line):
+                    let problem = readFailure?.problem ?? "read failed"
+                    return .failure(ImportLineError(line: line, field: nil, code: .readFailed, problem: problem))
                 }
             }
         }
@@ -217,7 +220,7 @@ public final class ImportParser: Sequence, IteratorProtocol {
             if !readMore() {
                 if readFailure != nil {
                     finished = true
-                    return nil
+                    return .readFailed(jsonLines.currentLine)
                 }
                 if let event = jsonLines.finish() { return event }
                 finished = true
@@ -246,11 +249,11 @@ public final class ImportParser: Sequence, IteratorProtocol {
             if case .error(_, _, _, let text) = event { message = text } else { message = "unreadable" }
             throw ImportFileError(file: source, code: .malformedHeader, problem: "header row: \(message)")
         }
-        var names: [String] = []
+        var spelled: [String] = []
         for index in 0..<csv.fieldCount {
-            let raw = String(decoding: csv.field(index), as: UTF8.self)
-            names.append(raw.trimmingCharacters(in: .whitespaces).lowercased())
+            spelled.append(String(decoding: csv.field(index), as: UTF8.self).trimmingCharacters(in: .whitespaces))
         }
+        let names = spelled.map { $0.lowercased() }
         var counts: [String: Int] = [:]
         for name in names { counts[name, default: 0] += 1 }
         let duplicated = counts.filter { $0.value > 1 }.map(\.key).sorted()
@@ -266,8 +269,8 @@ public final class ImportParser: Sequence, IteratorProtocol {
                 problem: "missing required columns: " + missing.joined(separator: ", "), columns: missing)
         }
         columnFields = names.map { Self.knownFields.contains($0) ? $0 : nil }
-        for name in names where !Self.knownFields.contains(name) {
-            rememberUnknown(name.isEmpty ? "(empty)" : name)
+        for (name, spelling) in zip(names, spelled) where !Self.knownFields.contains(name) {
+            rememberUnknown(spelling.isEmpty ? "(empty)" : spelling)
         }
     }
 

@@ -6,6 +6,8 @@ struct JSONLineScanner {
         case line(Int)
         /// The line exceeded `maxRecordBytes` (its content was dropped).
         case tooLong(Int)
+        /// Reading the file failed on this line (produced by the parser, not the scanner).
+        case readFailed(Int)
     }
 
     let maxRecordBytes: Int
@@ -13,6 +15,8 @@ struct JSONLineScanner {
     private var overflowed = false
     private var line = 1
     private var lineStart = 1
+    /// The physical line being read.
+    var currentLine: Int { line }
     /// The largest capacity the line buffer has reached.
     private(set) var highWaterMark = 0
 
