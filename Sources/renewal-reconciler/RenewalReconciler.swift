@@ -29,6 +29,9 @@ struct RenewalReconciler: ParsableCommand {
         version: "0.1.0",
         subcommands: [
             MigrateCommand.self,
+            ImportCommand.self,
+            RunCommand.self,
+            BackfillCommand.self,
         ]
     )
 }

@@ -92,13 +92,13 @@ public final class ReconciliationRunner: @unchecked Sendable {
         }
         try markDeadRunsInterrupted(control)
 
-        var (runId, parameters, asOf) = try prepareRun(request, control)
+        let (runId, parameters, asOf) = try prepareRun(request, control)
         let runLogger: Logger = {
             var l = logger
             l[metadataKey: "run"] = "\(runId)"
             return l
         }()
-        _ = asOf
+
 
         // Heartbeat (and lock check) on the control connection, every 10 s, on its own queue.
         let controlQueue = DispatchQueue(label: "renewal-reconciler.control")
