@@ -1,0 +1,110 @@
+import Foundation
+
+/// Writes `purchases.jsonl` (what the app stored) and `truth.jsonl` (what Apple implies at `now`).
+///
+/// Output is byte-identical for the same inputs: families in index order, keys in a fixed order.
+public struct PopulationExporter: Sendable {
+    /// Export failure naming the file and what went wrong.
+    public struct ExportError: Error, CustomStringConvertible {
+        public var path: String
+        public var reason: String
+        public var description: String { "cannot write \(path): \(reason)" }
+    }
+
+    /// Number of subscriptions (rows) per scenario, in `Scenario.allCases` order.
+    public struct Summary: Sendable, CustomStringConvertible {
+        public var counts: [(Scenario, Int)]
+        public var total: Int { counts.reduce(0) { $0 + $1.1 } }
+        public var description: String {
+            "subscriptions=\(total) " + counts.filter { $0.1 > 0 }.map { "\($0.0.rawValue)=\($0.1)" }.joined(separator: " ")
+        }
+    }
+
+    public let population: Population
+    public let renderer: ResponseRenderer
+
+    public init(population: Population) {
+        self.population = population
+        self.renderer = ResponseRenderer(population: population)
+    }
+
+    /// The purchases row for one subscription of a family.
+    public func purchaseLine(family: ReceiptFamily, plan: SubscriptionPlan, receipt: String) -> [UInt8] {
+        let seen = plan.timeline(at: family.storedReceiptAt).transactions
+        let best = seen.filter { !$0.isRefunded }.max { $0.expires < $1.expires } ?? seen.last
+        var w = JSONWriter(capacity: receipt.utf8.count + 400)
+        w.beginObject()
+        w.field("user_id", family.userID)
+        w.field("product_id", best?.product.productID ?? plan.product.productID)
+        w.field("original_transaction_id", String(plan.originalTransactionID))
+        w.field("latest_receipt", receipt)
+        w.field("expires_at", SimTime.rfc3339(best?.expires ?? plan.start))
+        w.field("environment", family.sandbox ? "Sandbox" : "Production")
+        // The app stored its own bundle id even for a foreign receipt (it trusted the client).
+        w.field("bundle_id", population.bundleID)
+        w.endObject()
+        w.bytes.append(10)
+        return w.bytes
+    }
+
+    /// Writes both files into `directory` (created if missing) and returns the scenario counts.
+    public func export(to directory: String, now: Int64) throws -> Summary {
+        do {
+            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        } catch {
+            throw ExportError(path: directory, reason: "cannot create directory (\(error))")
+        }
+        let purchasesPath = directory + "/purchases.jsonl"
+        let truthPath = directory + "/truth.jsonl"
+        let purchases = try BufferedFile(path: purchasesPath)
+        let truth = try BufferedFile(path: truthPath)
+        var counts: [Scenario: Int] = [:]
+        for family in population.families {
+            let receipt = renderer.storedReceipt(family)
+            for plan in family.subscriptions {
+                try purchases.write(purchaseLine(family: family, plan: plan, receipt: receipt))
+                try truth.write(TruthRecord(family: family, plan: plan, at: now).jsonLine())
+                counts[family.scenario, default: 0] += 1
+            }
+        }
+        try purchases.close()
+        try truth.close()
+        return Summary(counts: Scenario.allCases.map { ($0, counts[$0] ?? 0) })
+    }
+}
+
+/// A write-only file with a 1 MiB buffer (exports can be hundreds of megabytes).
+final class BufferedFile {
+    private let path: String
+    private let handle: UnsafeMutablePointer<FILE>
+    private var buffer: [UInt8] = []
+
+    init(path: String) throws {
+        guard let h = fopen(path, "wb") else {
+            throw PopulationExporter.ExportError(path: path, reason: String(cString: strerror(errno)))
+        }
+        self.path = path
+        self.handle = h
+        buffer.reserveCapacity(1 << 20)
+    }
+
+    func write(_ bytes: [UInt8]) throws {
+        buffer += bytes
+        if buffer.count >= 1 << 20 { try flush() }
+    }
+
+    private func flush() throws {
+        let written = buffer.withUnsafeBytes { fwrite($0.baseAddress, 1, $0.count, handle) }
+        guard written == buffer.count else {
+            throw PopulationExporter.ExportError(path: path, reason: String(cString: strerror(errno)))
+        }
+        buffer.removeAll(keepingCapacity: true)
+    }
+
+    func close() throws {
+        try flush()
+        guard fclose(handle) == 0 else {
+            throw PopulationExporter.ExportError(path: path, reason: String(cString: strerror(errno)))
+        }
+    }
+}

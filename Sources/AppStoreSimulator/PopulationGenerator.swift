@@ -1,0 +1,260 @@
+/// Builds the receipt families of a `Population`, one scenario at a time.
+///
+/// Each family draws from its own random stream (seed, family index), so a family does not change when
+/// the population grows. Times are chosen relative to the anchor with margins of hours or days, so the
+/// scenario holds at the anchor (checked by the tests for many seeds).
+struct PopulationGenerator {
+    let seed: UInt64
+    let anchor: Int64
+    let bundleID: String
+    let foreignBundleID: String
+    let catalog: ProductCatalog
+    let foreignCatalog: ProductCatalog
+    private var nextSubscription: UInt64 = 0
+    private let idBase: UInt64
+
+    init(seed: UInt64, anchor: Int64, bundleID: String, foreignBundleID: String,
+         catalog: ProductCatalog, foreignCatalog: ProductCatalog) {
+        self.seed = seed
+        self.anchor = anchor
+        self.bundleID = bundleID
+        self.foreignBundleID = foreignBundleID
+        self.catalog = catalog
+        self.foreignCatalog = foreignCatalog
+        // 16-digit ids like Apple's: 1 000 0xx ... ; room for 10^9 subscriptions of 10^4 transactions each.
+        self.idBase = 1_000_000_000_000_000 + (SeededRandom.mix(seed) % 90) * 10_000_000_000_000
+    }
+
+    mutating func generate(subscriptions: Int) -> [ReceiptFamily] {
+        var families: [ReceiptFamily] = []
+        var remaining = subscriptions
+        var deckCycle = -1
+        var deck: [Scenario] = []
+        var i = 0
+        while remaining > 0 {
+            let cycle = i / 180
+            if cycle != deckCycle {
+                deck = Population.deck(seed: seed, cycle: cycle)
+                deckCycle = cycle
+            }
+            var scenario = deck[i % deck.count]
+            if scenario == .multiGroup && remaining < 2 { scenario = .silentRenewal }
+            let family = makeFamily(index: i, scenario: scenario)
+            remaining -= family.subscriptions.count
+            families.append(family)
+            i += 1
+        }
+        return families
+    }
+
+    private mutating func newPlan(_ product: SimProduct, start: Int64, sandbox: Bool) -> SubscriptionPlan {
+        let n = nextSubscription
+        nextSubscription += 1
+        let otid = idBase + n * 10_000
+        let web = 1_000_000_000_000_000 - idBase / 100 + n * 10_000 + 500_000_000_000
+        return SubscriptionPlan(originalTransactionID: otid, webOrderLineItemBase: web, product: product,
+                                start: start, sandbox: sandbox)
+    }
+
+    /// Start of a history whose period `count` periods later begins at `periodStart`.
+    private func back(_ product: SimProduct, from periodStart: Int64, periods: Int, sandbox: Bool = false) -> Int64 {
+        product.periodEnd(from: periodStart, count: -Int64(periods), sandbox: sandbox)
+    }
+
+    /// A current period that started a fraction (10-80%) of a period before the anchor.
+    private func currentPeriodStart(_ product: SimProduct, _ rng: inout SeededRandom) -> Int64 {
+        let len = min(product.nominalLength(sandbox: false), 28 * SimTime.day)
+        let f = 0.1 + rng.unit() * 0.7
+        return anchor - Int64(Double(len) * f)
+    }
+
+    private func silentPeriods(_ product: SimProduct, _ rng: inout SeededRandom) -> Int {
+        switch product.period {
+        case .week: return rng.int(3...10)
+        case .month: return rng.int(2...8)
+        case .year: return rng.int(1...3)
+        }
+    }
+
+    /// An active subscription with `periods` renewals before its current period.
+    private mutating func activePlan(_ product: SimProduct, periods: Int, _ rng: inout SeededRandom) -> SubscriptionPlan {
+        let current = currentPeriodStart(product, &rng)
+        return newPlan(product, start: back(product, from: current, periods: periods), sandbox: false)
+    }
+
+    /// A subscription whose last period ended at `lastExpiry` after `periods` earlier ones.
+    private mutating func endedPlan(_ product: SimProduct, lastExpiry: Int64, periods: Int) -> SubscriptionPlan {
+        newPlan(product, start: back(product, from: lastExpiry, periods: periods + 1), sandbox: false)
+    }
+
+    /// The stored-receipt instant: shortly after the purchase of transaction `index` (clamped into range).
+    private func storedAt(_ plan: SubscriptionPlan, transactionsBack: Int, _ rng: inout SeededRandom) -> Int64 {
+        let txns = plan.timeline(at: anchor).transactions.sorted { $0.purchase < $1.purchase }
+        guard !txns.isEmpty else { return plan.start }
+        let idx = max(0, txns.count - 1 - transactionsBack)
+        let t = txns[idx]
+        let limit = min(t.expires, t.cancellation ?? t.expires, anchor) - 1000
+        return max(t.purchase, min(limit, t.purchase + rng.between(5 * SimTime.second, 2 * SimTime.hour)))
+    }
+
+    private mutating func makeFamily(index: Int, scenario: Scenario) -> ReceiptFamily {
+        var rng = SeededRandom(seed, 0xFA31, UInt64(index))
+        let day = SimTime.day
+        var plans: [SubscriptionPlan] = []
+        var stored: Int64 = anchor
+        var sandbox = false
+        var bundle = bundleID
+        var bytesPerTxn = ReceiptFamily.defaultBytesPerTransaction
+        var fixedStatus: Int?
+        var malformed = false
+
+        func silent(_ gen: inout PopulationGenerator, _ product: SimProduct, _ rng: inout SeededRandom) -> (SubscriptionPlan, Int64) {
+            let n = gen.silentPeriods(product, &rng)
+            let plan = gen.activePlan(product, periods: n, &rng)
+            let back = rng.int(1...min(n, 4))
+            return (plan, gen.storedAt(plan, transactionsBack: back, &rng))
+        }
+
+        switch scenario {
+        case .activeNotRenewed:
+            let product = catalog.pick(&rng)
+            let n = product.period == .year ? rng.int(0...1) : rng.int(0...3)
+            var plan = activePlan(product, periods: n, &rng)
+            if rng.chance(0.2), let current = plan.timeline(at: anchor).transactions.last {
+                plan.autoRenewOffAt = current.purchase + (anchor - current.purchase) / 2
+            }
+            stored = storedAt(plan, transactionsBack: 0, &rng)
+            plans = [plan]
+        case .silentRenewal, .unauthenticatable, .deletedAccount, .malformedReceipt, .familyShared:
+            var (plan, at) = silent(&self, catalog.pick(&rng), &rng)
+            if scenario == .familyShared { plan.familyShared = true }
+            plans = [plan]
+            stored = at
+            if scenario == .unauthenticatable { fixedStatus = 21003 }
+            if scenario == .deletedAccount { fixedStatus = 21010 }
+            if scenario == .malformedReceipt { malformed = true }
+        case .foreignApp:
+            bundle = foreignBundleID
+            let (plan, at) = silent(&self, foreignCatalog.pick(&rng), &rng)
+            plans = [plan]
+            stored = at
+        case .autoRenewOffExpired, .expiredLongAgo:
+            let product = scenario == .expiredLongAgo ? catalog.pickShort(&rng) : catalog.pick(&rng)
+            let lastExpiry = scenario == .expiredLongAgo
+                ? anchor - rng.between(31 * day, 58 * day) : anchor - rng.between(day, 20 * day)
+            var plan = endedPlan(product, lastExpiry: lastExpiry, periods: rng.int(1...5))
+            let lastStart = back(product, from: lastExpiry, periods: 1)
+            plan.autoRenewOffAt = lastStart + Int64(Double(lastExpiry - lastStart) * (0.3 + rng.unit() * 0.6))
+            plans = [plan]
+            stored = storedAt(plan, transactionsBack: rng.int(0...1), &rng)
+        case .billingRetry, .gracePeriod:
+            let product = catalog.pick(&rng)
+            let graceDays: Int64 = product.period == .week ? 6 : 16
+            let lastExpiry = scenario == .gracePeriod
+                ? anchor - rng.between(6 * SimTime.hour, (graceDays - 1) * day)
+                : anchor - rng.between(max(day, (graceDays + 1) * day), 50 * day)
+            var plan = endedPlan(product, lastExpiry: lastExpiry, periods: rng.int(1...6))
+            plan.billingFailsFrom = lastExpiry - SimTime.hour
+            // Some billing-retry apps have grace enabled too, but the grace has run out by the anchor.
+            if scenario == .gracePeriod || rng.chance(0.5) { plan.graceDays = graceDays }
+            plans = [plan]
+            stored = storedAt(plan, transactionsBack: rng.int(0...2), &rng)
+        case .refundedOther, .refundedAppIssue:
+            let product = catalog.pick(&rng)
+            let len = min(product.nominalLength(sandbox: false), 28 * day)
+            let sinceStart = rng.between(2 * day, len * 4 / 5)
+            let current = anchor - sinceStart
+            let n = rng.chance(0.3) ? 0 : rng.int(1...4)
+            var plan = newPlan(product, start: back(product, from: current, periods: n), sandbox: false)
+            let at = current + rng.between(12 * SimTime.hour, sinceStart - 12 * SimTime.hour)
+            plan.refunds = [.init(transactionIndex: n, at: at, reason: scenario == .refundedAppIssue ? 1 : 0)]
+            plan.autoRenewOffAt = at
+            stored = storedAt(plan, transactionsBack: rng.int(0...1), &rng)
+            plans = [plan]
+        case .olderPeriodRefunded:
+            let product = catalog.pickShort(&rng)
+            var plan = activePlan(product, periods: rng.int(3...8), &rng)
+            let txns = plan.timeline(at: anchor).transactions
+            let j = rng.int(0...max(0, txns.count - 3))
+            let t = txns[j]
+            plan.refunds = [.init(transactionIndex: j, at: t.purchase + (t.expires - t.purchase) / 2, reason: rng.int(0...1))]
+            plans = [plan]
+            stored = storedAt(plan, transactionsBack: 0, &rng)
+        case .upgraded:
+            let plusPeriods = Int64(rng.int(0...2))
+            let upgradeAt = SimTime.addMonths(anchor, -plusPeriods) - rng.between(3 * day, 24 * day)
+            let lastProStart = upgradeAt - rng.between(2 * day, 22 * day)
+            var plan = newPlan(catalog.proMonthly, start: back(catalog.proMonthly, from: lastProStart, periods: rng.int(0...4)),
+                               sandbox: false)
+            plan.upgrade = .init(at: upgradeAt, to: catalog.proPlusMonthly)
+            plans = [plan]
+            let before = plan.timeline(at: upgradeAt - 1)
+            stored = storedAt(plan, transactionsBack: plan.timeline(at: anchor).transactions.count - before.transactions.count, &rng)
+        case .pendingDowngrade, .pendingCrossgrade:
+            let from = scenario == .pendingDowngrade ? catalog.proPlusMonthly : catalog.proMonthly
+            let to = scenario == .pendingDowngrade ? catalog.proMonthly : catalog.proYearly
+            var plan = activePlan(from, periods: rng.int(1...4), &rng)
+            if let current = plan.timeline(at: anchor).transactions.last {
+                plan.planChange = .init(decidedAt: current.purchase + (anchor - current.purchase) / 2, to: to)
+            }
+            plans = [plan]
+            stored = storedAt(plan, transactionsBack: 0, &rng)
+        case .freeTrial:
+            let product = catalog.pickShort(&rng)
+            var plan: SubscriptionPlan
+            if rng.chance(0.5) {
+                plan = newPlan(product, start: anchor - rng.between(12 * SimTime.hour, 6 * day), sandbox: false)
+            } else {
+                let current = currentPeriodStart(product, &rng)
+                plan = newPlan(product, start: back(product, from: current, periods: rng.int(0...3)) - 7 * day, sandbox: false)
+            }
+            plan.trial = true
+            plans = [plan]
+            stored = storedAt(plan, transactionsBack: 99, &rng)
+        case .introOffer:
+            let product = catalog.pickShort(&rng)
+            var plan = activePlan(product, periods: rng.int(1...6), &rng)
+            plan.introCount = rng.int(1...3)
+            if rng.chance(0.3) { plan.offerCodeRefName = rng.chance(0.5) ? "WINTER_PROMO" : "PARTNER_3M_HALF" }
+            plans = [plan]
+            stored = storedAt(plan, transactionsBack: 99, &rng)
+        case .sandbox:
+            sandbox = true
+            let product = catalog.pickShort(&rng)
+            let start = rng.chance(0.5)
+                ? anchor - rng.between(10 * SimTime.second, 150 * SimTime.second)
+                : anchor - rng.between(SimTime.hour, 20 * day)
+            let plan = newPlan(product, start: start, sandbox: true)
+            plans = [plan]
+            stored = min(anchor - 1000, start + 2 * SimTime.second)
+        case .multiGroup:
+            let pro = rng.chance(0.6) ? catalog.proMonthly : catalog.proYearly
+            let (first, firstAt) = silent(&self, pro, &rng)
+            let news = rng.chance(0.5) ? catalog.newsWeekly : catalog.newsMonthly
+            var second: SubscriptionPlan
+            if rng.chance(0.6) {
+                second = activePlan(news, periods: rng.int(0...3), &rng)
+            } else {
+                let lastExpiry = anchor - rng.between(day, 20 * day)
+                second = endedPlan(news, lastExpiry: lastExpiry, periods: rng.int(1...4))
+                second.autoRenewOffAt = lastExpiry - 12 * SimTime.hour
+            }
+            let secondAt = storedAt(second, transactionsBack: 0, &rng)
+            plans = [first, second]
+            stored = max(firstAt, secondAt)
+        case .longHistory:
+            let product = catalog.newsWeekly
+            let plan = activePlan(product, periods: rng.int(150...170), &rng)
+            plans = [plan]
+            stored = storedAt(plan, transactionsBack: rng.int(2...5), &rng)
+            bytesPerTxn = ReceiptFamily.longHistoryBytesPerTransaction
+        }
+        let firstStart = plans.map(\.start).min() ?? anchor
+        return ReceiptFamily(
+            index: index, scenario: scenario, userID: "user-" + String(100_000 + index), bundleID: bundle,
+            sandbox: sandbox, subscriptions: plans, storedReceiptAt: stored,
+            storedIssueSequence: UInt32(rng.int(1...40)), bytesPerTransaction: bytesPerTxn,
+            fixedStatus: fixedStatus, malformedStoredReceipt: malformed,
+            appDownloadedAt: firstStart - rng.between(0, 30 * day))
+    }
+}

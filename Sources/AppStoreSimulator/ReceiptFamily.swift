@@ -1,0 +1,35 @@
+/// One app receipt's family: a user, the subscriptions their receipt holds (one, or two in different
+/// groups), the environment and bundle id, and what the app stored the last time it saw the receipt.
+public struct ReceiptFamily: Sendable {
+    public var index: Int
+    public var scenario: Scenario
+    public var userID: String
+    /// The bundle id inside the receipt (another app's for `foreign_app`).
+    public var bundleID: String
+    public var sandbox: Bool
+    public var subscriptions: [SubscriptionPlan]
+    /// When the app last refreshed its stored receipt: the stored receipt's creation time.
+    public var storedReceiptAt: Int64
+    public var storedIssueSequence: UInt32
+    /// Receipt padding per transaction covered, so receipt size grows with history.
+    public var bytesPerTransaction: Int
+    /// A status Apple answers for this receipt whatever is sent (21003 unauthenticatable, 21010 deleted).
+    public var fixedStatus: Int?
+    /// The app stored a corrupt receipt (not base64): Apple answers 21002.
+    public var malformedStoredReceipt: Bool
+    /// When the app was first downloaded (receipt `original_purchase_date`).
+    public var appDownloadedAt: Int64
+
+    /// Base padding of every receipt, in bytes before base64.
+    public static let baseReceiptBytes = 2400
+    public static let defaultBytesPerTransaction = 160
+    public static let longHistoryBytesPerTransaction = 900
+
+    /// Number of transactions (all subscriptions) that exist at `instant`.
+    public func transactionCount(at instant: Int64) -> Int {
+        subscriptions.reduce(0) { $0 + $1.timeline(at: instant).transactions.count }
+    }
+
+    /// The primary original_transaction_id (first subscription), sealed into the receipt.
+    public var primaryOriginalTransactionID: UInt64 { subscriptions.first?.originalTransactionID ?? 0 }
+}

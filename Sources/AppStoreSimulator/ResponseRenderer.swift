@@ -1,0 +1,161 @@
+/// Renders Apple's verifyReceipt JSON (and the simulator's receipts) from the timeline model.
+///
+/// Every field is a string except `status`; every date comes in the three forms (`x`, `x_ms`,
+/// `x_pst`); `in_app` and `latest_receipt_info` come in a hash order (not sorted), and
+/// `pending_renewal_info` lists subscriptions in the reverse of their first appearance in
+/// `latest_receipt_info`, so clients that match by index are caught.
+public struct ResponseRenderer: Sendable {
+    public let population: Population
+    public let codec: ReceiptCodec
+
+    public init(population: Population) {
+        self.population = population
+        self.codec = ReceiptCodec(seed: population.seed)
+    }
+
+    /// Receipt size (before base64) for a family at a creation time: grows with the transactions it
+    /// covers and with each reissue (so every `latest_receipt` is longer than the receipt it answers).
+    public func paddingLength(_ family: ReceiptFamily, createdAt: Int64, issueSequence: UInt32) -> Int {
+        ReceiptFamily.baseReceiptBytes + family.bytesPerTransaction * family.transactionCount(at: createdAt)
+            + 3 * Int(issueSequence)
+    }
+
+    public func receipt(_ family: ReceiptFamily, createdAt: Int64, issueSequence: UInt32) -> [UInt8] {
+        let token = ReceiptToken(
+            familyIndex: UInt32(family.index), originalTransactionID: family.primaryOriginalTransactionID,
+            sandbox: family.sandbox, createdAt: createdAt, issueSequence: issueSequence)
+        return codec.encode(token, paddingLength: paddingLength(family, createdAt: createdAt, issueSequence: issueSequence))
+    }
+
+    /// The receipt the app stored (stale: issued at `storedReceiptAt`). A malformed one is cut and
+    /// gets a character outside the base64 alphabet, so Apple answers 21002.
+    public func storedReceipt(_ family: ReceiptFamily) -> String {
+        let bytes = receipt(family, createdAt: family.storedReceiptAt, issueSequence: family.storedIssueSequence)
+        if family.malformedStoredReceipt {
+            return String(decoding: bytes.prefix(bytes.count / 2 + 1), as: UTF8.self) + "*"
+        }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    private func date(_ w: inout JSONWriter, _ name: String, _ ms: Int64) {
+        w.field(name, SimTime.gmtString(ms))
+        w.field(name + "_ms", String(ms))
+        w.field(name + "_pst", SimTime.pacificString(ms))
+    }
+
+    private func transaction(_ w: inout JSONWriter, _ t: SimTransaction) {
+        w.beginObject()
+        w.field("quantity", "1")
+        w.field("product_id", t.product.productID)
+        w.field("transaction_id", String(t.transactionID))
+        w.field("original_transaction_id", String(t.originalTransactionID))
+        date(&w, "purchase_date", t.purchase)
+        date(&w, "original_purchase_date", t.originalPurchase)
+        date(&w, "expires_date", t.expires)
+        if let c = t.cancellation {
+            date(&w, "cancellation_date", c)
+            if let r = t.cancellationReason { w.field("cancellation_reason", String(r)) }
+        }
+        w.field("web_order_line_item_id", String(t.webOrderLineItemID))
+        w.field("is_trial_period", t.isTrial ? "true" : "false")
+        w.field("is_in_intro_offer_period", t.isIntro ? "true" : "false")
+        if t.isUpgraded { w.field("is_upgraded", "true") }
+        if let code = t.offerCodeRefName { w.field("offer_code_ref_name", code) }
+        w.field("in_app_ownership_type", t.familyShared ? "FAMILY_SHARED" : "PURCHASED")
+        w.field("subscription_group_identifier", t.product.groupID)
+        w.endObject()
+    }
+
+    /// Transactions in a deterministic but unsorted order.
+    private func scrambled(_ txns: [SimTransaction], salt: UInt64) -> [SimTransaction] {
+        txns.map { (SeededRandom.hash(salt, $0.transactionID), $0) }.sorted { $0.0 < $1.0 }.map(\.1)
+    }
+
+    /// The status-0 body for `token` (already authenticated, family known) at `now`.
+    public func renderSuccess(family: ReceiptFamily, token: ReceiptToken, now: Int64, excludeOld: Bool) -> [UInt8] {
+        let salt = SeededRandom.hash(population.seed, UInt64(family.index), UInt64(bitPattern: now))
+        let seen = min(token.createdAt, now)
+        var inApp: [SimTransaction] = []
+        var latest: [SimTransaction] = []
+        var timelines: [(SubscriptionPlan, SubscriptionTimeline)] = []
+        for plan in family.subscriptions {
+            inApp += plan.timeline(at: seen).transactions
+            let tl = plan.timeline(at: now)
+            guard !tl.transactions.isEmpty else { continue }
+            timelines.append((plan, tl))
+            if excludeOld {
+                if let last = tl.transactions.max(by: { $0.purchase < $1.purchase }) { latest.append(last) }
+            } else {
+                latest += tl.transactions
+            }
+        }
+        inApp = scrambled(inApp, salt: salt ^ 1)
+        latest = scrambled(latest, salt: salt ^ 2)
+        let newCreated = max(now, token.createdAt)
+        let newReceipt = receipt(family, createdAt: newCreated, issueSequence: token.issueSequence &+ 1)
+
+        var w = JSONWriter(capacity: 2048 + newReceipt.count + latest.count * 1200 + inApp.count * 1200)
+        w.beginObject()
+        w.field("environment", family.sandbox ? "Sandbox" : "Production")
+        w.key("receipt")
+        w.beginObject()
+        w.field("receipt_type", family.sandbox ? "ProductionSandbox" : "Production")
+        w.field("adam_id", family.sandbox ? "0" : "1" + String(population.seed % 100_000_000 + 400_000_000))
+        w.field("app_item_id", family.sandbox ? "0" : "1" + String(population.seed % 100_000_000 + 400_000_000))
+        w.field("bundle_id", family.bundleID)
+        w.field("application_version", "412")
+        w.field("download_id", family.sandbox ? "0" : String(80_000_000_000_000 + UInt64(family.index)))
+        w.field("version_external_identifier", family.sandbox ? "0" : "848712345")
+        date(&w, "receipt_creation_date", token.createdAt)
+        date(&w, "request_date", now)
+        date(&w, "original_purchase_date", family.appDownloadedAt)
+        w.field("original_application_version", family.sandbox ? "1.0" : "301")
+        w.key("in_app")
+        w.beginArray()
+        for t in inApp { transaction(&w, t) }
+        w.endArray()
+        w.endObject()
+        w.key("latest_receipt_info")
+        w.beginArray()
+        for t in latest { transaction(&w, t) }
+        w.endArray()
+        w.key("latest_receipt")
+        w.rawString(newReceipt)
+        // Pending renewal info: reverse of first appearance in latest_receipt_info.
+        var order: [UInt64] = []
+        for t in latest where !order.contains(t.originalTransactionID) { order.append(t.originalTransactionID) }
+        order.reverse()
+        w.key("pending_renewal_info")
+        w.beginArray()
+        for otid in order {
+            guard let (plan, tl) = timelines.first(where: { $0.0.originalTransactionID == otid }) else { continue }
+            w.beginObject()
+            if let intent = tl.expirationIntent { w.field("expiration_intent", String(intent)) }
+            w.field("auto_renew_product_id", tl.autoRenewProductID)
+            if tl.expirationIntent != nil || tl.inBillingRetry {
+                w.field("is_in_billing_retry_period", tl.inBillingRetry ? "1" : "0")
+            }
+            w.field("product_id", tl.productID)
+            w.field("original_transaction_id", String(plan.originalTransactionID))
+            w.field("auto_renew_status", tl.autoRenewStatus ? "1" : "0")
+            if let grace = tl.gracePeriodExpires { date(&w, "grace_period_expires_date", grace) }
+            w.endObject()
+        }
+        w.endArray()
+        w.key("status")
+        w.raw("0")
+        w.endObject()
+        return w.bytes
+    }
+
+    /// `{"status": N}` (with `environment` when Apple knows it), as Apple sends for errors.
+    public static func statusBody(_ status: Int, environment: String? = nil) -> [UInt8] {
+        var w = JSONWriter(capacity: 64)
+        w.beginObject()
+        if let environment { w.field("environment", environment) }
+        w.key("status")
+        w.int(Int64(status))
+        w.endObject()
+        return w.bytes
+    }
+}

@@ -1,0 +1,76 @@
+/// A subscription product of the simulated app: its id, its subscription group and its renewal period.
+public struct SimProduct: Sendable, Hashable {
+    /// How long one paid period lasts (production lengths; sandbox shrinks them).
+    public enum Period: String, Sendable {
+        case week, month, year
+    }
+
+    public let productID: String
+    public let groupID: String
+    public let period: Period
+    /// Apple's service level inside the group: lower is higher (1 is the top tier).
+    public let level: Int
+
+    /// End of one period (or `count` periods) started at `start`, in the given environment.
+    ///
+    /// Production uses calendar arithmetic (a month renews on the same day of month); sandbox uses
+    /// Apple's accelerated lengths: 1 week -> 3 min, 1 month -> 5 min, 1 year -> 1 hour.
+    public func periodEnd(from start: Int64, count: Int64 = 1, sandbox: Bool) -> Int64 {
+        if sandbox {
+            switch period {
+            case .week: return start + count * 3 * SimTime.minute
+            case .month: return start + count * 5 * SimTime.minute
+            case .year: return start + count * SimTime.hour
+            }
+        }
+        switch period {
+        case .week: return start + count * 7 * SimTime.day
+        case .month: return SimTime.addMonths(start, count)
+        case .year: return SimTime.addMonths(start, 12 * count)
+        }
+    }
+
+    /// Nominal length, for choosing times; not used for expiry arithmetic.
+    public func nominalLength(sandbox: Bool) -> Int64 { periodEnd(from: 0, sandbox: sandbox) }
+}
+
+/// The products the population buys, built from the app's bundle id.
+///
+/// Two groups: "pro" (monthly and yearly at level 2, plus.monthly at level 1, so monthly -> plus is an
+/// upgrade and yearly <-> monthly a crossgrade) and "news" (weekly, monthly, yearly).
+public struct ProductCatalog: Sendable {
+    public let proMonthly: SimProduct
+    public let proYearly: SimProduct
+    public let proPlusMonthly: SimProduct
+    public let newsWeekly: SimProduct
+    public let newsMonthly: SimProduct
+    public let newsYearly: SimProduct
+
+    public init(bundleID: String, groupBase: Int) {
+        proMonthly = SimProduct(productID: bundleID + ".pro.monthly", groupID: String(groupBase + 1), period: .month, level: 2)
+        proYearly = SimProduct(productID: bundleID + ".pro.yearly", groupID: String(groupBase + 1), period: .year, level: 2)
+        proPlusMonthly = SimProduct(
+            productID: bundleID + ".pro.plus.monthly", groupID: String(groupBase + 1), period: .month, level: 1)
+        newsWeekly = SimProduct(productID: bundleID + ".news.weekly", groupID: String(groupBase + 2), period: .week, level: 1)
+        newsMonthly = SimProduct(productID: bundleID + ".news.monthly", groupID: String(groupBase + 2), period: .month, level: 1)
+        newsYearly = SimProduct(productID: bundleID + ".news.yearly", groupID: String(groupBase + 2), period: .year, level: 1)
+    }
+
+    /// A product chosen with realistic weights (monthly most common).
+    func pick(_ rng: inout SeededRandom) -> SimProduct {
+        let u = rng.unit()
+        if u < 0.35 { return proMonthly }
+        if u < 0.55 { return proYearly }
+        if u < 0.70 { return newsWeekly }
+        if u < 0.90 { return newsMonthly }
+        return newsYearly
+    }
+
+    /// Same as `pick` without yearly products (for scenarios whose dates must land in a short window).
+    func pickShort(_ rng: inout SeededRandom) -> SimProduct {
+        let u = rng.unit()
+        if u < 0.5 { return proMonthly }
+        if u < 0.75 { return newsMonthly }
+        return newsWeekly
+    }
+}

@@ -1,0 +1,182 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import Synchronization
+
+/// Traffic accounting and the `--max-rps` limiter, shared by every connection of a server.
+///
+/// One `Mutex` guards all of it: the critical sections are a few counter updates, far cheaper than
+/// the request work, and a single lock keeps sequence numbers, the rate window and the counts coherent.
+public final class SimulatorStats: Sendable {
+    struct PathCounters {
+        var requests = 0
+        var http: [Int: Int] = [:]
+        var apple: [Int: Int] = [:]
+    }
+
+    /// Timestamps (monotonic ns) within the last second, oldest first, to find the busiest second.
+    struct Window {
+        var times: [UInt64] = []
+        var head = 0
+        var peak = 0
+
+        mutating func add(_ now: UInt64) {
+            times.append(now)
+            while head < times.count, times[head] + 1_000_000_000 <= now { head += 1 }
+            peak = max(peak, times.count - head)
+            if head > 4096, head * 2 > times.count {
+                times.removeFirst(head)
+                head = 0
+            }
+        }
+
+        /// Number of timestamps in (now - 1 s, now].
+        mutating func count(at now: UInt64) -> Int {
+            while head < times.count, times[head] + 1_000_000_000 <= now { head += 1 }
+            return times.count - head
+        }
+    }
+
+    struct State {
+        var sequence: UInt64 = 0
+        var arrivals = Window()
+        var admitted = Window()
+        var rateLimited = 0
+        var paths: [String: PathCounters] = [:]
+        var faults: [FaultKind: Int] = [:]
+        var connectionsAccepted = 0
+        var connectionsOpen = 0
+        var peakConnections = 0
+    }
+
+    /// Outcome of admitting one verify request.
+    public struct Admission: Sendable {
+        /// Position of the request in arrival order; fault decisions are a function of it.
+        public var sequence: UInt64
+        /// False when `--max-rps` turned it away (answer 429).
+        public var admitted: Bool
+    }
+
+    private let state = Mutex(State())
+    public let maxRequestsPerSecond: Int?
+
+    public init(maxRequestsPerSecond: Int?) {
+        self.maxRequestsPerSecond = maxRequestsPerSecond
+    }
+
+    /// Numbers the request and applies the limit: admitted only if fewer than R requests were admitted
+    /// in the second before `now` (a sliding window, so no 1-second window ever holds more than R).
+    public func admit(now: UInt64 = DispatchTimeNanos.now()) -> Admission {
+        state.withLock { s in
+            let seq = s.sequence
+            s.sequence += 1
+            s.arrivals.add(now)
+            if let limit = maxRequestsPerSecond, s.admitted.count(at: now) >= limit {
+                s.rateLimited += 1
+                return Admission(sequence: seq, admitted: false)
+            }
+            s.admitted.add(now)
+            return Admission(sequence: seq, admitted: true)
+        }
+    }
+
+    public func record(path: String, httpStatus: Int, appleStatus: Int?, fault: FaultKind?) {
+        state.withLock { s in
+            s.paths[path, default: PathCounters()].requests += 1
+            s.paths[path, default: PathCounters()].http[httpStatus, default: 0] += 1
+            if let appleStatus { s.paths[path, default: PathCounters()].apple[appleStatus, default: 0] += 1 }
+            if let fault { s.faults[fault, default: 0] += 1 }
+        }
+    }
+
+    public func connectionOpened() {
+        state.withLock { s in
+            s.connectionsAccepted += 1
+            s.connectionsOpen += 1
+            s.peakConnections = max(s.peakConnections, s.connectionsOpen)
+        }
+    }
+
+    public func connectionClosed() {
+        state.withLock { s in s.connectionsOpen = max(0, s.connectionsOpen - 1) }
+    }
+
+    /// Clears counters and peaks (open connections stay counted as open).
+    public func reset() {
+        state.withLock { s in
+            let open = s.connectionsOpen
+            s = State()
+            s.connectionsOpen = open
+            s.peakConnections = open
+        }
+    }
+
+    /// The `GET /_stats` body: keys sorted, so it is stable.
+    public func json() -> [UInt8] {
+        state.withLock { s in
+            var w = JSONWriter(capacity: 1024)
+            w.beginObject()
+            w.key("requests_total")
+            w.int(Int64(s.sequence))
+            w.key("peak_requests_per_second")
+            w.int(Int64(s.arrivals.peak))
+            w.key("peak_admitted_per_second")
+            w.int(Int64(s.admitted.peak))
+            w.key("max_rps")
+            if let m = maxRequestsPerSecond { w.int(Int64(m)) } else { w.null() }
+            w.key("rate_limited")
+            w.int(Int64(s.rateLimited))
+            w.key("connections_accepted")
+            w.int(Int64(s.connectionsAccepted))
+            w.key("connections_open")
+            w.int(Int64(s.connectionsOpen))
+            w.key("peak_concurrent_connections")
+            w.int(Int64(s.peakConnections))
+            w.key("paths")
+            w.beginObject()
+            for path in s.paths.keys.sorted() {
+                guard let c = s.paths[path] else { continue }
+                w.key(path)
+                w.beginObject()
+                w.key("requests")
+                w.int(Int64(c.requests))
+                w.key("http_status")
+                w.beginObject()
+                for k in c.http.keys.sorted() {
+                    w.key(String(k))
+                    w.int(Int64(c.http[k] ?? 0))
+                }
+                w.endObject()
+                w.key("apple_status")
+                w.beginObject()
+                for k in c.apple.keys.sorted() {
+                    w.key(String(k))
+                    w.int(Int64(c.apple[k] ?? 0))
+                }
+                w.endObject()
+                w.endObject()
+            }
+            w.endObject()
+            w.key("faults")
+            w.beginObject()
+            for kind in FaultKind.allCases {
+                w.key(kind.rawValue)
+                w.int(Int64(s.faults[kind] ?? 0))
+            }
+            w.endObject()
+            w.endObject()
+            return w.bytes
+        }
+    }
+}
+
+/// Monotonic nanoseconds (never wall-clock time) for rate windows.
+public enum DispatchTimeNanos {
+    public static func now() -> UInt64 {
+        var ts = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &ts)
+        return UInt64(ts.tv_sec) * 1_000_000_000 + UInt64(ts.tv_nsec)
+    }
+}

@@ -1,0 +1,87 @@
+/// One subscription's history as a plan of events on a time line: when it started, what the customer
+/// and Apple did and when. Evaluating it at an instant (`timeline(at:)`) gives the transactions that
+/// exist by then and the renewal info Apple would report; events after that instant do not exist yet.
+public struct SubscriptionPlan: Sendable {
+    /// A refund (or revocation) of the transaction with index `transactionIndex`, at `at`.
+    public struct Refund: Sendable {
+        public var transactionIndex: Int
+        public var at: Int64
+        /// Apple's `cancellation_reason`: 1 = issue in the app, 0 = other.
+        public var reason: Int
+    }
+
+    /// An immediate change of product within the group (upgrade): the current transaction is marked
+    /// `is_upgraded` and cancelled at `at`, a new transaction of `to` starts then.
+    public struct Upgrade: Sendable {
+        public var at: Int64
+        public var to: SimProduct
+    }
+
+    /// A change that takes effect at the next renewal after `decidedAt` (downgrade or crossgrade).
+    public struct PlanChange: Sendable {
+        public var decidedAt: Int64
+        public var to: SimProduct
+    }
+
+    /// `original_transaction_id`; later transactions count up from it.
+    public var originalTransactionID: UInt64
+    /// First `web_order_line_item_id`; one per transaction, counting up.
+    public var webOrderLineItemBase: UInt64
+    public var product: SimProduct
+    public var start: Int64
+    public var sandbox: Bool
+    /// The first transaction is a free trial of `trialDays` (sandbox: 3 minutes).
+    public var trial: Bool = false
+    public var trialDays: Int64 = 7
+    /// Number of paid transactions (after any trial) in an introductory offer.
+    public var introCount: Int = 0
+    /// `offer_code_ref_name` on the intro transactions, when the offer came from an offer code.
+    public var offerCodeRefName: String?
+    public var familyShared: Bool = false
+    /// The customer turned auto-renew off at this instant: no renewal on or after it.
+    public var autoRenewOffAt: Int64?
+    /// The first renewal due on or after this instant fails to bill (billing retry for 60 days).
+    public var billingFailsFrom: Int64?
+    /// Billing grace period length in days, if the app enabled it (6 for weekly, 16 otherwise).
+    public var graceDays: Int64?
+    public var upgrade: Upgrade?
+    public var planChange: PlanChange?
+    public var refunds: [Refund] = []
+    /// Sandbox subscriptions renew at most this many times.
+    public var maxRenewals: Int?
+
+    public init(originalTransactionID: UInt64, webOrderLineItemBase: UInt64, product: SimProduct, start: Int64, sandbox: Bool) {
+        self.originalTransactionID = originalTransactionID
+        self.webOrderLineItemBase = webOrderLineItemBase
+        self.product = product
+        self.start = start
+        self.sandbox = sandbox
+        if sandbox { maxRenewals = 6 }
+    }
+
+    /// How long Apple keeps retrying a failed renewal.
+    public static let billingRetryWindow: Int64 = 60 * SimTime.day
+}
+
+/// One transaction of a subscription as it exists at some instant.
+public struct SimTransaction: Sendable {
+    public var index: Int
+    public var transactionID: UInt64
+    public var originalTransactionID: UInt64
+    public var webOrderLineItemID: UInt64
+    public var product: SimProduct
+    public var purchase: Int64
+    public var originalPurchase: Int64
+    public var expires: Int64
+    public var isTrial: Bool
+    public var isIntro: Bool
+    public var offerCodeRefName: String?
+    public var familyShared: Bool
+    /// Set for refunds (with `cancellationReason`) and for upgrades (with `isUpgraded`).
+    public var cancellation: Int64?
+    public var cancellationReason: Int?
+    public var isUpgraded: Bool
+
+    /// Refunded or revoked: counts as never purchased.
+    public var isRefunded: Bool { cancellation != nil && !isUpgraded }
+}

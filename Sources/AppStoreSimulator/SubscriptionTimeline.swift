@@ -1,0 +1,123 @@
+/// A subscription evaluated at one instant: the transactions that exist and the renewal info.
+public struct SubscriptionTimeline: Sendable {
+    /// Why renewals stopped, if they did by the evaluation instant.
+    public enum Stop: Sendable, Equatable {
+        case autoRenewOff
+        case billingFailure
+        case maxRenewals
+    }
+
+    public var transactions: [SimTransaction]
+    public var stop: Stop?
+    public var autoRenewStatus: Bool
+    public var autoRenewProductID: String
+    public var productID: String
+    /// `expiration_intent` (1 customer, 2 billing), present only once the latest transaction expired.
+    public var expirationIntent: Int?
+    public var inBillingRetry: Bool
+    /// Grace period end, reported only while in grace.
+    public var gracePeriodExpires: Int64?
+}
+
+extension SubscriptionPlan {
+    /// Evaluates the plan at `now`: transactions purchased at or before `now`, refunds and upgrades
+    /// that happened by then, and the renewal info Apple reports at that instant.
+    public func timeline(at now: Int64) -> SubscriptionTimeline {
+        var txns: [SimTransaction] = []
+        var segmentStart = start
+        var segmentProduct = product
+        var segmentIndex: Int64 = 0
+        var purchase = start
+        var stop: SubscriptionTimeline.Stop?
+        var paidIndex = 0
+        var upgradeApplied = false
+        while purchase <= now {
+            let index = txns.count
+            let isTrial = trial && index == 0
+            let expires: Int64
+            if isTrial {
+                expires = sandbox ? purchase + 3 * SimTime.minute : purchase + trialDays * SimTime.day
+            } else {
+                expires = segmentProduct.periodEnd(from: segmentStart, count: segmentIndex + 1, sandbox: sandbox)
+            }
+            let isIntro = !isTrial && paidIndex < introCount
+            var txn = SimTransaction(
+                index: index,
+                transactionID: originalTransactionID + UInt64(index),
+                originalTransactionID: originalTransactionID,
+                webOrderLineItemID: webOrderLineItemBase + UInt64(index),
+                product: segmentProduct, purchase: purchase, originalPurchase: start, expires: expires,
+                isTrial: isTrial, isIntro: isIntro, offerCodeRefName: isIntro ? offerCodeRefName : nil,
+                familyShared: familyShared, cancellation: nil, cancellationReason: nil, isUpgraded: false)
+            if !isTrial { paidIndex += 1 }
+            for refund in refunds where refund.transactionIndex == index && refund.at <= now {
+                txn.cancellation = refund.at
+                txn.cancellationReason = refund.reason
+            }
+            if !upgradeApplied, let up = upgrade, up.at > purchase, up.at < expires {
+                upgradeApplied = true
+                if up.at <= now {
+                    txn.isUpgraded = true
+                    txn.cancellation = up.at
+                    txn.cancellationReason = nil
+                    txns.append(txn)
+                    segmentStart = up.at
+                    segmentProduct = up.to
+                    segmentIndex = 0
+                    purchase = up.at
+                    continue
+                }
+            }
+            txns.append(txn)
+            let next = expires
+            if next > now { break }
+            if let max = maxRenewals, txns.count > max {
+                stop = .maxRenewals
+                break
+            }
+            if let off = autoRenewOffAt, off <= next {
+                stop = .autoRenewOff
+                break
+            }
+            if let fail = billingFailsFrom, fail <= next {
+                stop = .billingFailure
+                break
+            }
+            if isTrial {
+                segmentStart = next
+                segmentIndex = 0
+            } else if let change = planChange, change.decidedAt <= next, change.to != segmentProduct {
+                segmentStart = next
+                segmentProduct = change.to
+                segmentIndex = 0
+            } else {
+                segmentIndex += 1
+            }
+            purchase = next
+        }
+        let latest = txns.max { a, b in a.purchase < b.purchase }
+        let lastExpiry = latest?.expires ?? start
+        let currentProduct = latest?.product ?? product
+        var autoRenew = true
+        if let off = autoRenewOffAt, off <= now { autoRenew = false }
+        if stop == .maxRenewals { autoRenew = false }
+        var inRetry = false
+        var grace: Int64?
+        var intent: Int?
+        if stop == .billingFailure {
+            inRetry = now < lastExpiry + SubscriptionPlan.billingRetryWindow
+            if !inRetry { autoRenew = false }
+            if let days = graceDays, now < lastExpiry + days * SimTime.day { grace = lastExpiry + days * SimTime.day }
+            intent = 2
+        } else if lastExpiry <= now {
+            intent = 1
+        }
+        if lastExpiry > now { intent = nil }
+        var renewProduct = currentProduct.productID
+        if let change = planChange, change.decidedAt <= now, change.to != currentProduct { renewProduct = change.to.productID }
+        return SubscriptionTimeline(
+            transactions: txns, stop: stop, autoRenewStatus: autoRenew, autoRenewProductID: renewProduct,
+            productID: currentProduct.productID, expirationIntent: intent, inBillingRetry: inRetry,
+            gracePeriodExpires: grace)
+    }
+}

@@ -1,0 +1,89 @@
+import NIOCore
+import Synchronization
+
+/// verifyReceipt without the HTTP: request body in, Apple status and JSON body out.
+///
+/// Checks in Apple's order as far as it is known: body shape (21000), receipt base64 (21002),
+/// authenticity (21003), environment (21007 sandbox receipt on production, 21008 the reverse),
+/// per-account fixed answers (21003, 21010), shared secret (21004), then status 0. Successful
+/// answers are cached per (receipt, exclude flag, now) since they are a pure function of those.
+public final class VerifyService: Sendable {
+    public struct Outcome: Sendable {
+        public var appleStatus: Int
+        public var body: ByteBuffer
+    }
+
+    struct CacheKey: Hashable {
+        var token: ReceiptToken
+        var excludeOld: Bool
+        var now: Int64
+    }
+
+    public let population: Population
+    public let renderer: ResponseRenderer
+    public let clock: SimClock
+    private let sharedSecret: [UInt8]
+    // Responses are immutable once rendered; the lock only guards the dictionary.
+    private let cache = Mutex<[CacheKey: ByteBuffer]>([:])
+    private static let cacheLimit = 20_000
+
+    public init(population: Population, sharedSecret: String, clock: SimClock) {
+        self.population = population
+        self.renderer = ResponseRenderer(population: population)
+        self.sharedSecret = Array(sharedSecret.utf8)
+        self.clock = clock
+    }
+
+    private static func buffer(_ bytes: [UInt8]) -> ByteBuffer {
+        var b = ByteBufferAllocator().buffer(capacity: bytes.count)
+        b.writeBytes(bytes)
+        return b
+    }
+
+    private static let statusBodies: [Int: ByteBuffer] = {
+        var d: [Int: ByteBuffer] = [:]
+        for s in [21000, 21002, 21003, 21004, 21005, 21007, 21008, 21010] {
+            d[s] = buffer(ResponseRenderer.statusBody(s))
+        }
+        return d
+    }()
+
+    static func statusOutcome(_ status: Int) -> Outcome {
+        Outcome(appleStatus: status, body: statusBodies[status] ?? buffer(ResponseRenderer.statusBody(status)))
+    }
+
+    public func verify(body: [UInt8], sandboxPath: Bool) -> Outcome {
+        body.withUnsafeBytes { verify(body: $0, sandboxPath: sandboxPath) }
+    }
+
+    public func verify(body: UnsafeRawBufferPointer, sandboxPath: Bool) -> Outcome {
+        guard let request = VerifyRequest.parse(body) else { return Self.statusOutcome(21000) }
+        guard let data = request.receiptData, !data.isEmpty else { return Self.statusOutcome(21002) }
+        let token: ReceiptToken
+        switch renderer.codec.decode(data) {
+        case .malformed: return Self.statusOutcome(21002)
+        case .unauthenticated: return Self.statusOutcome(21003)
+        case .valid(let t): token = t
+        }
+        let index = Int(token.familyIndex)
+        guard index < population.families.count else { return Self.statusOutcome(21003) }
+        let family = population.families[index]
+        guard family.primaryOriginalTransactionID == token.originalTransactionID, family.sandbox == token.sandbox else {
+            return Self.statusOutcome(21003)
+        }
+        if family.sandbox && !sandboxPath { return Self.statusOutcome(21007) }
+        if !family.sandbox && sandboxPath { return Self.statusOutcome(21008) }
+        if let fixed = family.fixedStatus { return Self.statusOutcome(fixed) }
+        guard let password = request.password, password == sharedSecret else { return Self.statusOutcome(21004) }
+        let now = clock.now()
+        let key = CacheKey(token: token, excludeOld: request.excludeOldTransactions, now: now)
+        if let hit = cache.withLock({ $0[key] }) { return Outcome(appleStatus: 0, body: hit) }
+        let rendered = Self.buffer(renderer.renderSuccess(family: family, token: token, now: now,
+                                                          excludeOld: request.excludeOldTransactions))
+        cache.withLock { c in
+            if c.count >= Self.cacheLimit { c.removeAll(keepingCapacity: true) }
+            c[key] = rendered
+        }
+        return Outcome(appleStatus: 0, body: rendered)
+    }
+}

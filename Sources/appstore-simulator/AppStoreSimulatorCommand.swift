@@ -1,0 +1,190 @@
+import AppStoreSimulator
+import ArgumentParser
+import Foundation
+
+/// `appstore-simulator`: a local stand-in for Apple's verifyReceipt, with a deterministic population.
+@main
+struct AppStoreSimulatorCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "appstore-simulator",
+        abstract: "A local App Store verifyReceipt simulator with a deterministic subscription population.",
+        subcommands: [Serve.self, Export.self])
+}
+
+/// Options that pick the population (shared by serve and export).
+struct PopulationOptions: ParsableArguments {
+    @Option(help: "Seed of the population and of fault decisions.")
+    var seed: UInt64 = 1
+
+    @Option(help: "Number of subscriptions (original_transaction_ids) in the population.")
+    var subscriptions: Int = 1000
+
+    @Option(help: "Instant the scenarios are built around (RFC 3339). Default: --now, else the start time. Pass the same anchor on later nights to keep the same world.")
+    var anchor: String?
+
+    @Option(name: .customLong("bundle-id"), help: "Bundle id of the population's app.")
+    var bundleID: String = "com.example.renewals"
+
+    func validateCommon() throws {
+        guard subscriptions >= 0 else { throw ValidationError("--subscriptions must be >= 0") }
+        if let anchor, SimTimeParse.parse(anchor) == nil {
+            throw ValidationError("--anchor is not RFC 3339: \(anchor)")
+        }
+    }
+}
+
+enum SimTimeParse {
+    static func parse(_ text: String) -> Int64? { SimTime.parseRFC3339(text) }
+}
+
+struct Serve: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Serve POST /verifyReceipt (production) and POST /sandbox/verifyReceipt (sandbox) on loopback.",
+        discussion: """
+            The shared secret comes from $APPSTORE_SIM_SHARED_SECRET or --shared-secret-file, else it is \
+            "\(SimulatorConfiguration.defaultSharedSecret)". GET /_stats returns counters, GET /_health 200.
+            """)
+
+    @OptionGroup var population: PopulationOptions
+
+    @Option(help: "Address to listen on.")
+    var host: String = "127.0.0.1"
+
+    @Option(help: "Port (0 picks a free one; the chosen port is printed on the first stdout line).")
+    var port: Int = 0
+
+    @Option(name: .customLong("port-file"), help: "Also write the chosen port to this file.")
+    var portFile: String?
+
+    @Option(help: "Freeze the simulator's clock at this RFC 3339 instant (default: real time).")
+    var now: String?
+
+    @Option(name: .customLong("shared-secret-file"), help: "File holding the app's shared secret.")
+    var sharedSecretFile: String?
+
+    @Option(help: "Event loop threads.")
+    var threads: Int = ProcessInfo.processInfo.activeProcessorCount
+
+    @Option(name: .customLong("latency-ms"), help: "Added latency: 50, uniform:10-100 or normal:50,10.")
+    var latency: String?
+
+    @Option(name: .customLong("fault-http500"), help: "Rate (0..1) of HTTP 500 answers.")
+    var http500: Double?
+    @Option(name: .customLong("fault-http503"), help: "Rate of HTTP 503 answers.")
+    var http503: Double?
+    @Option(name: .customLong("fault-429"), help: "Rate of HTTP 429 answers with Retry-After.")
+    var http429: Double?
+    @Option(name: .customLong("retry-after"), help: "Seconds in Retry-After for 429.")
+    var retryAfter: Int = 1
+    @Option(name: .customLong("fault-reset"), help: "Rate of connection resets (RST) before answering.")
+    var reset: Double?
+    @Option(name: .customLong("fault-hang"), help: "Rate of requests held without answer for --hang-ms, then closed.")
+    var hang: Double?
+    @Option(name: .customLong("hang-ms"), help: "How long a hung request is held.")
+    var hangMs: Int64 = 60_000
+    @Option(name: .customLong("fault-21005"), help: "Rate of status 21005 answers.")
+    var status21005: Double?
+    @Option(name: .customLong("fault-21002"), help: "Rate of transient status 21002 answers.")
+    var status21002: Double?
+    @Option(name: .customLong("fault-211xx"), help: "Rate of status 21100-21199 answers (is_retryable mix).")
+    var status211xx: Double?
+    @Option(name: .customLong("fault-malformed-json"), help: "Rate of HTTP 200 answers that are not JSON.")
+    var malformedJSON: Double?
+    @Option(name: .customLong("fault-truncated"), help: "Rate of answers cut short of their Content-Length.")
+    var truncated: Double?
+    @Option(name: .customLong("faults-all"), help: "Set every fault kind not given explicitly to this rate.")
+    var faultsAll: Double?
+
+    @Option(name: .customLong("max-rps"), help: "Answer 429 to requests over this many in any one-second window.")
+    var maxRPS: Int?
+
+    func validate() throws {
+        try population.validateCommon()
+        if let now, SimTime.parseRFC3339(now) == nil { throw ValidationError("--now is not RFC 3339: \(now)") }
+        if let latency, LatencyDistribution(parsing: latency) == nil {
+            throw ValidationError("--latency-ms must be N, uniform:A-B or normal:MEAN,SD (got \(latency))")
+        }
+        for (name, rate) in rates() where !(0...1).contains(rate) {
+            throw ValidationError("fault rate \(name) must be within 0...1 (got \(rate))")
+        }
+        if let maxRPS, maxRPS < 1 { throw ValidationError("--max-rps must be >= 1") }
+        guard threads >= 1, hangMs >= 0, retryAfter >= 0 else {
+            throw ValidationError("--threads must be >= 1; --hang-ms and --retry-after >= 0")
+        }
+    }
+
+    func rates() -> [(FaultKind, Double)] {
+        let explicit: [(FaultKind, Double?)] = [
+            (.http500, http500), (.http503, http503), (.http429, http429), (.reset, reset), (.hang, hang),
+            (.status21005, status21005), (.status21002, status21002), (.status211xx, status211xx),
+            (.malformedJSON, malformedJSON), (.truncated, truncated),
+        ]
+        return explicit.compactMap { kind, rate in (rate ?? faultsAll).map { (kind, $0) } }
+    }
+
+    func sharedSecret() throws -> String {
+        if let path = sharedSecretFile {
+            guard let data = FileManager.default.contents(atPath: path),
+                let text = String(data: data, encoding: .utf8)
+            else { throw ValidationError("cannot read --shared-secret-file \(path)") }
+            return text.trimmingCharacters(in: .whitespacesAndNewlines)
+        }
+        if let env = ProcessInfo.processInfo.environment["APPSTORE_SIM_SHARED_SECRET"], !env.isEmpty { return env }
+        return SimulatorConfiguration.defaultSharedSecret
+    }
+
+    func run() throws {
+        var config = SimulatorConfiguration(seed: population.seed, subscriptions: population.subscriptions,
+                                            now: now.flatMap(SimTime.parseRFC3339))
+        config.host = host
+        config.port = port
+        config.anchor = population.anchor.flatMap(SimTime.parseRFC3339)
+        config.bundleID = population.bundleID
+        config.sharedSecret = try sharedSecret()
+        config.threads = threads
+        config.maxRequestsPerSecond = maxRPS
+        config.faults = FaultPlan(
+            seed: population.seed, rates: Dictionary(uniqueKeysWithValues: rates()),
+            latency: latency.flatMap(LatencyDistribution.init(parsing:)) ?? .none,
+            retryAfterSeconds: retryAfter, hangMilliseconds: hangMs)
+        let server = try SimulatorServer.start(configuration: config)
+        FileHandle.standardOutput.write(Data("listening on \(server.baseURL)\n".utf8))
+        if let portFile {
+            do {
+                try "\(server.port)\n".write(toFile: portFile, atomically: true, encoding: .utf8)
+            } catch {
+                throw ValidationError("cannot write --port-file \(portFile): \(error)")
+            }
+        }
+        FileHandle.standardError.write(Data(
+            "appstore-simulator: seed=\(config.seed) subscriptions=\(server.population.subscriptionCount) anchor=\(SimTime.rfc3339(server.population.anchor)) clock=\(now ?? "real")\n".utf8))
+        try server.waitUntilClosed()
+    }
+}
+
+struct Export: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Write DIR/purchases.jsonl (what the app stored) and DIR/truth.jsonl (what Apple implies at --now).")
+
+    @OptionGroup var population: PopulationOptions
+
+    @Option(help: "The instant T the truth is computed for (RFC 3339).")
+    var now: String
+
+    @Option(help: "Output directory.")
+    var out: String
+
+    func validate() throws {
+        try population.validateCommon()
+        if SimTime.parseRFC3339(now) == nil { throw ValidationError("--now is not RFC 3339: \(now)") }
+    }
+
+    func run() throws {
+        guard let t = SimTime.parseRFC3339(now) else { throw ValidationError("--now is not RFC 3339: \(now)") }
+        let anchor = population.anchor.flatMap(SimTime.parseRFC3339) ?? t
+        let pop = Population(seed: population.seed, subscriptions: population.subscriptions, anchor: anchor,
+                             bundleID: population.bundleID)
+        let summary = try PopulationExporter(population: pop).export(to: out, now: t)
+        FileHandle.standardError.write(Data("appstore-simulator export: \(summary)\n".utf8))
+    }
+}

@@ -1,1 +1,0 @@
-print("appstore-simulator: not built yet")
