@@ -69,6 +69,9 @@ CREATE TRIGGER subscriptions_bump_version
 -- (asserted by a test in Tests/ReconcilerTests).
 CREATE INDEX subscriptions_due_idx ON subscriptions (expires_at, id)
     WHERE state IS DISTINCT FROM 'revoked';
+-- Rows never verified (fresh imports, new purchases) are always due, whatever their stored expiry:
+-- the stored expiry of a stale receipt can be years old while Apple renewed it silently since.
+CREATE INDEX subscriptions_unverified_idx ON subscriptions (id) WHERE last_verified_at IS NULL;
 CREATE INDEX subscriptions_user_idx ON subscriptions (user_id);
 CREATE INDEX subscriptions_product_idx ON subscriptions (product_id);
 

@@ -38,6 +38,10 @@ public struct RunScanner {
         """
 
     private func scanDue(lookahead: Double, lookback: Double, minRecheck: Double, onPage: (Int) -> Void) throws {
+        // Phase 1: rows never verified (id order, partial index subscriptions_unverified_idx).
+        // Phase 2: the expiry window (expires_at, id order, partial index subscriptions_due_idx).
+        // The cursor records the phase, so a run killed mid-scan resumes in the right one; items are
+        // inserted ON CONFLICT DO NOTHING, so a row in both phases is selected once.
         let from = asOf.addingTimeInterval(-lookback)
         let to = asOf.addingTimeInterval(lookahead)
         let recheckBefore = asOf.addingTimeInterval(-minRecheck)
@@ -45,18 +49,29 @@ public struct RunScanner {
             let finished: Bool = try connection.transaction { conn in
                 let run = try conn.queryFirst(
                     """
-                    SELECT scan_completed, (scan_cursor->>'expires_at')::timestamptz AS cursor_expires_at,
+                    SELECT scan_completed, COALESCE(scan_cursor->>'phase', 'unverified') AS phase,
+                           (scan_cursor->>'expires_at')::timestamptz AS cursor_expires_at,
                            (scan_cursor->>'id')::bigint AS cursor_id
                       FROM reconciliation_runs WHERE id = $1 FOR UPDATE
                     """, [runId])
                 guard let run, try !run.decode("scan_completed", as: Bool.self) else { return true }
-                let cursorExpires: Date = try run.decode("cursor_expires_at", as: Date?.self) ?? Date.distantPast
+                let phase: String = try run.decode("phase")
                 let cursorId: Int64 = try run.decode("cursor_id", as: Int64?.self) ?? 0
-                // The partial index subscriptions_due_idx (expires_at, id) WHERE state IS DISTINCT FROM 'revoked'
-                // serves this as an index range scan (see sql/001_initial.sql).
-                let page = try conn.queryFirst(
-                    """
-                    WITH page AS (
+                let pageSQL: String
+                var params: [(any PostgresEncodable)?]
+                if phase == "unverified" {
+                    pageSQL = """
+                        SELECT id, original_transaction_id, user_id, state, expires_at, product_id, auto_renew,
+                               subscription_group_id
+                          FROM subscriptions
+                         WHERE last_verified_at IS NULL AND id > $2
+                         ORDER BY id
+                         LIMIT $3
+                        """
+                    params = [runId, cursorId, Int64(pageSize)]
+                } else {
+                    let cursorExpires: Date = try run.decode("cursor_expires_at", as: Date?.self) ?? Date.distantPast
+                    pageSQL = """
                         SELECT id, original_transaction_id, user_id, state, expires_at, product_id, auto_renew,
                                subscription_group_id
                           FROM subscriptions
@@ -66,6 +81,12 @@ public struct RunScanner {
                            AND (last_verified_at IS NULL OR last_verified_at < $4)
                          ORDER BY expires_at, id
                          LIMIT $7
+                        """
+                    params = [runId, from, to, recheckBefore, cursorExpires, cursorId, Int64(pageSize)]
+                }
+                let page = try conn.queryFirst(
+                    """
+                    WITH page AS (\(pageSQL)
                     ), inserted AS (
                         \(Self.insertColumns)
                         SELECT $1, id, original_transaction_id, user_id, state, expires_at, product_id, auto_renew,
@@ -74,32 +95,42 @@ public struct RunScanner {
                         ON CONFLICT (run_id, subscription_id) DO NOTHING
                         RETURNING 1
                     ), last AS (
-                        SELECT expires_at, id FROM page ORDER BY expires_at DESC, id DESC LIMIT 1
+                        SELECT expires_at, id FROM page
+                         ORDER BY \(phase == "unverified" ? "id DESC" : "expires_at DESC, id DESC") LIMIT 1
                     )
                     SELECT (SELECT count(*) FROM page) AS page_rows,
                            (SELECT count(*) FROM inserted) AS inserted_rows,
                            (SELECT expires_at FROM last) AS last_expires_at,
                            (SELECT id FROM last) AS last_id
-                    """, [runId, from, to, recheckBefore, cursorExpires, cursorId, Int64(pageSize)])
+                    """, params)
                 let pageRows: Int = try page?.decode("page_rows") ?? 0
                 let inserted: Int = try page?.decode("inserted_rows") ?? 0
-                let done = pageRows < pageSize
-                if let lastExpires: Date = try page?.decode("last_expires_at", as: Date?.self),
-                    let lastId: Int64 = try page?.decode("last_id", as: Int64?.self)
-                {
-                    try conn.execute(
-                        """
-                        UPDATE reconciliation_runs
-                           SET scan_cursor = jsonb_build_object('expires_at', $2::timestamptz, 'id', $3::bigint),
-                               due_count = due_count + $4, scan_completed = $5, heartbeat_at = now()
-                         WHERE id = $1
-                        """, [runId, lastExpires, lastId, Int64(inserted), done])
+                let phaseDone = pageRows < pageSize
+                let lastId: Int64? = try page?.decode("last_id", as: Int64?.self)
+                let lastExpires: Date? = try page?.decode("last_expires_at", as: Date?.self)
+                // The cursor is built by the server so the timestamp keeps its microseconds.
+                let nextPhase: String
+                let completed: Bool
+                var nextCursorId: Int64? = lastId
+                var cursorExpires: Date? = phase == "window" ? lastExpires : nil
+                if phaseDone && phase == "unverified" {
+                    nextPhase = "window"
+                    completed = false
+                    nextCursorId = nil
+                    cursorExpires = nil
                 } else {
-                    try conn.execute(
-                        "UPDATE reconciliation_runs SET scan_completed = true, heartbeat_at = now() WHERE id = $1",
-                        [runId])
+                    nextPhase = phase
+                    completed = phaseDone || lastId == nil
                 }
-                return done
+                try conn.execute(
+                    """
+                    UPDATE reconciliation_runs
+                       SET scan_cursor = jsonb_strip_nulls(jsonb_build_object(
+                               'phase', $2::text, 'id', $3::bigint, 'expires_at', $4::timestamptz)),
+                           due_count = due_count + $5, scan_completed = $6, heartbeat_at = now()
+                     WHERE id = $1
+                    """, [runId, nextPhase, nextCursorId, cursorExpires, Int64(inserted), completed])
+                return completed
             }
             onPage(try currentCount())
             if finished { return }
