@@ -260,10 +260,14 @@ enum ThrowawayRegistry {
                 let source = DispatchSource.makeSignalSource(signal: signalNumber, queue: .global())
                 source.setEventHandler { @Sendable in
                     ThrowawayRegistry.stopAll()
-                    // Die of the same signal. Dispatch threads block signals, so raise() here
-                    // would stay pending: send it to the process, and exit if it is still blocked.
+                    // Die of the same signal. Dispatch threads block signals: unblock it on this
+                    // thread before raising, and exit with the shell's code if that still fails.
                     signal(signalNumber, SIG_DFL)
-                    kill(getpid(), signalNumber)
+                    var set = sigset_t()
+                    sigemptyset(&set)
+                    sigaddset(&set, signalNumber)
+                    pthread_sigmask(SIG_UNBLOCK, &set, nil)
+                    raise(signalNumber)
                     usleep(2_000_000)
                     _exit(128 + signalNumber)
                 }
