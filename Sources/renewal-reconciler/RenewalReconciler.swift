@@ -32,6 +32,7 @@ struct RenewalReconciler: ParsableCommand {
             ImportCommand.self,
             RunCommand.self,
             BackfillCommand.self,
+            DemoCommand.self,
         ]
     )
 }

@@ -1,0 +1,148 @@
+import ArgumentParser
+import Foundation
+import Logging
+import Postgres
+import Reconciler
+
+struct DemoCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "demo",
+        abstract: "See the whole product work in one command, against the App Store simulator.",
+        discussion: """
+            Starts a throwaway PostgreSQL (unless DATABASE_URL is set; then it uses that database), applies the \
+            schema, has the simulator export --subscriptions synthetic subscriptions as an app would have stored \
+            them, imports them, starts the simulator on loopback, runs the nightly reconciliation, writes the \
+            reports, and compares every row with the simulator's truth file. Exits 0 only on a 100% match.
+            """
+    )
+
+    @Option(help: "Synthetic subscriptions to create.")
+    var subscriptions: Int = 10_000
+
+    @Option(help: "Seed of the simulator's population.")
+    var seed: UInt64 = 2026
+
+    @Option(help: "Requests per second to the simulator.")
+    var rate: Double = 1000
+
+    @Option(help: "Requests in flight.")
+    var concurrency: Int = 64
+
+    @Option(help: ArgumentHelp("As-of time (RFC 3339); default: now.", valueName: "rfc3339"))
+    var now: String?
+
+    @Option(help: ArgumentHelp("The appstore-simulator binary (default: next to this one).", valueName: "path"))
+    var simulator: String?
+
+    @Option(help: ArgumentHelp("Fault rate for every fault kind of the simulator (e.g. 0.02); default none.", valueName: "rate"))
+    var simulatorFaults: Double?
+
+    @Option(help: ArgumentHelp("Write the run's reports under this directory.", valueName: "dir"))
+    var reportDir: String = "./reports"
+
+    @OptionGroup var logging: LoggingOptions
+
+    func validate() throws {
+        guard subscriptions >= 1 else { throw ValidationError("--subscriptions must be at least 1") }
+        if let now, RFC3339.parse(now) == nil { throw ValidationError("--now: \(now) is not an RFC 3339 timestamp") }
+    }
+
+    func run() throws {
+        logging.bootstrap()
+        try runReportingErrors { try demo() }
+    }
+
+    private func step(_ text: String) {
+        FileHandle.standardError.write(Data("==> \(text)\n".utf8))
+    }
+
+    private func demo() throws {
+        let logger = Logger(label: "renewal-reconciler")
+        let asOf = now.flatMap(RFC3339.parse) ?? Date(timeIntervalSince1970: Date().timeIntervalSince1970.rounded(.down))
+        let simulatorBinary = simulator ?? Self.siblingBinary("appstore-simulator")
+        let bundleId = "com.example.renewals"
+        let secret = "demo-\(UUID().uuidString.prefix(8))-shared-secret"
+        Redactor.shared.register(secret)
+
+        // 1. Database.
+        var throwaway: ThrowawayPostgres?
+        let url: String
+        if let env = ProcessInfo.processInfo.environment["DATABASE_URL"], !env.isEmpty {
+            url = env
+            step("using DATABASE_URL (\(PostgresConnectionString.redacted(env)))")
+        } else {
+            step("starting a throwaway PostgreSQL")
+            let pg = try ThrowawayPostgres()
+            throwaway = pg
+            url = try pg.createDatabase("renewal_demo")
+        }
+        defer { throwaway?.stop() }
+        let migrated = try Migrator(connectionString: url, directory: try MigrationDirectory.locate(explicit: nil)).migrate()
+        step("schema: \(migrated.isEmpty ? "up to date" : "applied " + migrated.map(\.fileName).joined(separator: ", "))")
+
+        // 2. What the app stored, and what Apple knows.
+        let work = FileManager.default.temporaryDirectory.appendingPathComponent("renewal-demo-\(getpid())")
+        try FileManager.default.createDirectory(at: work, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: work) }
+        step("simulator: exporting \(subscriptions) subscriptions (seed \(seed), as of \(RFC3339.string(asOf)))")
+        try SimulatorProcess.export(
+            binary: simulatorBinary, seed: seed, subscriptions: subscriptions, now: asOf, into: work.path)
+        let imported = try Importer(connectionString: url).importFile(
+            work.appendingPathComponent("purchases.jsonl").path, skipInvalid: false)
+        guard imported.committed else {
+            throw UsageError("import of the simulator's export failed: \(imported.invalid.prefix(5).map(\.description).joined(separator: "; "))")
+        }
+        step("imported \(imported.inserted) subscriptions")
+
+        // 3. Apple, on loopback.
+        var simArguments = ["--seed", String(seed), "--subscriptions", String(subscriptions), "--now", RFC3339.string(asOf), "--bundle-id", bundleId]
+        if let faults = simulatorFaults { simArguments += ["--faults-all", String(faults)] }
+        let sim = try SimulatorProcess(binary: simulatorBinary, arguments: simArguments, sharedSecret: secret)
+        defer { sim.stop() }
+        step("simulator listening on 127.0.0.1:\(sim.port)")
+
+        // 4. The nightly run.
+        var options = RunOptions()
+        options.rate = rate
+        options.concurrency = concurrency
+        options.requestTimeoutSeconds = 10
+        let apple = AppleConfiguration(
+            productionURL: sim.productionURL, sandboxURL: sim.sandboxURL, sharedSecret: Secret(secret), bundleId: bundleId)
+        step("nightly run (rate \(Int(rate))/s, concurrency \(concurrency))")
+        let request = ReconciliationRunner.Request(
+            mode: .demo,
+            selection: .due(lookaheadSeconds: 86_400, lookbackSeconds: 60 * 86_400, minRecheckSeconds: 20 * 3600),
+            options: options, apple: apple, now: asOf, resume: nil,
+            progressStyle: ProgressReporter.style(forTerminalOr: .lines(interval: .seconds(5))))
+        let summary = try ReconciliationRunner(connectionString: url, logger: logger).run(request)
+        let reportPath = try writeRunOutputs(
+            summary: summary, connectionString: url, reportDir: reportDir, metricsFile: nil, logger: logger)
+
+        // 5. Compare with the truth.
+        let conn = try PostgresConnection(url)
+        defer { conn.close() }
+        let comparison = try TruthComparison(connection: conn, bundleId: bundleId)
+            .compare(truthFile: work.appendingPathComponent("truth.jsonl").path)
+
+        print("")
+        print("renewal-reconciler demo: run \(summary.runId) \(summary.status) in \(String(format: "%.1f", summary.stats.elapsedSeconds)) s")
+        print("  subscriptions verified: \(summary.done) of \(summary.due)")
+        for (outcome, count) in summary.outcomes.sorted(by: { $0.value > $1.value }) {
+            print("    \(outcome.padding(toLength: 11, withPad: " ", startingAt: 0)) \(count)")
+        }
+        print("  Apple requests: \(summary.stats.requests) (\(summary.stats.retries) retries, \(summary.stats.environmentSwitches) sandbox/production switches) at \(String(format: "%.0f", summary.stats.achievedRate))/s")
+        if let reportPath { print("  reports: \(reportPath)") }
+        print("  match with the simulator's truth: \(comparison.matched)/\(comparison.compared) (\(String(format: "%.2f", comparison.matchRate * 100))%)")
+        for mismatch in comparison.mismatches.prefix(20) { print("    mismatch: \(mismatch)") }
+        if comparison.mismatchCount > 20 { print("    ... \(comparison.mismatchCount - 20) more") }
+        guard comparison.matched == comparison.compared, comparison.compared == subscriptions else {
+            throw ExitCode.failure
+        }
+    }
+
+    /// A binary built next to this one (`.build/<config>/appstore-simulator`).
+    static func siblingBinary(_ name: String) -> String {
+        let me = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
+        return me.deletingLastPathComponent().appendingPathComponent(name).path
+    }
+}
