@@ -122,6 +122,7 @@ public struct RunScanner {
                     nextPhase = phase
                     completed = phaseDone || lastId == nil
                 }
+                CrashPoints.reach("scan-page")
                 try conn.execute(
                     """
                     UPDATE reconciliation_runs
@@ -213,6 +214,7 @@ public struct RunScanner {
                 let inserted: Int = try page?.decode("inserted_rows") ?? 0
                 let done = pageRows < pageSize
                 let lastId: Int64? = try page?.decode("last_id", as: Int64?.self)
+                CrashPoints.reach("scan-page")
                 try conn.execute(
                     """
                     UPDATE reconciliation_runs

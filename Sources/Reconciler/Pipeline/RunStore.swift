@@ -75,9 +75,11 @@ public final class RunStore: PipelineStore, @unchecked Sendable {
     }
 
     public func write(_ results: [ItemResult]) throws -> Set<Int64> {
-        try withConnectionRetry {
+        let conflicts = try withConnectionRetry {
             try connection.transaction { conn in try self.writeLocked(results, conn) }
         }
+        CrashPoints.reach("batch-committed")
+        return conflicts
     }
 
     /// Retries `body` while the failure is a lost connection (the wrapper reconnects on the next call),
@@ -126,6 +128,7 @@ public final class RunStore: PipelineStore, @unchecked Sendable {
             try insertDryRunLedger(decided.flatMap { pair in pair.1.ledger.map { (pair.0, $0) } }, conn)
         }
         try updateItems(results, conflicts: conflicts, conn)
+        CrashPoints.reach("batch-write")
         let unresolved = results.filter { $0.outcome == .unresolved }.count
         try conn.execute(
             """
