@@ -254,8 +254,9 @@ public enum ReportHTML {
         if rows.count > tableRowLimit {
             out += "<p class=\"note\">Showing the first \(tableRowLimit) of \(rows.count) rows; \(e(file)) has them all.</p>\n"
         }
+        out += "<div class=\"scroll\">"
         out += table(columns: columns, rows: Array(rows.prefix(tableRowLimit)), numericFrom: nil, small: true)
-        return out + "</section>\n"
+        return out + "</div></section>\n"
     }
 
     // MARK: Helpers
@@ -338,7 +339,8 @@ public enum ReportHTML {
         th, td { border-bottom: 1px solid var(--line); padding: 4px 10px; text-align: left; vertical-align: top; }
         th { background: #eef2f6; font-weight: 600; } td.n, th.n { text-align: right; font-variant-numeric: tabular-nums; }
         tr.total td { font-weight: 700; border-top: 2px solid var(--ink); }
-        table.small { font-size: 12px; } table.small td { word-break: break-all; }
+        table.small { font-size: 11px; } table.small td { white-space: nowrap; } table.small td:last-child { white-space: normal; min-width: 220px; }
+        .scroll { overflow-x: auto; }
         .note { color: var(--muted); font-size: 12px; max-width: 900px; }
         .warn { background: #fff8e1; border-left: 4px solid #f9a825; padding: 6px 10px; }
         .cols { display: flex; flex-wrap: wrap; gap: 28px; }
@@ -348,7 +350,7 @@ public enum ReportHTML {
           * { -webkit-print-color-adjust: exact; print-color-adjust: exact; }
           section { break-inside: avoid-page; } section.rows { break-inside: auto; }
           tr { break-inside: avoid; } thead { display: table-header-group; }
-          .banner { border-width: 3px; }
+          .banner { border-width: 3px; } .scroll { overflow: visible; } table.small { font-size: 8px; }
         }
         """
 }

@@ -41,7 +41,20 @@ struct SVGBarChart {
 
     func render() -> String {
         let showLegend = series.count > 1
-        let top = showLegend ? legendHeight : 6
+        // Legend entries flow left to right and wrap to a new line at the chart's right edge.
+        var legend: [(x: Int, line: Int, entry: Series)] = []
+        var legendX = labelWidth
+        var legendLine = 0
+        for entry in series {
+            let entryWidth = 24 + entry.name.count * 7
+            if legendX + entryWidth > width, legendX > labelWidth {
+                legendLine += 1
+                legendX = labelWidth
+            }
+            legend.append((legendX, legendLine, entry))
+            legendX += entryWidth
+        }
+        let top = showLegend ? legendHeight + legendLine * 18 : 6
         let height = top + max(rows.count, 1) * rowHeight + 8
         let barArea = width - labelWidth - valueWidth
         let maximum = max(1, rows.map { $0.values.reduce(0, +) }.max() ?? 0)
@@ -53,12 +66,11 @@ struct SVGBarChart {
 
             """
         if showLegend {
-            var x = labelWidth
-            for entry in series {
+            for (x, line, entry) in legend {
                 let name = HTMLText.escape(entry.name)
-                svg += "<rect x=\"\(x)\" y=\"8\" width=\"12\" height=\"12\" fill=\"\(entry.color)\"/>"
-                svg += "<text x=\"\(x + 16)\" y=\"18\" class=\"legend\">\(name)</text>\n"
-                x += 22 + entry.name.count * 7
+                let y = 8 + line * 18
+                svg += "<rect x=\"\(x)\" y=\"\(y)\" width=\"12\" height=\"12\" fill=\"\(entry.color)\"/>"
+                svg += "<text x=\"\(x + 16)\" y=\"\(y + 10)\" class=\"legend\">\(name)</text>\n"
             }
         }
         if rows.isEmpty {
