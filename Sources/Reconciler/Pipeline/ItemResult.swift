@@ -1,0 +1,70 @@
+import Foundation
+import ReceiptDomain
+
+/// The outcome of one item in a run, as recorded in `reconciliation_items.outcome`: the decision
+/// engine's outcomes plus what the pipeline adds (`unresolved`: nothing known, row untouched;
+/// `conflict`: the row changed under us and was left as the app wrote it).
+public enum ItemOutcome: String, Sendable, CaseIterable, Codable {
+    case renewed, unchanged, lapsed, recovered, revoked, changed, rejected, unresolved, conflict
+
+    public init(_ outcome: DecisionOutcome) {
+        switch outcome {
+        case .renewed: self = .renewed
+        case .unchanged: self = .unchanged
+        case .lapsed: self = .lapsed
+        case .recovered: self = .recovered
+        case .revoked: self = .revoked
+        case .changed: self = .changed
+        case .rejected: self = .rejected
+        }
+    }
+}
+
+/// What the pipeline hands to the writer for one item.
+public struct ItemResult: Sendable {
+    public enum Kind: Sendable {
+        /// Apple answered and the engine decided (any outcome but rejected): update the row.
+        case decided(Decision)
+        /// Apple or the engine refused the receipt for good: record why, never touch entitlement.
+        /// `invalidReceipt` marks 21002 through the whole retry budget.
+        case rejected(VerdictReason, invalidReceipt: Bool)
+        /// Nothing known (retries exhausted, run stopped): row untouched, the item stays due.
+        case unresolved(String)
+    }
+
+    public let item: WorkItem
+    public let kind: Kind
+    /// The environment of the last request (or Apple's answer).
+    public let environment: AppleEnvironment?
+    public let appleStatus: Int?
+    /// HTTP requests made for this item (switches and retries included).
+    public let attempts: Int
+
+    public init(item: WorkItem, kind: Kind, environment: AppleEnvironment?, appleStatus: Int?, attempts: Int) {
+        self.item = item
+        self.kind = kind
+        self.environment = environment
+        self.appleStatus = appleStatus
+        self.attempts = attempts
+    }
+
+    public var outcome: ItemOutcome {
+        switch kind {
+        case .decided(let decision): return ItemOutcome(decision.outcome)
+        case .rejected: return .rejected
+        case .unresolved: return .unresolved
+        }
+    }
+
+    public var reason: String? {
+        switch kind {
+        case .decided(let decision):
+            var parts: [String] = []
+            if decision.expiryMovedBackwards, let why = decision.expiryMovedBackwardsReason { parts.append(why) }
+            parts.append(contentsOf: decision.notes)
+            return parts.isEmpty ? nil : parts.joined(separator: "; ")
+        case .rejected(let reason, _): return "\(reason.code.rawValue): \(reason)"
+        case .unresolved(let why): return why
+        }
+    }
+}

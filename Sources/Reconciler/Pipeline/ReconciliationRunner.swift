@@ -1,0 +1,357 @@
+import AppStoreClient
+import CurlHTTP
+import Dispatch
+import Foundation
+import Logging
+import Postgres
+import ReceiptDomain
+
+/// One run of the reconciler from start to end: take the lock, create (or resume) the run row, scan the
+/// selection into items, process them through the pipeline, finish the run row, and say how it ended.
+///
+/// Crash safety: every item result is committed with the row changes it causes; the run row tracks the
+/// scan cursor, a heartbeat and counts. A run whose process died is found `running` by the next run
+/// (which holds the lock, so the other cannot be alive) and marked `interrupted`; `--resume` finishes it.
+public final class ReconciliationRunner: @unchecked Sendable {
+    /// The advisory lock key all runs take (session level, released when the connection closes).
+    public static let lockKey: Int64 = 0x5245_4E45_5741_4C53  // "RENEWALS"
+
+    public enum Mode: String, Sendable, Codable {
+        case nightly, backfill, demo
+    }
+
+    /// What to run.
+    public struct Request: Sendable {
+        public var mode: Mode
+        public var selection: Selection
+        public var options: RunOptions
+        public var apple: AppleConfiguration
+        /// `--now`: fixes "as of" (and the decision clock) for tests and reproductions.
+        public var now: Date?
+        /// `--resume [RUN_ID]`: `.some(nil)` resumes the latest interrupted run.
+        public var resume: Int64??
+        public var progressStyle: ProgressReporter.Style
+
+        public init(
+            mode: Mode, selection: Selection, options: RunOptions, apple: AppleConfiguration, now: Date? = nil,
+            resume: Int64?? = nil, progressStyle: ProgressReporter.Style = .quiet
+        ) {
+            self.mode = mode
+            self.selection = selection
+            self.options = options
+            self.apple = apple
+            self.now = now
+            self.resume = resume
+            self.progressStyle = progressStyle
+        }
+    }
+
+    /// How the run ended.
+    public struct Summary: Sendable {
+        public var runId: Int64
+        public var status: String
+        public var exitCode: ReconcilerExitCode
+        public var dryRun: Bool
+        public var asOf: Date
+        public var due: Int
+        public var done: Int
+        public var pending: Int
+        public var outcomes: [String: Int]
+        public var stats: AppleRequestStats
+        public var message: String?
+    }
+
+    private let connectionString: String
+    private let logger: Logger
+
+    public init(connectionString: String, logger: Logger) {
+        self.connectionString = connectionString
+        self.logger = logger
+    }
+
+    /// Runs to the end (or until SIGINT/SIGTERM); blocks the calling thread.
+    public func run(_ request: Request) throws -> Summary {
+        let control = try PostgresConnection(connectionString)
+        defer { control.close() }
+        guard try control.tryAdvisoryLock(key: Self.lockKey) else {
+            let holder = try control.queryFirst(
+                """
+                SELECT id, mode, hostname, pid, started_at FROM reconciliation_runs
+                 WHERE status = 'running' ORDER BY id DESC LIMIT 1
+                """)
+            let id: Int64? = try holder?.decode("id", as: Int64.self)
+            var detail: String?
+            if let holder {
+                let mode: String = try holder.decode("mode")
+                let host: String? = try holder.decode("hostname")
+                let pid: Int? = try holder.decode("pid")
+                let started: Date = try holder.decode("started_at")
+                detail = "\(mode), started \(RFC3339.string(started)) on \(host ?? "?") pid \(pid.map(String.init) ?? "?")"
+            }
+            throw RunLockedError(holderRunId: id, holderDetail: detail)
+        }
+        try markDeadRunsInterrupted(control)
+
+        var (runId, parameters, asOf) = try prepareRun(request, control)
+        let runLogger: Logger = {
+            var l = logger
+            l[metadataKey: "run"] = "\(runId)"
+            return l
+        }()
+        _ = asOf
+
+        // Heartbeat (and lock check) on the control connection, every 10 s, on its own queue.
+        let controlQueue = DispatchQueue(label: "renewal-reconciler.control")
+        let heartbeat = DispatchSource.makeTimerSource(queue: controlQueue)
+        let lostLock = LockedFlag()
+        heartbeat.schedule(deadline: .now() + .seconds(10), repeating: .seconds(10))
+        heartbeat.setEventHandler {
+            do {
+                // Re-taking a lock this session holds succeeds (and stacks); false means the connection
+                // was re-established meanwhile and somebody else took the lock.
+                if try !control.tryAdvisoryLock(key: Self.lockKey) {
+                    lostLock.set()
+                }
+                try control.execute("UPDATE reconciliation_runs SET heartbeat_at = now() WHERE id = $1", [runId])
+            } catch {
+                runLogger.warning("heartbeat failed (will retry): \(error)")
+            }
+        }
+        heartbeat.resume()
+        defer { heartbeat.cancel() }
+
+        // Scan (resumes from the stored cursor).
+        let work = try PostgresConnection(connectionString)
+        defer { work.close() }
+        let scanner = RunScanner(connection: work, runId: runId, asOf: asOf)
+        let due = try scanner.scan(parameters.selection)
+        let alreadyDone = try work.queryFirst(
+            "SELECT count(*) AS n FROM reconciliation_items WHERE run_id = $1 AND status = 'done'", [runId])?
+            .decode("n", as: Int.self) ?? 0
+        runLogger.info("run \(runId): \(due) subscriptions selected\(alreadyDone > 0 ? ", \(alreadyDone) already done" : "")")
+
+        // Apple client and pipeline.
+        let http = CurlHTTPClient(
+            configuration: CurlHTTPClient.Configuration(
+                maxConnections: max(8, parameters.options.concurrency),
+                maxHostConnections: max(8, parameters.options.concurrency)))
+        defer { http.shutdown() }
+        let endpoints = VerifyReceiptEndpoints(
+            production: request.apple.productionURL, sandbox: request.apple.sandboxURL,
+            password: request.apple.sharedSecret.value,
+            excludeOldTransactions: parameters.options.excludeOldTransactions,
+            connectTimeout: .milliseconds(Int64(parameters.options.connectTimeoutSeconds * 1000)),
+            requestTimeout: .milliseconds(Int64(parameters.options.requestTimeoutSeconds * 1000)))
+        let client = VerifyReceiptClient(http: http, endpoints: endpoints)
+        let store = RunStore(
+            connection: work, runId: runId, dryRun: parameters.options.dryRun,
+            verifiedAt: parameters.fixedClock ? asOf : Date())
+        let reporter = ProgressReporter(style: request.progressStyle, total: due, alreadyDone: alreadyDone)
+        let pipeline = try ReconciliationPipeline(
+            store: store, client: client, options: parameters.options, bundleId: parameters.bundleId,
+            fixedNow: parameters.fixedClock ? asOf : nil, logger: runLogger,
+            progress: { written, unresolved, _ in reporter.update(written: written, unresolved: unresolved) })
+
+        let signals = SignalTrap { signal in
+            runLogger.warning("received \(signal): finishing requests in flight, then stopping (resume with `run --resume \(runId)`)")
+            pipeline.requestStop(.interrupted(signal))
+        }
+        defer { signals.cancel() }
+        let lockWatch = DispatchSource.makeTimerSource(queue: controlQueue)
+        lockWatch.schedule(deadline: .now() + .seconds(1), repeating: .seconds(1))
+        lockWatch.setEventHandler {
+            if lostLock.isSet { pipeline.requestStop(.interrupted("lost the run lock after a database reconnect")) }
+        }
+        lockWatch.resume()
+        defer { lockWatch.cancel() }
+
+        reporter.start()
+        let result = pipeline.run()
+        reporter.finish()
+
+        return try finishRun(
+            runId: runId, parameters: parameters, asOf: asOf, result: result, connection: work, logger: runLogger)
+    }
+
+    // MARK: - Steps
+
+    /// Runs left `running` by a dead process (we hold the lock, so nobody else is running) become `interrupted`.
+    private func markDeadRunsInterrupted(_ conn: PostgresConnection) throws {
+        let rows = try conn.query(
+            """
+            UPDATE reconciliation_runs SET status = 'interrupted', finished_at = heartbeat_at,
+                   error = COALESCE(error, 'process stopped without finishing (last heartbeat ' || heartbeat_at || ')')
+             WHERE status = 'running'
+            RETURNING id, done_count, due_count, heartbeat_at
+            """)
+        for row in rows {
+            let id: Int64 = try row.decode("id")
+            let done: Int = try row.decode("done_count")
+            let due: Int = try row.decode("due_count")
+            let heartbeat: Date = try row.decode("heartbeat_at")
+            logger.warning(
+                "run \(id) was interrupted (last heartbeat \(RFC3339.string(heartbeat)), \(done) of \(due) items done); marked interrupted")
+        }
+    }
+
+    private func prepareRun(_ request: Request, _ conn: PostgresConnection) throws -> (Int64, RunParameters, Date) {
+        if let resume = request.resume {
+            let row: PostgresRow?
+            if let id = resume {
+                row = try conn.queryFirst(
+                    "SELECT id, status, parameters::text AS parameters, as_of FROM reconciliation_runs WHERE id = $1", [id])
+                guard row != nil else { throw UsageError("--resume \(id): no such run") }
+            } else {
+                row = try conn.queryFirst(
+                    """
+                    SELECT id, status, parameters::text AS parameters, as_of FROM reconciliation_runs
+                     WHERE status IN ('interrupted', 'failed') ORDER BY id DESC LIMIT 1
+                    """)
+                guard row != nil else { throw UsageError("--resume: there is no interrupted or failed run to resume") }
+            }
+            guard let row else { throw UsageError("--resume: no run") }
+            let id: Int64 = try row.decode("id")
+            let status: String = try row.decode("status")
+            guard status == "interrupted" || status == "failed" else {
+                throw UsageError("--resume \(id): run \(id) is \(status); only interrupted or failed runs can be resumed")
+            }
+            let parameters = try RunParameters.decode(try row.decode("parameters"))
+            let asOf: Date = try row.decode("as_of")
+            try conn.execute(
+                """
+                UPDATE reconciliation_runs SET status = 'running', resume_count = resume_count + 1, heartbeat_at = now(),
+                       finished_at = NULL, exit_code = NULL, error = NULL, hostname = $2, pid = $3
+                 WHERE id = $1
+                """, [id, ProcessInfo.processInfo.hostName, Int64(getpid())])
+            logger.notice("resuming run \(id) (as of \(RFC3339.string(asOf)), parameters as first started)")
+            return (id, parameters, asOf)
+        }
+
+        let asOf = request.now ?? Date()
+        let parameters = RunParameters(
+            selection: request.selection, options: request.options, bundleId: request.apple.bundleId,
+            fixedClock: request.now != nil)
+        if let previous = try conn.queryFirst(
+            """
+            SELECT id, done_count, due_count FROM reconciliation_runs
+             WHERE status = 'interrupted' AND done_count < due_count ORDER BY id DESC LIMIT 1
+            """)
+        {
+            let id: Int64 = try previous.decode("id")
+            let done: Int = try previous.decode("done_count")
+            let due: Int = try previous.decode("due_count")
+            logger.notice(
+                "run \(id) was interrupted with \(done) of \(due) items done; its finished work is kept and this new run re-selects what is still due (use `--resume \(id)` to finish run \(id) as planned instead)")
+        }
+        let row = try conn.queryFirst(
+            """
+            INSERT INTO reconciliation_runs (mode, dry_run, status, as_of, parameters, hostname, pid)
+            VALUES ($1, $2, 'running', $3, $4::jsonb, $5, $6)
+            RETURNING id
+            """,
+            [request.mode.rawValue, request.options.dryRun, asOf, try parameters.jsonString(),
+             ProcessInfo.processInfo.hostName, Int64(getpid())])
+        guard let id: Int64 = try row?.decode("id") else {
+            throw PostgresError(code: .query, message: "creating the run row returned no id")
+        }
+        logger.info(
+            "run \(id) started: \(request.mode.rawValue)\(request.options.dryRun ? " (dry run: nothing written to subscriptions or the ledger)" : ""), as of \(RFC3339.string(asOf))")
+        return (id, parameters, asOf)
+    }
+
+    private func finishRun(
+        runId: Int64, parameters: RunParameters, asOf: Date, result: ReconciliationPipeline.Result,
+        connection: PostgresConnection, logger: Logger
+    ) throws -> Summary {
+        let counts = try connection.query(
+            """
+            SELECT status, COALESCE(outcome, '') AS outcome, count(*) AS n
+              FROM reconciliation_items WHERE run_id = $1 GROUP BY status, outcome
+            """, [runId])
+        var outcomes: [String: Int] = [:]
+        var done = 0
+        var pending = 0
+        for row in counts {
+            let status: String = try row.decode("status")
+            let n: Int = try row.decode("n")
+            if status == "done" {
+                done += n
+                outcomes[try row.decode("outcome", as: String.self), default: 0] += n
+            } else {
+                pending += n
+            }
+        }
+        let due = done + pending
+        let unresolved = outcomes["unresolved", default: 0]
+        let previousStats = try connection.queryFirst(
+            "SELECT apple_stats::text AS s FROM reconciliation_runs WHERE id = $1", [runId])?.decode("s", as: String?.self)
+        var stats = AppleRequestStats.fromJSON(previousStats)
+        stats.merge(result.stats)
+
+        let status: String
+        let exitCode: ReconcilerExitCode
+        var message: String?
+        switch result.stopReason {
+        case .configuration(let why)?:
+            status = "failed"
+            exitCode = .configuration
+            message = "stopped early: Apple reports a configuration error (\(why)); check the shared secret and URLs"
+        case .database(let why)?:
+            status = "failed"
+            exitCode = .failure
+            message = "database error: \(why); finished items are saved, resume with `run --resume \(runId)`"
+        case .interrupted(let why)?:
+            status = "interrupted"
+            exitCode = .failure
+            message = "interrupted (\(why)) with \(pending) items pending; resume with `run --resume \(runId)`"
+        case nil:
+            if pending > 0 {
+                status = "interrupted"
+                exitCode = .failure
+                message = "\(pending) items still pending; resume with `run --resume \(runId)`"
+            } else if due > 0, Double(unresolved) / Double(due) > parameters.options.maxUnresolvedFraction {
+                status = "partial"
+                exitCode = .unresolvedAboveThreshold
+                message = "\(unresolved) of \(due) items unresolved (above --max-unresolved \(parameters.options.maxUnresolvedFraction * 100)%); they stay due for the next run"
+            } else {
+                status = "completed"
+                exitCode = .success
+            }
+        }
+        try connection.execute(
+            """
+            UPDATE reconciliation_runs
+               SET status = $2, finished_at = now(), heartbeat_at = now(), exit_code = $3, error = $4,
+                   apple_stats = $5::jsonb, done_count = $6, unresolved_count = $7, due_count = $8
+             WHERE id = $1
+            """,
+            [runId, status, Int64(exitCode.rawValue), message, stats.jsonString(), Int64(done), Int64(unresolved),
+             Int64(due)])
+        let summaryLine = outcomes.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " ")
+        let rate = String(format: "%.1f", stats.achievedRate)
+        if exitCode == .success {
+            logger.info("run \(runId) \(status): \(done)/\(due) items, \(summaryLine); \(stats.requests) Apple requests at \(rate)/s")
+        } else {
+            logger.error("run \(runId) \(status): \(done)/\(due) items, \(summaryLine). \(message ?? "")")
+        }
+        return Summary(
+            runId: runId, status: status, exitCode: exitCode, dryRun: parameters.options.dryRun, asOf: asOf, due: due,
+            done: done, pending: pending, outcomes: outcomes, stats: stats, message: message)
+    }
+}
+
+/// A flag set from one queue and read from another.
+final class LockedFlag: @unchecked Sendable {
+    private let lock = NSLock()
+    private var value = false
+    func set() {
+        lock.lock()
+        value = true
+        lock.unlock()
+    }
+    var isSet: Bool {
+        lock.lock()
+        defer { lock.unlock() }
+        return value
+    }
+}

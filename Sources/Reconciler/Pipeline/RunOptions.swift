@@ -1,0 +1,29 @@
+import Foundation
+
+/// How a run talks to Apple and writes results. Defaults are the documented `run` defaults.
+public struct RunOptions: Sendable, Codable, Equatable {
+    /// Requests per second to Apple, every request counted (switches and retries included).
+    public var rate: Double = 50
+    /// At most this many requests in flight at once.
+    public var concurrency: Int = 64
+    /// At most this many retryable failures per item before it ends `unresolved`.
+    public var maxAttempts: Int = 5
+    /// Results written per database transaction.
+    public var batchSize: Int = 200
+    /// Verify but write nothing to `subscriptions` or the ledger.
+    public var dryRun: Bool = false
+    /// Exit 2 when more than this fraction of the selected items end unresolved.
+    public var maxUnresolvedFraction: Double = 0.01
+    /// Per-request timeouts (seconds).
+    public var connectTimeoutSeconds: Double = 5
+    public var requestTimeoutSeconds: Double = 30
+    /// Backoff between retries of one item (seconds): full jitter on base * 2^(n-1), capped.
+    public var backoffBaseSeconds: Double = 0.5
+    public var backoffCapSeconds: Double = 30
+    /// A Retry-After longer than this makes the item give up (unresolved) rather than stall the run.
+    public var maxRetryAfterSeconds: Double = 300
+    /// `exclude-old-transactions` in requests (false: the ledger sees every renewal).
+    public var excludeOldTransactions: Bool = false
+
+    public init() {}
+}

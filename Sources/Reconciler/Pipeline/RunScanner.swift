@@ -1,0 +1,199 @@
+import Foundation
+import Postgres
+
+/// Materialises a run's selection into `reconciliation_items`, page by page (keyset pagination), each
+/// page committed together with the scan cursor, so memory stays flat and a run killed mid-scan resumes
+/// the scan where it stopped. Selected rows are copied as `pending` items with their "previous" values.
+public struct RunScanner {
+    public let connection: PostgresConnection
+    public let runId: Int64
+    public let asOf: Date
+    public let pageSize: Int
+
+    public init(connection: PostgresConnection, runId: Int64, asOf: Date, pageSize: Int = 5000) {
+        self.connection = connection
+        self.runId = runId
+        self.asOf = asOf
+        self.pageSize = pageSize
+    }
+
+    /// Scans until the selection is exhausted; returns the number of items the run has in all.
+    /// `onPage` is told the running total after each committed page.
+    @discardableResult
+    public func scan(_ selection: Selection, onPage: (Int) -> Void = { _ in }) throws -> Int {
+        switch selection {
+        case .due(let lookahead, let lookback, let minRecheck):
+            try scanDue(lookahead: lookahead, lookback: lookback, minRecheck: minRecheck, onPage: onPage)
+        case .backfill(let filter):
+            try scanBackfill(filter, onPage: onPage)
+        }
+        let row = try connection.queryFirst("SELECT due_count FROM reconciliation_runs WHERE id = $1", [runId])
+        return try row?.decode("due_count", as: Int.self) ?? 0
+    }
+
+    private static let insertColumns = """
+        INSERT INTO reconciliation_items (run_id, subscription_id, original_transaction_id, user_id, previous_state,
+                                          previous_expires_at, previous_product_id, previous_auto_renew,
+                                          subscription_group_id)
+        """
+
+    private func scanDue(lookahead: Double, lookback: Double, minRecheck: Double, onPage: (Int) -> Void) throws {
+        let from = asOf.addingTimeInterval(-lookback)
+        let to = asOf.addingTimeInterval(lookahead)
+        let recheckBefore = asOf.addingTimeInterval(-minRecheck)
+        while true {
+            let finished: Bool = try connection.transaction { conn in
+                let run = try conn.queryFirst(
+                    """
+                    SELECT scan_completed, (scan_cursor->>'expires_at')::timestamptz AS cursor_expires_at,
+                           (scan_cursor->>'id')::bigint AS cursor_id
+                      FROM reconciliation_runs WHERE id = $1 FOR UPDATE
+                    """, [runId])
+                guard let run, try !run.decode("scan_completed", as: Bool.self) else { return true }
+                let cursorExpires: Date = try run.decode("cursor_expires_at", as: Date?.self) ?? Date.distantPast
+                let cursorId: Int64 = try run.decode("cursor_id", as: Int64?.self) ?? 0
+                // The partial index subscriptions_due_idx (expires_at, id) WHERE state IS DISTINCT FROM 'revoked'
+                // serves this as an index range scan (see sql/001_initial.sql).
+                let page = try conn.queryFirst(
+                    """
+                    WITH page AS (
+                        SELECT id, original_transaction_id, user_id, state, expires_at, product_id, auto_renew,
+                               subscription_group_id
+                          FROM subscriptions
+                         WHERE state IS DISTINCT FROM 'revoked'
+                           AND expires_at >= $2 AND expires_at <= $3
+                           AND (expires_at, id) > ($5::timestamptz, $6::bigint)
+                           AND (last_verified_at IS NULL OR last_verified_at < $4)
+                         ORDER BY expires_at, id
+                         LIMIT $7
+                    ), inserted AS (
+                        \(Self.insertColumns)
+                        SELECT $1, id, original_transaction_id, user_id, state, expires_at, product_id, auto_renew,
+                               subscription_group_id
+                          FROM page
+                        ON CONFLICT (run_id, subscription_id) DO NOTHING
+                        RETURNING 1
+                    ), last AS (
+                        SELECT expires_at, id FROM page ORDER BY expires_at DESC, id DESC LIMIT 1
+                    )
+                    SELECT (SELECT count(*) FROM page) AS page_rows,
+                           (SELECT count(*) FROM inserted) AS inserted_rows,
+                           (SELECT expires_at FROM last) AS last_expires_at,
+                           (SELECT id FROM last) AS last_id
+                    """, [runId, from, to, recheckBefore, cursorExpires, cursorId, Int64(pageSize)])
+                let pageRows: Int = try page?.decode("page_rows") ?? 0
+                let inserted: Int = try page?.decode("inserted_rows") ?? 0
+                let done = pageRows < pageSize
+                if let lastExpires: Date = try page?.decode("last_expires_at", as: Date?.self),
+                    let lastId: Int64 = try page?.decode("last_id", as: Int64?.self)
+                {
+                    try conn.execute(
+                        """
+                        UPDATE reconciliation_runs
+                           SET scan_cursor = jsonb_build_object('expires_at', $2::timestamptz, 'id', $3::bigint),
+                               due_count = due_count + $4, scan_completed = $5, heartbeat_at = now()
+                         WHERE id = $1
+                        """, [runId, lastExpires, lastId, Int64(inserted), done])
+                } else {
+                    try conn.execute(
+                        "UPDATE reconciliation_runs SET scan_completed = true, heartbeat_at = now() WHERE id = $1",
+                        [runId])
+                }
+                return done
+            }
+            onPage(try currentCount())
+            if finished { return }
+        }
+    }
+
+    private func currentCount() throws -> Int {
+        try connection.queryFirst("SELECT due_count FROM reconciliation_runs WHERE id = $1", [runId])?
+            .decode("due_count", as: Int.self) ?? 0
+    }
+
+    /// Backfill: the filters of `BackfillFilter`, keyset on id. Explicit id lists are checked first:
+    /// ids with no subscription are an error naming them (nothing is selected then).
+    private func scanBackfill(_ filter: BackfillFilter, onPage: (Int) -> Void) throws {
+        if let ids = filter.originalTransactionIds {
+            let known = try connection.query(
+                "SELECT original_transaction_id FROM subscriptions WHERE original_transaction_id = ANY($1::text[])",
+                [ids.map { Optional($0) }])
+            let knownSet = Set(try known.map { try $0.decode("original_transaction_id", as: String.self) })
+            let unknown = ids.filter { !knownSet.contains($0) }
+            if !unknown.isEmpty {
+                let shown = unknown.prefix(20).joined(separator: ", ")
+                let more = unknown.count > 20 ? " and \(unknown.count - 20) more" : ""
+                throw UsageError(
+                    "\(unknown.count) original_transaction_id(s) have no subscription row: \(shown)\(more)"
+                        + (filter.idsFile.map { " (from \($0) or the command line)" } ?? ""))
+            }
+        }
+        var conditions: [String] = []
+        var params: [(any PostgresEncodable)?] = [runId]
+        func add(_ value: any PostgresEncodable, _ sql: (String) -> String) {
+            params.append(value)
+            conditions.append(sql("$\(params.count)"))
+        }
+        if let ids = filter.originalTransactionIds { add(ids.map { Optional($0) }) { "original_transaction_id = ANY(\($0)::text[])" } }
+        if let users = filter.userIds { add(users.map { Optional($0) }) { "user_id = ANY(\($0)::text[])" } }
+        if let products = filter.productIds { add(products.map { Optional($0) }) { "product_id = ANY(\($0)::text[])" } }
+        if let from = filter.expiresFrom { add(from) { "expires_at >= \($0)" } }
+        if let to = filter.expiresTo { add(to) { "expires_at < \($0)" } }
+        if let states = filter.states {
+            let wantsUnknown = states.contains("unknown")
+            let named = states.filter { $0 != "unknown" }
+            params.append(named.map { Optional($0) })
+            conditions.append("(state = ANY($\(params.count)::text[])" + (wantsUnknown ? " OR state IS NULL)" : ")"))
+        }
+        let whereSQL = conditions.isEmpty ? "" : " AND " + conditions.joined(separator: " AND ")
+        params.append(Int64(pageSize))
+        let limitParam = "$\(params.count)"
+        params.append(Int64(0))
+        let cursorParam = "$\(params.count)"
+        while true {
+            let finished: Bool = try connection.transaction { conn in
+                let run = try conn.queryFirst(
+                    "SELECT scan_completed, (scan_cursor->>'id')::bigint AS cursor_id FROM reconciliation_runs WHERE id = $1 FOR UPDATE",
+                    [runId])
+                guard let run, try !run.decode("scan_completed", as: Bool.self) else { return true }
+                var p = params
+                p[p.count - 1] = try run.decode("cursor_id", as: Int64?.self) ?? 0
+                let page = try conn.queryFirst(
+                    """
+                    WITH page AS (
+                        SELECT id, original_transaction_id, user_id, state, expires_at, product_id, auto_renew,
+                               subscription_group_id
+                          FROM subscriptions
+                         WHERE id > \(cursorParam)\(whereSQL)
+                         ORDER BY id
+                         LIMIT \(limitParam)
+                    ), inserted AS (
+                        \(Self.insertColumns)
+                        SELECT $1, id, original_transaction_id, user_id, state, expires_at, product_id, auto_renew,
+                               subscription_group_id
+                          FROM page
+                        ON CONFLICT (run_id, subscription_id) DO NOTHING
+                        RETURNING 1
+                    )
+                    SELECT (SELECT count(*) FROM page) AS page_rows, (SELECT count(*) FROM inserted) AS inserted_rows,
+                           (SELECT max(id) FROM page) AS last_id
+                    """, p)
+                let pageRows: Int = try page?.decode("page_rows") ?? 0
+                let inserted: Int = try page?.decode("inserted_rows") ?? 0
+                let done = pageRows < pageSize
+                let lastId: Int64? = try page?.decode("last_id", as: Int64?.self)
+                try conn.execute(
+                    """
+                    UPDATE reconciliation_runs
+                       SET scan_cursor = CASE WHEN $2::bigint IS NULL THEN scan_cursor
+                                              ELSE jsonb_build_object('id', $2::bigint) END,
+                           due_count = due_count + $3, scan_completed = $4, heartbeat_at = now()
+                     WHERE id = $1
+                    """, [runId, lastId, Int64(inserted), done])
+                return done
+            }
+            onPage(try currentCount())
+            if finished { return }
+        }
+    }
+}

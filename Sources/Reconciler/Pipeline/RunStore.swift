@@ -1,0 +1,389 @@
+import Foundation
+import Postgres
+import ReceiptDomain
+
+/// The pipeline's database side for one run: reads pending items with their subscription rows and
+/// writes each batch of results in one transaction (subscriptions, ledger, items, run counters).
+///
+/// Safety rules enforced here, not only in the engine:
+/// - a row is written only if its `version` is the one read (else the item is a `conflict` and the
+///   row is left exactly as the app wrote it);
+/// - `expires_at` never moves backwards unless the decision says so (refund/revocation):
+///   `GREATEST(stored, new)` otherwise;
+/// - ledger rows are inserted idempotently (`ON CONFLICT (transaction_id)`), a later refund updates them;
+/// - a dry run writes only the run's own tables.
+///
+/// Threading: one `PostgresConnection`, used only from the pipeline's database queue.
+public final class RunStore: PipelineStore, @unchecked Sendable {
+    public let runId: Int64
+    public let dryRun: Bool
+    /// Stored as `last_verified_at`.
+    public let verifiedAt: Date
+    private let connection: PostgresConnection
+    /// Database retries of one batch after a lost connection (the server restarting, a failover).
+    private let connectionRetries: Int
+
+    public init(connection: PostgresConnection, runId: Int64, dryRun: Bool, verifiedAt: Date, connectionRetries: Int = 12) {
+        self.connection = connection
+        self.runId = runId
+        self.dryRun = dryRun
+        self.verifiedAt = verifiedAt
+        self.connectionRetries = connectionRetries
+    }
+
+    public func fetchPending(after subscriptionId: Int64, limit: Int) throws -> [WorkItem] {
+        let rows = try withConnectionRetry {
+            try connection.query(
+                """
+                SELECT i.subscription_id, s.id IS NOT NULL AS row_exists, s.version, i.original_transaction_id,
+                       s.user_id, s.product_id, s.bundle_id, s.environment, s.latest_receipt, s.expires_at, s.state,
+                       s.auto_renew, s.auto_renew_product_id, s.grace_period_expires_at, s.latest_transaction_id,
+                       s.revoked_at, s.expiration_intent, s.in_billing_retry, s.subscription_group_id
+                  FROM reconciliation_items i
+                  LEFT JOIN subscriptions s ON s.id = i.subscription_id
+                 WHERE i.run_id = $1 AND i.status = 'pending' AND i.subscription_id > $2
+                 ORDER BY i.subscription_id
+                 LIMIT $3
+                """, [runId, subscriptionId, Int64(limit)])
+        }
+        return try rows.map { row in
+            let otid: String = try row.decode("original_transaction_id")
+            let exists: Bool = try row.decode("row_exists")
+            let stored = StoredSubscription(
+                originalTransactionId: otid,
+                userId: try row.decode("user_id", as: String?.self) ?? "",
+                productId: try row.decode("product_id", as: String?.self) ?? "",
+                bundleId: try row.decode("bundle_id"),
+                environment: (try row.decode("environment", as: String?.self)).flatMap(AppleEnvironment.init(appleValue:)),
+                expiresAt: try row.decode("expires_at"),
+                state: (try row.decode("state", as: String?.self)).flatMap(SubscriptionState.init(rawValue:)),
+                autoRenew: try row.decode("auto_renew"),
+                autoRenewProductId: try row.decode("auto_renew_product_id"),
+                gracePeriodExpiresAt: try row.decode("grace_period_expires_at"),
+                latestTransactionId: try row.decode("latest_transaction_id"),
+                revokedAt: try row.decode("revoked_at"),
+                expirationIntent: (try row.decode("expiration_intent", as: Int?.self)),
+                inBillingRetry: try row.decode("in_billing_retry"))
+            return WorkItem(
+                subscriptionId: try row.decode("subscription_id"),
+                version: try row.decode("version", as: Int64?.self) ?? 0,
+                stored: stored,
+                receipt: try row.decode("latest_receipt", as: String?.self) ?? "",
+                subscriptionGroupId: try row.decode("subscription_group_id"),
+                rowExists: exists)
+        }
+    }
+
+    public func write(_ results: [ItemResult]) throws -> Set<Int64> {
+        try withConnectionRetry {
+            try connection.transaction { conn in try self.writeLocked(results, conn) }
+        }
+    }
+
+    /// Retries `body` while the failure is a lost connection (the wrapper reconnects on the next call),
+    /// waiting 1, 2, 4, 5, 5, ... seconds: about a minute in all by default.
+    private func withConnectionRetry<T>(_ body: () throws -> T) throws -> T {
+        var attempt = 0
+        while true {
+            do {
+                return try body()
+            } catch let error as PostgresError where error.isConnectionError && attempt < connectionRetries {
+                attempt += 1
+                Thread.sleep(forTimeInterval: min(5, pow(2, Double(attempt - 1))))
+            }
+        }
+    }
+
+    private func writeLocked(_ results: [ItemResult], _ conn: PostgresConnection) throws -> Set<Int64> {
+        var conflicts = Set<Int64>()
+        var decided: [(ItemResult, Decision)] = []
+        var rejected: [(ItemResult, VerdictReason, Bool)] = []
+        for result in results {
+            switch result.kind {
+            case .decided(let decision): decided.append((result, decision))
+            case .rejected(let reason, let invalid):
+                if result.item.rowExists { rejected.append((result, reason, invalid)) }
+            case .unresolved: break
+            }
+        }
+
+        if !dryRun {
+            if !decided.isEmpty {
+                let updated = try updateDecided(decided, conn)
+                for (result, _) in decided where !updated.contains(result.item.subscriptionId) {
+                    conflicts.insert(result.item.subscriptionId)
+                }
+            }
+            if !rejected.isEmpty {
+                let updated = try updateRejected(rejected, conn)
+                for (result, _, _) in rejected where !updated.contains(result.item.subscriptionId) {
+                    conflicts.insert(result.item.subscriptionId)
+                }
+            }
+            let ledger = decided.filter { !conflicts.contains($0.0.item.subscriptionId) }
+            try insertLedger(ledger.flatMap { pair in pair.1.ledger.map { (pair.0, $0) } }, conn)
+        } else {
+            try insertDryRunLedger(decided.flatMap { pair in pair.1.ledger.map { (pair.0, $0) } }, conn)
+        }
+        try updateItems(results, conflicts: conflicts, conn)
+        let unresolved = results.filter { $0.outcome == .unresolved }.count
+        try conn.execute(
+            """
+            UPDATE reconciliation_runs
+               SET done_count = done_count + $2, unresolved_count = unresolved_count + $3, heartbeat_at = now()
+             WHERE id = $1
+            """, [runId, Int64(results.count), Int64(unresolved)])
+        return conflicts
+    }
+
+    /// One UPDATE for the whole batch; returns the ids actually updated (version unchanged).
+    private func updateDecided(_ decided: [(ItemResult, Decision)], _ conn: PostgresConnection) throws -> Set<Int64> {
+        let rows = try conn.query(
+            """
+            UPDATE subscriptions AS s SET
+                latest_receipt = COALESCE(v.latest_receipt, s.latest_receipt),
+                expires_at = CASE WHEN v.allow_backwards THEN v.expires_at
+                                  ELSE GREATEST(s.expires_at, v.expires_at) END,
+                state = v.state,
+                product_id = v.product_id,
+                environment = COALESCE(v.environment, s.environment),
+                auto_renew = v.auto_renew,
+                auto_renew_product_id = v.auto_renew_product_id,
+                grace_period_expires_at = v.grace_period_expires_at,
+                expiration_intent = v.expiration_intent,
+                in_billing_retry = v.in_billing_retry,
+                is_trial = v.is_trial,
+                is_intro_offer = v.is_intro_offer,
+                subscription_group_id = COALESCE(v.subscription_group_id, s.subscription_group_id),
+                latest_transaction_id = COALESCE(v.latest_transaction_id, s.latest_transaction_id),
+                revoked_at = v.revoked_at,
+                cancellation_reason = v.cancellation_reason,
+                last_verified_at = $1,
+                last_verify_status = 'ok',
+                last_apple_status = v.apple_status,
+                last_error = NULL
+            FROM unnest($2::bigint[], $3::bigint[], $4::text[], $5::timestamptz[], $6::boolean[], $7::text[],
+                        $8::text[], $9::text[], $10::boolean[], $11::text[], $12::timestamptz[], $13::bigint[],
+                        $14::boolean[], $15::boolean[], $16::boolean[], $17::text[], $18::text[], $19::timestamptz[],
+                        $20::bigint[], $21::bigint[])
+                AS v(id, version, latest_receipt, expires_at, allow_backwards, state, product_id, environment,
+                     auto_renew, auto_renew_product_id, grace_period_expires_at, expiration_intent, in_billing_retry,
+                     is_trial, is_intro_offer, subscription_group_id, latest_transaction_id, revoked_at,
+                     cancellation_reason, apple_status)
+            WHERE s.id = v.id AND s.version = v.version
+            RETURNING s.id
+            """,
+            [
+                verifiedAt,
+                decided.map { Optional($0.0.item.subscriptionId) },
+                decided.map { Optional($0.0.item.version) },
+                decided.map { $0.1.latestReceipt },
+                decided.map { $0.1.expiresAt },
+                decided.map { Optional($0.1.expiryMovedBackwards) },
+                decided.map { $0.1.state?.rawValue },
+                decided.map { Optional($0.1.productId) },
+                decided.map { $0.1.environment?.rawValue ?? $0.0.environment?.rawValue },
+                decided.map { $0.1.autoRenew },
+                decided.map { $0.1.autoRenewProductId },
+                decided.map { $0.1.gracePeriodExpiresAt },
+                decided.map { $0.1.expirationIntent.map(Int64.init) },
+                decided.map { Optional($0.1.inBillingRetry) },
+                decided.map { Optional($0.1.isTrial) },
+                decided.map { Optional($0.1.isIntroOffer) },
+                decided.map { $0.1.subscriptionGroupIdentifier },
+                decided.map { $0.1.latestTransactionId },
+                decided.map { $0.1.revokedAt },
+                decided.map { $0.1.cancellationReason.map(Int64.init) },
+                decided.map { $0.0.appleStatus.map(Int64.init) },
+            ])
+        return Set(try rows.map { try $0.decode("id", as: Int64.self) })
+    }
+
+    /// Rejections change no entitlement: only the verification bookkeeping columns.
+    private func updateRejected(_ rejected: [(ItemResult, VerdictReason, Bool)], _ conn: PostgresConnection) throws -> Set<Int64> {
+        let rows = try conn.query(
+            """
+            UPDATE subscriptions AS s SET
+                last_verified_at = $1,
+                last_verify_status = v.status,
+                last_apple_status = v.apple_status,
+                last_error = v.error
+            FROM unnest($2::bigint[], $3::bigint[], $4::text[], $5::bigint[], $6::text[])
+                AS v(id, version, status, apple_status, error)
+            WHERE s.id = v.id AND s.version = v.version
+            RETURNING s.id
+            """,
+            [
+                verifiedAt,
+                rejected.map { Optional($0.0.item.subscriptionId) },
+                rejected.map { Optional($0.0.item.version) },
+                rejected.map { Optional($0.2 ? "invalid_receipt" : "rejected") },
+                rejected.map { $0.0.appleStatus.map(Int64.init) },
+                rejected.map { Optional("\($0.1.code.rawValue): \($0.1)") },
+            ])
+        return Set(try rows.map { try $0.decode("id", as: Int64.self) })
+    }
+
+    private func insertLedger(_ entries: [(ItemResult, LedgerEntry)], _ conn: PostgresConnection) throws {
+        let unique = Self.deduplicated(entries)
+        guard !unique.isEmpty else { return }
+        try conn.execute(
+            """
+            INSERT INTO subscription_transactions AS t (
+                transaction_id, original_transaction_id, product_id, subscription_group_id, web_order_line_item_id,
+                kind, purchase_date, expires_date, is_trial, is_intro_offer, offer, ownership_type, is_upgraded,
+                cancellation_date, cancellation_reason, environment, first_seen_run_id, refund_seen_run_id)
+            SELECT v.transaction_id, v.original_transaction_id, v.product_id, v.subscription_group_id,
+                   v.web_order_line_item_id, v.kind, v.purchase_date, v.expires_date, v.is_trial, v.is_intro_offer,
+                   v.offer, v.ownership_type, v.is_upgraded, v.cancellation_date, v.cancellation_reason,
+                   v.environment, $1, CASE WHEN v.kind = 'refund' THEN $1 END
+            FROM unnest($2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::timestamptz[],
+                        $9::timestamptz[], $10::boolean[], $11::boolean[], $12::text[], $13::text[], $14::boolean[],
+                        $15::timestamptz[], $16::bigint[], $17::text[])
+                AS v(transaction_id, original_transaction_id, product_id, subscription_group_id,
+                     web_order_line_item_id, kind, purchase_date, expires_date, is_trial, is_intro_offer, offer,
+                     ownership_type, is_upgraded, cancellation_date, cancellation_reason, environment)
+            ON CONFLICT (transaction_id) DO UPDATE SET
+                cancellation_date = EXCLUDED.cancellation_date,
+                cancellation_reason = EXCLUDED.cancellation_reason,
+                is_upgraded = EXCLUDED.is_upgraded,
+                kind = CASE WHEN EXCLUDED.kind = 'refund' THEN 'refund' ELSE t.kind END,
+                refund_seen_run_id = CASE WHEN EXCLUDED.kind = 'refund' AND t.kind <> 'refund' THEN $1
+                                          ELSE t.refund_seen_run_id END
+            WHERE t.cancellation_date IS DISTINCT FROM EXCLUDED.cancellation_date
+               OR t.is_upgraded IS DISTINCT FROM EXCLUDED.is_upgraded
+               OR (EXCLUDED.kind = 'refund' AND t.kind <> 'refund')
+            """, [runId] + Self.ledgerColumns(unique))
+    }
+
+    private func insertDryRunLedger(_ entries: [(ItemResult, LedgerEntry)], _ conn: PostgresConnection) throws {
+        let unique = Self.deduplicated(entries)
+        guard !unique.isEmpty else { return }
+        try conn.execute(
+            """
+            INSERT INTO dry_run_transactions (
+                run_id, transaction_id, original_transaction_id, product_id, subscription_group_id, kind,
+                purchase_date, expires_date, is_trial, is_intro_offer, offer, cancellation_date, cancellation_reason)
+            SELECT $1, v.transaction_id, v.original_transaction_id, v.product_id, v.subscription_group_id, v.kind,
+                   v.purchase_date, v.expires_date, v.is_trial, v.is_intro_offer, v.offer, v.cancellation_date,
+                   v.cancellation_reason
+            FROM unnest($2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::timestamptz[],
+                        $9::timestamptz[], $10::boolean[], $11::boolean[], $12::text[], $13::text[], $14::boolean[],
+                        $15::timestamptz[], $16::bigint[], $17::text[])
+                AS v(transaction_id, original_transaction_id, product_id, subscription_group_id,
+                     web_order_line_item_id, kind, purchase_date, expires_date, is_trial, is_intro_offer, offer,
+                     ownership_type, is_upgraded, cancellation_date, cancellation_reason, environment)
+            WHERE NOT EXISTS (
+                SELECT 1 FROM subscription_transactions t
+                 WHERE t.transaction_id = v.transaction_id
+                   AND t.cancellation_date IS NOT DISTINCT FROM v.cancellation_date)
+            ON CONFLICT (run_id, transaction_id) DO NOTHING
+            """, [runId] + Self.ledgerColumns(unique))
+    }
+
+    /// The same transaction can only be written once per statement (ON CONFLICT DO UPDATE refuses to
+    /// touch a row twice); keep the first of each id.
+    private static func deduplicated(_ entries: [(ItemResult, LedgerEntry)]) -> [(ItemResult, LedgerEntry)] {
+        var seen = Set<String>()
+        return entries.filter { seen.insert($0.1.transactionId).inserted }
+    }
+
+    private static func ledgerColumns(_ entries: [(ItemResult, LedgerEntry)]) -> [(any PostgresEncodable)?] {
+        [
+            entries.map { Optional($0.1.transactionId) },
+            entries.map { Optional($0.1.originalTransactionId) },
+            entries.map { Optional($0.1.productId) },
+            entries.map { $0.1.subscriptionGroupIdentifier },
+            entries.map { $0.1.webOrderLineItemId },
+            entries.map { Optional($0.1.kind.rawValue) },
+            entries.map { $0.1.purchaseDate },
+            entries.map { $0.1.expiresDate },
+            entries.map { Optional($0.1.isTrial) },
+            entries.map { Optional($0.1.isIntroOffer) },
+            entries.map { $0.1.offer },
+            entries.map { $0.1.ownershipType },
+            entries.map { Optional($0.1.replacedByUpgrade) },
+            entries.map { $0.1.cancellationDate },
+            entries.map { $0.1.cancellationReason.map(Int64.init) },
+            entries.map { $0.0.environment?.rawValue },
+        ]
+    }
+
+    private func updateItems(_ results: [ItemResult], conflicts: Set<Int64>, _ conn: PostgresConnection) throws {
+        func decision(_ r: ItemResult) -> Decision? {
+            if case .decided(let d) = r.kind { return d }
+            return nil
+        }
+        try conn.execute(
+            """
+            UPDATE reconciliation_items AS i SET
+                status = 'done',
+                outcome = v.outcome,
+                user_id = COALESCE(v.user_id, i.user_id),
+                previous_state = v.previous_state,
+                previous_expires_at = v.previous_expires_at,
+                previous_product_id = v.previous_product_id,
+                previous_auto_renew = v.previous_auto_renew,
+                new_state = v.new_state,
+                new_expires_at = v.new_expires_at,
+                product_id = v.product_id,
+                subscription_group_id = COALESCE(v.subscription_group_id, i.subscription_group_id),
+                auto_renew = v.auto_renew,
+                auto_renew_product_id = v.auto_renew_product_id,
+                environment = v.environment,
+                apple_status = v.apple_status,
+                attempts = i.attempts + v.attempts,
+                reason = v.reason,
+                expiry_moved_backwards = v.expiry_moved_backwards,
+                finished_at = now()
+            FROM unnest($2::bigint[], $3::text[], $4::text[], $5::text[], $6::timestamptz[], $7::text[],
+                        $8::boolean[], $9::text[], $10::timestamptz[], $11::text[], $12::text[], $13::boolean[],
+                        $14::text[], $15::text[], $16::bigint[], $17::bigint[], $18::text[], $19::boolean[])
+                AS v(subscription_id, outcome, user_id, previous_state, previous_expires_at, previous_product_id,
+                     previous_auto_renew, new_state, new_expires_at, product_id, subscription_group_id, auto_renew,
+                     auto_renew_product_id, environment, apple_status, attempts, reason, expiry_moved_backwards)
+            WHERE i.run_id = $1 AND i.subscription_id = v.subscription_id
+            """,
+            [
+                runId,
+                results.map { Optional($0.item.subscriptionId) },
+                results.map { r -> String? in
+                    conflicts.contains(r.item.subscriptionId) ? ItemOutcome.conflict.rawValue : r.outcome.rawValue
+                },
+                results.map { $0.item.rowExists ? $0.item.stored.userId : nil },
+                results.map { $0.item.stored.state?.rawValue },
+                results.map { $0.item.stored.expiresAt },
+                results.map { $0.item.rowExists ? $0.item.stored.productId : nil },
+                results.map { $0.item.stored.autoRenew },
+                results.map { r -> String? in conflicts.contains(r.item.subscriptionId) ? nil : decision(r)?.state?.rawValue },
+                results.map { r -> Date? in
+                    guard !conflicts.contains(r.item.subscriptionId), let d = decision(r) else { return nil }
+                    // What was stored: never earlier than before unless the decision moved it back.
+                    if d.expiryMovedBackwards { return d.expiresAt }
+                    switch (d.expiresAt, r.item.stored.expiresAt) {
+                    case (let new?, let old?): return max(new, old)
+                    case (let new, let old): return new ?? old
+                    }
+                },
+                results.map { r -> String? in
+                    conflicts.contains(r.item.subscriptionId) ? nil : decision(r)?.productId
+                },
+                results.map { decision($0)?.subscriptionGroupIdentifier ?? $0.item.subscriptionGroupId },
+                results.map { r -> Bool? in conflicts.contains(r.item.subscriptionId) ? nil : decision(r)?.autoRenew },
+                results.map { r -> String? in
+                    conflicts.contains(r.item.subscriptionId) ? nil : decision(r)?.autoRenewProductId
+                },
+                results.map { $0.environment?.rawValue },
+                results.map { $0.appleStatus.map(Int64.init) },
+                results.map { Optional(Int64($0.attempts)) },
+                results.map { r -> String? in
+                    conflicts.contains(r.item.subscriptionId)
+                        ? "the row changed since it was read (the app stored new data); left as it is, verified again next run"
+                        : r.reason
+                },
+                results.map { r -> Bool? in
+                    conflicts.contains(r.item.subscriptionId) ? false : (decision(r)?.expiryMovedBackwards ?? false)
+                },
+            ])
+    }
+}

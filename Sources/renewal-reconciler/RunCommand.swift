@@ -1,0 +1,74 @@
+import ArgumentParser
+import Foundation
+import Logging
+import Reconciler
+
+struct RunCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "run",
+        abstract: "The nightly run: re-verify every subscription that is due.",
+        discussion: """
+            Due: not revoked; expires_at within the next --lookahead (default 24h: renewals happen in the last \
+            day, so checking then catches them before entitlement lapses) or in the past up to --lookback \
+            (default 60d: Apple keeps retrying failed billing for up to 60 days, so a lapsed subscription can \
+            still recover that long); and not verified in the last --min-recheck (default 20h: one check a \
+            night, even if a run is repeated).
+
+            The run takes an advisory lock (a second concurrent run exits 75 naming the first), records itself \
+            in reconciliation_runs, and commits every result with the row changes it causes. A run that was \
+            killed is marked interrupted by the next run, which says so; `run --resume [RUN_ID]` finishes it \
+            exactly as planned (same selection, same as-of time), skipping finished items.
+
+            \(ReconcilerExitCode.helpText)
+            """
+    )
+
+    @OptionGroup var database: DatabaseOptions
+    @OptionGroup var pipeline: PipelineOptions
+    @OptionGroup var logging: LoggingOptions
+
+    @Option(help: ArgumentHelp("Select subscriptions expiring within this much time from now (e.g. 24h, 2d).", valueName: "duration"))
+    var lookahead: DurationArgument = DurationArgument(argument: "24h")!
+
+    @Option(help: ArgumentHelp("...and those that expired up to this long ago (e.g. 60d).", valueName: "duration"))
+    var lookback: DurationArgument = DurationArgument(argument: "60d")!
+
+    @Option(help: ArgumentHelp("Skip subscriptions verified less than this long ago (e.g. 20h; 0 to recheck all).", valueName: "duration"))
+    var minRecheck: DurationArgument = DurationArgument(argument: "20h")!
+
+    @Flag(help: "Resume an interrupted run instead of starting a new one (the latest, or RUN_ID).")
+    var resume = false
+
+    @Argument(help: ArgumentHelp("With --resume: the run to resume.", valueName: "run-id"))
+    var runId: Int64?
+
+    func validate() throws {
+        if runId != nil && !resume { throw ValidationError("a RUN_ID is only accepted with --resume") }
+    }
+
+    func run() throws {
+        logging.bootstrap()
+        try runReportingErrors {
+            let request = ReconciliationRunner.Request(
+                mode: .nightly,
+                selection: .due(
+                    lookaheadSeconds: lookahead.seconds, lookbackSeconds: lookback.seconds,
+                    minRecheckSeconds: minRecheck.seconds),
+                options: pipeline.runOptions(), apple: try pipeline.appleConfiguration(), now: pipeline.asOf,
+                resume: resume ? .some(runId) : nil,
+                progressStyle: ProgressReporter.style(forTerminalOr: .quiet))
+            try executeRun(request, database: database, pipeline: pipeline)
+        }
+    }
+}
+
+/// Runs a request, writes its reports and metrics, prints the one-line result, exits with its code.
+func executeRun(_ request: ReconciliationRunner.Request, database: DatabaseOptions, pipeline: PipelineOptions) throws {
+    let url = try database.connectionString()
+    let logger = Logger(label: "renewal-reconciler")
+    let runner = ReconciliationRunner(connectionString: url, logger: logger)
+    let summary = try runner.run(request)
+    try writeRunOutputs(summary: summary, connectionString: url, reportDir: pipeline.reportDir,
+                        metricsFile: pipeline.metricsFile, logger: logger)
+    if summary.exitCode != .success { throw ExitCode(summary.exitCode.rawValue) }
+}
