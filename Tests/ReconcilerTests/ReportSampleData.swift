@@ -17,10 +17,20 @@ enum ReportSampleData {
             id: runId, mode: "nightly", dryRun: dryRun, status: status, asOf: asOf,
             startedAt: asOf.addingTimeInterval(120), finishedAt: asOf.addingTimeInterval(420), dueCount: 11,
             doneCount: 10, unresolvedCount: 1, exitCode: exitCode,
-            appleStats: AppleRequestStats(
-                requests: 14, retries: 3, byHTTPStatus: ["200": 13, "503": 1], byAppleStatus: ["0": 11, "21002": 2],
-                transportErrors: ["timeout": 1], elapsedSeconds: 300, achievedRate: 0.0467))
+            appleStats: appleStats())
         return ReportData(run: run, items: items(), transactions: transactions(), prices: prices())
+    }
+
+    static func appleStats() -> AppleRequestStats {
+        var stats = AppleRequestStats()
+        stats.requests = 14
+        stats.retries = 3
+        stats.byHTTPStatus = ["200": 13, "503": 1]
+        stats.byAppleStatus = ["0": 11, "21002": 2]
+        stats.transportErrors = ["timeout": 1]
+        stats.elapsedSeconds = 300
+        stats.achievedRate = 0.0467
+        return stats
     }
 
     static func items() -> [ReportItem] {

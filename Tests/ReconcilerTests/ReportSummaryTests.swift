@@ -69,16 +69,6 @@ import Testing
         let decoded = try JSONDecoder().decode(RunSummary.self, from: summary.jsonData())
         #expect(decoded == summary)
     }
-
-    @Test func appleStatsParseToleratesBadJSON() {
-        #expect(AppleRequestStats(json: "not json") == AppleRequestStats())
-        let stats = AppleRequestStats(
-            json: #"{"requests": 5, "retries": "2", "by_http_status": {"200": 5, "x": "y"}, "achieved_rate": 2.5}"#)
-        #expect(stats.requests == 5)
-        #expect(stats.retries == 2)
-        #expect(stats.byHTTPStatus == ["200": 5])
-        #expect(stats.achievedRate == 2.5)
-    }
 }
 
 extension ReportData {
