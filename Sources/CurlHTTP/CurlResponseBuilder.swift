@@ -1,0 +1,50 @@
+import CCurl
+
+/// Turns a finished easy handle into the caller's result: the response on success, or a
+/// classified `HTTPClientError` (with curl's message, scrubbed of the URL query) on failure.
+enum CurlResponseBuilder {
+    static func outcome(
+        of transfer: CurlTransfer,
+        easy: UnsafeMutableRawPointer,
+        result: CURLcode
+    ) -> Result<HTTPResponse, HTTPClientError> {
+        guard result == CURLE_OK else {
+            var connectMicros: curl_off_t = 0
+            _ = ccurl_easy_getinfo_off_t(easy, CURLINFO_CONNECT_TIME_T, &connectMicros)
+            let code = CurlErrorClassifier.classify(result, exceededCap: transfer.exceededCap, connected: connectMicros > 0)
+            let message: String
+            if code == .responseTooLarge {
+                message = "the response body exceeds the limit of \(transfer.maxResponseBytes) bytes"
+            } else {
+                message = transfer.curlMessage(for: result)
+            }
+            return .failure(transfer.error(code, curlCode: Int(result.rawValue), message: message))
+        }
+
+        var status = 0
+        _ = ccurl_easy_getinfo_long(easy, CURLINFO_RESPONSE_CODE, &status)
+        var versionCode = 0
+        _ = ccurl_easy_getinfo_long(easy, CURLINFO_HTTP_VERSION, &versionCode)
+        var totalMicros: curl_off_t = 0
+        _ = ccurl_easy_getinfo_off_t(easy, CURLINFO_TOTAL_TIME_T, &totalMicros)
+
+        return .success(
+            HTTPResponse(
+                status: status,
+                headers: transfer.headers,
+                body: transfer.body,
+                httpVersion: version(versionCode),
+                totalTime: .microseconds(totalMicros)
+            ))
+    }
+
+    static func version(_ code: Int) -> HTTPResponse.Version {
+        switch code {
+        case Int(CURL_HTTP_VERSION_1_0): return .http1_0
+        case Int(CURL_HTTP_VERSION_1_1): return .http1_1
+        case Int(CURL_HTTP_VERSION_2_0): return .http2
+        case Int(CURL_HTTP_VERSION_3): return .http3
+        default: return .unknown
+        }
+    }
+}

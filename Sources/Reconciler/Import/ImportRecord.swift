@@ -1,0 +1,46 @@
+import Foundation
+
+/// One validated subscription row from an import file (JSONL or CSV): who owns it, which
+/// subscription it is, the stored receipt to re-verify and the expiry the caller believed.
+///
+/// Produced only by `ImportParser`, which has already checked every field; `line` is the
+/// physical line where the record starts, for later error messages.
+public struct ImportRecord: Sendable, Equatable {
+    /// The App Store environment a receipt belongs to, normalised from any letter case.
+    public enum Environment: String, Sendable, Equatable, CaseIterable {
+        case production = "Production"
+        case sandbox = "Sandbox"
+    }
+
+    /// Physical line number (1-based) of the record's first line in the file.
+    public let line: Int
+    public let userID: String
+    public let productID: String
+    /// Apple's `original_transaction_id`: non-empty, no whitespace, unique within the file.
+    public let originalTransactionID: String
+    /// The stored base64 app receipt (standard alphabet). Never log it: use `receiptSummary`.
+    public let latestReceipt: String
+    public let expiresAt: Date
+    public let environment: Environment?
+    public let bundleID: String?
+
+    public init(
+        line: Int, userID: String, productID: String, originalTransactionID: String, latestReceipt: String,
+        expiresAt: Date, environment: Environment?, bundleID: String?
+    ) {
+        self.line = line
+        self.userID = userID
+        self.productID = productID
+        self.originalTransactionID = originalTransactionID
+        self.latestReceipt = latestReceipt
+        self.expiresAt = expiresAt
+        self.environment = environment
+        self.bundleID = bundleID
+    }
+
+    /// A loggable stand-in for the receipt: its first 16 characters and its length.
+    public var receiptSummary: String {
+        let prefix = latestReceipt.prefix(16)
+        return prefix.count < latestReceipt.count ? "\(prefix)… (\(latestReceipt.utf8.count) chars)" : "\(prefix)"
+    }
+}

@@ -1,0 +1,20 @@
+/// A small deterministic random number generator (SplitMix64) for reproducible jitter.
+///
+/// Tests inject it into `Backoff` so a given seed always yields the same delays;
+/// production code uses `SystemRandomNumberGenerator`. Not cryptographically secure.
+public struct SeededRandomNumberGenerator: RandomNumberGenerator, Sendable {
+    private var state: UInt64
+
+    /// Creates a generator whose output is fully determined by `seed`.
+    public init(seed: UInt64) {
+        state = seed
+    }
+
+    public mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}

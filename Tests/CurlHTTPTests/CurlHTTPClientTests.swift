@@ -1,0 +1,269 @@
+import CurlHTTP
+import Dispatch
+import Foundation
+import Synchronization
+import Testing
+
+/// Integration tests: the real client against a real NIO HTTP server on 127.0.0.1.
+@Suite struct CurlHTTPClientTests {
+    /// Starts a server and a client, runs `body`, then shuts both down.
+    private func withFixture(
+        _ configuration: CurlHTTPClient.Configuration = .init(totalTimeout: .seconds(30)),
+        _ body: (TestHTTPServer, CurlHTTPClient) async throws -> Void
+    ) async throws {
+        let server = try await TestHTTPServer.start()
+        let client = CurlHTTPClient(configuration: configuration)
+        do {
+            try await body(server, client)
+        } catch {
+            client.shutdown()
+            try await server.stop()
+            throw error
+        }
+        client.shutdown()
+        try await server.stop()
+    }
+
+    private func failure(_ client: CurlHTTPClient, _ request: HTTPRequest) async -> HTTPClientError? {
+        do {
+            _ = try await client.execute(request)
+            return nil
+        } catch {
+            return error
+        }
+    }
+
+    @Test func simpleGetReturnsStatusBodyAndVersion() async throws {
+        try await withFixture { server, client in
+            let response = try await client.execute(HTTPRequest(url: server.baseURL + "/hello"))
+            #expect(response.status == 200)
+            #expect(String(decoding: response.body, as: UTF8.self) == "hello")
+            #expect(response.httpVersion == .http1_1)
+            #expect(response.headers["content-length"] == "5")
+        }
+    }
+
+    @Test func fiveHundredConcurrentRequestsShareFewConnections() async throws {
+        let configuration = CurlHTTPClient.Configuration(maxConnections: 16, maxHostConnections: 8, totalTimeout: .seconds(60))
+        try await withFixture(configuration) { server, client in
+            let statuses = try await withThrowingTaskGroup(of: (Int, String).self) { group in
+                for _ in 0..<500 {
+                    group.addTask {
+                        let response = try await client.execute(HTTPRequest(url: server.baseURL + "/hello"))
+                        return (response.status, String(decoding: response.body, as: UTF8.self))
+                    }
+                }
+                var collected: [(Int, String)] = []
+                for try await result in group {
+                    collected.append(result)
+                }
+                return collected
+            }
+            #expect(statuses.count == 500)
+            #expect(statuses.allSatisfy { $0.0 == 200 && $0.1 == "hello" })
+            #expect(server.receivedRequests == 500)
+            #expect(server.acceptedConnections >= 1)
+            #expect(server.acceptedConnections <= 8)
+            #expect(server.acceptedConnections < 100)
+        }
+    }
+
+    @Test func completionAPIDeliversEveryResultOnce() async throws {
+        try await withFixture { server, client in
+            let count = 50
+            let results = Mutex<[Int]>([])
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                let group = DispatchGroup()
+                for _ in 0..<count {
+                    group.enter()
+                    client.execute(HTTPRequest(url: server.baseURL + "/hello")) { result in
+                        results.withLock { $0.append((try? result.get())?.status ?? -1) }
+                        group.leave()
+                    }
+                }
+                group.notify(queue: .global()) { continuation.resume() }
+            }
+            let statuses = results.withLock { $0 }
+            #expect(statuses.count == count)
+            #expect(statuses.allSatisfy { $0 == 200 })
+        }
+    }
+
+    @Test func slowServerHitsTotalTimeout() async throws {
+        try await withFixture { server, client in
+            let request = HTTPRequest(
+                url: server.baseURL + "/slow?ms=5000&token=SECRET-TOKEN",
+                totalTimeout: .milliseconds(300)
+            )
+            let error = try #require(await failure(client, request))
+            #expect(error.code == .timeout)
+            #expect(error.curlCode == 28)
+            #expect(error.description.contains("127.0.0.1:\(server.port)/slow"))
+            #expect(error.description.contains("timeout"))
+            #expect(!error.description.contains("SECRET-TOKEN"))
+            #expect(!error.description.contains("ms=5000"))
+        }
+    }
+
+    @Test func closedPortGivesConnectionFailed() async throws {
+        let port = try await TestHTTPServer.closedPort()
+        let client = CurlHTTPClient(configuration: .init(connectTimeout: .seconds(5), totalTimeout: .seconds(10)))
+        defer { client.shutdown() }
+        let error = try #require(await failure(client, HTTPRequest(url: "http://127.0.0.1:\(port)/verifyReceipt")))
+        #expect(error.code == .connectionFailed)
+        #expect(error.curlCode == 7)
+        #expect(error.description.contains("127.0.0.1:\(port)/verifyReceipt"))
+    }
+
+    @Test(arguments: ["length", "chunked"])
+    func oversizedBodyIsRefused(mode: String) async throws {
+        try await withFixture { server, client in
+            let request = HTTPRequest(url: server.baseURL + "/big?n=2000000&mode=\(mode)", maxResponseBytes: 1_000_000)
+            let error = try #require(await failure(client, request))
+            #expect(error.code == .responseTooLarge)
+            #expect(error.description.contains("1000000 bytes"))
+            if mode == "length" {
+                // Refused up front from Content-Length (CURLE_FILESIZE_EXCEEDED), before any body byte.
+                #expect(error.curlCode == 63)
+            }
+        }
+    }
+
+    @Test(arguments: ["length", "chunked"])
+    func bodyAtTheCapIsAccepted(mode: String) async throws {
+        try await withFixture { server, client in
+            let request = HTTPRequest(url: server.baseURL + "/big?n=1000000&mode=\(mode)", maxResponseBytes: 1_000_000)
+            let response = try await client.execute(request)
+            #expect(response.status == 200)
+            #expect(response.body.count == 1_000_000)
+        }
+    }
+
+    @Test func responseHeadersAreReadable() async throws {
+        try await withFixture { server, client in
+            let response = try await client.execute(HTTPRequest(url: server.baseURL + "/headers"))
+            #expect(response.status == 503)
+            #expect(response.headers["retry-after"] == "120")
+            #expect(response.headers["Retry-After"] == "120")
+            #expect(response.headers["SUNSET"] == "Sat, 31 Dec 2033 23:59:59 GMT")
+            #expect(response.headers["deprecation"] == "true")
+            #expect(response.headers.values(for: "x-multi") == ["a", "b"])
+            #expect(response.headers["no-such-header"] == nil)
+        }
+    }
+
+    @Test func postBodyOfOneMegabyteArrivesIntact() async throws {
+        try await withFixture { server, client in
+            var generator = SystemRandomNumberGenerator()
+            let payload = Data((0..<1_048_576).map { _ in UInt8.random(in: 0...255, using: &generator) })
+            let request = HTTPRequest(
+                url: server.baseURL + "/echo",
+                method: .post,
+                headers: [("Content-Type", "application/octet-stream")],
+                body: payload
+            )
+            let response = try await client.execute(request)
+            #expect(response.status == 200)
+            #expect(response.body.count == payload.count)
+            #expect(response.body == payload)
+            #expect(response.headers["x-saw-expect"] == "none")
+        }
+    }
+
+    @Test func emptyPostAndPutWithBodyWork() async throws {
+        try await withFixture { server, client in
+            let empty = try await client.execute(HTTPRequest(url: server.baseURL + "/echo", method: .post))
+            #expect(empty.status == 200)
+            #expect(empty.body.isEmpty)
+            let put = try await client.execute(
+                HTTPRequest(url: server.baseURL + "/echo", method: .put, body: Data("abc".utf8)))
+            #expect(String(decoding: put.body, as: UTF8.self) == "abc")
+        }
+    }
+
+    @Test(arguments: ["length", "chunked"])
+    func connectionClosedMidBodyIsAnError(mode: String) async throws {
+        try await withFixture { server, client in
+            let error = try #require(await failure(client, HTTPRequest(url: server.baseURL + "/truncate?mode=\(mode)")))
+            #expect(error.code == .connectionReset)
+            #expect(error.curlCode == 18 || error.curlCode == 56)
+            #expect(error.description.contains("/truncate"))
+            // The client stays usable afterwards.
+            let response = try await client.execute(HTTPRequest(url: server.baseURL + "/hello"))
+            #expect(response.status == 200)
+        }
+    }
+
+    @Test func shutdownCancelsTransfersInFlight() async throws {
+        let server = try await TestHTTPServer.start()
+        let client = CurlHTTPClient(configuration: .init(maxHostConnections: 20, totalTimeout: .seconds(60)))
+        let count = 10
+        let codes = Mutex<[HTTPClientError.Code?]>([])
+        let group = DispatchGroup()
+        for _ in 0..<count {
+            group.enter()
+            client.execute(HTTPRequest(url: server.baseURL + "/hang")) { result in
+                codes.withLock {
+                    if case .failure(let error) = result { $0.append(error.code) } else { $0.append(nil) }
+                }
+                group.leave()
+            }
+        }
+        // Wait (bounded) until the server has every request, so they are truly in flight.
+        let deadline = ContinuousClock.now + .seconds(20)
+        while server.receivedRequests < count, ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        #expect(server.receivedRequests == count)
+
+        client.shutdown()
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            group.notify(queue: .global()) { continuation.resume() }
+        }
+        let collected = codes.withLock { $0 }
+        #expect(collected.count == count)
+        #expect(collected.allSatisfy { $0 == .cancelled })
+
+        // Requests after shutdown fail fast with .cancelled.
+        let late = try #require(await failure(client, HTTPRequest(url: server.baseURL + "/hello")))
+        #expect(late.code == .cancelled)
+        client.shutdown()  // idempotent
+        try await server.stop()
+    }
+
+    @Test func cancellingTheTaskCancelsTheTransfer() async throws {
+        try await withFixture { server, client in
+            let request = HTTPRequest(url: server.baseURL + "/hang")
+            let task = Task { () -> HTTPClientError? in
+                do throws(HTTPClientError) {
+                    _ = try await client.execute(request)
+                    return nil
+                } catch {
+                    return error
+                }
+            }
+            let deadline = ContinuousClock.now + .seconds(20)
+            while server.receivedRequests < 1, ContinuousClock.now < deadline {
+                try await Task.sleep(for: .milliseconds(20))
+            }
+            task.cancel()
+            let error = try #require(await task.value)
+            #expect(error.code == .cancelled)
+        }
+    }
+
+    @Test func invalidRequestsFailWithoutNetwork() async throws {
+        let client = CurlHTTPClient()
+        defer { client.shutdown() }
+        let ftp = try #require(await failure(client, HTTPRequest(url: "ftp://example.com/file")))
+        #expect(ftp.code == .invalidURL)
+        let garbage = try #require(await failure(client, HTTPRequest(url: "not a url?password=hunter2")))
+        #expect(garbage.code == .invalidURL)
+        #expect(!garbage.description.contains("hunter2"))
+        let injected = try #require(
+            await failure(client, HTTPRequest(url: "http://127.0.0.1:9/", headers: [("X-Evil", "a\r\nHost: other")])))
+        #expect(injected.code == .invalidRequest)
+        let badMethod = try #require(await failure(client, HTTPRequest(url: "http://127.0.0.1:9/", method: HTTPMethod(rawValue: "GET /x"))))
+        #expect(badMethod.code == .invalidRequest)
+    }
+}
