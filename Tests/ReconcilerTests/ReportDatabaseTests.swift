@@ -192,6 +192,11 @@ import Testing
         for id in ReportHTML.chartIds { #expect(html.contains("id=\"\(id)\"")) }
         #expect(summary.money.renewalRevenue.first?.amount == "19.98")
         #expect(summary.money.productsWithoutPrice == ["team.monthly"])
+
+        // For scripts/check-reports (Chromium + LibreOffice): keep a copy of this report when asked.
+        if let keep = ProcessInfo.processInfo.environment["REPORT_SAMPLE_DIR"], !keep.isEmpty {
+            try ReportGenerator(connection: connection).generate(runId: 42, reportDirectory: keep)
+        }
     }
 
     @Test func reportsAndMetricsNeverContainReceiptsOrSecrets() throws {
