@@ -1,0 +1,113 @@
+import Foundation
+
+/// The `--metrics-file` output: Prometheus text exposition format for node_exporter's textfile
+/// collector, describing the last run. Replaced atomically (temporary file in the same directory,
+/// then rename) so the collector never reads half a file.
+///
+/// `renewal_reconciler_last_success_timestamp_seconds` is set only by a successful run; otherwise the
+/// value from the previous file is carried over (alerting on "no success for 2 days" keeps working).
+public enum MetricsFile {
+    /// The metric that survives failed runs.
+    public static let lastSuccessMetric = "renewal_reconciler_last_success_timestamp_seconds"
+
+    /// The exposition text for `summary`. `previousLastSuccess` is the value to keep when the run did not succeed.
+    public static func render(run: ReportRun, summary: RunSummary, previousLastSuccess: Double?) -> String {
+        var out = ""
+        func metric(_ name: String, _ help: String, _ samples: [(labels: [(String, String)], value: String)]) {
+            out += "# HELP \(name) \(help)\n# TYPE \(name) gauge\n"
+            for sample in samples {
+                let labels = sample.labels.isEmpty
+                    ? "" : "{" + sample.labels.map { "\($0.0)=\"\(escapeLabel($0.1))\"" }.joined(separator: ",") + "}"
+                out += "\(name)\(labels) \(sample.value)\n"
+            }
+        }
+        let runLabels = [("mode", summary.mode), ("dry_run", summary.dryRun ? "true" : "false")]
+        let finished = (run.finishedAt ?? run.startedAt).timeIntervalSince1970
+        metric(
+            "renewal_reconciler_last_run_timestamp_seconds",
+            "Unix time the last run finished (started, if it did not finish).",
+            [(runLabels, number(finished))])
+        metric("renewal_reconciler_last_run_id", "Id of the last run (reconciliation_runs.id).", [([], "\(summary.runId)")])
+        metric(
+            "renewal_reconciler_last_run_duration_seconds", "Wall time of the last run in seconds.",
+            [([], number(summary.durationSeconds ?? 0))])
+        metric(
+            "renewal_reconciler_last_run_exit_code", "Exit code of the last run (0 success, 2 unresolved above threshold).",
+            [([], "\(summary.exitCode ?? 1)")])
+        metric("renewal_reconciler_last_run_due", "Subscriptions due in the last run.", [([], "\(summary.counts.due)")])
+        metric(
+            "renewal_reconciler_last_run_items", "Items of the last run by outcome.",
+            summary.byOutcome.sorted { $0.key < $1.key }.map { ([("outcome", $0.key)], "\($0.value)") })
+        metric(
+            "renewal_reconciler_last_run_unresolved", "Items of the last run left unresolved.",
+            [([], "\(summary.counts.unresolved)")])
+        metric(
+            "renewal_reconciler_last_run_apple_requests", "verifyReceipt requests of the last run (retries included).",
+            [([], "\(summary.apple.requests)")])
+        metric(
+            "renewal_reconciler_last_run_apple_retries", "verifyReceipt retries of the last run.",
+            [([], "\(summary.apple.retries)")])
+        metric(
+            "renewal_reconciler_last_run_apple_responses_by_http_status", "verifyReceipt responses by HTTP status.",
+            summary.apple.byHTTPStatus.sorted { $0.key < $1.key }.map { ([("code", $0.key)], "\($0.value)") })
+        metric(
+            "renewal_reconciler_last_run_apple_responses_by_status", "verifyReceipt responses by Apple status field.",
+            summary.apple.byAppleStatus.sorted { $0.key < $1.key }.map { ([("status", $0.key)], "\($0.value)") })
+        metric(
+            "renewal_reconciler_last_run_apple_transport_errors", "verifyReceipt transport errors by kind.",
+            summary.apple.transportErrors.sorted { $0.key < $1.key }.map { ([("kind", $0.key)], "\($0.value)") })
+        metric(
+            "renewal_reconciler_last_run_apple_request_rate", "Achieved verifyReceipt requests per second.",
+            [([], number(summary.apple.achievedRate))])
+        let lastSuccess = run.succeeded ? finished : previousLastSuccess
+        if let lastSuccess {
+            metric(lastSuccessMetric, "Unix time the last successful run finished.", [([], number(lastSuccess))])
+        }
+        return out
+    }
+
+    /// Writes the metrics of `summary` to `path` atomically, carrying over the last success time from
+    /// the existing file when this run did not succeed.
+    /// - Throws: `ReportError` naming the path when the directory is not writable or full.
+    public static func write(run: ReportRun, summary: RunSummary, to path: String) throws(ReportError) {
+        let previous = run.succeeded ? nil : previousLastSuccess(path: path)
+        let text = render(run: run, summary: summary, previousLastSuccess: previous)
+        let directory = (path as NSString).deletingLastPathComponent
+        let temporary = (directory.isEmpty ? "." : directory) + "/.\((path as NSString).lastPathComponent).tmp-"
+            + AtomicFiles.uniqueSuffix()
+        try AtomicFiles.writeNewFile(temporary, Data(text.utf8))
+        do throws(ReportError) {
+            try AtomicFiles.rename(temporary, path)
+        } catch {
+            unlink(temporary)
+            throw error
+        }
+    }
+
+    /// The metrics of `data`'s run written to `path` (the convenience the pipeline and CLI call).
+    public static func write(data: ReportData, to path: String) throws(ReportError) {
+        try write(run: data.run, summary: RunSummary(data: data), to: path)
+    }
+
+    /// The last-success value of an existing metrics file, if it has a valid one.
+    public static func previousLastSuccess(path: String) -> Double? {
+        guard let text = try? String(contentsOfFile: path, encoding: .utf8) else { return nil }
+        for line in text.split(separator: "\n") where line.hasPrefix(lastSuccessMetric + " ") {
+            let value = line.dropFirst(lastSuccessMetric.count + 1).trimmingCharacters(in: .whitespaces)
+            if let number = Double(value), number.isFinite, number >= 0 { return number }
+        }
+        return nil
+    }
+
+    /// Escapes a label value: backslash, double quote and newline.
+    public static func escapeLabel(_ value: String) -> String {
+        value.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"")
+            .replacingOccurrences(of: "\n", with: "\\n")
+    }
+
+    static func number(_ value: Double) -> String {
+        guard value.isFinite else { return "0" }
+        if value == value.rounded(), abs(value) < 1e15 { return String(Int64(value)) }
+        return String(format: "%.3f", value)
+    }
+}

@@ -1,0 +1,141 @@
+import Foundation
+
+/// Estimated renewal revenue and refunded amounts of one run, per currency, from the `products` catalog.
+///
+/// Amounts are exact `Decimal`s (count x catalog price), written as decimal strings. Products without a
+/// price are listed by name instead of being given an invented figure.
+public struct MoneySummary: Sendable, Equatable, Codable {
+    /// One amount in one currency.
+    public struct Amount: Sendable, Equatable, Codable {
+        public var currency: String
+        /// Decimal string, e.g. `"29.97"`.
+        public var amount: String
+        /// Number of transactions it covers.
+        public var transactions: Int
+
+        public init(currency: String, amount: String, transactions: Int) {
+            self.currency = currency
+            self.amount = amount
+            self.transactions = transactions
+        }
+    }
+
+    /// One product's line: counts, and its price and estimates per currency where known.
+    public struct ProductLine: Sendable, Equatable, Codable {
+        public var productId: String
+        public var paidRenewals: Int
+        public var paidRefunds: Int
+        /// Paid renewals bought with an introductory offer: valued at the catalog price (an overestimate).
+        public var introOfferRenewals: Int
+        public var prices: [Price]
+
+        enum CodingKeys: String, CodingKey {
+            case productId = "product_id"
+            case paidRenewals = "paid_renewals"
+            case paidRefunds = "paid_refunds"
+            case introOfferRenewals = "intro_offer_renewals"
+            case prices
+        }
+    }
+
+    /// A product's price in one currency and what it gives for this run.
+    public struct Price: Sendable, Equatable, Codable {
+        public var currency: String
+        public var price: String
+        public var period: String
+        public var renewalRevenue: String
+        public var refunded: String
+
+        enum CodingKeys: String, CodingKey {
+            case currency, price, period
+            case renewalRevenue = "renewal_revenue"
+            case refunded
+        }
+    }
+
+    public var renewalRevenue: [Amount]
+    public var refunded: [Amount]
+    /// Products with paid renewals or refunds in this run but no row in `products`.
+    public var productsWithoutPrice: [String]
+    /// Products priced in more than one currency: counted once in each (verifyReceipt does not say
+    /// which storefront a transaction was billed in).
+    public var productsWithSeveralCurrencies: [String]
+    public var products: [ProductLine]
+
+    enum CodingKeys: String, CodingKey {
+        case renewalRevenue = "renewal_revenue"
+        case refunded
+        case productsWithoutPrice = "products_without_price"
+        case productsWithSeveralCurrencies = "products_with_several_currencies"
+        case products
+    }
+
+    /// Computes the money figures of `transactions` with the catalog `prices`.
+    public init(transactions: [ReportTransaction], prices: [ProductPrice]) {
+        var renewals: [String: Int] = [:]
+        var intro: [String: Int] = [:]
+        var refunds: [String: Int] = [:]
+        for transaction in transactions {
+            if transaction.isPaidRenewalInRun {
+                renewals[transaction.productId, default: 0] += 1
+                if transaction.isIntroOffer { intro[transaction.productId, default: 0] += 1 }
+            }
+            if transaction.isPaidRefundInRun { refunds[transaction.productId, default: 0] += 1 }
+        }
+        let pricesByProduct = Dictionary(grouping: prices, by: \.productId)
+        var revenueByCurrency: [String: (Decimal, Int)] = [:]
+        var refundedByCurrency: [String: (Decimal, Int)] = [:]
+        var lines: [ProductLine] = []
+        var missing: [String] = []
+        for productId in Set(renewals.keys).union(refunds.keys).sorted() {
+            let renewalCount = renewals[productId] ?? 0
+            let refundCount = refunds[productId] ?? 0
+            let productPrices = (pricesByProduct[productId] ?? []).sorted { $0.currency < $1.currency }
+            if productPrices.isEmpty { missing.append(productId) }
+            var priceLines: [Price] = []
+            for price in productPrices {
+                let revenue = price.price * Decimal(renewalCount)
+                let refunded = price.price * Decimal(refundCount)
+                if renewalCount > 0 {
+                    let current = revenueByCurrency[price.currency] ?? (0, 0)
+                    revenueByCurrency[price.currency] = (current.0 + revenue, current.1 + renewalCount)
+                }
+                if refundCount > 0 {
+                    let current = refundedByCurrency[price.currency] ?? (0, 0)
+                    refundedByCurrency[price.currency] = (current.0 + refunded, current.1 + refundCount)
+                }
+                priceLines.append(
+                    Price(
+                        currency: price.currency, price: Self.format(price.price), period: price.period,
+                        renewalRevenue: Self.format(revenue), refunded: Self.format(refunded)))
+            }
+            lines.append(
+                ProductLine(
+                    productId: productId, paidRenewals: renewalCount, paidRefunds: refundCount,
+                    introOfferRenewals: intro[productId] ?? 0, prices: priceLines))
+        }
+        renewalRevenue = revenueByCurrency.sorted { $0.key < $1.key }.map {
+            Amount(currency: $0.key, amount: Self.format($0.value.0), transactions: $0.value.1)
+        }
+        refunded = refundedByCurrency.sorted { $0.key < $1.key }.map {
+            Amount(currency: $0.key, amount: Self.format($0.value.0), transactions: $0.value.1)
+        }
+        productsWithoutPrice = missing
+        productsWithSeveralCurrencies = lines.filter { $0.prices.count > 1 }.map(\.productId)
+        products = lines
+    }
+
+    /// Two decimal places at least (money), more only when the catalog price has them: `29.97`, `0.00`, `1.2345`.
+    public static func format(_ value: Decimal) -> String {
+        var scaled = value
+        var rounded = Decimal()
+        NSDecimalRound(&rounded, &scaled, 4, .bankers)
+        var text = "\(rounded)"
+        if !text.contains(".") { text += ".00" }
+        let parts = text.split(separator: ".", maxSplits: 1)
+        if parts.count == 2, parts[1].count < 2 {
+            text = "\(parts[0]).\(parts[1])" + String(repeating: "0", count: 2 - parts[1].count)
+        }
+        return text
+    }
+}

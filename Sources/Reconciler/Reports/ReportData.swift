@@ -1,0 +1,17 @@
+/// Everything one run's report is built from, read from PostgreSQL by `ReportLoader`.
+///
+/// A plain value so that the summary, the CSVs, the HTML page and the metrics are pure functions
+/// of it (and testable without a database).
+public struct ReportData: Sendable, Equatable {
+    public var run: ReportRun
+    public var items: [ReportItem]
+    public var transactions: [ReportTransaction]
+    public var prices: [ProductPrice]
+
+    public init(run: ReportRun, items: [ReportItem], transactions: [ReportTransaction], prices: [ProductPrice]) {
+        self.run = run
+        self.items = items
+        self.transactions = transactions
+        self.prices = prices
+    }
+}

@@ -1,0 +1,46 @@
+import Foundation
+
+/// The files of one report folder, rendered from `ReportData`: summary.json, changes.csv,
+/// transactions.csv, errors.csv and report.html. Pure (no I/O), so tests can read the bytes directly.
+public enum ReportFiles {
+    /// File names, in the order they are written.
+    public static let names = ["summary.json", "changes.csv", "transactions.csv", "errors.csv", "report.html"]
+
+    /// Renders every file.
+    /// - Throws: `ReportError.Code.encoding` if a value cannot be encoded (a bug: nothing is written then).
+    public static func render(_ data: ReportData) throws(ReportError) -> [(name: String, data: Data)] {
+        let summary = RunSummary(data: data)
+        do {
+            return [
+                ("summary.json", try summary.jsonData()),
+                (
+                    "changes.csv",
+                    try csv(
+                        ReportTables.changeColumns, numeric: ReportTables.changeNumericColumns,
+                        rows: ReportTables.changeRows(data))
+                ),
+                (
+                    "transactions.csv",
+                    try csv(
+                        ReportTables.transactionColumns, numeric: ReportTables.transactionNumericColumns,
+                        rows: ReportTables.transactionRows(data))
+                ),
+                (
+                    "errors.csv",
+                    try csv(
+                        ReportTables.errorColumns, numeric: ReportTables.errorNumericColumns,
+                        rows: ReportTables.errorRows(data))
+                ),
+                ("report.html", Data(ReportHTML.render(data: data, summary: summary).utf8)),
+            ]
+        } catch {
+            throw ReportError(.encoding, path: data.run.folderName, "cannot encode the report of run \(data.run.id): \(error)")
+        }
+    }
+
+    /// RFC 4180 CSV through `CSVWriter` (formula neutralisation of text columns included).
+    static func csv(_ columns: [String], numeric: Set<String>, rows: [[String]]) throws -> Data {
+        let writer = CSVWriter(columns: columns.map { CSVColumn($0, numeric.contains($0) ? .numeric : .text) })
+        return Data(try writer.document(rows: rows).utf8)
+    }
+}

@@ -1,0 +1,48 @@
+import Foundation
+
+/// Writes a report folder atomically: every file goes into `<report-dir>/.tmp-<name>-<pid>-<random>/`,
+/// which is then renamed to `<report-dir>/<name>`. An existing folder of the same name (a regeneration)
+/// is first renamed aside and removed only after the new one is in place, so readers see the old
+/// complete folder or the new complete folder, never a half-written one.
+public struct ReportFolderWriter: Sendable {
+    /// The report directory (`--report-dir`), created when missing.
+    public let reportDirectory: String
+
+    public init(reportDirectory: String) {
+        self.reportDirectory = reportDirectory
+    }
+
+    /// Writes `files` (name -> bytes) as the folder `name` and returns the folder's path.
+    /// - Throws: `ReportError` naming the path (not writable, disk full); nothing half-written stays behind.
+    public func write(folderName name: String, files: [(name: String, data: Data)]) throws(ReportError) -> String {
+        let directory = reportDirectory.isEmpty ? "." : reportDirectory
+        try AtomicFiles.makeDirectories(directory)
+        let suffix = AtomicFiles.uniqueSuffix()
+        let temporary = "\(directory)/.tmp-\(name)-\(suffix)"
+        let destination = "\(directory)/\(name)"
+        try AtomicFiles.makeDirectory(temporary)
+        do throws(ReportError) {
+            for file in files { try AtomicFiles.writeNewFile("\(temporary)/\(file.name)", file.data) }
+            AtomicFiles.syncDirectory(temporary)
+            if FileManager.default.fileExists(atPath: destination) {
+                let old = "\(directory)/.old-\(name)-\(suffix)"
+                try AtomicFiles.rename(destination, old)
+                do throws(ReportError) {
+                    try AtomicFiles.rename(temporary, destination)
+                } catch {
+                    // Put the previous complete folder back.
+                    try? AtomicFiles.rename(old, destination)
+                    throw error
+                }
+                AtomicFiles.removeTree(old)
+            } else {
+                try AtomicFiles.rename(temporary, destination)
+            }
+            AtomicFiles.syncDirectory(directory)
+        } catch {
+            AtomicFiles.removeTree(temporary)
+            throw error
+        }
+        return destination
+    }
+}

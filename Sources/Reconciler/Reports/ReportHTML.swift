@@ -1,0 +1,356 @@
+/// Renders report.html: one self-contained page for finance (inline CSS and SVG, no scripts, no
+/// external assets), printable, with a banner on dry runs and unfinished runs. Every value is escaped.
+public enum ReportHTML {
+    /// The `id`s of the four charts (scripts/check-reports checks they are present).
+    public static let chartIds = [
+        "chart-outcomes-by-product", "chart-renewals-lapses-refunds", "chart-retry-funnel", "chart-trial-conversions",
+    ]
+
+    /// Rows shown per table on the page; the CSV files always hold every row.
+    public static let tableRowLimit = 200
+
+    static let outcomeColors: [String: String] = [
+        "renewed": "#2e7d32", "unchanged": "#90a4ae", "lapsed": "#ef6c00", "recovered": "#00897b",
+        "revoked": "#c62828", "changed": "#1565c0", "rejected": "#6a1b9a", "unresolved": "#f9a825",
+        "conflict": "#6d4c41", "pending": "#cfd8dc",
+    ]
+
+    /// The whole page.
+    public static func render(data: ReportData, summary: RunSummary) -> String {
+        var html = """
+            <!DOCTYPE html>
+            <html lang="en">
+            <head>
+            <meta charset="utf-8">
+            <meta name="viewport" content="width=device-width, initial-scale=1">
+            <title>Subscription reconciliation, run \(summary.runId) (\(e(summary.mode)), \(e(String(summary.asOf.prefix(10)))))</title>
+            <style>\(css)</style>
+            </head>
+            <body>
+
+            """
+        html += header(summary)
+        html += headline(summary)
+        html += outcomesSection(summary)
+        html += renewalsSection(summary)
+        html += funnelSection(summary)
+        html += conversionsSection(summary)
+        html += moneySection(summary.money)
+        html += appleSection(summary.apple)
+        html += rowsSection(
+            title: "Changed subscriptions", file: "changes.csv", columns: ReportTables.changeColumns,
+            rows: ReportTables.changeRows(data), id: "changes")
+        html += rowsSection(
+            title: "Errors (unresolved, rejected, conflict)", file: "errors.csv", columns: ReportTables.errorColumns,
+            rows: ReportTables.errorRows(data), id: "errors")
+        html += rowsSection(
+            title: "Transactions first seen in this run", file: "transactions.csv",
+            columns: ReportTables.transactionColumns, rows: ReportTables.transactionRows(data), id: "transactions")
+        html += """
+            <footer>Built from the database alone (tables reconciliation_runs, reconciliation_items, \
+            subscription_transactions, dry_run_transactions, products); regenerate with \
+            <code>renewal-reconciler report \(summary.runId)</code>. Machine-readable: summary.json \
+            (schema_version \(summary.schemaVersion)), changes.csv, transactions.csv, errors.csv.</footer>
+            </body>
+            </html>
+
+            """
+        return html
+    }
+
+    // MARK: Sections
+
+    static func header(_ s: RunSummary) -> String {
+        var out = "<header><h1>Subscription reconciliation</h1>\n<p class=\"meta\">Run <b>\(s.runId)</b> · mode "
+        out += "<b>\(e(s.mode))</b> · as of <b>\(e(s.asOf))</b> · started \(e(s.startedAt))"
+        out += " · finished \(e(s.finishedAt ?? "not finished"))"
+        if let duration = s.durationSeconds { out += " (\(e(formatSeconds(duration))))" }
+        out += " · status <b>\(e(s.status))</b> · exit \(e(s.exitStatus))</p></header>\n"
+        if s.dryRun {
+            out += "<div class=\"banner dry-run\" id=\"dry-run-banner\">DRY RUN: nothing was written to subscriptions "
+            out += "or the ledger. These are the changes the run would have made.</div>\n"
+        }
+        if s.status != "completed" {
+            out += "<div class=\"banner incomplete\">This run is <b>\(e(s.status))</b>: "
+            out += "\(s.counts.pending) of \(s.counts.selected) items were not finished; the numbers are incomplete.</div>\n"
+        }
+        return out
+    }
+
+    static func headline(_ s: RunSummary) -> String {
+        var cards: [(String, String)] = [
+            ("Due", "\(s.counts.due)"), ("Verified", "\(s.counts.verified)"),
+            ("Renewed", "\(s.byOutcome["renewed"] ?? 0)"), ("Lapsed", "\(s.byOutcome["lapsed"] ?? 0)"),
+            ("Refunds seen", "\(s.transactions.refundsSeen)"), ("Changed", "\(s.counts.changed)"),
+            ("Unresolved", "\(s.counts.unresolved)"), ("Errors", "\(s.counts.errors)"),
+        ]
+        if s.money.renewalRevenue.isEmpty {
+            cards.append(("Est. renewal revenue", "n/a"))
+        } else {
+            cards.append(
+                ("Est. renewal revenue", s.money.renewalRevenue.map { "\($0.amount) \($0.currency)" }.joined(separator: "<br>"))
+            )
+        }
+        var out = "<section class=\"headline\">\n"
+        for (label, value) in cards {
+            // Values are numbers/amounts built here; the currency code is validated by the schema (^[A-Z]{3}$).
+            let safe = value.split(separator: "<br>").map { e(String($0)) }.joined(separator: "<br>")
+            out += "<div class=\"card\"><div class=\"num\">\(safe)</div><div class=\"lbl\">\(e(label))</div></div>\n"
+        }
+        return out + "</section>\n"
+    }
+
+    static func outcomesSection(_ s: RunSummary) -> String {
+        let outcomes = outcomeColumns(s)
+        let chart = SVGBarChart(
+            id: chartIds[0], title: "Outcomes by product",
+            series: outcomes.map { .init(name: $0, color: outcomeColors[$0] ?? "#78909c") },
+            rows: s.byProduct.map { group in .init(label: group.id, values: outcomes.map { group.byOutcome[$0] ?? 0 }) })
+        var rows = s.byProduct.map { group in [group.id] + outcomes.map { "\(group.byOutcome[$0] ?? 0)" } + ["\(group.selected)"] }
+        rows.append(["All products"] + outcomes.map { "\(s.byOutcome[$0] ?? 0)" } + ["\(s.counts.selected)"])
+        var out = section("Outcomes by product", chart: chart.render())
+        out += table(columns: ["product"] + outcomes + ["total"], rows: rows, numericFrom: 1, lastRowTotal: true)
+        if s.bySubscriptionGroup.count > 1 || s.bySubscriptionGroup.first?.id != ReportOutcome.unknown {
+            out += "<h3>By subscription group</h3>\n"
+            out += table(
+                columns: ["subscription group"] + outcomes + ["total"],
+                rows: s.bySubscriptionGroup.map { group in
+                    [group.id] + outcomes.map { "\(group.byOutcome[$0] ?? 0)" } + ["\(group.selected)"]
+                }, numericFrom: 1)
+        }
+        let states = ReportOutcome.states + s.byNewState.keys.filter { !ReportOutcome.states.contains($0) }.sorted()
+        out += "<h3>Subscriptions by new state (finished items)</h3>\n"
+        out += table(columns: states, rows: [states.map { "\(s.byNewState[$0] ?? 0)" }], numericFrom: 0)
+        return out + "</section>\n"
+    }
+
+    static func renewalsSection(_ s: RunSummary) -> String {
+        let bars: [(String, Int)] = [
+            ("Subscriptions renewed", s.byOutcome["renewed"] ?? 0),
+            ("Renewal transactions", s.transactions.firstSeenByKind["renewal"] ?? 0),
+            ("Recovered", s.byOutcome["recovered"] ?? 0),
+            ("Lapsed", s.byOutcome["lapsed"] ?? 0),
+            ("Revoked", s.byOutcome["revoked"] ?? 0),
+            ("Refunds seen", s.transactions.refundsSeen),
+        ]
+        let chart = SVGBarChart(id: chartIds[1], title: "Renewals, lapses and refunds", color: "#1565c0", bars: bars)
+        var out = section("Renewals, lapses and refunds", chart: chart.render())
+        out += table(columns: ["measure", "count"], rows: bars.map { [$0.0, "\($0.1)"] }, numericFrom: 1)
+        return out + "</section>\n"
+    }
+
+    static func funnelSection(_ s: RunSummary) -> String {
+        let f = s.retryFunnel
+        let bars: [(String, Int)] = [
+            ("In retry or grace before", f.inRetryOrGraceBefore),
+            ("→ recovered (active)", f.recovered),
+            ("→ still in grace period", f.stillInGracePeriod),
+            ("→ still in billing retry", f.stillInBillingRetry),
+            ("→ expired", f.expired),
+            ("→ revoked", f.revoked),
+            ("Entered grace period", f.enteredGracePeriod),
+            ("Entered billing retry", f.enteredBillingRetry),
+        ]
+        let chart = SVGBarChart(
+            id: chartIds[2], title: "Billing retry and grace period funnel", color: "#ef6c00", bars: bars)
+        var out = section("Billing retry and grace period", chart: chart.render())
+        out += "<p class=\"note\">Grace period keeps the entitlement while Apple retries billing; billing retry "
+        out += "does not. \"Before\" counts subscriptions that were in either state when the run started.</p>\n"
+        out += table(columns: ["stage", "subscriptions"], rows: bars.map { [$0.0, "\($0.1)"] }, numericFrom: 1)
+        return out + "</section>\n"
+    }
+
+    static func conversionsSection(_ s: RunSummary) -> String {
+        let t = s.transactions
+        let bars: [(String, Int)] = [
+            ("Trials started", t.trialsStarted), ("Trials converted to paid", t.trialConversions),
+            ("Trials lapsed", t.trialsLapsed), ("Intro offers started", t.introOffersStarted),
+            ("Intro offers converted", t.introOfferConversions), ("Intro offers lapsed", t.introOffersLapsed),
+        ]
+        let chart = SVGBarChart(id: chartIds[3], title: "Trial and intro offer conversions", color: "#00897b", bars: bars)
+        var out = section("Trial and introductory offer conversions", chart: chart.render())
+        out += "<p class=\"note\">A conversion is a paid, full-price renewal first seen in this run whose previous "
+        out += "transaction was a free trial (or an introductory offer).</p>\n"
+        out += table(columns: ["measure", "count"], rows: bars.map { [$0.0, "\($0.1)"] }, numericFrom: 1)
+        let kinds = ReportOutcome.kinds + t.firstSeenByKind.keys.filter { !ReportOutcome.kinds.contains($0) }.sorted()
+        out += "<h3>Ledger transactions first seen, by kind</h3>\n"
+        out += table(columns: kinds, rows: [kinds.map { "\(t.firstSeenByKind[$0] ?? 0)" }], numericFrom: 0)
+        return out + "</section>\n"
+    }
+
+    static func moneySection(_ m: MoneySummary) -> String {
+        var out = "<section id=\"money\"><h2>Money (estimates from the products catalog)</h2>\n"
+        out += "<p class=\"note\">Renewal revenue = paid renewal transactions first seen in this run × catalog price; "
+        out += "refunded = refunds seen in this run × catalog price. Apple's verifyReceipt carries no prices: "
+        out += "these are estimates, never invoiced amounts.</p>\n"
+        if m.products.isEmpty {
+            out += "<p>No paid renewals or refunds in this run.</p>\n"
+        } else {
+            out += table(
+                columns: ["currency", "estimated renewal revenue", "renewals", "refunded", "refunds"],
+                rows: currencies(m).map { currency in
+                    let revenue = m.renewalRevenue.first { $0.currency == currency }
+                    let refunded = m.refunded.first { $0.currency == currency }
+                    return [
+                        currency, revenue?.amount ?? "0.00", "\(revenue?.transactions ?? 0)", refunded?.amount ?? "0.00",
+                        "\(refunded?.transactions ?? 0)",
+                    ]
+                }, numericFrom: 1)
+            var rows: [[String]] = []
+            for line in m.products {
+                if line.prices.isEmpty {
+                    rows.append([line.productId, "\(line.paidRenewals)", "\(line.paidRefunds)", "no price", "", "", ""])
+                }
+                for price in line.prices {
+                    rows.append([
+                        line.productId, "\(line.paidRenewals)", "\(line.paidRefunds)",
+                        "\(price.price) \(price.currency)", price.period, price.renewalRevenue, price.refunded,
+                    ])
+                }
+            }
+            out += "<h3>Per product</h3>\n"
+            out += table(
+                columns: ["product", "paid renewals", "refunds", "price", "period", "renewal revenue", "refunded"],
+                rows: rows, numericFrom: 1)
+        }
+        if !m.productsWithoutPrice.isEmpty {
+            out += "<p class=\"warn\" id=\"missing-prices\">No price in the products table for: "
+            out += m.productsWithoutPrice.map { "<code>\(e($0))</code>" }.joined(separator: ", ")
+            out += ". Their renewals and refunds are counted above but not valued.</p>\n"
+        }
+        if !m.productsWithSeveralCurrencies.isEmpty {
+            out += "<p class=\"note\">Priced in several currencies (each currency's figure assumes every transaction "
+            out += "was billed in it): " + m.productsWithSeveralCurrencies.map { "<code>\(e($0))</code>" }
+                .joined(separator: ", ") + ".</p>\n"
+        }
+        let introRenewals = m.products.reduce(0) { $0 + $1.introOfferRenewals }
+        if introRenewals > 0 {
+            out += "<p class=\"note\">\(introRenewals) paid renewal(s) were at an introductory price and are valued "
+            out += "at the catalog price (an overestimate).</p>\n"
+        }
+        return out + "</section>\n"
+    }
+
+    static func appleSection(_ a: AppleRequestStats) -> String {
+        var out = "<section id=\"apple\"><h2>Apple verifyReceipt requests</h2>\n"
+        out += table(
+            columns: ["requests", "retries", "elapsed", "achieved rate"],
+            rows: [["\(a.requests)", "\(a.retries)", formatSeconds(a.elapsedSeconds), "\(rate(a.achievedRate)) req/s"]],
+            numericFrom: 0)
+        out += "<div class=\"cols\">"
+        out += "<div><h3>By HTTP status</h3>\n"
+        out += table(columns: ["HTTP status", "responses"], rows: sortedCounts(a.byHTTPStatus), numericFrom: 1) + "</div>"
+        out += "<div><h3>By Apple status</h3>\n"
+        out += table(columns: ["Apple status", "responses"], rows: sortedCounts(a.byAppleStatus), numericFrom: 1) + "</div>"
+        out += "<div><h3>Transport errors</h3>\n"
+        out += table(columns: ["error", "count"], rows: sortedCounts(a.transportErrors), numericFrom: 1) + "</div>"
+        out += "</div>\n</section>\n"
+        return out
+    }
+
+    static func rowsSection(title: String, file: String, columns: [String], rows: [[String]], id: String) -> String {
+        var out = "<section id=\"\(id)\" class=\"rows\"><h2>\(e(title)) (\(rows.count))</h2>\n"
+        if rows.isEmpty { return out + "<p>None.</p></section>\n" }
+        if rows.count > tableRowLimit {
+            out += "<p class=\"note\">Showing the first \(tableRowLimit) of \(rows.count) rows; \(e(file)) has them all.</p>\n"
+        }
+        out += "<div class=\"scroll\">"
+        out += table(columns: columns, rows: Array(rows.prefix(tableRowLimit)), numericFrom: nil, small: true)
+        return out + "</div></section>\n"
+    }
+
+    // MARK: Helpers
+
+    static func section(_ title: String, chart: String) -> String {
+        "<section class=\"chart-section\"><h2>\(e(title))</h2>\n<figure>\(chart)</figure>\n"
+    }
+
+    /// An HTML table; every cell escaped. Columns from `numericFrom` on are right-aligned.
+    static func table(
+        columns: [String], rows: [[String]], numericFrom: Int?, lastRowTotal: Bool = false, small: Bool = false
+    ) -> String {
+        var out = "<table\(small ? " class=\"small\"" : "")><thead><tr>"
+        for (index, column) in columns.enumerated() {
+            out += "<th\(isNumeric(index, numericFrom) ? " class=\"n\"" : "")>\(e(column))</th>"
+        }
+        out += "</tr></thead><tbody>\n"
+        if rows.isEmpty {
+            out += "<tr><td colspan=\"\(columns.count)\">none</td></tr>\n"
+        }
+        for (rowIndex, row) in rows.enumerated() {
+            out += lastRowTotal && rowIndex == rows.count - 1 ? "<tr class=\"total\">" : "<tr>"
+            for (index, cell) in row.enumerated() {
+                out += "<td\(isNumeric(index, numericFrom) ? " class=\"n\"" : "")>\(e(cell))</td>"
+            }
+            out += "</tr>\n"
+        }
+        return out + "</tbody></table>\n"
+    }
+
+    static func isNumeric(_ index: Int, _ from: Int?) -> Bool { from.map { index >= $0 } ?? false }
+
+    /// Outcomes shown as columns: every known one, then `pending` and unknown ones when present.
+    static func outcomeColumns(_ s: RunSummary) -> [String] {
+        ReportOutcome.all + s.byOutcome.keys.filter { !ReportOutcome.all.contains($0) && (s.byOutcome[$0] ?? 0) > 0 }
+            .sorted()
+    }
+
+    static func currencies(_ m: MoneySummary) -> [String] {
+        Array(Set(m.renewalRevenue.map(\.currency) + m.refunded.map(\.currency))).sorted()
+    }
+
+    static func sortedCounts(_ counts: [String: Int]) -> [[String]] {
+        counts.sorted { $0.key < $1.key }.map { [$0.key, "\($0.value)"] }
+    }
+
+    static func formatSeconds(_ seconds: Double) -> String {
+        guard seconds.isFinite else { return "?" }
+        let total = Int(seconds.rounded())
+        if total < 60 { return "\(total) s" }
+        if total < 3600 { return "\(total / 60) min \(total % 60) s" }
+        return "\(total / 3600) h \(total % 3600 / 60) min"
+    }
+
+    static func rate(_ value: Double) -> String {
+        guard value.isFinite else { return "?" }
+        return String(Double(Int((value * 100).rounded())) / 100)
+    }
+
+    static func e(_ value: String) -> String { HTMLText.escape(value) }
+
+    static let css = """
+        :root { --ink: #1f2933; --muted: #5f6b7a; --line: #d9dee5; }
+        * { box-sizing: border-box; }
+        body { font: 14px/1.45 -apple-system, "Segoe UI", Roboto, "Helvetica Neue", Arial, sans-serif;
+               color: var(--ink); margin: 24px auto; max-width: 1180px; padding: 0 20px; }
+        h1 { font-size: 24px; margin: 0 0 4px; } h2 { font-size: 18px; margin: 28px 0 8px; }
+        h3 { font-size: 15px; margin: 16px 0 6px; }
+        .meta { color: var(--muted); margin: 0 0 12px; }
+        .banner { padding: 10px 14px; border-radius: 6px; margin: 10px 0; font-weight: 600; }
+        .dry-run { background: #fff3cd; border: 2px solid #e0a800; color: #5c4400; font-size: 16px; }
+        .incomplete { background: #fdecea; border: 2px solid #c62828; color: #7f1d1d; }
+        .headline { display: grid; grid-template-columns: repeat(auto-fill, minmax(140px, 1fr)); gap: 10px; margin: 14px 0; }
+        .card { border: 1px solid var(--line); border-radius: 8px; padding: 10px 12px; background: #f8fafc; }
+        .card .num { font-size: 22px; font-weight: 700; } .card .lbl { color: var(--muted); font-size: 12px; }
+        figure { margin: 6px 0 10px; overflow-x: auto; }
+        svg.chart { max-width: 100%; height: auto; font-size: 12px; }
+        svg .label, svg .legend { fill: var(--ink); } svg .value { fill: var(--muted); } svg .empty { fill: var(--muted); }
+        table { border-collapse: collapse; margin: 6px 0 12px; }
+        th, td { border-bottom: 1px solid var(--line); padding: 4px 10px; text-align: left; vertical-align: top; }
+        th { background: #eef2f6; font-weight: 600; } td.n, th.n { text-align: right; font-variant-numeric: tabular-nums; }
+        tr.total td { font-weight: 700; border-top: 2px solid var(--ink); }
+        table.small { font-size: 11px; } table.small td { white-space: nowrap; } table.small td:last-child { white-space: normal; min-width: 220px; }
+        .scroll { overflow-x: auto; }
+        .note { color: var(--muted); font-size: 12px; max-width: 900px; }
+        .warn { background: #fff8e1; border-left: 4px solid #f9a825; padding: 6px 10px; }
+        .cols { display: flex; flex-wrap: wrap; gap: 28px; }
+        footer { margin-top: 32px; color: var(--muted); font-size: 12px; border-top: 1px solid var(--line); padding-top: 8px; }
+        @media print {
+          body { margin: 0; max-width: none; font-size: 11px; }
+          * { -webkit-print-color-adjust: exact; print-color-adjust: exact; }
+          section { break-inside: avoid-page; } section.rows { break-inside: auto; }
+          tr { break-inside: avoid; } thead { display: table-header-group; }
+          .banner { border-width: 3px; } .scroll { overflow: visible; } table.small { font-size: 8px; }
+        }
+        """
+}

@@ -1,0 +1,76 @@
+import Foundation
+
+/// One row of `reconciliation_items` (a subscription selected by the run) as the reports read it.
+public struct ReportItem: Sendable, Equatable {
+    public var subscriptionId: Int64
+    public var originalTransactionId: String
+    /// `pending` or `done`.
+    public var status: String
+    /// One of `ReportOutcome.all`, or nil while pending.
+    public var outcome: String?
+    public var userId: String?
+    public var previousState: String?
+    public var newState: String?
+    public var previousExpiresAt: Date?
+    public var newExpiresAt: Date?
+    public var previousProductId: String?
+    public var productId: String?
+    public var subscriptionGroupId: String?
+    public var autoRenew: Bool?
+    public var previousAutoRenew: Bool?
+    public var autoRenewProductId: String?
+    public var environment: String?
+    public var appleStatus: Int?
+    public var attempts: Int
+    public var reason: String?
+    /// The subscription's latest known ledger transaction (up to the new expiry) was a free trial:
+    /// used by the trial-conversion chart to count trials that lapsed.
+    public var lastTransactionWasTrial: Bool
+    /// Same for an introductory offer.
+    public var lastTransactionWasIntroOffer: Bool
+
+    public init(
+        subscriptionId: Int64, originalTransactionId: String, status: String = "done", outcome: String?,
+        userId: String? = nil, previousState: String? = nil, newState: String? = nil, previousExpiresAt: Date? = nil,
+        newExpiresAt: Date? = nil, previousProductId: String? = nil, productId: String? = nil,
+        subscriptionGroupId: String? = nil, autoRenew: Bool? = nil, previousAutoRenew: Bool? = nil,
+        autoRenewProductId: String? = nil, environment: String? = nil, appleStatus: Int? = nil, attempts: Int = 0,
+        reason: String? = nil, lastTransactionWasTrial: Bool = false, lastTransactionWasIntroOffer: Bool = false
+    ) {
+        self.subscriptionId = subscriptionId
+        self.originalTransactionId = originalTransactionId
+        self.status = status
+        self.outcome = outcome
+        self.userId = userId
+        self.previousState = previousState
+        self.newState = newState
+        self.previousExpiresAt = previousExpiresAt
+        self.newExpiresAt = newExpiresAt
+        self.previousProductId = previousProductId
+        self.productId = productId
+        self.subscriptionGroupId = subscriptionGroupId
+        self.autoRenew = autoRenew
+        self.previousAutoRenew = previousAutoRenew
+        self.autoRenewProductId = autoRenewProductId
+        self.environment = environment
+        self.appleStatus = appleStatus
+        self.attempts = attempts
+        self.reason = reason
+        self.lastTransactionWasTrial = lastTransactionWasTrial
+        self.lastTransactionWasIntroOffer = lastTransactionWasIntroOffer
+    }
+
+    /// The item ended as `unresolved`, `rejected` or `conflict`: it belongs in errors.csv.
+    public var isError: Bool { outcome.map(ReportOutcome.errors.contains) ?? false }
+
+    /// The subscription's state, expiry, product or auto-renew changed (a done, non-error item):
+    /// it belongs in changes.csv. Mirrors SQL's `IS DISTINCT FROM` on each pair.
+    public var isChange: Bool {
+        guard status == "done", let outcome, !ReportOutcome.errors.contains(outcome) else { return false }
+        return previousState != newState || previousExpiresAt != newExpiresAt || previousProductId != productId
+            || previousAutoRenew != autoRenew
+    }
+
+    /// The product to group by: the new product, else the previous one, else `(unknown)`.
+    public var groupingProductId: String { productId ?? previousProductId ?? ReportOutcome.unknown }
+}

@@ -1,0 +1,194 @@
+import Foundation
+import Postgres
+
+/// Reads everything one run's report needs from PostgreSQL, in one read-only, repeatable-read
+/// transaction (a consistent snapshot even while another run writes).
+///
+/// Only the tables `reconciliation_runs`, `reconciliation_items`, `subscription_transactions`,
+/// `dry_run_transactions` and `products` are read: never `subscriptions`, so no receipt is ever loaded.
+public struct ReportLoader {
+    public let connection: PostgresConnection
+
+    public init(connection: PostgresConnection) {
+        self.connection = connection
+    }
+
+    /// Loads run `runId`.
+    /// - Throws: `ReportError` (`.runNotFound`, or `.database` with the failing step).
+    public func load(runId: Int64) throws(ReportError) -> ReportData {
+        do {
+            return try connection.transaction { db in
+                _ = try db.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
+                guard let runRow = try db.queryFirst(Self.runSQL, [runId]) else {
+                    throw ReportError(.runNotFound, "run \(runId) not found in reconciliation_runs")
+                }
+                let run = try Self.run(runRow)
+                let hasCatalog = try db.queryFirst(Self.tablesSQL).map { try $0.decode("has_catalog", as: Bool.self) }
+                    ?? false
+                let items = try db.query(hasCatalog ? Self.itemsSQL : Self.itemsWithoutDryRunsSQL, [runId])
+                    .map(Self.item)
+                let transactionSQL = run.dryRun ? Self.dryRunTransactionsSQL : Self.transactionsSQL
+                let transactions = run.dryRun && !hasCatalog
+                    ? [] : try db.query(transactionSQL, [runId]).map(Self.transaction)
+                let prices = hasCatalog ? try db.query(Self.pricesSQL).map(Self.price) : []
+                return ReportData(run: run, items: items, transactions: transactions, prices: prices)
+            }
+        } catch let error as ReportError {
+            throw error
+        } catch {
+            throw ReportError(.database, "reading run \(runId): \(error)")
+        }
+    }
+
+    // MARK: Rows
+
+    static func run(_ row: PostgresRow) throws -> ReportRun {
+        ReportRun(
+            id: try row.decode("id"), mode: try row.decode("mode"), dryRun: try row.decode("dry_run"),
+            status: try row.decode("status"), asOf: try row.decode("as_of"), startedAt: try row.decode("started_at"),
+            finishedAt: try row.decode("finished_at"), dueCount: try row.decode("due_count"),
+            doneCount: try row.decode("done_count"), unresolvedCount: try row.decode("unresolved_count"),
+            exitCode: try row.decode("exit_code"),
+            appleStats: AppleRequestStats.fromJSON(try row.decode("apple_stats", as: String?.self)))
+    }
+
+    static func item(_ row: PostgresRow) throws -> ReportItem {
+        ReportItem(
+            subscriptionId: try row.decode("subscription_id"),
+            originalTransactionId: try row.decode("original_transaction_id"), status: try row.decode("status"),
+            outcome: try row.decode("outcome"), userId: try row.decode("user_id"),
+            previousState: try row.decode("previous_state"), newState: try row.decode("new_state"),
+            previousExpiresAt: try row.decode("previous_expires_at"), newExpiresAt: try row.decode("new_expires_at"),
+            previousProductId: try row.decode("previous_product_id"), productId: try row.decode("product_id"),
+            subscriptionGroupId: try row.decode("subscription_group_id"), autoRenew: try row.decode("auto_renew"),
+            previousAutoRenew: try row.decode("previous_auto_renew"),
+            autoRenewProductId: try row.decode("auto_renew_product_id"), environment: try row.decode("environment"),
+            appleStatus: try row.decode("apple_status"), attempts: try row.decode("attempts"),
+            reason: try row.decode("reason"), lastTransactionWasTrial: try row.decode("last_is_trial"),
+            lastTransactionWasIntroOffer: try row.decode("last_is_intro"))
+    }
+
+    static func transaction(_ row: PostgresRow) throws -> ReportTransaction {
+        ReportTransaction(
+            transactionId: try row.decode("transaction_id"),
+            originalTransactionId: try row.decode("original_transaction_id"), productId: try row.decode("product_id"),
+            subscriptionGroupId: try row.decode("subscription_group_id"), kind: try row.decode("kind"),
+            purchaseDate: try row.decode("purchase_date"), expiresDate: try row.decode("expires_date"),
+            isTrial: try row.decode("is_trial"), isIntroOffer: try row.decode("is_intro_offer"),
+            offer: try row.decode("offer"), cancellationDate: try row.decode("cancellation_date"),
+            cancellationReason: try row.decode("cancellation_reason"), firstSeenInRun: try row.decode("first_seen"),
+            refundSeenInRun: try row.decode("refund_seen"), previousWasTrial: try row.decode("prev_trial"),
+            previousWasIntroOffer: try row.decode("prev_intro"))
+    }
+
+    static func price(_ row: PostgresRow) throws -> ProductPrice {
+        ProductPrice(
+            productId: try row.decode("product_id"), currency: try row.decode("currency"),
+            price: try row.decode("price"), period: try row.decode("period"),
+            displayName: try row.decode("display_name"))
+    }
+
+    // MARK: SQL
+
+    static let runSQL = """
+        SELECT id, mode, dry_run, status, as_of, started_at, finished_at, due_count, done_count, unresolved_count,
+               exit_code, apple_stats::text AS apple_stats
+          FROM reconciliation_runs WHERE id = $1
+        """
+
+    /// Migration 002 (products, dry_run_transactions) may not be applied on an old database.
+    static let tablesSQL = """
+        SELECT to_regclass('products') IS NOT NULL AND to_regclass('dry_run_transactions') IS NOT NULL AS has_catalog
+        """
+
+    static let itemColumns = """
+        i.subscription_id, i.original_transaction_id, i.status, i.outcome, i.user_id, i.previous_state, i.new_state,
+        i.previous_expires_at, i.new_expires_at, i.previous_product_id, i.product_id, i.subscription_group_id,
+        i.auto_renew, i.previous_auto_renew, i.auto_renew_product_id, i.environment, i.apple_status, i.attempts,
+        i.reason, COALESCE(last.is_trial, false) AS last_is_trial, COALESCE(last.is_intro_offer, false) AS last_is_intro
+        """
+
+    /// For lapsed items: was the subscription's last transaction (up to the new expiry) a trial or intro offer?
+    static let itemsSQL = """
+        SELECT \(itemColumns)
+          FROM reconciliation_items i
+          LEFT JOIN LATERAL (
+                SELECT x.is_trial, x.is_intro_offer FROM (
+                    SELECT s.is_trial, s.is_intro_offer, s.expires_date FROM subscription_transactions s
+                     WHERE s.original_transaction_id = i.original_transaction_id AND s.kind <> 'refund'
+                    UNION ALL
+                    SELECT d.is_trial, d.is_intro_offer, d.expires_date FROM dry_run_transactions d
+                     WHERE d.run_id = i.run_id AND d.original_transaction_id = i.original_transaction_id
+                       AND d.kind <> 'refund'
+                ) x
+                 WHERE i.outcome = 'lapsed' AND (i.new_expires_at IS NULL OR x.expires_date <= i.new_expires_at)
+                 ORDER BY x.expires_date DESC NULLS LAST LIMIT 1
+          ) last ON true
+         WHERE i.run_id = $1
+         ORDER BY i.original_transaction_id, i.subscription_id
+        """
+
+    static let itemsWithoutDryRunsSQL = """
+        SELECT \(itemColumns)
+          FROM reconciliation_items i
+          LEFT JOIN LATERAL (
+                SELECT s.is_trial, s.is_intro_offer FROM subscription_transactions s
+                 WHERE i.outcome = 'lapsed' AND s.original_transaction_id = i.original_transaction_id
+                   AND s.kind <> 'refund' AND (i.new_expires_at IS NULL OR s.expires_date <= i.new_expires_at)
+                 ORDER BY s.expires_date DESC NULLS LAST LIMIT 1
+          ) last ON true
+         WHERE i.run_id = $1
+         ORDER BY i.original_transaction_id, i.subscription_id
+        """
+
+    static let transactionColumns = """
+        t.transaction_id, t.original_transaction_id, t.product_id, t.subscription_group_id, t.kind, t.purchase_date,
+        t.expires_date, t.is_trial, t.is_intro_offer, t.offer, t.cancellation_date, t.cancellation_reason,
+        COALESCE(prev.is_trial, false) AS prev_trial, COALESCE(prev.is_intro_offer, false) AS prev_intro
+        """
+
+    /// Ledger rows first seen in the run, plus rows whose refund the run saw.
+    static let transactionsSQL = """
+        SELECT \(transactionColumns),
+               t.first_seen_run_id IS NOT DISTINCT FROM $1 AS first_seen,
+               t.refund_seen_run_id IS NOT DISTINCT FROM $1 AS refund_seen
+          FROM subscription_transactions t
+          LEFT JOIN LATERAL (
+                SELECT p.is_trial, p.is_intro_offer FROM subscription_transactions p
+                 WHERE p.original_transaction_id = t.original_transaction_id AND p.transaction_id <> t.transaction_id
+                   AND p.purchase_date < t.purchase_date
+                 ORDER BY p.purchase_date DESC LIMIT 1
+          ) prev ON true
+         WHERE t.first_seen_run_id = $1 OR t.refund_seen_run_id = $1
+         ORDER BY t.purchase_date, t.transaction_id
+        """
+
+    /// A dry run's would-be ledger entries; a refund counts as "seen", a transaction as new unless the
+    /// ledger already holds it.
+    static let dryRunTransactionsSQL = """
+        SELECT \(transactionColumns),
+               NOT EXISTS (SELECT 1 FROM subscription_transactions l WHERE l.transaction_id = t.transaction_id)
+                   AS first_seen,
+               t.kind = 'refund' AS refund_seen
+          FROM dry_run_transactions t
+          LEFT JOIN LATERAL (
+                SELECT x.is_trial, x.is_intro_offer FROM (
+                    SELECT p.is_trial, p.is_intro_offer, p.purchase_date FROM subscription_transactions p
+                     WHERE p.original_transaction_id = t.original_transaction_id
+                       AND p.transaction_id <> t.transaction_id AND p.purchase_date < t.purchase_date
+                    UNION ALL
+                    SELECT q.is_trial, q.is_intro_offer, q.purchase_date FROM dry_run_transactions q
+                     WHERE q.run_id = t.run_id AND q.original_transaction_id = t.original_transaction_id
+                       AND q.transaction_id <> t.transaction_id AND q.purchase_date < t.purchase_date
+                ) x
+                 ORDER BY x.purchase_date DESC LIMIT 1
+          ) prev ON true
+         WHERE t.run_id = $1
+         ORDER BY t.purchase_date, t.transaction_id
+        """
+
+    static let pricesSQL = """
+        SELECT product_id, currency, price::text AS price, period, display_name FROM products
+         ORDER BY product_id, currency
+        """
+}

@@ -1,0 +1,51 @@
+import Foundation
+
+/// One row of `reconciliation_runs` as the reports read it: what kind of run it was, when, and how it ended.
+///
+/// Reports are rebuilt from the database alone, so this carries every run-level fact the
+/// summary, the HTML page and the metrics file show.
+public struct ReportRun: Sendable, Equatable {
+    public var id: Int64
+    /// `nightly`, `backfill` or `demo`.
+    public var mode: String
+    public var dryRun: Bool
+    /// `running`, `completed`, `partial`, `failed` or `interrupted`.
+    public var status: String
+    public var asOf: Date
+    public var startedAt: Date
+    public var finishedAt: Date?
+    public var dueCount: Int
+    public var doneCount: Int
+    public var unresolvedCount: Int
+    public var exitCode: Int?
+    public var appleStats: AppleRequestStats
+
+    public init(
+        id: Int64, mode: String, dryRun: Bool, status: String, asOf: Date, startedAt: Date, finishedAt: Date?,
+        dueCount: Int, doneCount: Int, unresolvedCount: Int, exitCode: Int?, appleStats: AppleRequestStats
+    ) {
+        self.id = id
+        self.mode = mode
+        self.dryRun = dryRun
+        self.status = status
+        self.asOf = asOf
+        self.startedAt = startedAt
+        self.finishedAt = finishedAt
+        self.dueCount = dueCount
+        self.doneCount = doneCount
+        self.unresolvedCount = unresolvedCount
+        self.exitCode = exitCode
+        self.appleStats = appleStats
+    }
+
+    /// Wall time of the run in seconds, when it has finished.
+    public var durationSeconds: Double? {
+        finishedAt.map { max(0, $0.timeIntervalSince(startedAt)) }
+    }
+
+    /// True when the run finished cleanly: status `completed` and exit code 0.
+    public var succeeded: Bool { status == "completed" && exitCode == 0 }
+
+    /// The report folder's name: `<as_of date in UTC>_run-<id>`, e.g. `2024-05-01_run-42`.
+    public var folderName: String { "\(RFC3339.day(asOf))_run-\(id)" }
+}

@@ -1,0 +1,64 @@
+import Foundation
+
+/// One ledger transaction that a run saw for the first time, or whose refund it saw
+/// (`subscription_transactions`, or `dry_run_transactions` for a dry run).
+public struct ReportTransaction: Sendable, Equatable {
+    public var transactionId: String
+    public var originalTransactionId: String
+    public var productId: String
+    public var subscriptionGroupId: String?
+    /// `initial`, `renewal`, `upgrade` or `refund`.
+    public var kind: String
+    public var purchaseDate: Date?
+    public var expiresDate: Date?
+    public var isTrial: Bool
+    public var isIntroOffer: Bool
+    public var offer: String?
+    public var cancellationDate: Date?
+    public var cancellationReason: Int?
+    /// The transaction entered the ledger in this run.
+    public var firstSeenInRun: Bool
+    /// Its refund (or revocation) was seen in this run.
+    public var refundSeenInRun: Bool
+    /// The transaction before it in the same subscription (by purchase date) was a free trial.
+    public var previousWasTrial: Bool
+    /// The transaction before it in the same subscription was an introductory offer.
+    public var previousWasIntroOffer: Bool
+
+    public init(
+        transactionId: String, originalTransactionId: String, productId: String, subscriptionGroupId: String? = nil,
+        kind: String, purchaseDate: Date? = nil, expiresDate: Date? = nil, isTrial: Bool = false,
+        isIntroOffer: Bool = false, offer: String? = nil, cancellationDate: Date? = nil,
+        cancellationReason: Int? = nil, firstSeenInRun: Bool = true, refundSeenInRun: Bool = false,
+        previousWasTrial: Bool = false, previousWasIntroOffer: Bool = false
+    ) {
+        self.transactionId = transactionId
+        self.originalTransactionId = originalTransactionId
+        self.productId = productId
+        self.subscriptionGroupId = subscriptionGroupId
+        self.kind = kind
+        self.purchaseDate = purchaseDate
+        self.expiresDate = expiresDate
+        self.isTrial = isTrial
+        self.isIntroOffer = isIntroOffer
+        self.offer = offer
+        self.cancellationDate = cancellationDate
+        self.cancellationReason = cancellationReason
+        self.firstSeenInRun = firstSeenInRun
+        self.refundSeenInRun = refundSeenInRun
+        self.previousWasTrial = previousWasTrial
+        self.previousWasIntroOffer = previousWasIntroOffer
+    }
+
+    /// A paid renewal first seen in this run: what estimated renewal revenue counts (trials are free).
+    public var isPaidRenewalInRun: Bool { firstSeenInRun && kind == "renewal" && !isTrial }
+
+    /// A paid transaction whose refund was seen in this run: what refunded amounts count.
+    public var isPaidRefundInRun: Bool { refundSeenInRun && !isTrial }
+
+    /// A paid renewal following a free trial: a trial conversion.
+    public var isTrialConversion: Bool { isPaidRenewalInRun && !isIntroOffer && previousWasTrial }
+
+    /// A full-price renewal following an introductory offer: an intro-offer conversion.
+    public var isIntroConversion: Bool { isPaidRenewalInRun && !isIntroOffer && previousWasIntroOffer }
+}

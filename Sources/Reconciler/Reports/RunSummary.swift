@@ -1,0 +1,282 @@
+import Foundation
+
+/// The content of `summary.json` (schema version 1): one run's counts, Apple request statistics and
+/// money figures, computed from `ReportData` alone.
+///
+/// Also the input of the HTML page and the metrics file, so every output agrees on every number.
+/// The schema is documented in `README-section.md`.
+public struct RunSummary: Sendable, Equatable, Codable {
+    /// Bumped on any incompatible change of this file's shape.
+    public static let currentSchemaVersion = 1
+
+    public var schemaVersion: Int
+    public var runId: Int64
+    public var mode: String
+    public var status: String
+    public var dryRun: Bool
+    public var asOf: String
+    public var startedAt: String
+    public var finishedAt: String?
+    public var durationSeconds: Double?
+    public var exitCode: Int?
+    /// Name of the exit code (`success`, `failure`, `unresolved_above_threshold`, ...), `unknown` when not set yet.
+    public var exitStatus: String
+    public var counts: Counts
+    /// Items per outcome; every known outcome is present (0 when none); `pending` only when some items are.
+    public var byOutcome: [String: Int]
+    /// Done items per new subscription state; every known state is present.
+    public var byNewState: [String: Int]
+    public var byProduct: [GroupCounts]
+    public var bySubscriptionGroup: [GroupCounts]
+    public var transactions: TransactionCounts
+    public var retryFunnel: RetryFunnel
+    public var apple: AppleRequestStats
+    public var money: MoneySummary
+
+    /// Item and run counts.
+    public struct Counts: Sendable, Equatable, Codable {
+        /// `reconciliation_runs.due_count`.
+        public var due: Int
+        /// Items (subscriptions) the run selected.
+        public var selected: Int
+        /// Items with status `done`.
+        public var done: Int
+        /// Items still `pending` (an interrupted or failed run).
+        public var pending: Int
+        /// Done items Apple answered definitively (outcome not `unresolved`).
+        public var verified: Int
+        /// Items with outcome `unresolved`.
+        public var unresolved: Int
+        /// Rows of changes.csv.
+        public var changed: Int
+        /// Rows of errors.csv (`unresolved` + `rejected` + `conflict`).
+        public var errors: Int
+    }
+
+    /// Counts of one product or subscription group.
+    public struct GroupCounts: Sendable, Equatable, Codable {
+        public var id: String
+        public var selected: Int
+        public var byOutcome: [String: Int]
+        public var byNewState: [String: Int]
+
+        enum CodingKeys: String, CodingKey {
+            case id, selected
+            case byOutcome = "by_outcome"
+            case byNewState = "by_new_state"
+        }
+    }
+
+    /// Ledger transactions of the run (transactions.csv).
+    public struct TransactionCounts: Sendable, Equatable, Codable {
+        /// Rows of transactions.csv.
+        public var total: Int
+        /// Transactions first seen in this run, per kind (every known kind present).
+        public var firstSeenByKind: [String: Int]
+        /// Transactions whose refund/revocation was seen in this run.
+        public var refundsSeen: Int
+        public var trialsStarted: Int
+        public var introOffersStarted: Int
+        /// Paid renewals right after a free trial.
+        public var trialConversions: Int
+        /// Full-price renewals right after an introductory offer.
+        public var introOfferConversions: Int
+        /// Items that lapsed while on a free trial.
+        public var trialsLapsed: Int
+        /// Items that lapsed while on an introductory offer.
+        public var introOffersLapsed: Int
+
+        enum CodingKeys: String, CodingKey {
+            case total
+            case firstSeenByKind = "first_seen_by_kind"
+            case refundsSeen = "refunds_seen"
+            case trialsStarted = "trials_started"
+            case introOffersStarted = "intro_offers_started"
+            case trialConversions = "trial_conversions"
+            case introOfferConversions = "intro_offer_conversions"
+            case trialsLapsed = "trials_lapsed"
+            case introOffersLapsed = "intro_offers_lapsed"
+        }
+    }
+
+    /// Where subscriptions in Apple's billing retry or grace period went in this run.
+    public struct RetryFunnel: Sendable, Equatable, Codable {
+        /// Decided items (done, not unresolved/rejected/conflict) that were in `grace_period` or `billing_retry` before the run.
+        public var inRetryOrGraceBefore: Int
+        /// ... of which are `active` again.
+        public var recovered: Int
+        /// ... of which are still in `grace_period`.
+        public var stillInGracePeriod: Int
+        /// ... of which are still in `billing_retry`.
+        public var stillInBillingRetry: Int
+        /// ... of which are now `expired`.
+        public var expired: Int
+        /// ... of which are now `revoked`.
+        public var revoked: Int
+        /// Items that entered `grace_period` in this run (from any other state).
+        public var enteredGracePeriod: Int
+        /// Items that entered `billing_retry` in this run (from neither retry nor grace).
+        public var enteredBillingRetry: Int
+
+        enum CodingKeys: String, CodingKey {
+            case inRetryOrGraceBefore = "in_retry_or_grace_before"
+            case recovered
+            case stillInGracePeriod = "still_in_grace_period"
+            case stillInBillingRetry = "still_in_billing_retry"
+            case expired, revoked
+            case enteredGracePeriod = "entered_grace_period"
+            case enteredBillingRetry = "entered_billing_retry"
+        }
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case schemaVersion = "schema_version"
+        case runId = "run_id"
+        case mode, status
+        case dryRun = "dry_run"
+        case asOf = "as_of"
+        case startedAt = "started_at"
+        case finishedAt = "finished_at"
+        case durationSeconds = "duration_seconds"
+        case exitCode = "exit_code"
+        case exitStatus = "exit_status"
+        case counts
+        case byOutcome = "by_outcome"
+        case byNewState = "by_new_state"
+        case byProduct = "by_product"
+        case bySubscriptionGroup = "by_subscription_group"
+        case transactions
+        case retryFunnel = "retry_funnel"
+        case apple, money
+    }
+
+    /// Computes the summary of `data`.
+    public init(data: ReportData) {
+        let run = data.run
+        let items = data.items
+        schemaVersion = Self.currentSchemaVersion
+        runId = run.id
+        mode = run.mode
+        status = run.status
+        dryRun = run.dryRun
+        asOf = RFC3339.string(run.asOf)
+        startedAt = RFC3339.string(run.startedAt)
+        finishedAt = run.finishedAt.map { RFC3339.string($0) }
+        durationSeconds = run.durationSeconds
+        exitCode = run.exitCode
+        exitStatus = Self.exitStatusName(run.exitCode)
+
+        let done = items.filter { $0.status == "done" }
+        let unresolved = items.filter { $0.outcome == "unresolved" }.count
+        counts = Counts(
+            due: run.dueCount, selected: items.count, done: done.count, pending: items.count - done.count,
+            verified: done.filter { $0.outcome != nil && $0.outcome != "unresolved" }.count, unresolved: unresolved,
+            changed: items.filter(\.isChange).count, errors: items.filter(\.isError).count)
+        byOutcome = Self.outcomeCounts(items)
+        byNewState = Self.stateCounts(done)
+        byProduct = Self.groups(items, key: \.groupingProductId)
+        bySubscriptionGroup = Self.groups(items) { $0.subscriptionGroupId ?? ReportOutcome.unknown }
+
+        let transactions = data.transactions
+        var byKind = Dictionary(uniqueKeysWithValues: ReportOutcome.kinds.map { ($0, 0) })
+        for transaction in transactions where transaction.firstSeenInRun { byKind[transaction.kind, default: 0] += 1 }
+        let firstSeen = transactions.filter(\.firstSeenInRun)
+        self.transactions = TransactionCounts(
+            total: transactions.count, firstSeenByKind: byKind,
+            refundsSeen: transactions.filter(\.refundSeenInRun).count,
+            trialsStarted: firstSeen.filter { $0.isTrial && !$0.previousWasTrial }.count,
+            introOffersStarted: firstSeen.filter { $0.isIntroOffer && !$0.previousWasIntroOffer }.count,
+            trialConversions: transactions.filter(\.isTrialConversion).count,
+            introOfferConversions: transactions.filter(\.isIntroConversion).count,
+            trialsLapsed: items.filter { $0.outcome == "lapsed" && $0.lastTransactionWasTrial }.count,
+            introOffersLapsed: items.filter { $0.outcome == "lapsed" && $0.lastTransactionWasIntroOffer }.count)
+
+        let troubled: Set<String> = ["grace_period", "billing_retry"]
+        // Only items Apple answered for (no unresolved/rejected/conflict): their new state is known.
+        let decided = done.filter { !$0.isError }
+        let before = decided.filter { $0.previousState.map(troubled.contains) ?? false }
+        retryFunnel = RetryFunnel(
+            inRetryOrGraceBefore: before.count,
+            recovered: before.filter { $0.newState == "active" }.count,
+            stillInGracePeriod: before.filter { $0.newState == "grace_period" }.count,
+            stillInBillingRetry: before.filter { $0.newState == "billing_retry" }.count,
+            expired: before.filter { $0.newState == "expired" }.count,
+            revoked: before.filter { $0.newState == "revoked" }.count,
+            enteredGracePeriod: decided.filter { $0.newState == "grace_period" && $0.previousState != "grace_period" }
+                .count,
+            enteredBillingRetry: decided.filter {
+                $0.newState == "billing_retry" && !($0.previousState.map(troubled.contains) ?? false)
+            }.count)
+        apple = run.appleStats
+        money = MoneySummary(transactions: transactions, prices: data.prices)
+    }
+
+    /// Writes every key, `null` included, so the schema is the same for finished and unfinished runs.
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(schemaVersion, forKey: .schemaVersion)
+        try container.encode(runId, forKey: .runId)
+        try container.encode(mode, forKey: .mode)
+        try container.encode(status, forKey: .status)
+        try container.encode(dryRun, forKey: .dryRun)
+        try container.encode(asOf, forKey: .asOf)
+        try container.encode(startedAt, forKey: .startedAt)
+        try container.encode(finishedAt, forKey: .finishedAt)
+        try container.encode(durationSeconds, forKey: .durationSeconds)
+        try container.encode(exitCode, forKey: .exitCode)
+        try container.encode(exitStatus, forKey: .exitStatus)
+        try container.encode(counts, forKey: .counts)
+        try container.encode(byOutcome, forKey: .byOutcome)
+        try container.encode(byNewState, forKey: .byNewState)
+        try container.encode(byProduct, forKey: .byProduct)
+        try container.encode(bySubscriptionGroup, forKey: .bySubscriptionGroup)
+        try container.encode(transactions, forKey: .transactions)
+        try container.encode(retryFunnel, forKey: .retryFunnel)
+        try container.encode(apple, forKey: .apple)
+        try container.encode(money, forKey: .money)
+    }
+
+    /// The pretty-printed, key-sorted JSON of summary.json (UTF-8, trailing newline).
+    public func jsonData() throws -> Data {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+        var data = try encoder.encode(self)
+        data.append(0x0A)
+        return data
+    }
+
+    /// `success`, `failure`, `unresolved_above_threshold`, `usage`, `locked`, `configuration`, or `unknown`.
+    static func exitStatusName(_ code: Int?) -> String {
+        guard let code, let raw = Int32(exactly: code), let exit = ReconcilerExitCode(rawValue: raw) else {
+            return code == nil ? "unknown" : "exit_\(code ?? 0)"
+        }
+        switch exit {
+        case .success: return "success"
+        case .failure: return "failure"
+        case .unresolvedAboveThreshold: return "unresolved_above_threshold"
+        case .usage: return "usage"
+        case .locked: return "locked"
+        case .configuration: return "configuration"
+        }
+    }
+
+    static func outcomeCounts(_ items: [ReportItem]) -> [String: Int] {
+        var result = Dictionary(uniqueKeysWithValues: ReportOutcome.all.map { ($0, 0) })
+        for item in items { result[item.outcome ?? ReportOutcome.pending, default: 0] += 1 }
+        return result
+    }
+
+    static func stateCounts(_ doneItems: [ReportItem]) -> [String: Int] {
+        var result = Dictionary(uniqueKeysWithValues: ReportOutcome.states.map { ($0, 0) })
+        for item in doneItems { result[item.newState ?? ReportOutcome.unknown, default: 0] += 1 }
+        return result
+    }
+
+    static func groups(_ items: [ReportItem], key: (ReportItem) -> String) -> [GroupCounts] {
+        Dictionary(grouping: items, by: key).map { id, members in
+            GroupCounts(
+                id: id, selected: members.count, byOutcome: outcomeCounts(members),
+                byNewState: stateCounts(members.filter { $0.status == "done" }))
+        }.sorted { $0.id < $1.id }
+    }
+}

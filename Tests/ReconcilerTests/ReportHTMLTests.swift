@@ -1,0 +1,55 @@
+import Foundation
+@testable import Reconciler
+import Testing
+
+@Suite struct ReportHTMLTests {
+    let data = ReportSampleData.data()
+
+    @Test func pageHasEveryChartAndNoScriptsOrExternalAssets() {
+        let html = ReportHTML.render(data: data, summary: RunSummary(data: data))
+        for id in ReportHTML.chartIds {
+            #expect(html.contains("<svg id=\"\(id)\""), "missing chart \(id)")
+        }
+        #expect(!html.lowercased().contains("<script"))
+        #expect(!html.contains("src=\""))
+        #expect(!html.contains("<link"))
+        #expect(html.contains("@media print"))
+        #expect(!html.contains("DRY RUN"))
+    }
+
+    @Test func hostileValuesAreEscaped() {
+        let html = ReportHTML.render(data: data, summary: RunSummary(data: data))
+        #expect(!html.contains(ReportSampleData.htmlUserId))
+        #expect(html.contains("&lt;script&gt;alert(1)&lt;/script&gt;"))
+        #expect(html.contains("=HYPERLINK(&quot;http://x&quot;,&quot;y&quot;)"))
+        #expect(html.contains("&#39; /C calc&#39;"))
+    }
+
+    @Test func hostileProductIdInChartIsEscaped() {
+        var hostile = data
+        hostile.items[0].productId = "\"><svg onload=alert(1)>"
+        let html = ReportHTML.render(data: hostile, summary: RunSummary(data: hostile))
+        #expect(!html.contains("<svg onload"))
+        #expect(html.contains("&quot;&gt;&lt;svg onload=alert(1)&gt;"))
+    }
+
+    @Test func dryRunAndIncompleteRunsCarryBanners() {
+        let dry = ReportSampleData.data(dryRun: true, status: "partial", exitCode: 2)
+        let html = ReportHTML.render(data: dry, summary: RunSummary(data: dry))
+        #expect(html.contains("id=\"dry-run-banner\""))
+        #expect(html.contains("DRY RUN"))
+        #expect(html.contains("This run is <b>partial</b>"))
+    }
+
+    @Test func moneySectionNamesProductsWithoutPrice() {
+        let html = ReportHTML.render(data: data, summary: RunSummary(data: data))
+        #expect(html.contains("id=\"missing-prices\""))
+        #expect(html.contains("<code>team.monthly</code>"))
+        #expect(html.contains("19.98 USD"))
+    }
+
+    @Test func escapingCoversAllSpecialCharactersAndControls() {
+        let page = ReportHTML.table(columns: ["a"], rows: [["<&>\"'\u{0}\u{1B}x"]], numericFrom: nil)
+        #expect(page.contains("<td>&lt;&amp;&gt;&quot;&#39;x</td>"))
+    }
+}

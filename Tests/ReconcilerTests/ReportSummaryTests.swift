@@ -1,0 +1,80 @@
+import Foundation
+import Reconciler
+import Testing
+
+@Suite struct ReportSummaryTests {
+    @Test func countsOutcomesStatesAndGroups() throws {
+        let summary = RunSummary(data: ReportSampleData.data())
+        #expect(summary.schemaVersion == 1)
+        #expect(summary.counts.selected == 11)
+        #expect(summary.counts.done == 10)
+        #expect(summary.counts.pending == 1)
+        #expect(summary.counts.unresolved == 1)
+        #expect(summary.counts.verified == 9)
+        #expect(summary.counts.errors == 3)
+        // renewed, lapsed(3), recovered, revoked, changed, lapsed(10): unchanged and errors excluded.
+        #expect(summary.counts.changed == 6)
+        #expect(summary.byOutcome["lapsed"] == 2)
+        #expect(summary.byOutcome["pending"] == 1)
+        #expect(summary.byOutcome["unchanged"] == 1)
+        #expect(summary.byNewState["active"] == 5)
+        #expect(summary.byNewState[ReportOutcome.unknown] == 2)
+        let team = try #require(summary.byProduct.first { $0.id == "team.monthly" })
+        #expect(team.selected == 2)
+        #expect(team.byOutcome["unresolved"] == 1)
+        #expect(summary.bySubscriptionGroup.map(\.id) == [ReportOutcome.unknown, "g1", "g2"])
+        #expect(summary.exitStatus == "success")
+        #expect(summary.durationSeconds == 300)
+        #expect(summary.asOf == "2024-05-01T00:00:00Z")
+    }
+
+    @Test func transactionsFunnelAndConversions() {
+        let summary = RunSummary(data: ReportSampleData.data())
+        #expect(summary.transactions.total == 6)
+        #expect(summary.transactions.firstSeenByKind == ["initial": 1, "renewal": 3, "upgrade": 1, "refund": 0])
+        #expect(summary.transactions.refundsSeen == 1)
+        #expect(summary.transactions.trialsStarted == 1)
+        #expect(summary.transactions.trialConversions == 1)
+        #expect(summary.transactions.introOfferConversions == 1)
+        #expect(summary.transactions.trialsLapsed == 1)
+        // Items 4 (billing_retry -> active) and 10 (grace -> billing_retry); 8 is unresolved, so not decided.
+        #expect(summary.retryFunnel.inRetryOrGraceBefore == 2)
+        #expect(summary.retryFunnel.recovered == 1)
+        #expect(summary.retryFunnel.stillInBillingRetry == 1)
+        #expect(summary.retryFunnel.enteredBillingRetry == 0)
+    }
+
+    @Test func moneyUsesDecimalAndNamesMissingPrices() {
+        let money = RunSummary(data: ReportSampleData.data()).money
+        // Two paid pro.monthly renewals x 9.99 = 19.98 exactly.
+        #expect(money.renewalRevenue == [.init(currency: "USD", amount: "19.98", transactions: 2)])
+        #expect(money.refunded == [.init(currency: "USD", amount: "9.99", transactions: 1)])
+        #expect(money.productsWithoutPrice == ["team.monthly"])
+        #expect(MoneySummary.format(Decimal(string: "0.1")! + Decimal(string: "0.2")!) == "0.30")
+        #expect(MoneySummary.format(Decimal(string: "1.2345")!) == "1.2345")
+    }
+
+    @Test func summaryJSONHasEveryKeyIncludingNulls() throws {
+        let summary = RunSummary(
+            data: ReportSampleData.data(status: "running", exitCode: nil).withRun { $0.finishedAt = nil })
+        let object = try #require(try JSONSerialization.jsonObject(with: summary.jsonData()) as? [String: Any])
+        #expect(object["schema_version"] as? Int == 1)
+        #expect(object["finished_at"] is NSNull)
+        #expect(object["exit_code"] is NSNull)
+        #expect(object["exit_status"] as? String == "unknown")
+        let counts = try #require(object["counts"] as? [String: Any])
+        #expect(counts["due"] as? Int == 11)
+        let apple = try #require(object["apple"] as? [String: Any])
+        #expect(apple["by_apple_status"] as? [String: Int] == ["0": 11, "21002": 2])
+        let decoded = try JSONDecoder().decode(RunSummary.self, from: summary.jsonData())
+        #expect(decoded == summary)
+    }
+}
+
+extension ReportData {
+    func withRun(_ change: (inout ReportRun) -> Void) -> ReportData {
+        var copy = self
+        change(&copy.run)
+        return copy
+    }
+}
