@@ -218,6 +218,17 @@ private final class TempFile {
         #expect(!messages.joined().contains("secret"))
     }
 
+    @Test func hostileJSONIsAnErrorNotACrash() throws {
+        let deep = String(repeating: "[", count: 100_000) + String(repeating: "]", count: 100_000)
+        let manyKeys = "{" + (0..<500).map { "\"k\($0)\":1" }.joined(separator: ",") + "}"
+        let file = try TempFile([deep, manyKeys, jsonLine(3)].joined(separator: "\n"), extension: "jsonl")
+        let (parser, results) = try parseAll(file)
+        #expect(errors(results).map(\.code) == [.malformedJSON, .missingField])
+        #expect(records(results).map(\.line) == [3])
+        #expect(parser.unknownFields.count == 50)
+        #expect(parser.warnings.count == 1)
+    }
+
     @Test func receiptContentNeverAppearsInErrors() throws {
         let secret = String(repeating: "c2VjcmV0", count: 100) + "!"
         let line =
