@@ -8,13 +8,15 @@ private final class TempFile {
     let path: String
 
     init(_ contents: String, extension ext: String) throws {
-        path = FileManager.default.temporaryDirectory
+        path =
+            FileManager.default.temporaryDirectory
             .appendingPathComponent("import-\(UUID().uuidString).\(ext)").path
         try Data(contents.utf8).write(to: URL(fileURLWithPath: path))
     }
 
     init(bytes: [UInt8], extension ext: String) throws {
-        path = FileManager.default.temporaryDirectory
+        path =
+            FileManager.default.temporaryDirectory
             .appendingPathComponent("import-\(UUID().uuidString).\(ext)").path
         try Data(bytes).write(to: URL(fileURLWithPath: path))
     }
@@ -216,12 +218,26 @@ private final class TempFile {
         #expect(!messages.joined().contains("secret"))
     }
 
+    @Test func hostileJSONIsAnErrorNotACrash() throws {
+        let deep = String(repeating: "[", count: 100_000) + String(repeating: "]", count: 100_000)
+        let manyKeys = "{" + (0..<500).map { "\"k\($0)\":1" }.joined(separator: ",") + "}"
+        let file = try TempFile([deep, manyKeys, jsonLine(3)].joined(separator: "\n"), extension: "jsonl")
+        let (parser, results) = try parseAll(file)
+        #expect(errors(results).map(\.code) == [.malformedJSON, .missingField])
+        #expect(records(results).map(\.line) == [3])
+        #expect(parser.unknownFields.count == 50)
+        #expect(parser.warnings.count == 1)
+    }
+
     @Test func receiptContentNeverAppearsInErrors() throws {
         let secret = String(repeating: "c2VjcmV0", count: 100) + "!"
-        let line = #"{"user_id":"u","product_id":"p","original_transaction_id":"1","latest_receipt":"\#(secret)","expires_at":"2024-05-01T12:00:00Z"}"#
+        let line =
+            #"{"user_id":"u","product_id":"p","original_transaction_id":"1","latest_receipt":"\#(secret)","expires_at":"2024-05-01T12:00:00Z"}"#
         let (_, results) = try parseAll(TempFile(line, extension: "jsonl"))
         let error = try #require(errors(results).first)
-        #expect(error.description == "line 1: latest_receipt: is not base64: invalid character U+0021 at offset 800 (length 801)")
+        #expect(
+            error.description
+                == "line 1: latest_receipt: is not base64: invalid character U+0021 at offset 800 (length 801)")
         #expect(!error.description.contains("c2VjcmV0"))
     }
 
@@ -268,7 +284,26 @@ private final class TempFile {
                 "ok 6 @7",
                 "line 8: expires_at: unterminated quoted field (quote opened on line 8)",
             ])
-        #expect(errors(results).map(\.code) == [.malformedCSV, .malformedCSV, .wrongFieldCount, .wrongFieldCount, .malformedCSV])
+        #expect(
+            errors(results).map(\.code) == [
+                .malformedCSV, .malformedCSV, .wrongFieldCount, .wrongFieldCount, .malformedCSV,
+            ])
+    }
+
+    @Test func emptyCSVFieldsAndQuotedHeaders() throws {
+        let text =
+            "\"user_id\", product_id ,original_transaction_id,latest_receipt,expires_at,bundle_id\n"
+            + "u1,,1,\(Self.receipt),2024-05-01T12:00:00Z,\n"
+            + "u2,p,2,\"\",2024-05-01T12:00:00Z,b\n"
+            + "u3,p,3,\(Self.receipt),2024-05-01T12:00:00Z,\"\"\n"
+        let (_, results) = try parseAll(TempFile(text, extension: "csv"))
+        #expect(
+            errors(results).map(\.description) == [
+                "line 2: product_id: must not be empty", "line 3: latest_receipt: must not be empty",
+            ])
+        let parsed = records(results)
+        #expect(parsed.map(\.originalTransactionID) == ["3"])
+        #expect(parsed.first?.bundleID == nil)
     }
 
     @Test func invalidUTF8AndOverlongRecords() throws {
@@ -283,7 +318,9 @@ private final class TempFile {
         #expect(records(results).map(\.originalTransactionID) == ["3"])
         #expect(parser.bufferHighWaterMark < 64 + 1024)
 
-        let json = try TempFile(jsonLine(1) + "\n" + jsonLine(2, extra: ",\"pad\":\"\(String(repeating: "x", count: 500))\"") + "\n" + jsonLine(3), extension: "jsonl")
+        let json = try TempFile(
+            jsonLine(1) + "\n" + jsonLine(2, extra: ",\"pad\":\"\(String(repeating: "x", count: 500))\"") + "\n"
+                + jsonLine(3), extension: "jsonl")
         let (_, jsonResults) = try parseAll(json, options: .init(maxRecordBytes: 300, chunkSize: 32))
         #expect(errors(jsonResults).map(\.description) == ["line 2: line is longer than 300 bytes"])
         #expect(records(jsonResults).map(\.line) == [1, 3])
@@ -342,7 +379,8 @@ private final class TempFile {
     // MARK: Scale
 
     @Test func twoHundredThousandLinesWithBoundedBuffers() throws {
-        let path = FileManager.default.temporaryDirectory.appendingPathComponent("import-big-\(UUID().uuidString).csv").path
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("import-big-\(UUID().uuidString).csv")
+            .path
         defer { try? FileManager.default.removeItem(atPath: path) }
         #expect(FileManager.default.createFile(atPath: path, contents: nil))
         let handle = try #require(FileHandle(forWritingAtPath: path))

@@ -64,6 +64,37 @@ struct CSVRecordScanner {
         }
     }
 
+    private mutating func append(_ run: UnsafeBufferPointer<UInt8>) {
+        let room = maxRecordBytes - bytes.count
+        if run.count > room {
+            overflowed = true
+            if room > 0 { bytes.append(contentsOf: UnsafeBufferPointer(rebasing: run[0..<room])) }
+        } else {
+            bytes.append(contentsOf: run)
+        }
+    }
+
+    /// Fast path: the length of the run from `start` that holds no byte the current state reacts
+    /// to (inside quotes: only `"`; unquoted: `,` `"` CR LF), counting line feeds inside quotes.
+    private mutating func plainRun(_ input: UnsafeBufferPointer<UInt8>, from start: Int) -> Int {
+        var end = start
+        if state == .quoted {
+            while end < input.count {
+                let byte = input[end]
+                if byte == UInt8(ascii: "\"") { break }
+                if byte == 0x0A { line += 1 }
+                end += 1
+            }
+        } else {
+            while end < input.count {
+                let byte = input[end]
+                if byte == UInt8(ascii: ",") || byte == UInt8(ascii: "\"") || byte == 0x0D || byte == 0x0A { break }
+                end += 1
+            }
+        }
+        return end - start
+    }
+
     private mutating func endField() {
         if fieldEnds.count >= maxFields { overflowed = true } else { fieldEnds.append(bytes.count) }
     }
@@ -101,6 +132,14 @@ struct CSVRecordScanner {
     mutating func consume(_ input: UnsafeBufferPointer<UInt8>) -> (consumed: Int, event: Event?) {
         var index = 0
         while index < input.count {
+            if !pendingCR && (state == .quoted || state == .unquoted) {
+                let run = plainRun(input, from: index)
+                if run > 0 {
+                    append(UnsafeBufferPointer(rebasing: input[index..<(index + run)]))
+                    index += run
+                    continue
+                }
+            }
             let byte = input[index]
             index += 1
             if byte == 0x0A { line += 1 }

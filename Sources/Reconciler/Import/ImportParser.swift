@@ -60,7 +60,9 @@ public final class ImportParser: Sequence, IteratorProtocol {
     /// - Parameter format: overrides detection by extension and content.
     /// - Throws: `ImportFileError` if the file cannot be opened or read, or the CSV header is
     ///   missing, malformed, lacks required columns or repeats a column.
-    public convenience init(path: String, format: ImportFormat? = nil, options: Options = Options()) throws(ImportFileError) {
+    public convenience init(path: String, format: ImportFormat? = nil, options: Options = Options())
+        throws(ImportFileError)
+    {
         let fd = open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else {
             let message = String(cString: strerror(errno))
@@ -180,7 +182,8 @@ public final class ImportParser: Sequence, IteratorProtocol {
 
     private var readFailure: ImportLineError?
 
-    private func scanAvailable<Event>(_ body: (UnsafeBufferPointer<UInt8>) -> (consumed: Int, event: Event?)) -> Event? {
+    private func scanAvailable<Event>(_ body: (UnsafeBufferPointer<UInt8>) -> (consumed: Int, event: Event?)) -> Event?
+    {
         let (consumed, event) = reader.buffer.withUnsafeBufferPointer { pointer in
             body(UnsafeBufferPointer(rebasing: pointer[reader.start..<reader.end]))
         }
@@ -370,8 +373,8 @@ public final class ImportParser: Sequence, IteratorProtocol {
                 return .failure(
                     ImportLineError(
                         line: line, field: "original_transaction_id", code: .duplicateTransaction,
-                        problem:
-                            "\(ImportRecordValidator.quoted(record.originalTransactionID)) already appeared on line \(firstLine)",
+                        problem: "\(ImportRecordValidator.quoted(record.originalTransactionID)) "
+                            + "already appeared on line \(firstLine)",
                         firstLine: firstLine))
             }
             seenTransactions[record.originalTransactionID] = line

@@ -4,8 +4,12 @@ import Foundation
 /// the JSON Lines and CSV paths of `ImportParser`.
 enum ImportRecordValidator {
     /// `values`: non-empty field values by name; `present`: names that appeared (even empty).
-    static func validate(values: [String: String], present: Set<String>, line: Int) -> Result<ImportRecord, ImportLineError> {
-        func failure(_ field: String, _ code: ImportLineError.Code, _ problem: String) -> Result<ImportRecord, ImportLineError> {
+    static func validate(values: [String: String], present: Set<String>, line: Int) -> Result<
+        ImportRecord, ImportLineError
+    > {
+        func failure(_ field: String, _ code: ImportLineError.Code, _ problem: String) -> Result<
+            ImportRecord, ImportLineError
+        > {
             .failure(ImportLineError(line: line, field: field, code: code, problem: problem))
         }
         for field in ImportParser.requiredFields where values[field] == nil {
@@ -37,7 +41,10 @@ enum ImportRecordValidator {
         }
         var environment: ImportRecord.Environment?
         if let text = values["environment"] {
-            guard let match = ImportRecord.Environment.allCases.first(where: { $0.rawValue.lowercased() == text.lowercased() })
+            guard
+                let match = ImportRecord.Environment.allCases.first(where: {
+                    $0.rawValue.lowercased() == text.lowercased()
+                })
             else {
                 return failure("environment", .invalidValue, "\(quoted(text)) is not Production or Sandbox")
             }
@@ -69,7 +76,8 @@ enum ImportRecordValidator {
             if byte == UInt8(ascii: "=") {
                 padding += 1
             } else if !isAlphabet || padding > 0 {
-                let what = isAlphabet ? "data after '=' padding" : "invalid character \(codePoint(at: offset, in: receipt))"
+                let what =
+                    isAlphabet ? "data after '=' padding" : "invalid character \(codePoint(at: offset, in: receipt))"
                 return "is not base64: \(what) at offset \(offset) (length \(bytes.count))"
             }
             offset += 1

@@ -8,7 +8,8 @@ public struct CSVColumn: Sendable, Equatable {
         /// Free text: neutralised against formula injection.
         case text
         /// Numbers (and dates, counts, amounts): written as is when they look like a number
-        /// (dates start with a digit and are never touched), neutralised like text otherwise, so a mislabelled column cannot smuggle a formula.
+        /// (dates start with a digit and are never touched), neutralised like text otherwise, so a
+        /// mislabelled column cannot smuggle a formula.
         case numeric
     }
 

@@ -55,7 +55,9 @@ public struct CSVWriter: Sendable {
         if isHostile(value) && (kind == .text || !looksNumeric(value)) {
             field = "'" + value
         }
-        let needsQuotes = field.utf8.contains { $0 == UInt8(ascii: ",") || $0 == UInt8(ascii: "\"") || $0 == 0x0D || $0 == 0x0A }
+        let needsQuotes = field.utf8.contains {
+            $0 == UInt8(ascii: ",") || $0 == UInt8(ascii: "\"") || $0 == 0x0D || $0 == 0x0A
+        }
         guard needsQuotes else { return field }
         return "\"" + field.replacingOccurrences(of: "\"", with: "\"\"") + "\""
     }
@@ -85,7 +87,9 @@ public struct CSVWriter: Sendable {
         guard sawDigit else { return false }
         if index < bytes.count, bytes[index] == UInt8(ascii: "e") || bytes[index] == UInt8(ascii: "E") {
             index += 1
-            if index < bytes.count, bytes[index] == UInt8(ascii: "-") || bytes[index] == UInt8(ascii: "+") { index += 1 }
+            if index < bytes.count, bytes[index] == UInt8(ascii: "-") || bytes[index] == UInt8(ascii: "+") {
+                index += 1
+            }
             let exponentStart = index
             while index < bytes.count, isDigit(bytes[index]) { index += 1 }
             if index == exponentStart { return false }

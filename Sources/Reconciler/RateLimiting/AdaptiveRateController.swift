@@ -62,7 +62,8 @@ public struct AdaptiveRateController: Sendable {
         let floor = minimumRate ?? min(configuredRate, max(1, configuredRate * 0.05))
         guard floor.isFinite, floor > 0, floor <= configuredRate else {
             throw RateLimitConfigurationError(
-                parameter: "minimumRate", problem: "must be > 0 and <= configuredRate (\(configuredRate)), got \(floor)")
+                parameter: "minimumRate", problem: "must be > 0 and <= configuredRate (\(configuredRate)), got \(floor)"
+            )
         }
         guard decreaseFactor.isFinite, decreaseFactor > 0, decreaseFactor < 1 else {
             throw RateLimitConfigurationError(
