@@ -32,6 +32,9 @@ struct RenewalReconciler: ParsableCommand {
             ImportCommand.self,
             RunCommand.self,
             BackfillCommand.self,
+            ExplainCommand.self,
+            ReportCommand.self,
+            RunsCommand.self,
             DemoCommand.self,
         ]
     )

@@ -1,14 +1,43 @@
 import Foundation
 import Logging
+import Postgres
 import Reconciler
 
-/// Writes the run's report folder and metrics file (reports are built from the database only).
+/// Writes the run's report folder and metrics file, both built from the database only (so
+/// `renewal-reconciler report RUN_ID` can always regenerate them). A report that cannot be written
+/// (directory not writable, disk full) is an error naming the path; the run's data is already safe.
 @discardableResult
 func writeRunOutputs(
     summary: ReconciliationRunner.Summary, connectionString: String, reportDir: String, metricsFile: String?,
     logger: Logger
 ) throws -> String? {
-    // Filled in when the report generator lands (issue 6).
-    _ = (summary, connectionString, reportDir, metricsFile, logger)
-    return nil
+    let conn = try PostgresConnection(connectionString)
+    defer { conn.close() }
+    let data = try ReportLoader(connection: conn).load(runId: summary.runId)
+    var reportError: ReportError?
+    var folder: String?
+    do {
+        folder = try ReportGenerator.write(data, reportDirectory: reportDir).path
+        logger.info("run \(summary.runId) report: \(folder ?? "")")
+    } catch {
+        reportError = error
+        logger.error("run \(summary.runId): \(error)")
+    }
+    if let metricsFile {
+        do {
+            try MetricsFile.write(data: data, to: metricsFile)
+        } catch {
+            logger.error("run \(summary.runId): metrics: \(error)")
+            reportError = reportError ?? error
+        }
+    }
+    if let reportError { throw reportError }
+    return folder
+}
+
+extension ReportError: ExitCodeProviding {
+    public var exitCode: ReconcilerExitCode {
+        if case .runNotFound = code { return .usage }
+        return .failure
+    }
 }

@@ -1,0 +1,63 @@
+import ArgumentParser
+import Foundation
+import Postgres
+import Reconciler
+
+struct ReportCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "report",
+        abstract: "(Re)generate a run's report folder from the database.",
+        discussion: """
+            Writes <report-dir>/<YYYY-MM-DD>_run-<id>/ (summary.json, changes.csv, transactions.csv, errors.csv, \
+            report.html) from the run's rows in PostgreSQL, replacing an existing folder atomically. Use it when \
+            the report directory was not writable during the run, or to rebuild an old report.
+            """
+    )
+
+    @OptionGroup var database: DatabaseOptions
+    @OptionGroup var logging: LoggingOptions
+
+    @Argument(help: "The run's id (see `renewal-reconciler runs`).")
+    var runId: Int64
+
+    @Option(help: ArgumentHelp("Write the report under this directory.", valueName: "dir"))
+    var reportDir: String = "./reports"
+
+    @Option(help: ArgumentHelp("Also (re)write the Prometheus metrics file for this run.", valueName: "path"))
+    var metricsFile: String?
+
+    func run() throws {
+        logging.bootstrap()
+        try runReportingErrors {
+            let conn = try PostgresConnection(try database.connectionString())
+            defer { conn.close() }
+            let data = try ReportLoader(connection: conn).load(runId: runId)
+            let folder = try ReportGenerator.write(data, reportDirectory: reportDir)
+            if let metricsFile { try MetricsFile.write(data: data, to: metricsFile) }
+            print(folder.path)
+        }
+    }
+}
+
+struct RunsCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "runs",
+        abstract: "List recent runs with their status and headline counts."
+    )
+
+    @OptionGroup var database: DatabaseOptions
+    @OptionGroup var logging: LoggingOptions
+
+    @Option(help: "How many runs to list (newest first).")
+    var limit: Int = 20
+
+    func run() throws {
+        logging.bootstrap()
+        try runReportingErrors {
+            let conn = try PostgresConnection(try database.connectionString())
+            defer { conn.close() }
+            let rows = try RunListing(connection: conn).recent(limit: limit)
+            print(rows.isEmpty ? "no runs yet" : RunListing.format(rows), terminator: rows.isEmpty ? "\n" : "")
+        }
+    }
+}
