@@ -38,37 +38,80 @@ enum Base64 {
 
     /// Decodes strictly (padding required, no characters outside the alphabet); line breaks are skipped.
     /// Returns nil for anything else, which the simulator answers with 21002.
-    static func decode<C: Collection>(_ chars: C) -> [UInt8]? where C.Element == UInt8 {
-        var out = [UInt8]()
-        out.reserveCapacity(chars.count / 4 * 3)
-        var quad: UInt32 = 0
-        var count = 0
-        var padding = 0
-        var finished = false
-        for c in chars {
-            if c == 10 || c == 13 { continue }
-            if finished { return nil }
-            if c == 61 {
-                padding += 1
-                quad <<= 6
-                count += 1
-            } else {
-                guard padding == 0 else { return nil }
-                let v = reverse[Int(c)]
-                guard v != 0xFF else { return nil }
-                quad = quad << 6 | UInt32(v)
-                count += 1
-            }
-            if count == 4 {
-                out.append(UInt8(quad >> 16 & 0xFF))
-                if padding < 2 { out.append(UInt8(quad >> 8 & 0xFF)) }
-                if padding < 1 { out.append(UInt8(quad & 0xFF)) }
-                quad = 0
-                count = 0
-                if padding > 0 { finished = true }
+    static func decode(_ chars: [UInt8]) -> [UInt8]? {
+        chars.withUnsafeBytes { decode($0) }
+    }
+
+    static func decode(_ chars: UnsafeRawBufferPointer) -> [UInt8]? {
+        guard !chars.isEmpty else { return nil }
+        var failed = false
+        let capacity = chars.count / 4 * 3 + 3
+        let table = reverse
+        let out = [UInt8](unsafeUninitializedCapacity: capacity) { buffer, initialized in
+            table.withUnsafeBufferPointer { rev in
+                var o = 0
+                var quad: UInt32 = 0
+                var count = 0
+                var padding = 0
+                var finished = false
+                var start = 0
+                // Fast path: whole quads of alphabet characters, no padding or line breaks.
+                if let src = chars.baseAddress?.assumingMemoryBound(to: UInt8.self), let dst = buffer.baseAddress {
+                    let n = chars.count
+                    while start + 4 < n {
+                        let a = rev[Int(src[start])], b = rev[Int(src[start + 1])]
+                        let c = rev[Int(src[start + 2])], d = rev[Int(src[start + 3])]
+                        if (a | b | c | d) & 0xC0 != 0 { break }
+                        let v = UInt32(a) << 18 | UInt32(b) << 12 | UInt32(c) << 6 | UInt32(d)
+                        dst[o] = UInt8(truncatingIfNeeded: v >> 16)
+                        dst[o + 1] = UInt8(truncatingIfNeeded: v >> 8)
+                        dst[o + 2] = UInt8(truncatingIfNeeded: v)
+                        o += 3
+                        start += 4
+                    }
+                }
+                for c in UnsafeRawBufferPointer(rebasing: chars[start...]) {
+                    if c == 10 || c == 13 { continue }
+                    if finished {
+                        failed = true
+                        break
+                    }
+                    if c == 61 {
+                        padding += 1
+                        quad <<= 6
+                    } else {
+                        let v = rev[Int(c)]
+                        if padding != 0 || v == 0xFF {
+                            failed = true
+                            break
+                        }
+                        quad = quad << 6 | UInt32(v)
+                    }
+                    count += 1
+                    if count == 4 {
+                        if padding > 2 {
+                            failed = true
+                            break
+                        }
+                        buffer[o] = UInt8(truncatingIfNeeded: quad >> 16)
+                        o += 1
+                        if padding < 2 {
+                            buffer[o] = UInt8(truncatingIfNeeded: quad >> 8)
+                            o += 1
+                        }
+                        if padding < 1 {
+                            buffer[o] = UInt8(truncatingIfNeeded: quad)
+                            o += 1
+                        }
+                        quad = 0
+                        count = 0
+                        if padding > 0 { finished = true }
+                    }
+                }
+                if count != 0 || o == 0 { failed = true }
+                initialized = o
             }
         }
-        guard count == 0, padding <= 2, !out.isEmpty else { return nil }
-        return out
+        return failed ? nil : out
     }
 }

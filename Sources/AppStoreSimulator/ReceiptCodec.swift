@@ -67,7 +67,7 @@ public struct ReceiptCodec: Sendable {
     }
 
     /// Decodes base64 receipt-data (as sent, JSON escapes already removed).
-    public func decode<C: Collection>(_ base64: C) -> Decoded where C.Element == UInt8 {
+    public func decode(_ base64: [UInt8]) -> Decoded {
         guard let blob = Base64.decode(base64) else { return .malformed }
         guard blob.count >= Self.headerLength + 8, Array(blob[0..<4]) == Self.magic, blob[4] == 1 else {
             return .malformed

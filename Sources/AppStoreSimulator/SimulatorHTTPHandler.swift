@@ -56,7 +56,7 @@ final class SimulatorHTTPHandler: ChannelInboundHandler, RemovableChannelHandler
     }
 
     private func handle(context: ChannelHandlerContext, head: HTTPRequestHead, body: ByteBuffer) {
-        let path = head.uri.split(separator: "?", maxSplits: 1).first.map(String.init) ?? head.uri
+        let path = head.uri.utf8.contains(63) ? String(head.uri.prefix { $0 != "?" }) : head.uri
         let keepAlive = head.isKeepAlive
         switch path {
         case "/verifyReceipt", "/sandbox/verifyReceipt":

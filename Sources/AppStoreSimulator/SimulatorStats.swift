@@ -84,11 +84,15 @@ public final class SimulatorStats: Sendable {
 
     public func record(path: String, httpStatus: Int, appleStatus: Int?, fault: FaultKind?) {
         state.withLock { s in
-            s.paths[path, default: PathCounters()].requests += 1
-            s.paths[path, default: PathCounters()].http[httpStatus, default: 0] += 1
-            if let appleStatus { s.paths[path, default: PathCounters()].apple[appleStatus, default: 0] += 1 }
+            Self.bump(&s.paths[path, default: PathCounters()], httpStatus, appleStatus)
             if let fault { s.faults[fault, default: 0] += 1 }
         }
+    }
+
+    private static func bump(_ c: inout PathCounters, _ http: Int, _ apple: Int?) {
+        c.requests += 1
+        c.http[http, default: 0] += 1
+        if let apple { c.apple[apple, default: 0] += 1 }
     }
 
     public func connectionOpened() {

@@ -1,3 +1,9 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 /// The three fields of a verifyReceipt request body, read by a small JSON scanner.
 ///
 /// Accepts any key order and whitespace, unescapes strings (`\/` in base64 from Apple clients,
@@ -48,7 +54,22 @@ struct JSONScanner {
     /// Reads a string (opening quote at `i`), returning its unescaped UTF-8 bytes.
     mutating func readString() -> [UInt8]? {
         guard expect(34) else { return nil }
-        var out: [UInt8] = []
+        // Fast path: no escapes before the closing quote, copy the run in one go.
+        var j = i
+        if let base = bytes.baseAddress, i < bytes.count {
+            // memchr is vectorised; base64 payloads are thousands of bytes.
+            let quote = memchr(base + i, 34, bytes.count - i).map { $0 - UnsafeMutableRawPointer(mutating: base) }
+            let end = quote ?? bytes.count
+            let slash = memchr(base + i, 92, end - i).map { $0 - UnsafeMutableRawPointer(mutating: base) }
+            j = slash ?? end
+        }
+        if j < bytes.count, bytes[j] == 34 {
+            let run = Array(UnsafeRawBufferPointer(rebasing: bytes[i..<j]))
+            i = j + 1
+            return run
+        }
+        var out: [UInt8] = Array(UnsafeRawBufferPointer(rebasing: bytes[i..<j]))
+        i = j
         while i < bytes.count {
             let c = bytes[i]
             i += 1
