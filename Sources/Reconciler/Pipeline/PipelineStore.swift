@@ -1,5 +1,6 @@
 /// The database side of the pipeline: where pending items come from and results go.
-/// Calls arrive one at a time from the pipeline's database queue (never concurrently).
+/// `fetchPending` calls arrive one at a time from the pipeline's read queue and `write` calls one at a
+/// time from its write queue: the two may run concurrently, so they must not share a connection.
 public protocol PipelineStore: AnyObject, Sendable {
     /// Pending items of the run with `subscription_id > after`, in id order, at most `limit`.
     func fetchPending(after subscriptionId: Int64, limit: Int) throws -> [WorkItem]

@@ -9,8 +9,8 @@ import ReceiptDomain
 /// decides with the pure engine, and hands results to the store in batches.
 ///
 /// Threading (Dispatch, no thread per request): every mutable field is confined to `queue` (serial);
-/// the store is only called on `databaseQueue` (serial, so its one connection is used by one thread
-/// at a time); HTTP runs on the curl client's own queue and its completions on global queues, where the
+/// the store's reads are only called on `readQueue` and its writes on `writeQueue` (both serial, each
+/// with its own connection, so a connection is used by one thread at a time); HTTP runs on the curl client's own queue and its completions on global queues, where the
 /// response is parsed and decided before hopping back onto `queue`.
 public final class ReconciliationPipeline: @unchecked Sendable {
     /// Why a run stopped before finishing its items.
@@ -43,7 +43,10 @@ public final class ReconciliationPipeline: @unchecked Sendable {
     private let progress: ProgressHandler?
 
     private let queue = DispatchQueue(label: "renewal-reconciler.pipeline")
-    private let databaseQueue = DispatchQueue(label: "renewal-reconciler.pipeline.db")
+    /// Reads (pending pages) and writes (result batches) run on their own queues and connections, so
+    /// the next page is fetched while a batch commits.
+    private let readQueue = DispatchQueue(label: "renewal-reconciler.pipeline.read")
+    private let writeQueue = DispatchQueue(label: "renewal-reconciler.pipeline.write")
     private let workQueue = DispatchQueue.global(qos: .userInitiated)
     private let finished = DispatchSemaphore(value: 0)
 
@@ -124,7 +127,7 @@ public final class ReconciliationPipeline: @unchecked Sendable {
         fetching = true
         let after = cursor
         let limit = pageSize
-        databaseQueue.async {
+        readQueue.async {
             let page: Swift.Result<[WorkItem], any Error> = Swift.Result { try self.store.fetchPending(after: after, limit: limit) }
             self.queue.async {
                 self.fetching = false
@@ -309,7 +312,7 @@ public final class ReconciliationPipeline: @unchecked Sendable {
         let batch = Array(pendingResults.prefix(options.batchSize))
         pendingResults.removeFirst(batch.count)
         writing = true
-        databaseQueue.async {
+        writeQueue.async {
             let outcome: Swift.Result<Set<Int64>, any Error> = Swift.Result { try self.store.write(batch) }
             self.queue.async {
                 self.writing = false

@@ -143,8 +143,10 @@ public final class ReconciliationRunner: @unchecked Sendable {
             connectTimeout: .milliseconds(Int64(parameters.options.connectTimeoutSeconds * 1000)),
             requestTimeout: .milliseconds(Int64(parameters.options.requestTimeoutSeconds * 1000)))
         let client = VerifyReceiptClient(http: http, endpoints: endpoints)
+        let reader = try PostgresConnection(connectionString)
+        defer { reader.close() }
         let store = RunStore(
-            connection: work, runId: runId, dryRun: parameters.options.dryRun,
+            connection: work, readConnection: reader, runId: runId, dryRun: parameters.options.dryRun,
             verifiedAt: parameters.fixedClock ? asOf : Date())
         let reporter = ProgressReporter(style: request.progressStyle, total: due, alreadyDone: alreadyDone)
         let pipeline = try ReconciliationPipeline(

@@ -13,18 +13,24 @@ import ReceiptDomain
 /// - ledger rows are inserted idempotently (`ON CONFLICT (transaction_id)`), a later refund updates them;
 /// - a dry run writes only the run's own tables.
 ///
-/// Threading: one `PostgresConnection`, used only from the pipeline's database queue.
+/// Threading: two `PostgresConnection`s, one for reads (used only from the pipeline's read queue) and
+/// one for writes (only from its write queue).
 public final class RunStore: PipelineStore, @unchecked Sendable {
     public let runId: Int64
     public let dryRun: Bool
     /// Stored as `last_verified_at`.
     public let verifiedAt: Date
     private let connection: PostgresConnection
+    private let readConnection: PostgresConnection
     /// Database retries of one batch after a lost connection (the server restarting, a failover).
     private let connectionRetries: Int
 
-    public init(connection: PostgresConnection, runId: Int64, dryRun: Bool, verifiedAt: Date, connectionRetries: Int = 12) {
+    public init(
+        connection: PostgresConnection, readConnection: PostgresConnection, runId: Int64, dryRun: Bool, verifiedAt: Date,
+        connectionRetries: Int = 12
+    ) {
         self.connection = connection
+        self.readConnection = readConnection
         self.runId = runId
         self.dryRun = dryRun
         self.verifiedAt = verifiedAt
@@ -33,7 +39,7 @@ public final class RunStore: PipelineStore, @unchecked Sendable {
 
     public func fetchPending(after subscriptionId: Int64, limit: Int) throws -> [WorkItem] {
         let rows = try withConnectionRetry {
-            try connection.query(
+            try readConnection.query(
                 """
                 SELECT i.subscription_id, s.id IS NOT NULL AS row_exists, s.version, i.original_transaction_id,
                        s.user_id, s.product_id, s.bundle_id, s.environment, s.latest_receipt, s.expires_at, s.state,
