@@ -27,12 +27,13 @@ public struct ResponseRenderer: Sendable {
         return codec.encode(token, paddingLength: paddingLength(family, createdAt: createdAt, issueSequence: issueSequence))
     }
 
-    /// The receipt the app stored (stale: issued at `storedReceiptAt`). A malformed one is cut and
-    /// gets a character outside the base64 alphabet, so Apple answers 21002.
+    /// The receipt the app stored (stale: issued at `storedReceiptAt`). A malformed one is still valid
+    /// base64 (it passes an import's syntax check, as a corrupted blob an app saved would) but does not
+    /// decode to a receipt: its leading bytes are zeroed, so Apple answers 21002.
     public func storedReceipt(_ family: ReceiptFamily) -> String {
-        let bytes = receipt(family, createdAt: family.storedReceiptAt, issueSequence: family.storedIssueSequence)
+        var bytes = receipt(family, createdAt: family.storedReceiptAt, issueSequence: family.storedIssueSequence)
         if family.malformedStoredReceipt {
-            return String(decoding: bytes.prefix(bytes.count / 2 + 1), as: UTF8.self) + "*"
+            for i in 0..<min(8, bytes.count) { bytes[i] = UInt8(ascii: "A") }
         }
         return String(decoding: bytes, as: UTF8.self)
     }
