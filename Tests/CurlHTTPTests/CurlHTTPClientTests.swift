@@ -68,6 +68,52 @@ import Testing
         }
     }
 
+    @Test func sequentialRequestsReuseOneKeptAliveConnection() async throws {
+        try await withFixture { server, client in
+            for _ in 0..<20 {
+                let response = try await client.execute(HTTPRequest(url: server.baseURL + "/hello"))
+                #expect(response.status == 200)
+            }
+            #expect(server.receivedRequests == 20)
+            #expect(server.acceptedConnections == 1)
+        }
+    }
+
+    @Test func shutdownClosesEveryClientSocket() async throws {
+        let server = try await TestHTTPServer.start()
+        let client = CurlHTTPClient(configuration: .init(maxHostConnections: 4, totalTimeout: .seconds(30)))
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for _ in 0..<40 {
+                group.addTask { _ = try await client.execute(HTTPRequest(url: server.baseURL + "/hello")) }
+            }
+            try await group.waitForAll()
+        }
+        #expect(try openClientSockets(toPort: server.port) > 0)  // idle, kept alive in the cache
+        client.shutdown()
+        // Sockets are closed once their Dispatch sources are cancelled; wait for that (bounded).
+        let deadline = ContinuousClock.now + .seconds(10)
+        while try openClientSockets(toPort: server.port) > 0, ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        #expect(try openClientSockets(toPort: server.port) == 0)
+        try await server.stop()
+    }
+
+    /// Sockets of this process connected to 127.0.0.1:`port` that still hold a descriptor
+    /// (TIME_WAIT entries have inode 0 and are not counted).
+    private func openClientSockets(toPort port: Int) throws -> Int {
+        let handle = try FileHandle(forReadingFrom: URL(fileURLWithPath: "/proc/self/net/tcp"))
+        defer { try? handle.close() }
+        let table = String(decoding: try handle.readToEnd() ?? Data(), as: UTF8.self)
+        #expect(table.contains("local_address"))
+        let wanted = String(format: "%04X", port)
+        return table.split(separator: "\n").dropFirst().filter { line in
+            let fields = line.split(separator: " ")
+            guard fields.count > 9 else { return false }
+            return fields[2].hasSuffix(":" + wanted) && fields[9] != "0"
+        }.count
+    }
+
     @Test func completionAPIDeliversEveryResultOnce() async throws {
         try await withFixture { server, client in
             let count = 50
@@ -223,6 +269,12 @@ import Testing
         let collected = codes.withLock { $0 }
         #expect(collected.count == count)
         #expect(collected.allSatisfy { $0 == .cancelled })
+        // The half-finished connections are closed too (bounded wait for the Dispatch cancel handlers).
+        let closeDeadline = ContinuousClock.now + .seconds(10)
+        while try openClientSockets(toPort: server.port) > 0, ContinuousClock.now < closeDeadline {
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        #expect(try openClientSockets(toPort: server.port) == 0)
 
         // Requests after shutdown fail fast with .cancelled.
         let late = try #require(await failure(client, HTTPRequest(url: server.baseURL + "/hello")))
