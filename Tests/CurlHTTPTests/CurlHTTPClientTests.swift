@@ -151,6 +151,36 @@ import Testing
         }
     }
 
+    @Test func timeoutOnAReusedConnectionIsStillATimeout() async throws {
+        try await withFixture { server, client in
+            _ = try await client.execute(HTTPRequest(url: server.baseURL + "/hello"))
+            let error = try #require(
+                await failure(client, HTTPRequest(url: server.baseURL + "/slow?ms=5000", totalTimeout: .milliseconds(300))))
+            #expect(error.code == .timeout)
+            #expect(server.acceptedConnections == 1)
+        }
+    }
+
+    @Test func httpsToAPlainHTTPServerIsATLSError() async throws {
+        try await withFixture { server, client in
+            let error = try #require(await failure(client, HTTPRequest(url: "https://127.0.0.1:\(server.port)/hello")))
+            #expect(error.code == .tls)
+            #expect(error.description.contains("https://127.0.0.1:\(server.port)/hello"))
+        }
+    }
+
+    @Test func stalledTLSHandshakeHitsConnectTimeout() async throws {
+        let silent = try await TestHTTPServer.start(silent: true)
+        let client = CurlHTTPClient(configuration: .init(connectTimeout: .milliseconds(300), totalTimeout: .seconds(20)))
+        let error = await failure(client, HTTPRequest(url: "https://127.0.0.1:\(silent.port)/verifyReceipt"))
+        client.shutdown()
+        try await silent.stop()
+        let unwrapped = try #require(error)
+        #expect(unwrapped.code == .connectTimeout)
+        #expect(unwrapped.curlCode == 28)
+        #expect(silent.acceptedConnections == 1)
+    }
+
     @Test func closedPortGivesConnectionFailed() async throws {
         let port = try await TestHTTPServer.closedPort()
         let client = CurlHTTPClient(configuration: .init(connectTimeout: .seconds(5), totalTimeout: .seconds(10)))

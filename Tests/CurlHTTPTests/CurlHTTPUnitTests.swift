@@ -6,18 +6,18 @@ import Testing
 /// Pure logic: error classification, URL redaction, header parsing, duration conversion.
 @Suite struct CurlHTTPUnitTests {
     @Test func classifierMapsCurlCodes() {
-        #expect(CurlErrorClassifier.classify(CURLE_OPERATION_TIMEDOUT, exceededCap: false, connected: true) == .timeout)
-        #expect(CurlErrorClassifier.classify(CURLE_OPERATION_TIMEDOUT, exceededCap: false, connected: false) == .connectTimeout)
-        #expect(CurlErrorClassifier.classify(CURLE_COULDNT_CONNECT, exceededCap: false, connected: false) == .connectionFailed)
-        #expect(CurlErrorClassifier.classify(CURLE_COULDNT_RESOLVE_HOST, exceededCap: false, connected: false) == .connectionFailed)
-        #expect(CurlErrorClassifier.classify(CURLE_RECV_ERROR, exceededCap: false, connected: true) == .connectionReset)
-        #expect(CurlErrorClassifier.classify(CURLE_PARTIAL_FILE, exceededCap: false, connected: true) == .connectionReset)
-        #expect(CurlErrorClassifier.classify(CURLE_PEER_FAILED_VERIFICATION, exceededCap: false, connected: true) == .tls)
-        #expect(CurlErrorClassifier.classify(CURLE_SSL_CONNECT_ERROR, exceededCap: false, connected: true) == .tls)
-        #expect(CurlErrorClassifier.classify(CURLE_FILESIZE_EXCEEDED, exceededCap: false, connected: true) == .responseTooLarge)
-        #expect(CurlErrorClassifier.classify(CURLE_WRITE_ERROR, exceededCap: true, connected: true) == .responseTooLarge)
-        #expect(CurlErrorClassifier.classify(CURLE_WRITE_ERROR, exceededCap: false, connected: true) == .other)
-        #expect(CurlErrorClassifier.classify(CURLE_URL_MALFORMAT, exceededCap: false, connected: false) == .invalidURL)
+        #expect(CurlErrorClassifier.classify(CURLE_OPERATION_TIMEDOUT, exceededCap: false, requestSent: true) == .timeout)
+        #expect(CurlErrorClassifier.classify(CURLE_OPERATION_TIMEDOUT, exceededCap: false, requestSent: false) == .connectTimeout)
+        #expect(CurlErrorClassifier.classify(CURLE_COULDNT_CONNECT, exceededCap: false, requestSent: false) == .connectionFailed)
+        #expect(CurlErrorClassifier.classify(CURLE_COULDNT_RESOLVE_HOST, exceededCap: false, requestSent: false) == .connectionFailed)
+        #expect(CurlErrorClassifier.classify(CURLE_RECV_ERROR, exceededCap: false, requestSent: true) == .connectionReset)
+        #expect(CurlErrorClassifier.classify(CURLE_PARTIAL_FILE, exceededCap: false, requestSent: true) == .connectionReset)
+        #expect(CurlErrorClassifier.classify(CURLE_PEER_FAILED_VERIFICATION, exceededCap: false, requestSent: true) == .tls)
+        #expect(CurlErrorClassifier.classify(CURLE_SSL_CONNECT_ERROR, exceededCap: false, requestSent: true) == .tls)
+        #expect(CurlErrorClassifier.classify(CURLE_FILESIZE_EXCEEDED, exceededCap: false, requestSent: true) == .responseTooLarge)
+        #expect(CurlErrorClassifier.classify(CURLE_WRITE_ERROR, exceededCap: true, requestSent: true) == .responseTooLarge)
+        #expect(CurlErrorClassifier.classify(CURLE_WRITE_ERROR, exceededCap: false, requestSent: true) == .other)
+        #expect(CurlErrorClassifier.classify(CURLE_URL_MALFORMAT, exceededCap: false, requestSent: false) == .invalidURL)
     }
 
     @Test func redactedURLDropsQueryFragmentAndCredentials() throws {

@@ -36,7 +36,9 @@ final class TestHTTPServer: Sendable {
         self.port = port
     }
 
-    static func start() async throws -> TestHTTPServer {
+    /// - Parameter silent: accept connections but never answer (no HTTP handler at all), e.g. to
+    ///   stall a TLS handshake.
+    static func start(silent: Bool = false) async throws -> TestHTTPServer {
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         let stats = Stats()
         let channel = try await ServerBootstrap(group: group)
@@ -44,6 +46,9 @@ final class TestHTTPServer: Sendable {
             .serverChannelOption(ChannelOptions.socketOption(.so_reuseaddr), value: 1)
             .childChannelInitializer { channel in
                 stats.connections.add(1, ordering: .relaxed)
+                if silent {
+                    return channel.eventLoop.makeSucceededVoidFuture()
+                }
                 return channel.eventLoop.makeCompletedFuture {
                     try channel.pipeline.syncOperations.configureHTTPServerPipeline(withErrorHandling: true)
                     try channel.pipeline.syncOperations.addHandler(RouteHandler(stats: stats))
