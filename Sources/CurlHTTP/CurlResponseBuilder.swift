@@ -13,7 +13,11 @@ enum CurlResponseBuilder {
             // or waiting for a free connection. Connect time cannot tell, it is 0 on reused connections.
             var requestBytes = 0
             _ = ccurl_easy_getinfo_long(easy, CURLINFO_REQUEST_SIZE, &requestBytes)
-            let code = CurlErrorClassifier.classify(result, exceededCap: transfer.exceededCap, requestSent: requestBytes > 0)
+            let code = CurlErrorClassifier.classify(
+                result,
+                exceededCap: transfer.exceededCap,
+                requestSent: requestBytes > 0
+            )
             let message: String
             if code == .responseTooLarge {
                 message = "the response body exceeds the limit of \(transfer.maxResponseBytes) bytes"
@@ -37,7 +41,8 @@ enum CurlResponseBuilder {
                 body: transfer.body,
                 httpVersion: version(versionCode),
                 totalTime: .microseconds(totalMicros)
-            ))
+            )
+        )
     }
 
     static func version(_ code: Int) -> HTTPResponse.Version {

@@ -44,7 +44,11 @@ import Testing
     }
 
     @Test func fiveHundredConcurrentRequestsShareFewConnections() async throws {
-        let configuration = CurlHTTPClient.Configuration(maxConnections: 16, maxHostConnections: 8, totalTimeout: .seconds(60))
+        let configuration = CurlHTTPClient.Configuration(
+            maxConnections: 16,
+            maxHostConnections: 8,
+            totalTimeout: .seconds(60)
+        )
         try await withFixture(configuration) { server, client in
             let statuses = try await withThrowingTaskGroup(of: (Int, String).self) { group in
                 for _ in 0..<500 {
@@ -155,7 +159,11 @@ import Testing
         try await withFixture { server, client in
             _ = try await client.execute(HTTPRequest(url: server.baseURL + "/hello"))
             let error = try #require(
-                await failure(client, HTTPRequest(url: server.baseURL + "/slow?ms=5000", totalTimeout: .milliseconds(300))))
+                await failure(
+                    client,
+                    HTTPRequest(url: server.baseURL + "/slow?ms=5000", totalTimeout: .milliseconds(300))
+                )
+            )
             #expect(error.code == .timeout)
             #expect(server.acceptedConnections == 1)
         }
@@ -171,7 +179,9 @@ import Testing
 
     @Test func stalledTLSHandshakeHitsConnectTimeout() async throws {
         let silent = try await TestHTTPServer.start(silent: true)
-        let client = CurlHTTPClient(configuration: .init(connectTimeout: .milliseconds(300), totalTimeout: .seconds(20)))
+        let client = CurlHTTPClient(
+            configuration: .init(connectTimeout: .milliseconds(300), totalTimeout: .seconds(20))
+        )
         let error = await failure(client, HTTPRequest(url: "https://127.0.0.1:\(silent.port)/verifyReceipt"))
         client.shutdown()
         try await silent.stop()
@@ -252,7 +262,8 @@ import Testing
             #expect(empty.status == 200)
             #expect(empty.body.isEmpty)
             let put = try await client.execute(
-                HTTPRequest(url: server.baseURL + "/echo", method: .put, body: Data("abc".utf8)))
+                HTTPRequest(url: server.baseURL + "/echo", method: .put, body: Data("abc".utf8))
+            )
             #expect(String(decoding: put.body, as: UTF8.self) == "abc")
         }
     }
@@ -343,9 +354,12 @@ import Testing
         #expect(garbage.code == .invalidURL)
         #expect(!garbage.description.contains("hunter2"))
         let injected = try #require(
-            await failure(client, HTTPRequest(url: "http://127.0.0.1:9/", headers: [("X-Evil", "a\r\nHost: other")])))
+            await failure(client, HTTPRequest(url: "http://127.0.0.1:9/", headers: [("X-Evil", "a\r\nHost: other")]))
+        )
         #expect(injected.code == .invalidRequest)
-        let badMethod = try #require(await failure(client, HTTPRequest(url: "http://127.0.0.1:9/", method: HTTPMethod(rawValue: "GET /x"))))
+        let badMethod = try #require(
+            await failure(client, HTTPRequest(url: "http://127.0.0.1:9/", method: HTTPMethod(rawValue: "GET /x")))
+        )
         #expect(badMethod.code == .invalidRequest)
     }
 }

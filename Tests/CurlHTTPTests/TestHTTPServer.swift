@@ -134,11 +134,17 @@ private final class RouteHandler: ChannelInboundHandler {
             } else {
                 headers.add(name: "Content-Length", value: String(count))
             }
-            context.write(wrapOutboundOut(.head(HTTPResponseHead(version: head.version, status: .ok, headers: headers))), promise: nil)
+            context.write(
+                wrapOutboundOut(.head(HTTPResponseHead(version: head.version, status: .ok, headers: headers))),
+                promise: nil
+            )
             var remaining = count
             while remaining > 0 {
                 let size = min(remaining, 16 * 1024)
-                context.write(wrapOutboundOut(.body(.byteBuffer(ByteBuffer(repeating: UInt8(ascii: "x"), count: size)))), promise: nil)
+                context.write(
+                    wrapOutboundOut(.body(.byteBuffer(ByteBuffer(repeating: UInt8(ascii: "x"), count: size)))),
+                    promise: nil
+                )
                 remaining -= size
             }
             context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
@@ -157,8 +163,14 @@ private final class RouteHandler: ChannelInboundHandler {
             } else {
                 headers.add(name: "Content-Length", value: "100000")
             }
-            context.write(wrapOutboundOut(.head(HTTPResponseHead(version: head.version, status: .ok, headers: headers))), promise: nil)
-            context.writeAndFlush(wrapOutboundOut(.body(.byteBuffer(ByteBuffer(repeating: UInt8(ascii: "y"), count: 1000)))), promise: nil)
+            context.write(
+                wrapOutboundOut(.head(HTTPResponseHead(version: head.version, status: .ok, headers: headers))),
+                promise: nil
+            )
+            context.writeAndFlush(
+                wrapOutboundOut(.body(.byteBuffer(ByteBuffer(repeating: UInt8(ascii: "y"), count: 1000)))),
+                promise: nil
+            )
             context.close(promise: nil)
         case "/hang":
             break
@@ -167,11 +179,19 @@ private final class RouteHandler: ChannelInboundHandler {
         }
     }
 
-    private func respond(_ context: ChannelHandlerContext, status: HTTPResponseStatus, headers: HTTPHeaders = HTTPHeaders(), body: ByteBuffer) {
+    private func respond(
+        _ context: ChannelHandlerContext,
+        status: HTTPResponseStatus,
+        headers: HTTPHeaders = HTTPHeaders(),
+        body: ByteBuffer
+    ) {
         var headers = headers
         headers.add(name: "Content-Length", value: String(body.readableBytes))
         let version = head?.version ?? .http1_1
-        context.write(wrapOutboundOut(.head(HTTPResponseHead(version: version, status: status, headers: headers))), promise: nil)
+        context.write(
+            wrapOutboundOut(.head(HTTPResponseHead(version: version, status: status, headers: headers))),
+            promise: nil
+        )
         context.write(wrapOutboundOut(.body(.byteBuffer(body))), promise: nil)
         context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
     }
