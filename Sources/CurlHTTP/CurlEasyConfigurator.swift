@@ -20,7 +20,8 @@ enum CurlEasyConfigurator {
             guard let line = headerLine(name: name, value: value) else {
                 curl_slist_free_all(headerList)
                 return .failure(
-                    transfer.error(.invalidRequest, message: "header field '\(sanitizedName(name))' is malformed"))
+                    transfer.error(.invalidRequest, message: "header field '\(sanitizedName(name))' is malformed")
+                )
             }
             headerList = curl_slist_append(headerList, line)
         }
@@ -59,32 +60,44 @@ enum CurlEasyConfigurator {
 
         let connectTimeout = request.connectTimeout ?? configuration.connectTimeout
         let totalTimeout = request.totalTimeout ?? configuration.totalTimeout
-        check(ccurl_easy_setopt_long(easy, CURLOPT_CONNECTTIMEOUT_MS, connectTimeout.curlMilliseconds), "connect timeout")
+        check(
+            ccurl_easy_setopt_long(easy, CURLOPT_CONNECTTIMEOUT_MS, connectTimeout.curlMilliseconds),
+            "connect timeout"
+        )
         check(ccurl_easy_setopt_long(easy, CURLOPT_TIMEOUT_MS, totalTimeout.curlMilliseconds), "timeout")
         // Refuse early when Content-Length already exceeds the cap; the write callback enforces it otherwise.
-        check(ccurl_easy_setopt_off_t(easy, CURLOPT_MAXFILESIZE_LARGE, curl_off_t(transfer.maxResponseBytes)), "max size")
+        check(
+            ccurl_easy_setopt_off_t(easy, CURLOPT_MAXFILESIZE_LARGE, curl_off_t(transfer.maxResponseBytes)),
+            "max size"
+        )
         if !configuration.userAgent.isEmpty {
             check(ccurl_easy_setopt_string(easy, CURLOPT_USERAGENT, configuration.userAgent), "user agent")
         }
         check(ccurl_easy_setopt_slist(easy, CURLOPT_HTTPHEADER, headerList), "headers")
 
-        check(ccurl_easy_setopt_write_function(easy) { pointer, size, count, userdata in
-            let length = size * count
-            guard let userdata else { return 0 }
-            let transfer = Unmanaged<CurlTransfer>.fromOpaque(userdata).takeUnretainedValue()
-            guard length > 0, let pointer else { return length }
-            // Returning a short count makes libcurl abort the transfer with CURLE_WRITE_ERROR.
-            return transfer.receiveBody(UnsafeRawBufferPointer(start: pointer, count: length)) ? length : 0
-        }, "write function")
-        check(ccurl_easy_setopt_header_function(easy) { pointer, size, count, userdata in
-            let length = size * count
-            guard let userdata else { return 0 }
-            let transfer = Unmanaged<CurlTransfer>.fromOpaque(userdata).takeUnretainedValue()
-            if length > 0, let pointer {
-                transfer.receiveHeaderLine(UnsafeRawBufferPointer(start: pointer, count: length))
-            }
-            return length
-        }, "header function")
+        check(
+            ccurl_easy_setopt_write_function(easy) { pointer, size, count, userdata in
+                let length = size * count
+                guard let userdata else { return 0 }
+                let transfer = Unmanaged<CurlTransfer>.fromOpaque(userdata).takeUnretainedValue()
+                guard length > 0, let pointer else { return length }
+                // Returning a short count makes libcurl abort the transfer with CURLE_WRITE_ERROR.
+                return transfer.receiveBody(UnsafeRawBufferPointer(start: pointer, count: length)) ? length : 0
+            },
+            "write function"
+        )
+        check(
+            ccurl_easy_setopt_header_function(easy) { pointer, size, count, userdata in
+                let length = size * count
+                guard let userdata else { return 0 }
+                let transfer = Unmanaged<CurlTransfer>.fromOpaque(userdata).takeUnretainedValue()
+                if length > 0, let pointer {
+                    transfer.receiveHeaderLine(UnsafeRawBufferPointer(start: pointer, count: length))
+                }
+                return length
+            },
+            "header function"
+        )
 
         configureMethod(easy, request: request, check: check)
 
@@ -93,7 +106,12 @@ enum CurlEasyConfigurator {
             transfer.easy = nil
             curl_slist_free_all(headerList)
             transfer.headerList = nil
-            return .failure(transfer.error(.invalidRequest, message: "could not configure the request: \(failures.joined(separator: "; "))"))
+            return .failure(
+                transfer.error(
+                    .invalidRequest,
+                    message: "could not configure the request: \(failures.joined(separator: "; "))"
+                )
+            )
         }
         return .success(easy)
     }
@@ -121,8 +139,13 @@ enum CurlEasyConfigurator {
                 body.withUnsafeBytes { bytes in
                     let pointer = bytes.baseAddress ?? UnsafeRawPointer(("" as StaticString).utf8Start)
                     check(
-                        ccurl_easy_setopt_pointer(easy, CURLOPT_COPYPOSTFIELDS, UnsafeMutableRawPointer(mutating: pointer)),
-                        "body")
+                        ccurl_easy_setopt_pointer(
+                            easy,
+                            CURLOPT_COPYPOSTFIELDS,
+                            UnsafeMutableRawPointer(mutating: pointer)
+                        ),
+                        "body"
+                    )
                 }
             }
         }
@@ -139,6 +162,8 @@ enum CurlEasyConfigurator {
 
     /// A header name shown in an error: printable ASCII only and short.
     private static func sanitizedName(_ name: String) -> String {
-        String(String.UnicodeScalarView(name.unicodeScalars.prefix(40).map { $0.isASCII && $0.value >= 0x20 ? $0 : "?" }))
+        String(
+            String.UnicodeScalarView(name.unicodeScalars.prefix(40).map { $0.isASCII && $0.value >= 0x20 ? $0 : "?" })
+        )
     }
 }

@@ -6,14 +6,15 @@ enum CurlErrorClassifier {
     /// - Parameters:
     ///   - code: the transfer's `CURLcode`.
     ///   - exceededCap: the write callback refused data because the body cap was reached.
-    ///   - connected: a TCP connection had been established (`CURLINFO_CONNECT_TIME_T > 0`).
-    static func classify(_ code: CURLcode, exceededCap: Bool, connected: Bool) -> HTTPClientError.Code {
+    ///   - requestSent: some of the request had been sent (`CURLINFO_REQUEST_SIZE > 0`), so the
+    ///     connection (TCP and TLS) was up.
+    static func classify(_ code: CURLcode, exceededCap: Bool, requestSent: Bool) -> HTTPClientError.Code {
         if exceededCap {
             return .responseTooLarge
         }
         switch code {
         case CURLE_OPERATION_TIMEDOUT:
-            return connected ? .timeout : .connectTimeout
+            return requestSent ? .timeout : .connectTimeout
         case CURLE_COULDNT_CONNECT, CURLE_COULDNT_RESOLVE_HOST, CURLE_COULDNT_RESOLVE_PROXY:
             return .connectionFailed
         case CURLE_RECV_ERROR, CURLE_SEND_ERROR, CURLE_GOT_NOTHING, CURLE_PARTIAL_FILE,

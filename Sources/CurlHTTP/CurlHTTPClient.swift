@@ -4,7 +4,8 @@ import Synchronization
 
 /// An HTTP/1.1 and HTTP/2 client over libcurl's multi interface, driven by Dispatch on one serial
 /// queue: hundreds of concurrent requests, no thread per request, keep-alive connections shared
-/// through one connection cache. TLS peer and host verification is always on.
+/// through one connection cache. TLS peer and host verification is always on. Redirects are not
+/// followed (a 3xx is returned as is) and `Expect: 100-continue` is never sent.
 public final class CurlHTTPClient: Sendable {
     public let configuration: Configuration
     private let driver: CurlMultiDriver
@@ -34,10 +35,13 @@ public final class CurlHTTPClient: Sendable {
         let id = nextTransferID.wrappingAdd(1, ordering: .relaxed).oldValue
         let gate = CancellationGate()
         let result = await withTaskCancellationHandler {
-            await withCheckedContinuation { (continuation: CheckedContinuation<Result<HTTPResponse, HTTPClientError>, Never>) in
+            await withCheckedContinuation {
+                (continuation: CheckedContinuation<Result<HTTPResponse, HTTPClientError>, Never>) in
                 let transfer = makeTransfer(request, id: id) { continuation.resume(returning: $0) }
                 if gate.start({ driver.start(transfer) }) == false {
-                    continuation.resume(returning: .failure(transfer.error(.cancelled, message: "the task was cancelled")))
+                    continuation.resume(
+                        returning: .failure(transfer.error(.cancelled, message: "the task was cancelled"))
+                    )
                 }
             }
         } onCancel: {

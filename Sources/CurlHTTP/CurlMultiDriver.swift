@@ -226,11 +226,13 @@ final class CurlMultiDriver: @unchecked Sendable {
     }
 
     private func watch(socket: curl_socket_t, what: Int32) {
-        let watch = sockets[socket] ?? {
-            let created = SocketWatch(socket: socket)
-            sockets[socket] = created
-            return created
-        }()
+        let watch =
+            sockets[socket]
+            ?? {
+                let created = SocketWatch(socket: socket)
+                sockets[socket] = created
+                return created
+            }()
         let wantRead = what == CURL_POLL_IN || what == CURL_POLL_INOUT
         let wantWrite = what == CURL_POLL_OUT || what == CURL_POLL_INOUT
 

@@ -9,9 +9,15 @@ enum CurlResponseBuilder {
         result: CURLcode
     ) -> Result<HTTPResponse, HTTPClientError> {
         guard result == CURLE_OK else {
-            var connectMicros: curl_off_t = 0
-            _ = ccurl_easy_getinfo_off_t(easy, CURLINFO_CONNECT_TIME_T, &connectMicros)
-            let code = CurlErrorClassifier.classify(result, exceededCap: transfer.exceededCap, connected: connectMicros > 0)
+            // Bytes of request sent: 0 means the deadline passed while still connecting (TCP or TLS)
+            // or waiting for a free connection. Connect time cannot tell, it is 0 on reused connections.
+            var requestBytes = 0
+            _ = ccurl_easy_getinfo_long(easy, CURLINFO_REQUEST_SIZE, &requestBytes)
+            let code = CurlErrorClassifier.classify(
+                result,
+                exceededCap: transfer.exceededCap,
+                requestSent: requestBytes > 0
+            )
             let message: String
             if code == .responseTooLarge {
                 message = "the response body exceeds the limit of \(transfer.maxResponseBytes) bytes"
@@ -35,7 +41,8 @@ enum CurlResponseBuilder {
                 body: transfer.body,
                 httpVersion: version(versionCode),
                 totalTime: .microseconds(totalMicros)
-            ))
+            )
+        )
     }
 
     static func version(_ code: Int) -> HTTPResponse.Version {

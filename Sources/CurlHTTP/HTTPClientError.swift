@@ -3,10 +3,10 @@
 public struct HTTPClientError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The kind of failure, coarse enough for retry decisions.
     public enum Code: String, Sendable, Hashable, CustomStringConvertible {
-        /// The total timeout elapsed after the connection was established (or while sending/receiving).
+        /// The total timeout elapsed after the request started going out (while sending or awaiting/reading the response).
         case timeout
-        /// No connection was established before the deadline (connect timeout, or the
-        /// total timeout while still connecting / waiting for a connection slot).
+        /// No usable connection before the deadline: the connect timeout, or the total timeout while
+        /// still connecting (TCP/TLS) or waiting for a free connection slot. Nothing was sent.
         case connectTimeout
         /// Could not connect: refused, unreachable, or the host name did not resolve.
         case connectionFailed

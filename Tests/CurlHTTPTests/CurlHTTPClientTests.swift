@@ -44,7 +44,11 @@ import Testing
     }
 
     @Test func fiveHundredConcurrentRequestsShareFewConnections() async throws {
-        let configuration = CurlHTTPClient.Configuration(maxConnections: 16, maxHostConnections: 8, totalTimeout: .seconds(60))
+        let configuration = CurlHTTPClient.Configuration(
+            maxConnections: 16,
+            maxHostConnections: 8,
+            totalTimeout: .seconds(60)
+        )
         try await withFixture(configuration) { server, client in
             let statuses = try await withThrowingTaskGroup(of: (Int, String).self) { group in
                 for _ in 0..<500 {
@@ -66,6 +70,52 @@ import Testing
             #expect(server.acceptedConnections <= 8)
             #expect(server.acceptedConnections < 100)
         }
+    }
+
+    @Test func sequentialRequestsReuseOneKeptAliveConnection() async throws {
+        try await withFixture { server, client in
+            for _ in 0..<20 {
+                let response = try await client.execute(HTTPRequest(url: server.baseURL + "/hello"))
+                #expect(response.status == 200)
+            }
+            #expect(server.receivedRequests == 20)
+            #expect(server.acceptedConnections == 1)
+        }
+    }
+
+    @Test func shutdownClosesEveryClientSocket() async throws {
+        let server = try await TestHTTPServer.start()
+        let client = CurlHTTPClient(configuration: .init(maxHostConnections: 4, totalTimeout: .seconds(30)))
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for _ in 0..<40 {
+                group.addTask { _ = try await client.execute(HTTPRequest(url: server.baseURL + "/hello")) }
+            }
+            try await group.waitForAll()
+        }
+        #expect(try openClientSockets(toPort: server.port) > 0)  // idle, kept alive in the cache
+        client.shutdown()
+        // Sockets are closed once their Dispatch sources are cancelled; wait for that (bounded).
+        let deadline = ContinuousClock.now + .seconds(10)
+        while try openClientSockets(toPort: server.port) > 0, ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        #expect(try openClientSockets(toPort: server.port) == 0)
+        try await server.stop()
+    }
+
+    /// Sockets of this process connected to 127.0.0.1:`port` that still hold a descriptor
+    /// (TIME_WAIT entries have inode 0 and are not counted).
+    private func openClientSockets(toPort port: Int) throws -> Int {
+        let handle = try FileHandle(forReadingFrom: URL(fileURLWithPath: "/proc/self/net/tcp"))
+        defer { try? handle.close() }
+        let table = String(decoding: try handle.readToEnd() ?? Data(), as: UTF8.self)
+        #expect(table.contains("local_address"))
+        let wanted = String(format: "%04X", port)
+        return table.split(separator: "\n").dropFirst().filter { line in
+            let fields = line.split(separator: " ")
+            guard fields.count > 9 else { return false }
+            return fields[2].hasSuffix(":" + wanted) && fields[9] != "0"
+        }.count
     }
 
     @Test func completionAPIDeliversEveryResultOnce() async throws {
@@ -103,6 +153,42 @@ import Testing
             #expect(!error.description.contains("SECRET-TOKEN"))
             #expect(!error.description.contains("ms=5000"))
         }
+    }
+
+    @Test func timeoutOnAReusedConnectionIsStillATimeout() async throws {
+        try await withFixture { server, client in
+            _ = try await client.execute(HTTPRequest(url: server.baseURL + "/hello"))
+            let error = try #require(
+                await failure(
+                    client,
+                    HTTPRequest(url: server.baseURL + "/slow?ms=5000", totalTimeout: .milliseconds(300))
+                )
+            )
+            #expect(error.code == .timeout)
+            #expect(server.acceptedConnections == 1)
+        }
+    }
+
+    @Test func httpsToAPlainHTTPServerIsATLSError() async throws {
+        try await withFixture { server, client in
+            let error = try #require(await failure(client, HTTPRequest(url: "https://127.0.0.1:\(server.port)/hello")))
+            #expect(error.code == .tls)
+            #expect(error.description.contains("https://127.0.0.1:\(server.port)/hello"))
+        }
+    }
+
+    @Test func stalledTLSHandshakeHitsConnectTimeout() async throws {
+        let silent = try await TestHTTPServer.start(silent: true)
+        let client = CurlHTTPClient(
+            configuration: .init(connectTimeout: .milliseconds(300), totalTimeout: .seconds(20))
+        )
+        let error = await failure(client, HTTPRequest(url: "https://127.0.0.1:\(silent.port)/verifyReceipt"))
+        client.shutdown()
+        try await silent.stop()
+        let unwrapped = try #require(error)
+        #expect(unwrapped.code == .connectTimeout)
+        #expect(unwrapped.curlCode == 28)
+        #expect(silent.acceptedConnections == 1)
     }
 
     @Test func closedPortGivesConnectionFailed() async throws {
@@ -176,7 +262,8 @@ import Testing
             #expect(empty.status == 200)
             #expect(empty.body.isEmpty)
             let put = try await client.execute(
-                HTTPRequest(url: server.baseURL + "/echo", method: .put, body: Data("abc".utf8)))
+                HTTPRequest(url: server.baseURL + "/echo", method: .put, body: Data("abc".utf8))
+            )
             #expect(String(decoding: put.body, as: UTF8.self) == "abc")
         }
     }
@@ -223,6 +310,12 @@ import Testing
         let collected = codes.withLock { $0 }
         #expect(collected.count == count)
         #expect(collected.allSatisfy { $0 == .cancelled })
+        // The half-finished connections are closed too (bounded wait for the Dispatch cancel handlers).
+        let closeDeadline = ContinuousClock.now + .seconds(10)
+        while try openClientSockets(toPort: server.port) > 0, ContinuousClock.now < closeDeadline {
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        #expect(try openClientSockets(toPort: server.port) == 0)
 
         // Requests after shutdown fail fast with .cancelled.
         let late = try #require(await failure(client, HTTPRequest(url: server.baseURL + "/hello")))
@@ -261,9 +354,12 @@ import Testing
         #expect(garbage.code == .invalidURL)
         #expect(!garbage.description.contains("hunter2"))
         let injected = try #require(
-            await failure(client, HTTPRequest(url: "http://127.0.0.1:9/", headers: [("X-Evil", "a\r\nHost: other")])))
+            await failure(client, HTTPRequest(url: "http://127.0.0.1:9/", headers: [("X-Evil", "a\r\nHost: other")]))
+        )
         #expect(injected.code == .invalidRequest)
-        let badMethod = try #require(await failure(client, HTTPRequest(url: "http://127.0.0.1:9/", method: HTTPMethod(rawValue: "GET /x"))))
+        let badMethod = try #require(
+            await failure(client, HTTPRequest(url: "http://127.0.0.1:9/", method: HTTPMethod(rawValue: "GET /x")))
+        )
         #expect(badMethod.code == .invalidRequest)
     }
 }

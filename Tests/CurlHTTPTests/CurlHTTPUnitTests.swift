@@ -1,27 +1,54 @@
 import CCurl
-@testable import CurlHTTP
 import Foundation
 import Testing
+
+@testable import CurlHTTP
 
 /// Pure logic: error classification, URL redaction, header parsing, duration conversion.
 @Suite struct CurlHTTPUnitTests {
     @Test func classifierMapsCurlCodes() {
-        #expect(CurlErrorClassifier.classify(CURLE_OPERATION_TIMEDOUT, exceededCap: false, connected: true) == .timeout)
-        #expect(CurlErrorClassifier.classify(CURLE_OPERATION_TIMEDOUT, exceededCap: false, connected: false) == .connectTimeout)
-        #expect(CurlErrorClassifier.classify(CURLE_COULDNT_CONNECT, exceededCap: false, connected: false) == .connectionFailed)
-        #expect(CurlErrorClassifier.classify(CURLE_COULDNT_RESOLVE_HOST, exceededCap: false, connected: false) == .connectionFailed)
-        #expect(CurlErrorClassifier.classify(CURLE_RECV_ERROR, exceededCap: false, connected: true) == .connectionReset)
-        #expect(CurlErrorClassifier.classify(CURLE_PARTIAL_FILE, exceededCap: false, connected: true) == .connectionReset)
-        #expect(CurlErrorClassifier.classify(CURLE_PEER_FAILED_VERIFICATION, exceededCap: false, connected: true) == .tls)
-        #expect(CurlErrorClassifier.classify(CURLE_SSL_CONNECT_ERROR, exceededCap: false, connected: true) == .tls)
-        #expect(CurlErrorClassifier.classify(CURLE_FILESIZE_EXCEEDED, exceededCap: false, connected: true) == .responseTooLarge)
-        #expect(CurlErrorClassifier.classify(CURLE_WRITE_ERROR, exceededCap: true, connected: true) == .responseTooLarge)
-        #expect(CurlErrorClassifier.classify(CURLE_WRITE_ERROR, exceededCap: false, connected: true) == .other)
-        #expect(CurlErrorClassifier.classify(CURLE_URL_MALFORMAT, exceededCap: false, connected: false) == .invalidURL)
+        #expect(
+            CurlErrorClassifier.classify(CURLE_OPERATION_TIMEDOUT, exceededCap: false, requestSent: true) == .timeout
+        )
+        #expect(
+            CurlErrorClassifier.classify(CURLE_OPERATION_TIMEDOUT, exceededCap: false, requestSent: false)
+                == .connectTimeout
+        )
+        #expect(
+            CurlErrorClassifier.classify(CURLE_COULDNT_CONNECT, exceededCap: false, requestSent: false)
+                == .connectionFailed
+        )
+        #expect(
+            CurlErrorClassifier.classify(CURLE_COULDNT_RESOLVE_HOST, exceededCap: false, requestSent: false)
+                == .connectionFailed
+        )
+        #expect(
+            CurlErrorClassifier.classify(CURLE_RECV_ERROR, exceededCap: false, requestSent: true) == .connectionReset
+        )
+        #expect(
+            CurlErrorClassifier.classify(CURLE_PARTIAL_FILE, exceededCap: false, requestSent: true) == .connectionReset
+        )
+        #expect(
+            CurlErrorClassifier.classify(CURLE_PEER_FAILED_VERIFICATION, exceededCap: false, requestSent: true) == .tls
+        )
+        #expect(CurlErrorClassifier.classify(CURLE_SSL_CONNECT_ERROR, exceededCap: false, requestSent: true) == .tls)
+        #expect(
+            CurlErrorClassifier.classify(CURLE_FILESIZE_EXCEEDED, exceededCap: false, requestSent: true)
+                == .responseTooLarge
+        )
+        #expect(
+            CurlErrorClassifier.classify(CURLE_WRITE_ERROR, exceededCap: true, requestSent: true) == .responseTooLarge
+        )
+        #expect(CurlErrorClassifier.classify(CURLE_WRITE_ERROR, exceededCap: false, requestSent: true) == .other)
+        #expect(
+            CurlErrorClassifier.classify(CURLE_URL_MALFORMAT, exceededCap: false, requestSent: false) == .invalidURL
+        )
     }
 
     @Test func redactedURLDropsQueryFragmentAndCredentials() throws {
-        let url = try #require(RedactedURL(parsing: "https://user:pw@buy.itunes.apple.com:8443/verifyReceipt?secret=abc#frag"))
+        let url = try #require(
+            RedactedURL(parsing: "https://user:pw@buy.itunes.apple.com:8443/verifyReceipt?secret=abc#frag")
+        )
         #expect(url.description == "https://buy.itunes.apple.com:8443/verifyReceipt")
         #expect(url.query == "secret=abc")
         #expect(url.isHTTP)
@@ -75,7 +102,10 @@ import Testing
     }
 
     @Test func headerLinesRejectInjectionAndKeepEmptyValues() {
-        #expect(CurlEasyConfigurator.headerLine(name: "Content-Type", value: "application/json") == "Content-Type: application/json")
+        #expect(
+            CurlEasyConfigurator.headerLine(name: "Content-Type", value: "application/json")
+                == "Content-Type: application/json"
+        )
         #expect(CurlEasyConfigurator.headerLine(name: "X-Empty", value: "") == "X-Empty;")
         #expect(CurlEasyConfigurator.headerLine(name: "X-Bad", value: "a\r\nHost: x") == nil)
         #expect(CurlEasyConfigurator.headerLine(name: "Bad Name", value: "v") == nil)
@@ -83,7 +113,16 @@ import Testing
     }
 
     @Test func errorDescriptionNamesTargetAndCode() {
-        let error = HTTPClientError(code: .timeout, curlCode: 28, message: "Operation timed out", method: "POST", target: "https://sandbox.itunes.apple.com/verifyReceipt")
-        #expect(error.description == "HTTP POST https://sandbox.itunes.apple.com/verifyReceipt failed (timeout): Operation timed out [curl error 28]")
+        let error = HTTPClientError(
+            code: .timeout,
+            curlCode: 28,
+            message: "Operation timed out",
+            method: "POST",
+            target: "https://sandbox.itunes.apple.com/verifyReceipt"
+        )
+        #expect(
+            error.description
+                == "HTTP POST https://sandbox.itunes.apple.com/verifyReceipt failed (timeout): Operation timed out [curl error 28]"
+        )
     }
 }

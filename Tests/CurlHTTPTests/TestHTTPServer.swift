@@ -36,7 +36,9 @@ final class TestHTTPServer: Sendable {
         self.port = port
     }
 
-    static func start() async throws -> TestHTTPServer {
+    /// - Parameter silent: accept connections but never answer (no HTTP handler at all), e.g. to
+    ///   stall a TLS handshake.
+    static func start(silent: Bool = false) async throws -> TestHTTPServer {
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         let stats = Stats()
         let channel = try await ServerBootstrap(group: group)
@@ -44,6 +46,9 @@ final class TestHTTPServer: Sendable {
             .serverChannelOption(ChannelOptions.socketOption(.so_reuseaddr), value: 1)
             .childChannelInitializer { channel in
                 stats.connections.add(1, ordering: .relaxed)
+                if silent {
+                    return channel.eventLoop.makeSucceededVoidFuture()
+                }
                 return channel.eventLoop.makeCompletedFuture {
                     try channel.pipeline.syncOperations.configureHTTPServerPipeline(withErrorHandling: true)
                     try channel.pipeline.syncOperations.addHandler(RouteHandler(stats: stats))
@@ -129,11 +134,17 @@ private final class RouteHandler: ChannelInboundHandler {
             } else {
                 headers.add(name: "Content-Length", value: String(count))
             }
-            context.write(wrapOutboundOut(.head(HTTPResponseHead(version: head.version, status: .ok, headers: headers))), promise: nil)
+            context.write(
+                wrapOutboundOut(.head(HTTPResponseHead(version: head.version, status: .ok, headers: headers))),
+                promise: nil
+            )
             var remaining = count
             while remaining > 0 {
                 let size = min(remaining, 16 * 1024)
-                context.write(wrapOutboundOut(.body(.byteBuffer(ByteBuffer(repeating: UInt8(ascii: "x"), count: size)))), promise: nil)
+                context.write(
+                    wrapOutboundOut(.body(.byteBuffer(ByteBuffer(repeating: UInt8(ascii: "x"), count: size)))),
+                    promise: nil
+                )
                 remaining -= size
             }
             context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
@@ -152,8 +163,14 @@ private final class RouteHandler: ChannelInboundHandler {
             } else {
                 headers.add(name: "Content-Length", value: "100000")
             }
-            context.write(wrapOutboundOut(.head(HTTPResponseHead(version: head.version, status: .ok, headers: headers))), promise: nil)
-            context.writeAndFlush(wrapOutboundOut(.body(.byteBuffer(ByteBuffer(repeating: UInt8(ascii: "y"), count: 1000)))), promise: nil)
+            context.write(
+                wrapOutboundOut(.head(HTTPResponseHead(version: head.version, status: .ok, headers: headers))),
+                promise: nil
+            )
+            context.writeAndFlush(
+                wrapOutboundOut(.body(.byteBuffer(ByteBuffer(repeating: UInt8(ascii: "y"), count: 1000)))),
+                promise: nil
+            )
             context.close(promise: nil)
         case "/hang":
             break
@@ -162,11 +179,19 @@ private final class RouteHandler: ChannelInboundHandler {
         }
     }
 
-    private func respond(_ context: ChannelHandlerContext, status: HTTPResponseStatus, headers: HTTPHeaders = HTTPHeaders(), body: ByteBuffer) {
+    private func respond(
+        _ context: ChannelHandlerContext,
+        status: HTTPResponseStatus,
+        headers: HTTPHeaders = HTTPHeaders(),
+        body: ByteBuffer
+    ) {
         var headers = headers
         headers.add(name: "Content-Length", value: String(body.readableBytes))
         let version = head?.version ?? .http1_1
-        context.write(wrapOutboundOut(.head(HTTPResponseHead(version: version, status: status, headers: headers))), promise: nil)
+        context.write(
+            wrapOutboundOut(.head(HTTPResponseHead(version: version, status: status, headers: headers))),
+            promise: nil
+        )
         context.write(wrapOutboundOut(.body(.byteBuffer(body))), promise: nil)
         context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
     }
