@@ -98,3 +98,24 @@ public enum VerifyClassifier {
         }
     }
 }
+
+extension VerifyClassifier {
+    /// Convenience: classify with headers as a dictionary (names matched case-insensitively).
+    public static func classify(
+        transportFailure: TransportFailure?,
+        httpStatus: Int,
+        headers: [String: String],
+        body: some Collection<UInt8>,
+        requestedEnvironment: AppleEnvironment,
+        now: Date
+    ) -> VerifyVerdict {
+        classify(
+            transportFailure: transportFailure,
+            httpStatus: httpStatus,
+            header: { name in headers.first { $0.key.caseInsensitiveCompare(name) == .orderedSame }?.value },
+            body: body,
+            requestedEnvironment: requestedEnvironment,
+            now: now
+        )
+    }
+}

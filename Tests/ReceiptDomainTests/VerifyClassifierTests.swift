@@ -51,6 +51,13 @@ import Testing
         #expect(RetryAfter.earliest("", now: now) == nil)
     }
 
+    @Test func headerDictionaryIsCaseInsensitive() {
+        let verdict = VerifyClassifier.classify(
+            transportFailure: nil, httpStatus: 429, headers: ["retry-AFTER": "15"], body: [UInt8](),
+            requestedEnvironment: .production, now: now)
+        #expect(verdict == .retry(VerdictReason(.httpRateLimited, httpStatus: 429), earliest: now + 15))
+    }
+
     @Test func retryAfterHTTPDates() {
         let expected = Date(timeIntervalSince1970: 784_111_777)  // 1994-11-06T08:49:37Z
         #expect(RetryAfter.parseHTTPDate("Sun, 06 Nov 1994 08:49:37 GMT") == expected)
