@@ -15,14 +15,15 @@ struct RenewalReconciler: ParsableCommand {
             re-verifies each stored receipt with Apple's verifyReceipt under a strict rate limit, saves the \
             newest receipt and expiry, and writes reports.
 
-            Environment:
-              DATABASE_URL               libpq connection string or URI (password: PGPASSWORD or ~/.pgpass)
-              APPLE_SHARED_SECRET_FILE   file holding the app-specific shared secret (preferred)
-              APPLE_SHARED_SECRET        the shared secret itself (when no file is used)
-              APPLE_BUNDLE_ID            the app's bundle id; receipts of other apps are rejected
-              APPLE_VERIFY_URL           default https://buy.itunes.apple.com/verifyReceipt
-              APPLE_SANDBOX_VERIFY_URL   default https://sandbox.itunes.apple.com/verifyReceipt
-            Flags override the environment. The shared secret is never taken from a flag.
+            Environment (flags override it; the shared secret is never taken from a flag):
+              DATABASE_URL              libpq connection string or URI
+                                        (password: PGPASSWORD or ~/.pgpass)
+              APPLE_SHARED_SECRET_FILE  file holding the app-specific shared secret
+              APPLE_SHARED_SECRET       the shared secret itself
+              APPLE_BUNDLE_ID           the app's bundle id (other apps' receipts
+                                        are rejected)
+              APPLE_VERIFY_URL          production verifyReceipt URL
+              APPLE_SANDBOX_VERIFY_URL  sandbox verifyReceipt URL
 
             \(ReconcilerExitCode.helpText)
             """,
