@@ -1,0 +1,42 @@
+-- sql/roles/least_privilege.sql: example roles for running renewal-reconciler with least privilege.
+-- Not a migration (it lives outside sql/*.sql, so `migrate` never runs it). Run it once as a superuser
+-- or the schema owner, after `migrate`, adapting names and the password handling:
+--
+--   psql -v ON_ERROR_STOP=1 -f sql/roles/least_privilege.sql
+--
+-- Three roles:
+--   renewal_owner       owns the schema; only `renewal-reconciler migrate` runs as it (deploy time).
+--   renewal_reconciler  the nightly job: reads and updates subscriptions, writes its own tables;
+--                       cannot create, drop or alter anything, cannot delete subscriptions.
+--   renewal_reader      finance / dashboards: read-only on runs, items, ledger and products;
+--                       no access to subscriptions.latest_receipt.
+
+DO $$
+BEGIN
+    IF NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = 'renewal_reconciler') THEN
+        CREATE ROLE renewal_reconciler LOGIN;   -- set a password with \password, or use cert/peer auth
+    END IF;
+    IF NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = 'renewal_reader') THEN
+        CREATE ROLE renewal_reader LOGIN;
+    END IF;
+END
+$$;
+
+REVOKE ALL ON ALL TABLES IN SCHEMA public FROM renewal_reconciler, renewal_reader;
+
+-- The nightly job (run, backfill, import, report, runs).
+GRANT USAGE ON SCHEMA public TO renewal_reconciler;
+GRANT SELECT, INSERT, UPDATE ON subscriptions TO renewal_reconciler;          -- import inserts, runs update
+GRANT USAGE ON SEQUENCE subscriptions_id_seq TO renewal_reconciler;
+GRANT SELECT, INSERT, UPDATE ON subscription_transactions TO renewal_reconciler;
+GRANT SELECT, INSERT, UPDATE ON reconciliation_runs, reconciliation_items, dry_run_transactions TO renewal_reconciler;
+GRANT USAGE ON SEQUENCE reconciliation_runs_id_seq TO renewal_reconciler;
+GRANT SELECT ON products, schema_migrations TO renewal_reconciler;
+
+-- Finance and dashboards: the facts, never the receipts.
+GRANT USAGE ON SCHEMA public TO renewal_reader;
+GRANT SELECT ON reconciliation_runs, reconciliation_items, subscription_transactions, dry_run_transactions,
+                products TO renewal_reader;
+GRANT SELECT (id, user_id, bundle_id, product_id, original_transaction_id, environment, expires_at, state,
+              auto_renew, auto_renew_product_id, grace_period_expires_at, last_verified_at, updated_at)
+    ON subscriptions TO renewal_reader;
