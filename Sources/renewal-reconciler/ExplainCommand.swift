@@ -70,12 +70,12 @@ struct ExplainCommand: ParsableCommand {
                 environment: environment.flatMap(AppleEnvironment.init(appleValue:)))
             print(report.jsonString(pretty: !compact))
         } catch {
-            var message = error.description
-            if !error.candidates.isEmpty {
-                message += "\n" + error.candidates.map { "  --original-transaction-id \($0.originalTransactionId)   (\($0.productId))" }
-                    .joined(separator: "\n")
-            }
-            fail(message)
+            // The domain's description already lists the candidates inline; list them once, as flags to copy.
+            guard !error.candidates.isEmpty else { fail(error.description) }
+            let choices = error.candidates.map { "  --original-transaction-id \($0.originalTransactionId)   (\($0.productId))" }
+            fail(
+                "\(error.source): the receipt holds \(error.candidates.count) subscriptions, choose one:\n"
+                    + choices.joined(separator: "\n"))
         }
     }
 
