@@ -74,12 +74,12 @@ struct SimulatorHarness: Sendable {
     /// A client with its own libcurl multi handle; the caller shuts `http` down.
     static func makeClient(
         production: String, sandbox: String, password: String? = sharedSecret, excludeOld: Bool = false,
-        requestTimeout: Duration = .seconds(20)
+        requestTimeout: Duration = .seconds(20), maxResponseBytes: Int = 32 << 20
     ) -> (VerifyReceiptClient, CurlHTTPClient) {
         let http = CurlHTTPClient(configuration: .init(maxConnections: 8, maxHostConnections: 4))
         let endpoints = VerifyReceiptEndpoints(
             production: production, sandbox: sandbox, password: password, excludeOldTransactions: excludeOld,
-            connectTimeout: .seconds(5), requestTimeout: requestTimeout)
+            connectTimeout: .seconds(5), requestTimeout: requestTimeout, maxResponseBytes: maxResponseBytes)
         return (VerifyReceiptClient(http: http, endpoints: endpoints), http)
     }
 }
