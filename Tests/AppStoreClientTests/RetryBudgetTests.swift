@@ -49,6 +49,27 @@ import Testing
         }
     }
 
+    @Test func defaultDelayHonoursRetryAfter() async throws {
+        try await withHarness(configure: { c in
+            c.faults = FaultPlan(seed: c.seed, rates: [.http429: 1.0], retryAfterSeconds: 1)
+        }) { h in
+            let started = ContinuousClock.now
+            let outcome = await h.client.verify(receipt: try h.receipt(.silentRenewal), maxAttempts: 2)
+            #expect(outcome.final == .unresolved(VerdictReason(.httpRateLimited, httpStatus: 429)))
+            #expect(outcome.attempts.count == 2)
+            // The retry waited for Retry-After (a lower bound, not a performance assertion).
+            #expect(ContinuousClock.now - started >= .milliseconds(900))
+        }
+    }
+
+    @Test func untilEarliestWaitsOnlyForAFutureEarliestAndAtMostAMinute() {
+        #expect(VerifyReceiptClient.untilEarliest(1, nil) == .zero)
+        #expect(VerifyReceiptClient.untilEarliest(1, Date().addingTimeInterval(-5)) == .zero)
+        let ten = VerifyReceiptClient.untilEarliest(2, Date().addingTimeInterval(10))
+        #expect(ten > .seconds(9) && ten <= .seconds(10))
+        #expect(VerifyReceiptClient.untilEarliest(1, Date().addingTimeInterval(3600)) == .seconds(60))
+    }
+
     @Test func recoveryWithinTheBudgetEndsOk() async throws {
         // Request 0 of seed 21 decides first; find a seed whose first request fails and second does not.
         let rates: [FaultKind: Double] = [.http500: 0.5]
