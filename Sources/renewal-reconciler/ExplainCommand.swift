@@ -68,7 +68,8 @@ struct ExplainCommand: ParsableCommand {
                 bundleId: bundleId ?? ProcessInfo.processInfo.environment["APPLE_BUNDLE_ID"].flatMap { $0.isEmpty ? nil : $0 },
                 now: now.flatMap(RFC3339.parse) ?? Date(),
                 environment: environment.flatMap(AppleEnvironment.init(appleValue:)))
-            print(report.jsonString(pretty: !compact))
+            // The pretty form already ends with a newline; the compact one does not.
+            print(report.jsonString(pretty: !compact), terminator: compact ? "\n" : "")
         } catch {
             // The domain's description already lists the candidates inline; list them once, as flags to copy.
             guard !error.candidates.isEmpty else { fail(error.description) }
