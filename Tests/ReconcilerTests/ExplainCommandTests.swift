@@ -55,6 +55,9 @@ import Testing
         let compact = try ExplainRunner.run(args + ["--compact"])
         #expect(pretty.status == 0 && compact.status == 0, "stderr: \(pretty.stderr) \(compact.stderr)")
         #expect(compact.stdout.trimmingCharacters(in: .newlines).split(separator: "\n").count == 1)
+        // Each form ends with exactly one newline (no blank line after the object).
+        #expect(pretty.stdout.hasSuffix("}\n") && !pretty.stdout.hasSuffix("\n\n"))
+        #expect(compact.stdout.hasSuffix("}\n") && !compact.stdout.hasSuffix("\n\n"))
         let a = try parse(pretty.stdout).object
         let b = try #require(try JSONSerialization.jsonObject(with: Data(compact.stdout.utf8)) as? [String: Any])
         let canonical = { (o: [String: Any]) in try JSONSerialization.data(withJSONObject: o, options: [.sortedKeys]) }
