@@ -113,10 +113,11 @@ public final class VerifyReceiptClient: Sendable {
 
     /// The whole plan for one receipt, with a simple delay between retries (no shared rate limiter):
     /// production first, at most one environment switch, at most `maxAttempts` retryable failures.
-    /// - Parameter retryDelay: the wait before retry number `failures` (1-based), given Apple's earliest time.
+    /// - Parameter retryDelay: the wait before retry number `failures` (1-based), given Apple's earliest time
+    ///   (default: `untilEarliest`, no wait unless Apple sent `Retry-After`).
     public func verify(
         receipt: String, maxAttempts: Int = 3,
-        retryDelay: @escaping @Sendable (_ failures: Int, _ earliest: Date?) -> Duration = { _, _ in .zero },
+        retryDelay: @escaping @Sendable (_ failures: Int, _ earliest: Date?) -> Duration = VerifyReceiptClient.untilEarliest,
         completion: @escaping @Sendable (VerifyOutcome) -> Void
     ) {
         var plan = VerificationAttempt(maxAttempts: maxAttempts)
@@ -127,11 +128,19 @@ public final class VerifyReceiptClient: Sendable {
     /// Async form of `verify`.
     public func verify(
         receipt: String, maxAttempts: Int = 3,
-        retryDelay: @escaping @Sendable (_ failures: Int, _ earliest: Date?) -> Duration = { _, _ in .zero }
+        retryDelay: @escaping @Sendable (_ failures: Int, _ earliest: Date?) -> Duration = VerifyReceiptClient.untilEarliest
     ) async -> VerifyOutcome {
         await withCheckedContinuation { continuation in
             verify(receipt: receipt, maxAttempts: maxAttempts, retryDelay: retryDelay) { continuation.resume(returning: $0) }
         }
+    }
+
+    /// The default retry delay: none, except that Apple's `Retry-After` is honoured (up to a minute;
+    /// a longer wait is the caller's decision, through its own `retryDelay`).
+    public static func untilEarliest(_ failures: Int, _ earliest: Date?) -> Duration {
+        guard let earliest else { return .zero }
+        let seconds = min(60, max(0, earliest.timeIntervalSinceNow))
+        return .milliseconds(Int64((seconds * 1000).rounded(.up)))
     }
 
     private func drive(

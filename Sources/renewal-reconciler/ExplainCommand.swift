@@ -68,14 +68,15 @@ struct ExplainCommand: ParsableCommand {
                 bundleId: bundleId ?? ProcessInfo.processInfo.environment["APPLE_BUNDLE_ID"].flatMap { $0.isEmpty ? nil : $0 },
                 now: now.flatMap(RFC3339.parse) ?? Date(),
                 environment: environment.flatMap(AppleEnvironment.init(appleValue:)))
-            print(report.jsonString(pretty: !compact))
+            // The pretty form already ends with a newline; the compact one does not.
+            print(report.jsonString(pretty: !compact), terminator: compact ? "\n" : "")
         } catch {
-            var message = error.description
-            if !error.candidates.isEmpty {
-                message += "\n" + error.candidates.map { "  --original-transaction-id \($0.originalTransactionId)   (\($0.productId))" }
-                    .joined(separator: "\n")
-            }
-            fail(message)
+            // The domain's description already lists the candidates inline; list them once, as flags to copy.
+            guard !error.candidates.isEmpty else { fail(error.description) }
+            let choices = error.candidates.map { "  --original-transaction-id \($0.originalTransactionId)   (\($0.productId))" }
+            fail(
+                "\(error.source): the receipt holds \(error.candidates.count) subscriptions, choose one:\n"
+                    + choices.joined(separator: "\n"))
         }
     }
 

@@ -1,0 +1,177 @@
+import AppStoreClient
+import AppStoreSimulator
+import Foundation
+import ReceiptDomain
+import Testing
+
+/// Every fault the simulator can inject, sent through the real client and classified as
+/// `docs/apple-receipts.md` says (each fault at rate 1.0, so every request gets it).
+@Suite struct FaultClassificationTests {
+    /// One request to a simulator whose every request gets `kind`.
+    private func faulted(
+        _ kind: FaultKind, scenario: Scenario = .silentRenewal, requestTimeout: Duration = .seconds(20),
+        plan: (inout FaultPlan) -> Void = { _ in }
+    ) async throws -> VerifyAttemptResult {
+        try await withHarness(requestTimeout: requestTimeout, configure: { c in
+            c.faults = FaultPlan(seed: c.seed, rates: [kind: 1.0])
+            plan(&c.faults)
+        }) { h in
+            let result = await h.send(try h.receipt(scenario), to: .production)
+            let json = try JSONSerialization.jsonObject(with: Data(h.server.stats.json())) as? [String: Any]
+            let faults = try #require(json?["faults"] as? [String: Int])
+            #expect(faults[kind.rawValue] ?? 0 >= 1, "the simulator did not inject \(kind)")
+            return result
+        }
+    }
+
+    private func retryReason(_ result: VerifyAttemptResult, sourceLocation: SourceLocation = #_sourceLocation)
+        -> VerdictReason?
+    {
+        guard case .retry(let reason, _) = result.verdict else {
+            Issue.record("expected retry, got \(result.verdict)", sourceLocation: sourceLocation)
+            return nil
+        }
+        return reason
+    }
+
+    @Test(arguments: [(FaultKind.http500, 500), (.http503, 503)])
+    func httpServerErrorsRetry(kind: FaultKind, status: Int) async throws {
+        let result = try await faulted(kind)
+        #expect(result.httpStatus == status)
+        #expect(result.transportFailure == nil)
+        let reason = retryReason(result)
+        #expect(reason?.code == .httpServerError)
+        #expect(reason?.httpStatus == status)
+    }
+
+    @Test func http429RetriesNotBeforeRetryAfter() async throws {
+        let before = Date()
+        let result = try await faulted(.http429) { $0.retryAfterSeconds = 7 }
+        #expect(result.httpStatus == 429)
+        guard case .retry(let reason, let earliest) = result.verdict else {
+            Issue.record("expected retry, got \(result.verdict)")
+            return
+        }
+        #expect(reason.code == .httpRateLimited)
+        let at = try #require(earliest, "429 with Retry-After must set earliest")
+        #expect(at >= before.addingTimeInterval(6))
+        #expect(at <= Date().addingTimeInterval(8))
+
+        // The plan passes the earliest time on to whoever schedules the retry.
+        var plan = VerificationAttempt(maxAttempts: 3)
+        _ = plan.start()
+        #expect(plan.next(after: result.verdict) == .retry(.production, failures: 1, earliest: at, reason: reason))
+    }
+
+    @Test func connectionResetRetriesAsTransport() async throws {
+        let result = try await faulted(.reset)
+        #expect(result.httpStatus == nil)
+        #expect(result.transportFailure == .connectionReset)
+        #expect(retryReason(result)?.code == .transport)
+    }
+
+    @Test func hangPastTheRequestTimeoutRetriesAsTransportTimeout() async throws {
+        let started = ContinuousClock.now
+        let result = try await faulted(.hang, requestTimeout: .milliseconds(300)) { $0.hangMilliseconds = 3_000 }
+        // The client gave up on its own timeout, well before the simulator closed the connection.
+        #expect(ContinuousClock.now - started < .milliseconds(2_500))
+        #expect(result.httpStatus == nil)
+        #expect(result.transportFailure == .timeout)
+        let reason = retryReason(result)
+        #expect(reason?.code == .transport)
+        #expect(reason?.detail == "timeout")
+    }
+
+    @Test func status21005Retries() async throws {
+        let result = try await faulted(.status21005)
+        #expect(result.appleStatus == 21005)
+        #expect(retryReason(result)?.code == .serverUnavailable)
+    }
+
+    @Test func transient21002Retries() async throws {
+        let result = try await faulted(.status21002)
+        #expect(result.appleStatus == 21002)
+        #expect(retryReason(result)?.code == .receiptMalformedOrTemporary)
+    }
+
+    @Test func malformedJSONRetriesAsMalformedResponse() async throws {
+        let result = try await faulted(.malformedJSON)
+        #expect(result.httpStatus == 200)
+        let reason = retryReason(result)
+        #expect(reason?.code == .malformedResponse)
+        #expect(reason?.httpStatus == 200)
+    }
+
+    @Test func truncatedBodyRetries() async throws {
+        let result = try await faulted(.truncated)
+        let reason = retryReason(result)
+        // Content-Length promised more than arrived: libcurl reports the short read (a broken exchange).
+        #expect(reason?.code == .transport)
+        #expect(result.transportFailure == .connectionReset)
+    }
+
+    /// The simulator cycles six 211xx variants by request number: `is_retryable` true, "true",
+    /// `is-retryable` "1", `is-retryable` true, absent, `is_retryable` false.
+    @Test func internalDataAccess211xxRetriesUnlessMarkedNotRetryable() async throws {
+        try await withHarness(configure: { c in c.faults = FaultPlan(seed: c.seed, rates: [.status211xx: 1.0]) }) { h in
+            let receipt = try h.receipt(.silentRenewal)
+            var results: [VerifyAttemptResult] = []
+            for _ in 0..<6 { results.append(await h.send(receipt, to: .production)) }
+            for (n, result) in results.enumerated() {
+                let status = try #require(result.appleStatus, "request \(n) has no Apple status")
+                #expect((21100...21199).contains(status))
+                if n == 5 {
+                    #expect(result.verdict == .reject(VerdictReason(.internalDataAccessPermanent, appleStatus: status)),
+                            "request \(n)")
+                } else {
+                    #expect(result.verdict == .retry(VerdictReason(.internalDataAccess, appleStatus: status), earliest: nil),
+                            "request \(n)")
+                }
+            }
+        }
+    }
+
+    @Test func wrongSharedSecretIsAConfigurationError() async throws {
+        for password in ["not-the-secret", nil] as [String?] {
+            try await withHarness(password: password) { h in
+                let result = await h.send(try h.receipt(.silentRenewal), to: .production)
+                #expect(result.verdict == .configError(VerdictReason(.sharedSecretMismatch, appleStatus: 21004)))
+                var plan = VerificationAttempt(maxAttempts: 3)
+                _ = plan.start()
+                #expect(plan.next(after: result.verdict)
+                        == .finished(.configurationError(VerdictReason(.sharedSecretMismatch, appleStatus: 21004))))
+                // The description names the problem but never the secret.
+                let text = result.verdict.reason.map { String(describing: $0) } ?? ""
+                #expect(!text.contains("not-the-secret"))
+            }
+        }
+    }
+
+    @Test(arguments: [
+        (Scenario.unauthenticatable, 21003, VerdictReason.Code.receiptNotAuthenticated),
+        (.deletedAccount, 21010, .accountNotFound),
+    ])
+    func permanentStatusesReject(scenario: Scenario, status: Int, code: VerdictReason.Code) async throws {
+        try await withHarness { h in
+            let outcome = await h.client.verify(receipt: try h.receipt(scenario), maxAttempts: 3)
+            #expect(outcome.final == .rejected(VerdictReason(code, appleStatus: status)))
+            #expect(outcome.attempts.count == 1, "a permanent rejection is never retried")
+            #expect(try h.totalRequests() == 1)
+        }
+    }
+
+    /// A receipt of another app is valid as far as Apple is concerned: the client says ok and the
+    /// decision engine (not the client) rejects the bundle mismatch.
+    @Test func bundleMismatchIsNotTheClientsBusiness() async throws {
+        try await withHarness { h in
+            let outcome = await h.client.verify(receipt: try h.receipt(.foreignApp))
+            guard case .ok(let response, _) = outcome.final else {
+                Issue.record("expected ok, got \(outcome.final)")
+                return
+            }
+            let bundle = try #require(response.receipt?.bundleId)
+            #expect(bundle != h.server.population.bundleID)
+            #expect(outcome.attempts.count == 1)
+        }
+    }
+}

@@ -1,0 +1,143 @@
+import AppStoreClient
+import AppStoreSimulator
+import Foundation
+import ReceiptDomain
+import Synchronization
+import Testing
+
+/// `verify` stops after `maxAttempts` retryable failures: unresolved in general, invalid_receipt
+/// when every failure was 21002.
+@Suite struct RetryBudgetTests {
+    @Test(arguments: [1, 3, 4])
+    func retryableFailuresUseUpTheBudgetAndEndUnresolved(maxAttempts: Int) async throws {
+        try await withHarness(configure: { c in c.faults = FaultPlan(seed: c.seed, rates: [.http503: 1.0]) }) { h in
+            let delays = Mutex<[Int]>([])
+            let outcome = await h.client.verify(
+                receipt: try h.receipt(.silentRenewal), maxAttempts: maxAttempts,
+                retryDelay: { failures, _ in
+                    delays.withLock { $0.append(failures) }
+                    return .milliseconds(5)
+                })
+            #expect(outcome.final == .unresolved(VerdictReason(.httpServerError, httpStatus: 503)))
+            #expect(outcome.attempts.count == maxAttempts)
+            #expect(try h.totalRequests() == maxAttempts)
+            // One backoff before each retry, numbered from 1.
+            #expect(delays.withLock { $0 } == Array(1..<maxAttempts))
+        }
+    }
+
+    @Test func retryDelayIsToldApplesEarliestTime() async throws {
+        try await withHarness(configure: { c in
+            c.faults = FaultPlan(seed: c.seed, rates: [.http429: 1.0], retryAfterSeconds: 30)
+        }) { h in
+            let earliest = Mutex<[Date?]>([])
+            let outcome = await h.client.verify(
+                receipt: try h.receipt(.silentRenewal), maxAttempts: 2,
+                retryDelay: { _, at in
+                    earliest.withLock { $0.append(at) }
+                    return .zero  // the test does not wait the 30 s
+                })
+            guard case .unresolved(let reason) = outcome.final else {
+                Issue.record("expected unresolved, got \(outcome.final)")
+                return
+            }
+            #expect(reason.code == .httpRateLimited)
+            let seen = earliest.withLock { $0 }
+            #expect(seen.count == 1)
+            let at = try #require(seen.first ?? nil)
+            #expect(at > Date().addingTimeInterval(25))
+        }
+    }
+
+    @Test func defaultDelayHonoursRetryAfter() async throws {
+        try await withHarness(configure: { c in
+            c.faults = FaultPlan(seed: c.seed, rates: [.http429: 1.0], retryAfterSeconds: 1)
+        }) { h in
+            let started = ContinuousClock.now
+            let outcome = await h.client.verify(receipt: try h.receipt(.silentRenewal), maxAttempts: 2)
+            #expect(outcome.final == .unresolved(VerdictReason(.httpRateLimited, httpStatus: 429)))
+            #expect(outcome.attempts.count == 2)
+            // The retry waited for Retry-After (a lower bound, not a performance assertion).
+            #expect(ContinuousClock.now - started >= .milliseconds(900))
+        }
+    }
+
+    @Test func untilEarliestWaitsOnlyForAFutureEarliestAndAtMostAMinute() {
+        #expect(VerifyReceiptClient.untilEarliest(1, nil) == .zero)
+        #expect(VerifyReceiptClient.untilEarliest(1, Date().addingTimeInterval(-5)) == .zero)
+        let ten = VerifyReceiptClient.untilEarliest(2, Date().addingTimeInterval(10))
+        #expect(ten > .seconds(9) && ten <= .seconds(10))
+        #expect(VerifyReceiptClient.untilEarliest(1, Date().addingTimeInterval(3600)) == .seconds(60))
+    }
+
+    @Test func recoveryWithinTheBudgetEndsOk() async throws {
+        // Request 0 of seed 21 decides first; find a seed whose first request fails and second does not.
+        let rates: [FaultKind: Double] = [.http500: 0.5]
+        let seed = try #require((0..<1000 as Range<UInt64>).first { s in
+            let plan = FaultPlan(seed: s, rates: rates)
+            return plan.decide(sequence: 0) == .http500 && plan.decide(sequence: 1) == nil
+        })
+        try await withHarness(configure: { c in c.faults = FaultPlan(seed: seed, rates: rates) }) { h in
+            let outcome = await h.client.verify(receipt: try h.receipt(.silentRenewal), maxAttempts: 3)
+            guard case .ok(_, let environment) = outcome.final else {
+                Issue.record("expected ok, got \(outcome.final)")
+                return
+            }
+            #expect(environment == .production)
+            #expect(outcome.attempts.map(\.httpStatus) == [500, 200])
+        }
+    }
+
+    @Test func status21002OnEveryAttemptIsAnInvalidReceipt() async throws {
+        // A stored receipt Apple cannot read: 21002 whatever happens.
+        try await withHarness { h in
+            let outcome = await h.client.verify(receipt: try h.receipt(.malformedReceipt), maxAttempts: 3)
+            guard case .rejected(let reason) = outcome.final else {
+                Issue.record("expected rejected(invalid_receipt), got \(outcome.final)")
+                return
+            }
+            #expect(reason.code == .invalidReceipt)
+            #expect(reason.appleStatus == 21002)
+            #expect(outcome.attempts.count == 3)
+            #expect(try h.pathStats("/verifyReceipt").apple == ["21002": 3])
+        }
+        // The same through the fault switch (Apple's "temporary issue" flavour of 21002).
+        try await withHarness(configure: { c in c.faults = FaultPlan(seed: c.seed, rates: [.status21002: 1.0]) }) { h in
+            let outcome = await h.client.verify(receipt: try h.receipt(.silentRenewal), maxAttempts: 2)
+            #expect(outcome.final.isRejected(.invalidReceipt))
+            #expect(outcome.attempts.count == 2)
+        }
+    }
+
+    @Test func mixed21002AndOtherFailuresEndUnresolvedNotInvalid() {
+        var plan = VerificationAttempt(maxAttempts: 3)
+        #expect(plan.start() == .send(.production))
+        let r21002 = VerdictReason(.receiptMalformedOrTemporary, appleStatus: 21002)
+        let r500 = VerdictReason(.httpServerError, httpStatus: 500)
+        #expect(plan.next(after: .retry(r21002, earliest: nil)) == .retry(.production, failures: 1, earliest: nil, reason: r21002))
+        #expect(plan.next(after: .retry(r500, earliest: nil)) == .retry(.production, failures: 2, earliest: nil, reason: r500))
+        #expect(plan.next(after: .retry(r21002, earliest: nil)) == .finished(.unresolved(r21002)))
+        #expect(plan.requests == 3)
+        #expect(plan.failures == 3)
+    }
+
+    @Test func environmentSwitchDoesNotSpendTheRetryBudget() {
+        var plan = VerificationAttempt(maxAttempts: 3)
+        _ = plan.start()
+        let r = VerdictReason(.serverUnavailable, appleStatus: 21005)
+        #expect(plan.next(after: .retry(r, earliest: nil)) == .retry(.production, failures: 1, earliest: nil, reason: r))
+        #expect(plan.next(after: .switchEnvironment(to: .sandbox)) == .send(.sandbox))
+        // The retry after the switch goes to the new environment.
+        #expect(plan.next(after: .retry(r, earliest: nil)) == .retry(.sandbox, failures: 2, earliest: nil, reason: r))
+        #expect(plan.next(after: .retry(r, earliest: nil)) == .finished(.unresolved(r)))
+        #expect(plan.requests == 4)
+        #expect(plan.environment == .sandbox)
+    }
+}
+
+extension VerificationAttempt.Final {
+    fileprivate func isRejected(_ code: VerdictReason.Code) -> Bool {
+        if case .rejected(let reason) = self { return reason.code == code }
+        return false
+    }
+}
