@@ -175,12 +175,3 @@ public final class SimulatorStats: Sendable {
         }
     }
 }
-
-/// Monotonic nanoseconds (never wall-clock time) for rate windows.
-public enum DispatchTimeNanos {
-    public static func now() -> UInt64 {
-        var ts = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &ts)
-        return UInt64(ts.tv_sec) * 1_000_000_000 + UInt64(ts.tv_nsec)
-    }
-}

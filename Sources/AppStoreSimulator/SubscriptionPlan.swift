@@ -62,26 +62,3 @@ public struct SubscriptionPlan: Sendable {
     /// How long Apple keeps retrying a failed renewal.
     public static let billingRetryWindow: Int64 = 60 * SimTime.day
 }
-
-/// One transaction of a subscription as it exists at some instant.
-public struct SimTransaction: Sendable {
-    public var index: Int
-    public var transactionID: UInt64
-    public var originalTransactionID: UInt64
-    public var webOrderLineItemID: UInt64
-    public var product: SimProduct
-    public var purchase: Int64
-    public var originalPurchase: Int64
-    public var expires: Int64
-    public var isTrial: Bool
-    public var isIntro: Bool
-    public var offerCodeRefName: String?
-    public var familyShared: Bool
-    /// Set for refunds (with `cancellationReason`) and for upgrades (with `isUpgraded`).
-    public var cancellation: Int64?
-    public var cancellationReason: Int?
-    public var isUpgraded: Bool
-
-    /// Refunded or revoked: counts as never purchased.
-    public var isRefunded: Bool { cancellation != nil && !isUpgraded }
-}

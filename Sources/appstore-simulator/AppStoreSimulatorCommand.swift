@@ -134,6 +134,13 @@ struct Serve: ParsableCommand {
     }
 
     func run() throws {
+        // A parent (test runner, CI shell) may have spawned us with signals blocked or ignored:
+        // restore the defaults so SIGTERM/SIGINT stop the server.
+        var all = sigset_t()
+        sigfillset(&all)
+        sigprocmask(SIG_UNBLOCK, &all, nil)
+        signal(SIGTERM, SIG_DFL)
+        signal(SIGINT, SIG_DFL)
         var config = SimulatorConfiguration(seed: population.seed, subscriptions: population.subscriptions,
                                             now: now.flatMap(SimTime.parseRFC3339))
         config.host = host

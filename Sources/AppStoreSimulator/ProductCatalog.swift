@@ -1,0 +1,40 @@
+/// The products the population buys, built from the app's bundle id.
+///
+/// Two groups: "pro" (monthly and yearly at level 2, plus.monthly at level 1, so monthly -> plus is an
+/// upgrade and yearly <-> monthly a crossgrade) and "news" (weekly, monthly, yearly).
+public struct ProductCatalog: Sendable {
+    public let proMonthly: SimProduct
+    public let proYearly: SimProduct
+    public let proPlusMonthly: SimProduct
+    public let newsWeekly: SimProduct
+    public let newsMonthly: SimProduct
+    public let newsYearly: SimProduct
+
+    public init(bundleID: String, groupBase: Int) {
+        proMonthly = SimProduct(productID: bundleID + ".pro.monthly", groupID: String(groupBase + 1), period: .month, level: 2)
+        proYearly = SimProduct(productID: bundleID + ".pro.yearly", groupID: String(groupBase + 1), period: .year, level: 2)
+        proPlusMonthly = SimProduct(
+            productID: bundleID + ".pro.plus.monthly", groupID: String(groupBase + 1), period: .month, level: 1)
+        newsWeekly = SimProduct(productID: bundleID + ".news.weekly", groupID: String(groupBase + 2), period: .week, level: 1)
+        newsMonthly = SimProduct(productID: bundleID + ".news.monthly", groupID: String(groupBase + 2), period: .month, level: 1)
+        newsYearly = SimProduct(productID: bundleID + ".news.yearly", groupID: String(groupBase + 2), period: .year, level: 1)
+    }
+
+    /// A product chosen with realistic weights (monthly most common).
+    func pick(_ rng: inout SeededRandom) -> SimProduct {
+        let u = rng.unit()
+        if u < 0.35 { return proMonthly }
+        if u < 0.55 { return proYearly }
+        if u < 0.70 { return newsWeekly }
+        if u < 0.90 { return newsMonthly }
+        return newsYearly
+    }
+
+    /// Same as `pick` without yearly products (for scenarios whose dates must land in a short window).
+    func pickShort(_ rng: inout SeededRandom) -> SimProduct {
+        let u = rng.unit()
+        if u < 0.5 { return proMonthly }
+        if u < 0.75 { return newsMonthly }
+        return newsWeekly
+    }
+}

@@ -1,0 +1,89 @@
+import Foundation
+@testable import AppStoreSimulator
+import Testing
+
+/// Runs the built `appstore-simulator` binary the way a user does.
+@Suite struct CommandLineTests {
+    static var binary: String {
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent()
+        return root.appendingPathComponent(".build/debug/appstore-simulator").path
+    }
+
+    private func run(_ args: [String], environment: [String: String] = [:]) throws -> (status: Int32, stderr: String) {
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: Self.binary)
+        p.arguments = args
+        p.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        let err = Pipe()
+        p.standardError = err
+        p.standardOutput = FileHandle.nullDevice
+        try p.run()
+        let data = err.fileHandleForReading.readDataToEndOfFile()
+        p.waitUntilExit()
+        return (p.terminationStatus, String(decoding: data, as: UTF8.self))
+    }
+
+    @Test func exportTwiceGivesTheSameBytesAndASummary() throws {
+        try #require(FileManager.default.isExecutableFile(atPath: Self.binary), "build the product first: \(Self.binary)")
+        let a = temporaryDirectory("cli-a"), b = temporaryDirectory("cli-b")
+        defer { for d in [a, b] { try? FileManager.default.removeItem(atPath: d) } }
+        for dir in [a, b] {
+            let r = try run(["export", "--seed", "9", "--subscriptions", "120", "--now", "2026-11-21T03:00:00Z", "--out", dir])
+            #expect(r.status == 0)
+            #expect(r.stderr.contains("subscriptions=120") && r.stderr.contains("silent_renewal="))
+        }
+        for f in ["purchases.jsonl", "truth.jsonl"] {
+            #expect(FileManager.default.contents(atPath: a + "/" + f) == FileManager.default.contents(atPath: b + "/" + f))
+        }
+        let bad = try run(["export", "--now", "tomorrow", "--out", a])
+        #expect(bad.status != 0)
+        #expect(bad.stderr.contains("RFC 3339"))
+    }
+
+    @Test func servePrintsItsPortWritesThePortFileAndUsesTheSecretFromTheEnvironment() async throws {
+        try #require(FileManager.default.isExecutableFile(atPath: Self.binary), "build the product first: \(Self.binary)")
+        let dir = temporaryDirectory("cli-serve")
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let portFile = dir + "/port"
+        let stdoutFile = dir + "/stdout"
+        _ = FileManager.default.createFile(atPath: stdoutFile, contents: nil)
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: Self.binary)
+        p.arguments = ["serve", "--seed", "9", "--subscriptions", "60", "--now", "2026-11-21T03:00:00Z",
+                       "--port", "0", "--port-file", portFile]
+        p.environment = ProcessInfo.processInfo.environment.merging(["APPSTORE_SIM_SHARED_SECRET": "env-secret"]) { $1 }
+        p.standardOutput = FileHandle(forWritingAtPath: stdoutFile)
+        p.standardError = FileHandle.nullDevice
+        try p.run()
+        let pid = p.processIdentifier
+        defer { if p.isRunning { kill(pid, SIGKILL) } }
+        var port = 0
+        for _ in 0..<200 {
+            if port > 0 { break }
+            if let text = try? String(contentsOfFile: portFile, encoding: .utf8), let n = Int(text.trimmingCharacters(in: .whitespacesAndNewlines)) {
+                port = n
+            } else {
+                try await Task.sleep(for: .milliseconds(50))
+            }
+        }
+        try #require(port > 0, "no port file within 10 s")
+        let firstLine = (try? String(contentsOfFile: stdoutFile, encoding: .utf8)) ?? ""
+        #expect(firstLine.hasPrefix("listening on http://127.0.0.1:\(port)"))
+        let health = try await TestConnection.once(port: port, .GET, "/_health")
+        #expect(health.status == 200)
+        // A receipt nobody stored: still authenticates, so the password decides.
+        let pop = Population(seed: 9, subscriptions: 60, anchor: SimTime.parseRFC3339("2026-11-21T03:00:00Z")!)
+        let family = try #require(pop.families.first { $0.scenario == .silentRenewal })
+        let receipt = ResponseRenderer(population: pop).storedReceipt(family)
+        let ok = try await TestConnection.once(port: port, .POST, "/verifyReceipt",
+                                               body: verifyBody(receipt: receipt, password: "env-secret"))
+        #expect(ok.json?["status"] as? Int == 0)
+        let wrong = try await TestConnection.once(port: port, .POST, "/verifyReceipt", body: verifyBody(receipt: receipt))
+        #expect(wrong.json?["status"] as? Int == 21004)
+        p.terminate()
+        for _ in 0..<100 where p.isRunning { try await Task.sleep(for: .milliseconds(50)) }
+        #expect(!p.isRunning, "SIGTERM did not stop the server")
+    }
+}
