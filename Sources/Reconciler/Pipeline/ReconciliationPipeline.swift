@@ -136,6 +136,8 @@ public final class ReconciliationPipeline: @unchecked Sendable {
                     self.logger.error("reading pending items failed: \(error)")
                     self.stop(.database("reading pending items: \(error)"))
                 case .success(let items):
+                    // Stopped while this page was read: leave its items pending in the database.
+                    guard self.stopReason == nil else { break }
                     if items.count < limit { self.exhausted = true }
                     if let last = items.last { self.cursor = last.subscriptionId }
                     for item in items {
