@@ -7,7 +7,7 @@ import PackageDescription
 // ReceiptDomain or anything that depends on it.
 let package = Package(
     name: "renewal-reconciler",
-    platforms: [.macOS(.v14)],
+    platforms: [.macOS(.v15)],
     products: [
         .executable(name: "renewal-reconciler", targets: ["renewal-reconciler"]),
         .executable(name: "appstore-simulator", targets: ["appstore-simulator"]),

@@ -117,39 +117,4 @@ import Testing
         #expect(throws: RateLimitConfigurationError.self) { try Backoff(maxRetryAfter: .seconds(-1)) }
     }
 
-    // MARK: Retry-After
-
-    private let now = Date(timeIntervalSince1970: 1_445_412_480)  // Wed, 21 Oct 2015 07:28:00 GMT
-
-    @Test func retryAfterDeltaSeconds() {
-        #expect(RetryAfter.delay(from: "120", now: now) == .seconds(120))
-        #expect(RetryAfter.delay(from: " 0 ", now: now) == .zero)
-        #expect(RetryAfter.delay(from: "-5", now: now) == nil)
-        #expect(RetryAfter.delay(from: "1.5", now: now) == nil)
-        #expect(RetryAfter.delay(from: "", now: now) == nil)
-        #expect(RetryAfter.delay(from: String(repeating: "9", count: 40), now: now) == nil)
-    }
-
-    @Test func retryAfterHTTPDate() {
-        #expect(RetryAfter.delay(from: "Wed, 21 Oct 2015 07:28:30 GMT", now: now) == .seconds(30))
-        #expect(RetryAfter.delay(from: "Wed, 21 Oct 2015 07:27:00 GMT", now: now) == .zero)
-        #expect(RetryAfter.delay(from: "Thu, 29 Feb 2016 00:00:00 GMT", now: now) == .seconds(11_291_520))
-        #expect(RetryAfter.delay(from: "Wed, 21 Oct 2015 07:28:30 PST", now: now) == nil)
-        #expect(RetryAfter.delay(from: "Mon, 30 Feb 2015 00:00:00 GMT", now: now) == nil)
-        #expect(RetryAfter.delay(from: "21 Oct 2015 07:28:30", now: now) == nil)
-    }
-
-    @Test func retryAfterUnixMillisecondsFromAppStoreServerAPI() {
-        #expect(RetryAfter.delay(from: "1445412482500", now: now) == .milliseconds(2_500))
-        #expect(RetryAfter.delay(from: "1445412000000", now: now) == .zero)
-    }
-
-    @Test func retryAfterFeedsBackoffAsAMonotonicDeadline() throws {
-        let tick: UInt64 = 5_000 * ms
-        let earliest = try #require(RetryAfter.earliestTick(from: "3", now: now, nowTick: tick))
-        #expect(earliest == tick + 3_000 * ms)
-        var backoff = try Backoff(base: .milliseconds(100), cap: .seconds(1), jitter: .none)
-        #expect(backoff.nextDelay(now: tick, earliest: earliest) == .retry(afterNanoseconds: 3_000 * ms))
-        #expect(RetryAfter.earliestTick(from: "soon", now: now, nowTick: tick) == nil)
-    }
 }

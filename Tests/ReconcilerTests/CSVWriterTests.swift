@@ -70,49 +70,4 @@ import Testing
         #expect(try writer.document(rows: [["ü", "1", "日本"], ["=x", "-5", "a\"b"]]) == expected)
     }
 
-    // MARK: CSVFileOutput
-
-    private func tempPath() -> String {
-        FileManager.default.temporaryDirectory.appendingPathComponent("csvout-\(UUID().uuidString).csv").path
-    }
-
-    @Test func fileOutputKeepsRowsWholeUnderConcurrentWriters() throws {
-        let path = tempPath()
-        defer { try? FileManager.default.removeItem(atPath: path) }
-        let output = try CSVFileOutput(path: path, writer: writer, bufferSize: 100)
-        let failures = Mutex(0)
-        DispatchQueue.concurrentPerform(iterations: 8) { worker in
-            for index in 0..<500 {
-                do {
-                    try output.write(["w\(worker)", "\(index)", "note, with \"quotes\" and\nnewline"])
-                } catch {
-                    failures.withLock { $0 += 1 }
-                }
-            }
-        }
-        try output.close()
-        #expect(failures.withLock { $0 } == 0)
-        #expect(output.rowsWritten == 4_000)
-        let text = try String(contentsOfFile: path, encoding: .utf8)
-        let rows = text.components(separatedBy: "\r\n").dropLast()
-        #expect(rows.count == 4_001)
-        #expect(rows.first == "user_id,delta_days,note")
-        let expectedNote = "\"note, with \"\"quotes\"\" and\nnewline\""
-        #expect(rows.dropFirst().allSatisfy { $0.hasPrefix("w") && $0.hasSuffix("," + expectedNote) })
-        #expect(Set(rows.dropFirst()).count == 4_000)
-    }
-
-    @Test func fileOutputErrors() throws {
-        #expect(throws: CSVOutputError.self) {
-            try CSVFileOutput(path: "/nonexistent-dir/report.csv", writer: writer)
-        }
-        let path = tempPath()
-        defer { try? FileManager.default.removeItem(atPath: path) }
-        let output = try CSVFileOutput(path: path, writer: writer)
-        #expect(throws: CSVWriterError.self) { try output.write(["only one"]) }
-        try output.write(["user_id": "u", "note": "=cmd"])
-        try output.close()
-        #expect(throws: CSVOutputError.self) { try output.write(["a", "1", "b"]) }
-        #expect(try String(contentsOfFile: path, encoding: .utf8) == "user_id,delta_days,note\r\nu,,'=cmd\r\n")
-    }
 }

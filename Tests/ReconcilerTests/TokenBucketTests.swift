@@ -138,29 +138,4 @@ import Testing
         #expect(a > 0)
     }
 
-    // MARK: SharedRateLimiter
-
-    @Test func sharedLimiterGivesConcurrentCallersDistinctStaggeredSlots() throws {
-        let limiter = SharedRateLimiter(bucket: try TokenBucket(rate: 50))
-        let delays = Mutex<[Duration]>([])
-        DispatchQueue.concurrentPerform(iterations: 200) { _ in
-            let delay = limiter.reserve(now: 7 * second)
-            delays.withLock { $0.append(delay) }
-        }
-        let sorted = delays.withLock { $0 }.sorted()
-        #expect(sorted == (0..<200).map { Duration.milliseconds(20 * $0) })
-    }
-
-    @Test func sharedLimiterAppliesAdaptiveRate() throws {
-        let limiter = SharedRateLimiter(
-            bucket: try TokenBucket(rate: 10),
-            controller: try AdaptiveRateController(configuredRate: 10, throttleThreshold: 1))
-        #expect(limiter.currentRate == 10)
-        #expect(limiter.record(.throttled, now: second) == 5)
-        #expect(limiter.currentRate == 5)
-        #expect(limiter.reserve(now: second) == .zero)
-        #expect(limiter.reserve(now: second) == .milliseconds(200))
-        let fixed = SharedRateLimiter(bucket: try TokenBucket(rate: 3))
-        #expect(fixed.record(.throttled, now: 0) == 3)
-    }
 }
