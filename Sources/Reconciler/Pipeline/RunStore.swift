@@ -246,12 +246,7 @@ public final class RunStore: PipelineStore, @unchecked Sendable {
                    v.web_order_line_item_id, v.kind, v.purchase_date, v.expires_date, v.is_trial, v.is_intro_offer,
                    v.offer, v.ownership_type, v.is_upgraded, v.cancellation_date, v.cancellation_reason,
                    v.environment, $1, CASE WHEN v.kind = 'refund' THEN $1 END
-            FROM unnest($2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::timestamptz[],
-                        $9::timestamptz[], $10::boolean[], $11::boolean[], $12::text[], $13::text[], $14::boolean[],
-                        $15::timestamptz[], $16::bigint[], $17::text[])
-                AS v(transaction_id, original_transaction_id, product_id, subscription_group_id,
-                     web_order_line_item_id, kind, purchase_date, expires_date, is_trial, is_intro_offer, offer,
-                     ownership_type, is_upgraded, cancellation_date, cancellation_reason, environment)
+            \(Self.ledgerUnnest)
             ON CONFLICT (transaction_id) DO UPDATE SET
                 cancellation_date = EXCLUDED.cancellation_date,
                 cancellation_reason = EXCLUDED.cancellation_reason,
@@ -276,12 +271,7 @@ public final class RunStore: PipelineStore, @unchecked Sendable {
             SELECT $1, v.transaction_id, v.original_transaction_id, v.product_id, v.subscription_group_id, v.kind,
                    v.purchase_date, v.expires_date, v.is_trial, v.is_intro_offer, v.offer, v.cancellation_date,
                    v.cancellation_reason
-            FROM unnest($2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::timestamptz[],
-                        $9::timestamptz[], $10::boolean[], $11::boolean[], $12::text[], $13::text[], $14::boolean[],
-                        $15::timestamptz[], $16::bigint[], $17::text[])
-                AS v(transaction_id, original_transaction_id, product_id, subscription_group_id,
-                     web_order_line_item_id, kind, purchase_date, expires_date, is_trial, is_intro_offer, offer,
-                     ownership_type, is_upgraded, cancellation_date, cancellation_reason, environment)
+            \(Self.ledgerUnnest)
             WHERE NOT EXISTS (
                 SELECT 1 FROM subscription_transactions t
                  WHERE t.transaction_id = v.transaction_id
@@ -296,6 +286,16 @@ public final class RunStore: PipelineStore, @unchecked Sendable {
         var seen = Set<String>()
         return entries.filter { seen.insert($0.1.transactionId).inserted }
     }
+
+    /// The ledger entries as a row source `v`, bound to `$2...$17` (see `ledgerColumns`).
+    private static let ledgerUnnest = """
+        FROM unnest($2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::timestamptz[],
+                    $9::timestamptz[], $10::boolean[], $11::boolean[], $12::text[], $13::text[], $14::boolean[],
+                    $15::timestamptz[], $16::bigint[], $17::text[])
+            AS v(transaction_id, original_transaction_id, product_id, subscription_group_id,
+                 web_order_line_item_id, kind, purchase_date, expires_date, is_trial, is_intro_offer, offer,
+                 ownership_type, is_upgraded, cancellation_date, cancellation_reason, environment)
+        """
 
     private static func ledgerColumns(_ entries: [(ItemResult, LedgerEntry)]) -> [(any PostgresEncodable)?] {
         [
