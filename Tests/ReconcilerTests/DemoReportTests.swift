@@ -1,0 +1,151 @@
+import Foundation
+import Postgres
+import Reconciler
+import Testing
+import TestSupport
+
+/// Issue 6, acceptance 1: after a real demo run (the built binary, the simulator, a real database), every
+/// report file exists with the documented columns, and the counts in summary.json equal the counts in the
+/// database and in the CSVs. The expected column lists are written out here on purpose (the documented
+/// contract), not read from the code under test.
+@Suite struct DemoReportTests {
+    static let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent()
+
+    static let documentedColumns: [String: [String]] = [
+        "changes.csv": [
+            "original_transaction_id", "user_id", "product_id", "previous_state", "new_state", "previous_expires_at",
+            "new_expires_at", "outcome", "auto_renew", "auto_renew_product_id", "environment", "apple_status",
+        ],
+        "transactions.csv": [
+            "transaction_id", "original_transaction_id", "product_id", "purchase_date", "expires_date", "kind",
+            "is_trial", "is_intro_offer", "offer", "cancellation_date", "cancellation_reason",
+        ],
+        "errors.csv": ["original_transaction_id", "user_id", "product_id", "outcome", "apple_status", "attempts", "reason"],
+    ]
+
+    @Test func demoReportCountsEqualDatabaseAndCSVs() throws {
+        let bin = Self.packageRoot.appendingPathComponent(".build/debug")
+        let reconciler = bin.appendingPathComponent("renewal-reconciler").path
+        try #require(FileManager.default.isExecutableFile(atPath: reconciler), "build first: \(reconciler)")
+        let db = try TestDatabase.make()
+        try withTemporaryDirectory { dir in
+            let reports = dir.appendingPathComponent("reports").path
+            let p = Process()
+            p.executableURL = URL(fileURLWithPath: reconciler)
+            p.arguments = [
+                "demo", "--subscriptions", "1500", "--seed", "31", "--rate", "3000", "--now", "2026-11-21T03:00:00Z",
+                "--report-dir", reports, "--simulator", bin.appendingPathComponent("appstore-simulator").path,
+            ]
+            var env = ProcessInfo.processInfo.environment
+            env["DATABASE_URL"] = db.url
+            p.environment = env
+            let out = Pipe()
+            p.standardOutput = out
+            p.standardError = FileHandle.nullDevice
+            try p.run()
+            let stdout = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            p.waitUntilExit()
+            #expect(p.terminationStatus == 0, "demo output: \(stdout)")
+            #expect(stdout.contains("1500/1500 (100.00%)"))
+
+            let folders = try FileManager.default.contentsOfDirectory(atPath: reports).filter { $0.contains("_run-") }
+            let folderName = try #require(folders.first)
+            #expect(folders.count == 1)
+            let folder = reports + "/" + folderName
+            for file in ["summary.json", "changes.csv", "transactions.csv", "errors.csv", "report.html"] {
+                #expect(FileManager.default.fileExists(atPath: folder + "/" + file), "\(file) missing")
+            }
+            var rows: [String: [[String]]] = [:]
+            for (file, columns) in Self.documentedColumns {
+                let records = try Self.csvRecords(String(contentsOfFile: folder + "/" + file, encoding: .utf8))
+                #expect(records.first == columns, "\(file) header")
+                rows[file] = Array(records.dropFirst())
+            }
+
+            let summaryData = try Data(contentsOf: URL(fileURLWithPath: folder + "/summary.json"))
+            let summary = try #require(try JSONSerialization.jsonObject(with: summaryData) as? [String: Any])
+            let runId = try #require((summary["run_id"] as? NSNumber)?.int64Value)
+            #expect(folderName.hasSuffix("_run-\(runId)"))
+            let counts = try #require(summary["counts"] as? [String: Any])
+            let byOutcome = try #require(summary["by_outcome"] as? [String: Any])
+            let transactions = try #require(summary["transactions"] as? [String: Any])
+
+            let conn = try db.connect()
+            defer { conn.close() }
+            func count(_ sql: String) throws -> Int {
+                try conn.queryFirst(sql, [runId])?.decode("n", as: Int.self) ?? -1
+            }
+            // By outcome: summary == database.
+            var total = 0
+            for outcome in ["renewed", "unchanged", "lapsed", "recovered", "revoked", "changed", "rejected", "unresolved", "conflict"] {
+                let db = try count("SELECT count(*) AS n FROM reconciliation_items WHERE run_id = $1 AND outcome = '\(outcome)'")
+                #expect((byOutcome[outcome] as? NSNumber)?.intValue == db, "by_outcome.\(outcome)")
+                total += db
+            }
+            #expect(total == 1500)
+            #expect((counts["done"] as? NSNumber)?.intValue == 1500)
+            #expect((counts["due"] as? NSNumber)?.intValue == (try count("SELECT due_count AS n FROM reconciliation_runs WHERE id = $1")))
+            // errors.csv == summary == database.
+            let errors = try count(
+                "SELECT count(*) AS n FROM reconciliation_items WHERE run_id = $1 AND outcome IN ('unresolved','rejected','conflict')")
+            #expect(errors > 0, "the population has rejected receipts")
+            #expect(rows["errors.csv"]?.count == errors)
+            #expect((counts["errors"] as? NSNumber)?.intValue == errors)
+            // changes.csv == summary == database (state, expiry, product or auto-renew changed).
+            let changes = try count(
+                """
+                SELECT count(*) AS n FROM reconciliation_items WHERE run_id = $1 AND status = 'done'
+                   AND outcome NOT IN ('unresolved','rejected','conflict')
+                   AND (previous_state IS DISTINCT FROM new_state OR previous_expires_at IS DISTINCT FROM new_expires_at
+                        OR previous_product_id IS DISTINCT FROM product_id OR previous_auto_renew IS DISTINCT FROM auto_renew)
+                """)
+            #expect(changes > 0)
+            #expect(rows["changes.csv"]?.count == changes)
+            #expect((counts["changed"] as? NSNumber)?.intValue == changes)
+            // transactions.csv == summary == ledger rows first seen (or refunded) in this run.
+            let ledger = try count(
+                "SELECT count(*) AS n FROM subscription_transactions WHERE first_seen_run_id = $1 OR refund_seen_run_id = $1")
+            #expect(ledger > 1500)
+            #expect(rows["transactions.csv"]?.count == ledger)
+            #expect((transactions["total"] as? NSNumber)?.intValue == ledger)
+            // The changes rows name real items of this run.
+            let sampleIds = Set((rows["changes.csv"] ?? []).prefix(50).map { $0[0] })
+            let known = try conn.query(
+                "SELECT original_transaction_id FROM reconciliation_items WHERE run_id = $1 AND original_transaction_id = ANY($2::text[])",
+                [runId, Array(sampleIds).map { Optional($0) }])
+            #expect(known.count == sampleIds.count)
+        }
+    }
+
+    /// RFC 4180 records (quoted fields may hold commas, quotes and line breaks).
+    static func csvRecords(_ text: String) throws -> [[String]] {
+        var records: [[String]] = []
+        var field = ""
+        var record: [String] = []
+        var quoted = false
+        var chars = Array(text.unicodeScalars)[...]
+        while let c = chars.popFirst() {
+            if quoted {
+                if c == "\"" {
+                    if chars.first == "\"" { field.unicodeScalars.append("\""); chars.removeFirst() } else { quoted = false }
+                } else {
+                    field.unicodeScalars.append(c)
+                }
+            } else if c == "\"" {
+                quoted = true
+            } else if c == "," {
+                record.append(field); field = ""
+            } else if c == "\r" {
+                continue
+            } else if c == "\n" {
+                record.append(field); field = ""
+                records.append(record); record = []
+            } else {
+                field.unicodeScalars.append(c)
+            }
+        }
+        if !field.isEmpty || !record.isEmpty { record.append(field); records.append(record) }
+        return records
+    }
+}
