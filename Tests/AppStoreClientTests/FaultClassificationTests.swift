@@ -72,9 +72,10 @@ import Testing
 
     @Test func hangPastTheRequestTimeoutRetriesAsTransportTimeout() async throws {
         let started = ContinuousClock.now
-        let result = try await faulted(.hang, requestTimeout: .milliseconds(300)) { $0.hangMilliseconds = 3_000 }
-        // The client gave up on its own timeout, well before the simulator closed the connection.
-        #expect(ContinuousClock.now - started < .milliseconds(2_500))
+        let result = try await faulted(.hang, requestTimeout: .milliseconds(300)) { $0.hangMilliseconds = 120_000 }
+        // The client gave up on its own timeout, long before the simulator would have closed the connection
+        // (the bound is loose on purpose: a loaded CI machine must not make this flaky).
+        #expect(ContinuousClock.now - started < .seconds(100))
         #expect(result.httpStatus == nil)
         #expect(result.transportFailure == .timeout)
         let reason = retryReason(result)
