@@ -26,7 +26,9 @@ import Testing
         #expect(try migrationRows(conn) == before)
         let status = world.runReconciler(["migrate", "--status"])
         #expect(status.status == 0, "\(status)")
-        #expect(!status.stdout.lowercased().contains("pending") || status.stdout.contains("0 pending"), "\(status.stdout)")
+        let lines = status.stdout.split(separator: "\n").map(String.init)
+        #expect(lines.count == Self.sqlFiles.count, "\(status.stdout)")
+        #expect(lines.allSatisfy { $0.hasPrefix("applied") }, "\(status.stdout)")
     }
 
     @Test func eachSQLFileAppliesWithPlainPsqlAndMigrateThenAppliesNothing() throws {
