@@ -5,7 +5,7 @@ import Testing
 
 /// kill -9 at three points of a run, then `run --resume`: the end state equals an uninterrupted run's.
 @Suite struct ResumeAfterKillTests {
-    static let subscriptions = 1200
+    static let subscriptions = 600
     static let seed: UInt64 = 909
 
     /// What an uninterrupted run leaves, computed once for all crash points.
@@ -18,20 +18,20 @@ import Testing
     static let reference: Result<EndState, any Error> = Result {
         let world = try EndToEndFixture(subscriptions: subscriptions, seed: seed)
         try world.startSimulator()
-        let outcome = try world.run()
+        let outcome = try world.run(["--rate", "2000", "--concurrency", "64", "--batch-size", "100"])
         guard outcome.status == 0 else { throw FixtureError("reference run failed: \(outcome)") }
         return try endState(world, runId: 1)
     }
 
     // scan-page:2 is the first page of the expiry-window phase (page 1 is the never-verified phase, all
-    // 1,200 rows); the run commits results in batches of 200, so batch 3 is mid-run and 5 of 6 near the end.
+    // 600 rows); the run commits results in batches of 100, so batch 3 is mid-run and 5 of 6 near the end.
     @Test(arguments: ["scan-page:2", "batch-write:3", "batch-committed:5"])
     func killedRunResumesToTheSameEndState(crashAt: String) throws {
         let expected = try Self.reference.get()
         let world = try EndToEndFixture(subscriptions: Self.subscriptions, seed: Self.seed)
         try world.startSimulator()
         let killed = try world.run(
-            ["--rate", "2000", "--concurrency", "64", "--batch-size", "200"],
+            ["--rate", "2000", "--concurrency", "64", "--batch-size", "100"],
             extraEnvironment: ["RENEWAL_RECONCILER_CRASH_AT": crashAt])
         #expect(killed.killedBySIGKILL, "\(killed)")
         #expect(killed.stderr.contains("crash point \(crashAt) reached"))
