@@ -18,7 +18,8 @@ struct ProcessOutcome: Sendable, CustomStringConvertible {
 
 /// A child process started in the background; `wait()` collects its output.
 final class RunningProcess: @unchecked Sendable {
-    // Immutable after init except through Process, which is thread-safe for isRunning/waitUntilExit.
+    // @unchecked Sendable: all stored properties are immutable; Process is only asked isRunning,
+    // terminate and waitUntilExit, which Foundation allows from any thread.
     let process: Process
     private let outFile: URL
     private let errFile: URL
@@ -27,15 +28,23 @@ final class RunningProcess: @unchecked Sendable {
         let id = UUID().uuidString
         outFile = directory.appendingPathComponent("out-\(id).txt")
         errFile = directory.appendingPathComponent("err-\(id).txt")
-        FileManager.default.createFile(atPath: outFile.path, contents: nil)
-        FileManager.default.createFile(atPath: errFile.path, contents: nil)
+        guard FileManager.default.createFile(atPath: outFile.path, contents: nil),
+            FileManager.default.createFile(atPath: errFile.path, contents: nil)
+        else { throw FixtureError("cannot create output files in \(directory.path)") }
+        let out = try FileHandle(forWritingTo: outFile)
+        let err = try FileHandle(forWritingTo: errFile)
+        // The child has its own copies once started; the parent's are closed either way.
+        defer {
+            try? out.close()
+            try? err.close()
+        }
         let p = Process()
         p.executableURL = URL(fileURLWithPath: binary)
         p.arguments = arguments
         p.environment = environment
         p.standardInput = FileHandle.nullDevice
-        p.standardOutput = try FileHandle(forWritingTo: outFile)
-        p.standardError = try FileHandle(forWritingTo: errFile)
+        p.standardOutput = out
+        p.standardError = err
         try p.run()
         process = p
     }
@@ -56,6 +65,8 @@ final class RunningProcess: @unchecked Sendable {
 /// One end-to-end world: a fresh database with the schema, the simulator's export of `subscriptions`
 /// purchases imported into it, a simulator serving the same population, and a temp directory.
 /// Everything goes through the real binaries, the way an operator runs them.
+// @unchecked Sendable: only `simulator` is mutable, and only the test that owns the fixture touches it
+// (from its own thread); the static shared reference in ResumeAfterKillTests never mutates it.
 final class EndToEndFixture: @unchecked Sendable {
     static let bundleId = "com.example.renewals"
     /// A fixed as-of instant shared by the simulator and the reconciler (whole seconds).
