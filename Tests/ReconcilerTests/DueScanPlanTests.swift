@@ -25,7 +25,8 @@ import Testing
               FROM generate_series(1, 20000) AS g
             """)
         try conn.execute("ANALYZE subscriptions")
-        let settings = try conn.queryFirst("SELECT current_setting('enable_seqscan') AS s")?.decode("s", as: String.self)
+        let settings = try conn.queryFirst("SELECT current_setting('enable_seqscan') AS s")?.decode(
+            "s", as: String.self)
         #expect(settings == "on")
 
         let asOf = try #require(RFC3339.parse(EndToEndFixture.defaultNow))
@@ -60,8 +61,11 @@ import Testing
              ORDER BY expires_at, id
              LIMIT $6
             """,
-            [asOf.addingTimeInterval(-60 * 86_400), asOf.addingTimeInterval(86_400), asOf.addingTimeInterval(-20 * 3600),
-             cursor, Int64(0), Int64(5000)]
+            [
+                asOf.addingTimeInterval(-60 * 86_400), asOf.addingTimeInterval(86_400),
+                asOf.addingTimeInterval(-20 * 3600),
+                cursor, Int64(0), Int64(5000),
+            ]
         ).map { try $0.decode(0, as: String.self) }.joined(separator: "\n")
     }
 }

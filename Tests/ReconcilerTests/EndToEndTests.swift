@@ -21,7 +21,8 @@ import Testing
 
         let truths = try world.truthRecords()
         let expectedLedger = truths.reduce(0) { sum, truth in
-            let ok = (truth["apple_status"] as? NSNumber)?.intValue == 0
+            let ok =
+                (truth["apple_status"] as? NSNumber)?.intValue == 0
                 && truth["bundle_id"] as? String == EndToEndFixture.bundleId
             return sum + (ok ? (truth["transaction_count"] as? NSNumber)?.intValue ?? 0 : 0)
         }
@@ -42,7 +43,8 @@ import Testing
         #expect(
             files.isSuperset(of: ["summary.json", "changes.csv", "transactions.csv", "errors.csv", "report.html"]),
             "\(files)")
-        let runId = try #require(try conn.queryFirst("SELECT max(id) AS id FROM reconciliation_runs")?.decode("id", as: Int64.self))
+        let runId = try #require(
+            try conn.queryFirst("SELECT max(id) AS id FROM reconciliation_runs")?.decode("id", as: Int64.self))
         let summary = try world.summary(runId: runId)
         let outcomes = try #require(summary["by_outcome"] as? [String: Int])
         #expect(outcomes.values.reduce(0, +) == 10_000)
@@ -63,7 +65,8 @@ import Testing
         #expect(try conn.count("SELECT count(*) AS n FROM reconciliation_runs WHERE dry_run") == 1)
         // What it would have added to the ledger is listed for the report.
         #expect(try conn.count("SELECT count(*) AS n FROM dry_run_transactions") > 0)
-        let runId = try #require(try conn.queryFirst("SELECT max(id) AS id FROM reconciliation_runs")?.decode("id", as: Int64.self))
+        let runId = try #require(
+            try conn.queryFirst("SELECT max(id) AS id FROM reconciliation_runs")?.decode("id", as: Int64.self))
         let summary = try world.summary(runId: runId)
         #expect(summary["dry_run"] as? Bool == true)
         let folder = try #require(world.reportFolders().first)

@@ -58,15 +58,19 @@ import Testing
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("rr-mig-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: dir) }
-        let migrate = try RunningProcess(EndToEndFixture.reconcilerBinary, ["migrate"], environment: env, directory: dir)
-            .wait()
+        let migrate = try RunningProcess(
+            EndToEndFixture.reconcilerBinary, ["migrate"], environment: env, directory: dir
+        )
+        .wait()
         #expect(migrate.status == 0, "\(migrate)")
         #expect(migrate.stdout.contains("schema is up to date"), "\(migrate.stdout)")
         #expect(try migrationRows(conn) == rows)
     }
 
     private func migrationRows(_ conn: PostgresConnection) throws -> [String] {
-        try conn.query("SELECT version || '|' || name || '|' || applied_at AS line FROM schema_migrations ORDER BY version")
-            .map { try $0.decode("line", as: String.self) }
+        try conn.query(
+            "SELECT version || '|' || name || '|' || applied_at AS line FROM schema_migrations ORDER BY version"
+        )
+        .map { try $0.decode("line", as: String.self) }
     }
 }

@@ -11,7 +11,10 @@ import Testing
 @Suite struct RateLimitEndToEndTests {
     static let slowEnabled = ProcessInfo.processInfo.environment["RENEWAL_RECONCILER_SLOW_TESTS"] == "1"
 
-    @Test(.enabled(if: slowEnabled, "set RENEWAL_RECONCILER_SLOW_TESTS=1 and RENEWAL_RECONCILER_BIN_DIR=.build/release (takes ~40 s)"))
+    @Test(
+        .enabled(
+            if: slowEnabled,
+            "set RENEWAL_RECONCILER_SLOW_TESTS=1 and RENEWAL_RECONCILER_BIN_DIR=.build/release (takes ~40 s)"))
     func rate200HoldsForThirtySeconds() throws {
         let world = try EndToEndFixture(subscriptions: 6000, seed: 404)
         // --max-rps 210 turns any excess into visible 429s.

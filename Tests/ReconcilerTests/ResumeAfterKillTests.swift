@@ -47,7 +47,9 @@ import Testing
         let resumed = try world.run(["--resume"])
         #expect(resumed.status == 0, "\(resumed)")
         #expect(try conn.count("SELECT count(*) AS n FROM reconciliation_runs") == 1)
-        #expect(try conn.count("SELECT count(*) AS n FROM reconciliation_runs WHERE resume_count = 1 AND status = 'completed'") == 1)
+        #expect(
+            try conn.count(
+                "SELECT count(*) AS n FROM reconciliation_runs WHERE resume_count = 1 AND status = 'completed'") == 1)
         let actual = try Self.endState(world, runId: 1)
         #expect(actual.subscriptions == expected.subscriptions)
         #expect(actual.ledger == expected.ledger)

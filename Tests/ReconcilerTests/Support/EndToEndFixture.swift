@@ -84,7 +84,8 @@ final class EndToEndFixture: @unchecked Sendable {
         // The test bundle lives in .build/<triple>/debug (or release); the binaries next to it.
         let bundleDir = Bundle.main.bundleURL
         for candidate in [bundleDir, bundleDir.deletingLastPathComponent()] {
-            if FileManager.default.isExecutableFile(atPath: candidate.appendingPathComponent("renewal-reconciler").path) {
+            if FileManager.default.isExecutableFile(atPath: candidate.appendingPathComponent("renewal-reconciler").path)
+            {
                 return candidate
             }
         }
@@ -173,7 +174,9 @@ final class EndToEndFixture: @unchecked Sendable {
     }
 
     /// Runs the reconciler to the end with the fast defaults (`--rate 2000 --concurrency 64`) unless overridden.
-    func run(_ arguments: [String] = ["--rate", "2000", "--concurrency", "64"], extraEnvironment: [String: String] = [:])
+    func run(
+        _ arguments: [String] = ["--rate", "2000", "--concurrency", "64"], extraEnvironment: [String: String] = [:]
+    )
         throws -> ProcessOutcome
     {
         try startRun(arguments, extraEnvironment: extraEnvironment).wait()
