@@ -280,6 +280,10 @@ public final class ReconciliationPipeline: @unchecked Sendable {
             } else {
                 finish(task, kind: .decided(decision), environment: decision.environment ?? environment, appleStatus: last?.appleStatus)
             }
+        case .rejected(let reason) where reason.code == .internalDataAccessPermanent:
+            // 21100-21199 marked not retryable: stop asking now, but it is Apple's internal error, not a verdict
+            // on the receipt, so the item is unresolved (row untouched, due again next run), never `rejected`.
+            finish(task, kind: .unresolved("\(reason.code.rawValue): \(reason) (not retried)"), environment: task.plan.environment, appleStatus: reason.appleStatus ?? last?.appleStatus)
         case .rejected(let reason):
             finish(task, kind: .rejected(reason, invalidReceipt: reason.code == .invalidReceipt), environment: task.plan.environment, appleStatus: reason.appleStatus ?? last?.appleStatus)
         case .unresolved(let reason):

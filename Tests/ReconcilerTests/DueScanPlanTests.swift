@@ -1,0 +1,71 @@
+import Foundation
+import Postgres
+import Reconciler
+import Testing
+
+/// The nightly due-scan's window page is an index range scan on subscriptions_due_idx, chosen by the
+/// planner on its own (statistics from ANALYZE; no enable_* settings touched).
+@Suite struct DueScanPlanTests {
+    @Test func windowPageQueryUsesTheDueIndexWith20000Rows() throws {
+        let world = try EndToEndFixture(subscriptions: 0)
+        let conn = try world.connect()
+        defer { conn.close() }
+        // 20,000 verified rows, expiries spread evenly (in shuffled id order) from 90 days ago to 60 days ahead;
+        // every 20th is revoked. The default window (60 d back, 24 h ahead) then holds ~7,700 rows: more than
+        // one 5,000-row page, the case where the plan matters. (When the whole window is smaller than a page,
+        // PostgreSQL prefers a Bitmap Index Scan on the same index plus a small sort: checked below too.)
+        try conn.execute(
+            """
+            INSERT INTO subscriptions (user_id, product_id, original_transaction_id, latest_receipt, expires_at, state,
+                                       last_verified_at, last_verify_status)
+            SELECT 'user-' || g, 'com.example.renewals.pro.monthly', (1000000000000000 + g)::text, 'QUJD',
+                   timestamptz '2026-11-21T02:30:00Z' - interval '90 days' + ((g * 7919) % 20000) * interval '648 seconds',
+                   CASE WHEN g % 20 = 0 THEN 'revoked' ELSE 'active' END,
+                   timestamptz '2026-11-19T00:00:00Z', 'ok'
+              FROM generate_series(1, 20000) AS g
+            """)
+        try conn.execute("ANALYZE subscriptions")
+        let settings = try conn.queryFirst("SELECT current_setting('enable_seqscan') AS s")?.decode(
+            "s", as: String.self)
+        #expect(settings == "on")
+
+        let asOf = try #require(RFC3339.parse(EndToEndFixture.defaultNow))
+        // The exact shape of RunScanner's window-phase page query (its $1, the run id, is unused here).
+        let plan = try explain(conn, asOf: asOf, cursor: Date.distantPast)
+        #expect(plan.contains("Index Scan using subscriptions_due_idx on subscriptions"), "\(plan)")
+        #expect(!plan.contains("Seq Scan"), "\(plan)")
+        #expect(!plan.contains("Sort"), "\(plan)")
+        #expect(plan.contains("Index Cond"), "\(plan)")
+        // The window really holds more than a page, so the plan was chosen for a real range.
+        let inWindow = try conn.count(
+            "SELECT count(*) AS n FROM subscriptions WHERE state IS DISTINCT FROM 'revoked' AND expires_at >= $1 AND expires_at <= $2",
+            [asOf.addingTimeInterval(-60 * 86_400), asOf.addingTimeInterval(86_400)])
+        #expect(inWindow > 5000 && inWindow < 10_000)
+
+        // A later page (cursor mid-window, fewer rows left than a page): still the due index, never a Seq Scan.
+        let later = try explain(conn, asOf: asOf, cursor: asOf.addingTimeInterval(-30 * 86_400))
+        #expect(later.contains("subscriptions_due_idx"), "\(later)")
+        #expect(!later.contains("Seq Scan"), "\(later)")
+    }
+
+    private func explain(_ conn: PostgresConnection, asOf: Date, cursor: Date) throws -> String {
+        try conn.query(
+            """
+            EXPLAIN SELECT id, original_transaction_id, user_id, state, expires_at, product_id, auto_renew,
+                   subscription_group_id
+              FROM subscriptions
+             WHERE state IS DISTINCT FROM 'revoked'
+               AND expires_at >= $1 AND expires_at <= $2
+               AND (expires_at, id) > ($4::timestamptz, $5::bigint)
+               AND (last_verified_at IS NULL OR last_verified_at < $3)
+             ORDER BY expires_at, id
+             LIMIT $6
+            """,
+            [
+                asOf.addingTimeInterval(-60 * 86_400), asOf.addingTimeInterval(86_400),
+                asOf.addingTimeInterval(-20 * 3600),
+                cursor, Int64(0), Int64(5000),
+            ]
+        ).map { try $0.decode(0, as: String.self) }.joined(separator: "\n")
+    }
+}

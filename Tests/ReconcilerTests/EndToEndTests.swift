@@ -1,0 +1,122 @@
+import Foundation
+import Postgres
+import Reconciler
+import Testing
+
+/// The nightly run end to end: the real binaries, a real PostgreSQL, the simulator on loopback.
+@Suite struct EndToEndTests {
+    @Test func tenThousandSubscriptionsMatchTheTruthAfterOneRun() throws {
+        let world = try EndToEndFixture(subscriptions: 10_000)
+        try world.startSimulator()
+        let outcome = try world.run()
+        #expect(outcome.status == 0, "\(outcome)")
+        #expect(outcome.reason == .exit)
+
+        let report = try world.compareWithTruth()
+        #expect(report.compared == 10_000)
+        #expect(report.matched == 10_000, "mismatches: \(report.mismatches.prefix(10))")
+        #expect(report.missing == 0)
+        // Every scenario of the simulator is covered by the population.
+        #expect(report.byScenario.count >= 10, "scenarios: \(report.byScenario.keys.sorted())")
+
+        let truths = try world.truthRecords()
+        let expectedLedger = truths.reduce(0) { sum, truth in
+            let ok =
+                (truth["apple_status"] as? NSNumber)?.intValue == 0
+                && truth["bundle_id"] as? String == EndToEndFixture.bundleId
+            return sum + (ok ? (truth["transaction_count"] as? NSNumber)?.intValue ?? 0 : 0)
+        }
+        let conn = try world.connect()
+        defer { conn.close() }
+        #expect(expectedLedger > 10_000)
+        #expect(try conn.count("SELECT count(*) AS n FROM subscription_transactions") == expectedLedger)
+        #expect(try conn.count("SELECT count(*) AS n FROM reconciliation_items") == 10_000)
+        #expect(
+            try conn.count(
+                "SELECT count(*) AS n FROM reconciliation_items WHERE status = 'done' AND outcome IS NOT NULL")
+                == 10_000)
+        #expect(try conn.count("SELECT count(*) AS n FROM reconciliation_runs WHERE status = 'completed'") == 1)
+
+        let folders = world.reportFolders()
+        try #require(folders.count == 1)
+        let files = Set(try FileManager.default.contentsOfDirectory(atPath: folders[0].path))
+        #expect(
+            files.isSuperset(of: ["summary.json", "changes.csv", "transactions.csv", "errors.csv", "report.html"]),
+            "\(files)")
+        let runId = try #require(
+            try conn.queryFirst("SELECT max(id) AS id FROM reconciliation_runs")?.decode("id", as: Int64.self))
+        let summary = try world.summary(runId: runId)
+        let outcomes = try #require(summary["by_outcome"] as? [String: Int])
+        #expect(outcomes.values.reduce(0, +) == 10_000)
+        #expect(outcomes["unresolved"] == 0)
+    }
+
+    @Test func dryRunWritesNothingButRecordsItemsAndMarkedReports() throws {
+        let world = try EndToEndFixture(subscriptions: 200, seed: 77)
+        try world.startSimulator()
+        let conn = try world.connect()
+        defer { conn.close() }
+        let before = try businessSnapshot(conn)
+        let outcome = try world.run(["--rate", "2000", "--concurrency", "64", "--dry-run"])
+        #expect(outcome.status == 0, "\(outcome)")
+        #expect(try businessSnapshot(conn) == before)
+        #expect(try conn.count("SELECT count(*) AS n FROM subscription_transactions") == 0)
+        #expect(try conn.count("SELECT count(*) AS n FROM reconciliation_items WHERE status = 'done'") == 200)
+        #expect(try conn.count("SELECT count(*) AS n FROM reconciliation_runs WHERE dry_run") == 1)
+        // What it would have added to the ledger is listed for the report.
+        #expect(try conn.count("SELECT count(*) AS n FROM dry_run_transactions") > 0)
+        let runId = try #require(
+            try conn.queryFirst("SELECT max(id) AS id FROM reconciliation_runs")?.decode("id", as: Int64.self))
+        let summary = try world.summary(runId: runId)
+        #expect(summary["dry_run"] as? Bool == true)
+        let folder = try #require(world.reportFolders().first)
+        let html = try String(contentsOf: folder.appendingPathComponent("report.html"), encoding: .utf8)
+        #expect(html.lowercased().contains("dry run"))
+    }
+
+    @Test func rowChangedByTheAppDuringTheRunEndsAsConflictAndKeepsTheAppsData() throws {
+        let world = try EndToEndFixture(subscriptions: 20, seed: 5)
+        try world.startSimulator(["--latency-ms", "200"])
+        let conn = try world.connect()
+        defer { conn.close() }
+        // The last row in due-scan order (never-verified rows are scanned by id) is verified last.
+        let target = try #require(
+            try conn.queryFirst("SELECT id, original_transaction_id FROM subscriptions ORDER BY id DESC LIMIT 1"))
+        let targetId: Int64 = try target.decode("id")
+        let run = try world.startRun(["--rate", "5", "--concurrency", "1", "--batch-size", "1"])
+        // The pipeline reads pending items (with their row versions) in pages of at least 100: once one item
+        // is done, all 20 were read. Then change the last row as the app would, before its turn comes.
+        let selected = try world.poll(limit: 60) {
+            try conn.count("SELECT count(*) AS n FROM reconciliation_items WHERE status = 'done'") >= 1
+                && conn.count(
+                    "SELECT count(*) AS n FROM reconciliation_items WHERE subscription_id = $1 AND status = 'pending'",
+                    [targetId]) == 1
+        }
+        try #require(selected)
+        try conn.execute(
+            "UPDATE subscriptions SET state = 'active', expires_at = '2030-01-01T00:00:00Z', auto_renew = true WHERE id = $1",
+            [targetId])
+        let outcome = run.wait()
+        #expect(outcome.status == 0 || outcome.status == 2, "\(outcome)")
+        let item = try #require(
+            try conn.queryFirst(
+                "SELECT status, outcome FROM reconciliation_items WHERE subscription_id = $1", [targetId]))
+        #expect(try item.decode("outcome", as: String?.self) == "conflict")
+        let row = try #require(
+            try conn.queryFirst("SELECT state, expires_at, auto_renew FROM subscriptions WHERE id = $1", [targetId]))
+        #expect(try row.decode("state", as: String?.self) == "active")
+        #expect(try row.decode("expires_at", as: Date?.self) == RFC3339.parse("2030-01-01T00:00:00Z"))
+        #expect(try row.decode("auto_renew", as: Bool?.self) == true)
+    }
+
+    /// Every business column of every subscription plus the ledger, as text, in id order.
+    private func businessSnapshot(_ conn: PostgresConnection) throws -> [String] {
+        try conn.query(
+            """
+            SELECT concat_ws('|', id, state, expires_at, product_id, auto_renew, auto_renew_product_id,
+                   grace_period_expires_at, latest_receipt, last_verified_at, last_verify_status, version) AS line
+              FROM subscriptions ORDER BY id
+            """
+        ).map { try $0.decode("line", as: String.self) }
+    }
+}

@@ -1,0 +1,76 @@
+import Foundation
+import Postgres
+import Reconciler
+import TestSupport
+import Testing
+
+/// `renewal-reconciler migrate` and the sql/ files themselves, against a real PostgreSQL.
+@Suite struct MigrateTests {
+    static var sqlFiles: [URL] {
+        let dir = EndToEndFixture.packageRoot.appendingPathComponent("sql")
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: dir.path)) ?? []
+        return names.filter { $0.hasSuffix(".sql") }.sorted().map { dir.appendingPathComponent($0) }
+    }
+
+    @Test func migrateTwiceIsANoOpTheSecondTime() throws {
+        let world = try EndToEndFixture(subscriptions: 0)  // the fixture ran `migrate` once
+        let conn = try world.connect()
+        defer { conn.close() }
+        let before = try migrationRows(conn)
+        #expect(before.count == Self.sqlFiles.count)
+        #expect(before.count >= 2)
+        let again = world.runReconciler(["migrate"])
+        #expect(again.status == 0, "\(again)")
+        #expect(again.stdout.contains("schema is up to date"), "\(again.stdout)")
+        #expect(!again.stdout.contains("applied"))
+        #expect(try migrationRows(conn) == before)
+        let status = world.runReconciler(["migrate", "--status"])
+        #expect(status.status == 0, "\(status)")
+        let lines = status.stdout.split(separator: "\n").map(String.init)
+        #expect(lines.count == Self.sqlFiles.count, "\(status.stdout)")
+        #expect(lines.allSatisfy { $0.hasPrefix("applied") }, "\(status.stdout)")
+    }
+
+    @Test func eachSQLFileAppliesWithPlainPsqlAndMigrateThenAppliesNothing() throws {
+        let database = try TestDatabase.make()
+        defer { database.drop() }
+        for file in Self.sqlFiles {
+            let p = Process()
+            p.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+            p.arguments = ["psql", database.url, "-q", "-X", "-v", "ON_ERROR_STOP=1", "-1", "-f", file.path]
+            let errors = Pipe()
+            p.standardError = errors
+            p.standardOutput = FileHandle.nullDevice
+            try p.run()
+            let text = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            p.waitUntilExit()
+            #expect(p.terminationStatus == 0, "\(file.lastPathComponent): \(text)")
+            #expect(!text.contains("ERROR"), "\(file.lastPathComponent): \(text)")
+        }
+        let conn = try database.connect()
+        defer { conn.close() }
+        let rows = try migrationRows(conn)
+        #expect(rows.map { $0.split(separator: "|")[0] } == Self.sqlFiles.indices.map { Substring(String($0 + 1)) })
+
+        var env = ProcessInfo.processInfo.environment
+        env["DATABASE_URL"] = database.url
+        env["RENEWAL_RECONCILER_SQL_DIR"] = EndToEndFixture.packageRoot.appendingPathComponent("sql").path
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("rr-mig-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let migrate = try RunningProcess(
+            EndToEndFixture.reconcilerBinary, ["migrate"], environment: env, directory: dir
+        )
+        .wait()
+        #expect(migrate.status == 0, "\(migrate)")
+        #expect(migrate.stdout.contains("schema is up to date"), "\(migrate.stdout)")
+        #expect(try migrationRows(conn) == rows)
+    }
+
+    private func migrationRows(_ conn: PostgresConnection) throws -> [String] {
+        try conn.query(
+            "SELECT version || '|' || name || '|' || applied_at AS line FROM schema_migrations ORDER BY version"
+        )
+        .map { try $0.decode("line", as: String.self) }
+    }
+}

@@ -1,0 +1,36 @@
+import Foundation
+import Postgres
+import Reconciler
+import Testing
+
+/// Only one run at a time: a second concurrent `run` exits 75 and names the run holding the lock.
+@Suite struct RunLockTests {
+    @Test func secondConcurrentRunExits75NamingTheHolder() throws {
+        let world = try EndToEndFixture(subscriptions: 100, seed: 12)
+        try world.startSimulator(["--latency-ms", "200"])
+        let conn = try world.connect()
+        defer { conn.close() }
+        let first = try world.startRun(["--rate", "5", "--concurrency", "2"])
+        let started = try world.poll(limit: 60) {
+            try conn.count("SELECT count(*) AS n FROM reconciliation_runs WHERE status = 'running'") == 1
+        }
+        try #require(started)
+        let holder = try #require(
+            try conn.queryFirst("SELECT id FROM reconciliation_runs WHERE status = 'running'")?.decode(
+                "id", as: Int64.self))
+
+        let second = try world.run(["--rate", "5"])
+        #expect(second.status == 75, "\(second)")
+        #expect(second.stderr.contains("run \(holder)"), "\(second.stderr)")
+        #expect(try conn.count("SELECT count(*) AS n FROM reconciliation_runs") == 1)
+
+        // Stop the first run the way an operator would (SIGTERM: finish in-flight requests, stay resumable).
+        first.process.terminate()
+        let firstOutcome = first.wait(limit: 60)
+        #expect(firstOutcome.reason == .exit, "\(firstOutcome)")
+        #expect(firstOutcome.status == 1, "\(firstOutcome)")
+        let status = try conn.queryFirst("SELECT status FROM reconciliation_runs WHERE id = $1", [holder])?
+            .decode("status", as: String.self)
+        #expect(status == "interrupted")
+    }
+}

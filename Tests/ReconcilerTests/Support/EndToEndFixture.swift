@@ -1,0 +1,269 @@
+import Foundation
+import Postgres
+import Reconciler
+import TestSupport
+
+/// What a finished child process left: how it ended and what it printed.
+struct ProcessOutcome: Sendable, CustomStringConvertible {
+    var status: Int32
+    var reason: Process.TerminationReason
+    var stdout: String
+    var stderr: String
+
+    var killedBySIGKILL: Bool { reason == .uncaughtSignal && status == SIGKILL }
+    var description: String {
+        "exit \(status) (\(reason == .exit ? "exit" : "signal")); stderr: \(stderr.suffix(1500))"
+    }
+}
+
+/// A child process started in the background; `wait()` collects its output.
+final class RunningProcess: @unchecked Sendable {
+    // @unchecked Sendable: all stored properties are immutable; Process is only asked isRunning,
+    // terminate and waitUntilExit, which Foundation allows from any thread.
+    let process: Process
+    private let outFile: URL
+    private let errFile: URL
+
+    init(_ binary: String, _ arguments: [String], environment: [String: String], directory: URL) throws {
+        let id = UUID().uuidString
+        outFile = directory.appendingPathComponent("out-\(id).txt")
+        errFile = directory.appendingPathComponent("err-\(id).txt")
+        guard FileManager.default.createFile(atPath: outFile.path, contents: nil),
+            FileManager.default.createFile(atPath: errFile.path, contents: nil)
+        else { throw FixtureError("cannot create output files in \(directory.path)") }
+        let out = try FileHandle(forWritingTo: outFile)
+        let err = try FileHandle(forWritingTo: errFile)
+        // The child has its own copies once started; the parent's are closed either way.
+        defer {
+            try? out.close()
+            try? err.close()
+        }
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: binary)
+        p.arguments = arguments
+        p.environment = environment
+        p.standardInput = FileHandle.nullDevice
+        p.standardOutput = out
+        p.standardError = err
+        try p.run()
+        process = p
+    }
+
+    /// Waits (at most `limit` seconds, a safety net: the process is killed after it) and returns the outcome.
+    func wait(limit: TimeInterval = 300) -> ProcessOutcome {
+        let deadline = Date().addingTimeInterval(limit)
+        while process.isRunning && Date() < deadline { Thread.sleep(forTimeInterval: 0.02) }
+        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+        process.waitUntilExit()
+        let out = (try? String(contentsOf: outFile, encoding: .utf8)) ?? ""
+        let err = (try? String(contentsOf: errFile, encoding: .utf8)) ?? ""
+        return ProcessOutcome(
+            status: process.terminationStatus, reason: process.terminationReason, stdout: out, stderr: err)
+    }
+}
+
+/// One end-to-end world: a fresh database with the schema, the simulator's export of `subscriptions`
+/// purchases imported into it, a simulator serving the same population, and a temp directory.
+/// Everything goes through the real binaries, the way an operator runs them.
+// @unchecked Sendable: only `simulator` is mutable, and only the test that owns the fixture touches it
+// (from its own thread); the static shared reference in ResumeAfterKillTests never mutates it.
+final class EndToEndFixture: @unchecked Sendable {
+    static let bundleId = "com.example.renewals"
+    /// A fixed as-of instant shared by the simulator and the reconciler (whole seconds).
+    static let defaultNow = "2026-11-21T02:30:00Z"
+
+    static var packageRoot: URL {
+        // .../Tests/ReconcilerTests/Support/EndToEndFixture.swift -> package root
+        URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().deletingLastPathComponent()
+    }
+    static var binDirectory: URL {
+        if let dir = ProcessInfo.processInfo.environment["RENEWAL_RECONCILER_BIN_DIR"], !dir.isEmpty {
+            return URL(fileURLWithPath: dir)
+        }
+        // The test bundle lives in .build/<triple>/debug (or release); the binaries next to it.
+        let bundleDir = Bundle.main.bundleURL
+        for candidate in [bundleDir, bundleDir.deletingLastPathComponent()] {
+            if FileManager.default.isExecutableFile(atPath: candidate.appendingPathComponent("renewal-reconciler").path)
+            {
+                return candidate
+            }
+        }
+        return packageRoot.appendingPathComponent(".build/debug")
+    }
+    static var reconcilerBinary: String { binDirectory.appendingPathComponent("renewal-reconciler").path }
+    static var simulatorBinary: String { binDirectory.appendingPathComponent("appstore-simulator").path }
+
+    let database: TestDatabase
+    let directory: URL
+    let now: String
+    let seed: UInt64
+    let subscriptions: Int
+    let secret: String
+    private(set) var simulator: SimulatorProcess?
+
+    var truthFile: String { directory.appendingPathComponent("truth.jsonl").path }
+    var purchasesFile: String { directory.appendingPathComponent("purchases.jsonl").path }
+    var reportDirectory: String { directory.appendingPathComponent("reports").path }
+
+    /// Creates the database and the temp directory, migrates, and (when `subscriptions > 0`) exports and imports.
+    init(subscriptions: Int, seed: UInt64 = 2026, now: String = EndToEndFixture.defaultNow) throws {
+        database = try TestDatabase.make()
+        directory = FileManager.default.temporaryDirectory.appendingPathComponent("rr-e2e-" + UUID().uuidString)
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        self.now = now
+        self.seed = seed
+        self.subscriptions = subscriptions
+        secret = "e2e-\(UUID().uuidString.prefix(8))-secret"
+        let migrated = runReconciler(["migrate"])
+        guard migrated.status == 0 else { throw FixtureError("migrate failed: \(migrated)") }
+        if subscriptions > 0 {
+            guard let date = RFC3339.parse(now) else { throw FixtureError("bad now \(now)") }
+            try SimulatorProcess.export(
+                binary: Self.simulatorBinary, seed: seed, subscriptions: subscriptions, now: date,
+                into: directory.path)
+            let imported = runReconciler(["import", "--file", purchasesFile])
+            guard imported.status == 0 else { throw FixtureError("import failed: \(imported)") }
+        }
+    }
+
+    deinit {
+        simulator?.stop()
+        database.drop()
+        try? FileManager.default.removeItem(at: directory)
+    }
+
+    /// Starts (or restarts) the simulator for the same population with extra arguments (faults, rates).
+    @discardableResult
+    func startSimulator(_ extra: [String] = []) throws -> SimulatorProcess {
+        simulator?.stop()
+        let sim = try SimulatorProcess(
+            binary: Self.simulatorBinary,
+            arguments: [
+                "--seed", String(seed), "--subscriptions", String(max(subscriptions, 1)), "--now", now,
+                "--bundle-id", Self.bundleId,
+            ] + extra,
+            sharedSecret: secret)
+        simulator = sim
+        return sim
+    }
+
+    /// The reconciler's environment: the database, the simulator's URLs, the secret, the bundle id.
+    var environment: [String: String] {
+        var env = ProcessInfo.processInfo.environment
+        env["DATABASE_URL"] = database.url
+        env["APPLE_SHARED_SECRET"] = secret
+        env["APPLE_BUNDLE_ID"] = Self.bundleId
+        env.removeValue(forKey: "APPLE_SHARED_SECRET_FILE")
+        env.removeValue(forKey: "RENEWAL_RECONCILER_CRASH_AT")
+        env["RENEWAL_RECONCILER_SQL_DIR"] = Self.packageRoot.appendingPathComponent("sql").path
+        if let simulator {
+            env["APPLE_VERIFY_URL"] = simulator.productionURL
+            env["APPLE_SANDBOX_VERIFY_URL"] = simulator.sandboxURL
+        }
+        return env
+    }
+
+    /// `run --now <now> --report-dir <tmp>` plus `arguments`, started in the background.
+    func startRun(_ arguments: [String] = [], extraEnvironment: [String: String] = [:]) throws -> RunningProcess {
+        var env = environment
+        for (k, v) in extraEnvironment { env[k] = v }
+        return try RunningProcess(
+            Self.reconcilerBinary, ["run", "--now", now, "--report-dir", reportDirectory] + arguments,
+            environment: env, directory: directory)
+    }
+
+    /// Runs the reconciler to the end with the fast defaults (`--rate 2000 --concurrency 64`) unless overridden.
+    func run(
+        _ arguments: [String] = ["--rate", "2000", "--concurrency", "64"], extraEnvironment: [String: String] = [:]
+    )
+        throws -> ProcessOutcome
+    {
+        try startRun(arguments, extraEnvironment: extraEnvironment).wait()
+    }
+
+    /// Runs any reconciler subcommand synchronously with this fixture's environment.
+    func runReconciler(_ arguments: [String], extraEnvironment: [String: String] = [:]) -> ProcessOutcome {
+        var env = environment
+        for (k, v) in extraEnvironment { env[k] = v }
+        do {
+            return try RunningProcess(Self.reconcilerBinary, arguments, environment: env, directory: directory).wait()
+        } catch {
+            return ProcessOutcome(status: -1, reason: .exit, stdout: "", stderr: "could not start: \(error)")
+        }
+    }
+
+    func connect() throws -> PostgresConnection { try database.connect() }
+
+    func compareWithTruth() throws -> TruthComparison.Report {
+        let conn = try connect()
+        defer { conn.close() }
+        return try TruthComparison(connection: conn, bundleId: Self.bundleId).compare(truthFile: truthFile)
+    }
+
+    /// Parsed truth records (one dictionary per line).
+    func truthRecords() throws -> [[String: Any]] {
+        guard let data = FileManager.default.contents(atPath: truthFile) else { throw FixtureError("no truth file") }
+        return try data.split(separator: UInt8(ascii: "\n")).compactMap {
+            try JSONSerialization.jsonObject(with: Data($0)) as? [String: Any]
+        }
+    }
+
+    /// The report folders written under `reportDirectory`.
+    func reportFolders() -> [URL] {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: reportDirectory)) ?? []
+        return names.sorted().map { URL(fileURLWithPath: reportDirectory).appendingPathComponent($0) }
+    }
+
+    /// summary.json of the report folder of run `runId`.
+    func summary(runId: Int64) throws -> [String: Any] {
+        guard let folder = reportFolders().first(where: { $0.lastPathComponent.hasSuffix("_run-\(runId)") }) else {
+            throw FixtureError("no report folder for run \(runId) in \(reportFolders().map(\.lastPathComponent))")
+        }
+        let data = try Data(contentsOf: folder.appendingPathComponent("summary.json"))
+        guard let object = try JSONSerialization.jsonObject(with: data) as? [String: Any] else {
+            throw FixtureError("summary.json of run \(runId) is not an object")
+        }
+        return object
+    }
+
+    /// The simulator's `GET /_stats`.
+    func simulatorStats() throws -> [String: Any] {
+        guard let simulator else { throw FixtureError("no simulator") }
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        p.arguments = ["curl", "-sf", "http://127.0.0.1:\(simulator.port)/_stats"]
+        let pipe = Pipe()
+        p.standardOutput = pipe
+        try p.run()
+        let data = pipe.fileHandleForReading.readDataToEndOfFile()
+        p.waitUntilExit()
+        guard let object = try JSONSerialization.jsonObject(with: data) as? [String: Any] else {
+            throw FixtureError("/_stats is not a JSON object")
+        }
+        return object
+    }
+
+    /// Polls `condition` every 50 ms until it holds or `limit` seconds pass (a safety limit).
+    @discardableResult
+    func poll(limit: TimeInterval = 60, _ condition: () throws -> Bool) rethrows -> Bool {
+        let deadline = Date().addingTimeInterval(limit)
+        while Date() < deadline {
+            if try condition() { return true }
+            Thread.sleep(forTimeInterval: 0.05)
+        }
+        return false
+    }
+}
+
+struct FixtureError: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}
+
+extension PostgresConnection {
+    /// `SELECT ... AS n` as an Int.
+    func count(_ sql: String, _ parameters: [(any PostgresEncodable)?] = []) throws -> Int {
+        try queryFirst(sql, parameters)?.decode("n", as: Int.self) ?? -1
+    }
+}
