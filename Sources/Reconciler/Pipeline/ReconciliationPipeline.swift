@@ -72,6 +72,8 @@ public final class ReconciliationPipeline: @unchecked Sendable {
     private var done = false
     private var startedAt = ContinuousClock.now
     private var lastSunsetLog: ContinuousClock.Instant?
+    /// Monotonic tick of the last request actually handed to the HTTP client.
+    private var lastSendTick: UInt64 = 0
     private var flushTimer: DispatchSourceTimer?
 
     private var pageSize: Int { min(1000, max(100, options.concurrency * 2)) }
@@ -230,10 +232,25 @@ public final class ReconciliationPipeline: @unchecked Sendable {
             }
         }
         if delay == 0 {
-            go()
+            sendWhenSpaced(go)
         } else {
-            queue.asyncAfter(deadline: .now() + .nanoseconds(Int(min(delay, UInt64(Int.max))))) { go() }
+            queue.asyncAfter(deadline: .now() + .nanoseconds(Int(min(delay, UInt64(Int.max))))) { self.sendWhenSpaced(go) }
         }
+    }
+
+    /// The bucket grants slots 1/rate apart, but timers on a busy queue can fire late and together;
+    /// this gate keeps the requests actually sent at least 1/rate apart, so Apple never sees more than
+    /// `--rate` requests in any one-second window even after a stall.
+    private func sendWhenSpaced(_ go: @escaping @Sendable () -> Void) {
+        let now = MonotonicClock.now()
+        let interval = bucket.intervalNanoseconds
+        if lastSendTick != 0, now < lastSendTick &+ interval {
+            let wait = lastSendTick &+ interval &- now
+            queue.asyncAfter(deadline: .now() + .nanoseconds(Int(min(wait, UInt64(Int.max))))) { self.sendWhenSpaced(go) }
+            return
+        }
+        lastSendTick = now
+        go()
     }
 
     private func handle(_ task: ItemTask, _ attempt: VerifyAttemptResult, _ decision: Decision?) {
