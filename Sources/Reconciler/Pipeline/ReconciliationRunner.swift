@@ -113,6 +113,10 @@ public final class ReconciliationRunner: @unchecked Sendable {
                     lostLock.set()
                 }
                 try control.execute("UPDATE reconciliation_runs SET heartbeat_at = now() WHERE id = $1", [runId])
+            } catch let error as PostgresError where error.code == .advisoryLockLost {
+                // The connection was re-established and another session holds the lock now.
+                runLogger.error("lost the run lock after a database reconnect: \(error)")
+                lostLock.set()
             } catch {
                 runLogger.warning("heartbeat failed (will retry): \(error)")
             }
