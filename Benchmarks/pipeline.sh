@@ -106,8 +106,25 @@ CMD=("$RR" "${RUN_ARGS[@]}")
 [ -n "$PERF" ] && CMD=(perf record -g -o "$PERF" -- "${CMD[@]}")
 
 sim0=$(ticks "$SIM_PID"); pg0=$(pg_ticks)
-/usr/bin/time -f '%e %U %S %M' -o "$WORK/run.time" "${CMD[@]}" >"$WORK/run.out" 2>"$WORK/run.err" || {
-    echo "run failed (exit $?):" >&2; tail -20 "$WORK/run.err" >&2; exit 1; }
+/usr/bin/time -f '%e %U %S %M' -o "$WORK/run.time" "${CMD[@]}" >"$WORK/run.out" 2>"$WORK/run.err" &
+TIME_PID=$!
+# RSS sampler: the peak before the run logs its completion (scan + pipeline) is kept apart from the
+# peak of the whole process (which includes writing the reports, after the pipeline).
+(
+    peak=0 rr=""
+    while kill -0 "$TIME_PID" 2>/dev/null; do
+        [ -n "$rr" ] || rr=$(pgrep -n -f "renewal-reconciler run --now $NOW" || true)
+        if [ -n "$rr" ] && ! grep -q " completed: \| partial: \| interrupted: " "$WORK/run.err" 2>/dev/null; then
+            kb=$(awk '/^VmRSS/ {print $2}' "/proc/$rr/status" 2>/dev/null || echo 0)
+            [ "${kb:-0}" -gt "$peak" ] && peak=$kb && echo "$peak" >"$WORK/pipeline.rss"
+        fi
+        sleep 0.2
+    done
+) &
+SAMPLER=$!
+wait "$TIME_PID" || { echo "run failed (exit $?):" >&2; tail -20 "$WORK/run.err" >&2; exit 1; }
+wait "$SAMPLER" 2>/dev/null || true
+pipeline_rss=$(cat "$WORK/pipeline.rss" 2>/dev/null || echo "?")
 sim1=$(ticks "$SIM_PID"); pg1=$(pg_ticks)
 read -r wall user sys rss <"$WORK/run.time"
 
@@ -125,5 +142,5 @@ echo "subs_per_second_wall=$(echo "$done_count / $wall" | bc) subs_per_second_pi
 echo "apple_requests_per_second=$(printf '%.1f' "$achieved") rate_fraction=$(echo "scale=4; $achieved / $RATE" | bc) sim_peak_1s_window=$peak"
 echo "reconciler_cpu_seconds=$(echo "$user + $sys" | bc) (user $user, sys $sys) cpu_us_per_sub=$(echo "($user + $sys) * 1000000 / $done_count" | bc)"
 echo "simulator_cpu_seconds=$(echo "scale=2; ($sim1 - $sim0) / $HZ" | bc) postgres_cpu_seconds=$(echo "scale=2; ($pg1 - $pg0) / $HZ" | bc)"
-echo "reconciler_peak_rss_kb=$rss"
-echo "RESULT n=$N latency_ms=$LATENCY rate=$RATE concurrency=$CONC batch=${BATCH:-default} done=$done_count wall=$wall pipeline=$(printf '%.2f' "$elapsed") subs_s_wall=$(echo "$done_count / $wall" | bc) req_s=$(printf '%.1f' "$achieved") cpu_us_per_sub=$(echo "($user + $sys) * 1000000 / $done_count" | bc) rss_kb=$rss peak_window=$peak import_rate=$(echo "$N / $imp_wall" | bc) load=\"$(cut -d' ' -f1-3 /proc/loadavg)\""
+echo "reconciler_peak_rss_kb=$rss (whole process, reports included) pipeline_peak_rss_kb=$pipeline_rss (sampled every 0.2 s until the run logs its completion)"
+echo "RESULT n=$N latency_ms=$LATENCY rate=$RATE concurrency=$CONC batch=${BATCH:-default} done=$done_count wall=$wall pipeline=$(printf '%.2f' "$elapsed") subs_s_wall=$(echo "$done_count / $wall" | bc) req_s=$(printf '%.1f' "$achieved") cpu_us_per_sub=$(echo "($user + $sys) * 1000000 / $done_count" | bc) rss_kb=$rss pipeline_rss_kb=$pipeline_rss peak_window=$peak import_rate=$(echo "$N / $imp_wall" | bc) load=\"$(cut -d' ' -f1-3 /proc/loadavg)\""
