@@ -122,8 +122,27 @@ TIME_PID=$!
     done
 ) &
 SAMPLER=$!
+# Request counter of the simulator once a second, for the steady rate (ramp-up and retry tail excluded).
+(
+    while kill -0 "$TIME_PID" 2>/dev/null; do
+        n=$(curl -sf "http://127.0.0.1:$PORT/_stats" | python3 -c 'import json,sys; print(json.load(sys.stdin)["requests_total"])' 2>/dev/null || echo "")
+        [ -n "$n" ] && echo "$(date +%s.%N) $n" >>"$WORK/requests.series"
+        sleep 1
+    done
+) &
+POLLER=$!
 wait "$TIME_PID" || { echo "run failed (exit $?):" >&2; tail -20 "$WORK/run.err" >&2; exit 1; }
-wait "$SAMPLER" 2>/dev/null || true
+wait "$SAMPLER" "$POLLER" 2>/dev/null || true
+# Steady rate: requests between the moments 10% and 90% of them had arrived, over that time.
+steady=$(python3 - "$WORK/requests.series" <<'PY'
+import sys
+pts = [tuple(map(float, l.split())) for l in open(sys.argv[1]) if l.strip()]
+total = pts[-1][1] if pts else 0
+lo = next((p for p in pts if p[1] >= 0.1 * total), None)
+hi = next((p for p in pts if p[1] >= 0.9 * total), None)
+print(f"{(hi[1] - lo[1]) / (hi[0] - lo[0]):.1f}" if lo and hi and hi[0] > lo[0] else "?")
+PY
+)
 pipeline_rss=$(cat "$WORK/pipeline.rss" 2>/dev/null || echo "?")
 sim1=$(ticks "$SIM_PID"); pg1=$(pg_ticks)
 read -r wall user sys rss <"$WORK/run.time"
@@ -139,8 +158,8 @@ peak=$(echo "$stats" | python3 -c 'import json,sys; print(json.load(sys.stdin)["
 echo "due=$due done=$done_count requests=$requests retries=$retries"
 echo "run_wall_seconds=$wall pipeline_seconds=$(printf '%.2f' "$elapsed")"
 echo "subs_per_second_wall=$(echo "$done_count / $wall" | bc) subs_per_second_pipeline=$(echo "$done_count / $elapsed" | bc)"
-echo "apple_requests_per_second=$(printf '%.1f' "$achieved") rate_fraction=$(echo "scale=4; $achieved / $RATE" | bc) sim_peak_1s_window=$peak"
+echo "apple_requests_per_second=$(printf '%.1f' "$achieved") rate_fraction=$(echo "scale=4; $achieved / $RATE" | bc) steady_requests_per_second=$steady (10%..90% of the requests) steady_fraction=$(echo "scale=4; ${steady/\?/0} / $RATE" | bc) sim_peak_1s_window=$peak"
 echo "reconciler_cpu_seconds=$(echo "$user + $sys" | bc) (user $user, sys $sys) cpu_us_per_sub=$(echo "($user + $sys) * 1000000 / $done_count" | bc)"
 echo "simulator_cpu_seconds=$(echo "scale=2; ($sim1 - $sim0) / $HZ" | bc) postgres_cpu_seconds=$(echo "scale=2; ($pg1 - $pg0) / $HZ" | bc)"
 echo "reconciler_peak_rss_kb=$rss (whole process, reports included) pipeline_peak_rss_kb=$pipeline_rss (sampled every 0.2 s until the run logs its completion)"
-echo "RESULT n=$N latency_ms=$LATENCY rate=$RATE concurrency=$CONC batch=${BATCH:-default} done=$done_count wall=$wall pipeline=$(printf '%.2f' "$elapsed") subs_s_wall=$(echo "$done_count / $wall" | bc) req_s=$(printf '%.1f' "$achieved") cpu_us_per_sub=$(echo "($user + $sys) * 1000000 / $done_count" | bc) rss_kb=$rss pipeline_rss_kb=$pipeline_rss peak_window=$peak import_rate=$(echo "$N / $imp_wall" | bc) load=\"$(cut -d' ' -f1-3 /proc/loadavg)\""
+echo "RESULT n=$N latency_ms=$LATENCY rate=$RATE concurrency=$CONC batch=${BATCH:-default} done=$done_count wall=$wall pipeline=$(printf '%.2f' "$elapsed") subs_s_wall=$(echo "$done_count / $wall" | bc) req_s=$(printf '%.1f' "$achieved") steady_req_s=$steady cpu_us_per_sub=$(echo "($user + $sys) * 1000000 / $done_count" | bc) rss_kb=$rss pipeline_rss_kb=$pipeline_rss peak_window=$peak import_rate=$(echo "$N / $imp_wall" | bc) load=\"$(cut -d' ' -f1-3 /proc/loadavg)\""
