@@ -23,30 +23,32 @@ extension JSONValue {
     }
 
     /// A string (numbers are accepted and kept as their literal text, booleans as `true`/`false`).
-    func looseString(_ path: String) throws(ReceiptParseError) -> String? {
+    func looseString(_ path: @autoclosure () -> String) throws(ReceiptParseError) -> String? {
         switch self {
         case .null: return nil
         case .string(let text): return text.isEmpty ? nil : text
         case .number(let text): return text
         case .bool(let value): return value ? "true" : "false"
-        case .array, .object: throw invalid(path, "a string")
+        case .array, .object: throw invalid(path(), "a string")
         }
     }
 
     /// An integer from a number or numeric string (`"21007"`, `21007`, `"1.0"`); booleans map to 1/0.
-    func looseInt(_ path: String) throws(ReceiptParseError) -> Int? {
+    func looseInt(_ path: @autoclosure () -> String) throws(ReceiptParseError) -> Int? {
         switch self {
         case .null: return nil
         case .bool(let value): return value ? 1 : 0
         case .number(let text):
-            guard let value = JSONValue.integer(from: text) else { throw invalid(path, "an integer") }
+            guard let value = JSONValue.integer(from: text) else { throw invalid(path(), "an integer") }
             return value
         case .string(let text):
+            // Fast path (Apple's usual "1790000000000"): no trimming, no Foundation bridging.
+            if let value = Int(text) { return value }
             let trimmed = text.trimmingCharacters(in: .whitespaces)
             if trimmed.isEmpty { return nil }
-            guard let value = JSONValue.integer(from: trimmed) else { throw invalid(path, "an integer") }
+            guard let value = JSONValue.integer(from: trimmed) else { throw invalid(path(), "an integer") }
             return value
-        case .array, .object: throw invalid(path, "an integer")
+        case .array, .object: throw invalid(path(), "an integer")
         }
     }
 
@@ -60,7 +62,7 @@ extension JSONValue {
     }
 
     /// A flag: true/false, "true"/"false", 1/0, "1"/"0", "yes"/"no" (case-insensitive).
-    func looseBool(_ path: String) throws(ReceiptParseError) -> Bool? {
+    func looseBool(_ path: @autoclosure () -> String) throws(ReceiptParseError) -> Bool? {
         switch self {
         case .null: return nil
         case .bool(let value): return value
@@ -68,40 +70,45 @@ extension JSONValue {
             switch JSONValue.integer(from: text) {
             case 1: return true
             case 0: return false
-            default: throw invalid(path, "a flag (true/false/1/0)")
+            default: throw invalid(path(), "a flag (true/false/1/0)")
             }
         case .string(let text):
+            switch text {  // fast path for Apple's usual spellings: no trimming or lowercasing
+            case "true", "1": return true
+            case "false", "0": return false
+            default: break
+            }
             switch text.trimmingCharacters(in: .whitespaces).lowercased() {
             case "": return nil
             case "true", "1", "yes": return true
             case "false", "0", "no": return false
-            default: throw invalid(path, "a flag (true/false/1/0)")
+            default: throw invalid(path(), "a flag (true/false/1/0)")
             }
-        case .array, .object: throw invalid(path, "a flag (true/false/1/0)")
+        case .array, .object: throw invalid(path(), "a flag (true/false/1/0)")
         }
     }
 
     /// A date from milliseconds since 1970 (number or numeric string).
-    func looseMillisecondsDate(_ path: String) throws(ReceiptParseError) -> Date? {
-        guard let milliseconds = try looseInt(path) else { return nil }
+    func looseMillisecondsDate(_ path: @autoclosure () -> String) throws(ReceiptParseError) -> Date? {
+        guard let milliseconds = try looseInt(path()) else { return nil }
         return Date(timeIntervalSince1970: Double(milliseconds) / 1000)
     }
 
     /// An array (nil when absent/null); anything else is a type error.
-    func looseArray(_ path: String) throws(ReceiptParseError) -> [JSONValue]? {
+    func looseArray(_ path: @autoclosure () -> String) throws(ReceiptParseError) -> [JSONValue]? {
         switch self {
         case .null: return nil
         case .array(let elements): return elements
-        default: throw invalid(path, "an array")
+        default: throw invalid(path(), "an array")
         }
     }
 
     /// An object's members (nil when null); anything else is a type error.
-    func looseObject(_ path: String) throws(ReceiptParseError) -> [String: JSONValue]? {
+    func looseObject(_ path: @autoclosure () -> String) throws(ReceiptParseError) -> [String: JSONValue]? {
         switch self {
         case .null: return nil
         case .object(let members): return members
-        default: throw invalid(path, "an object")
+        default: throw invalid(path(), "an object")
         }
     }
 }
@@ -135,9 +142,8 @@ struct JSONFields {
         var result: [JSONFields] = []
         result.reserveCapacity(elements.count)
         for (offset, element) in elements.enumerated() {
-            let elementPath = "\(childPath(key))[\(offset)]"
-            guard let object = try element.looseObject(elementPath) else { continue }
-            result.append(JSONFields(members: object, path: elementPath))
+            guard let object = try element.looseObject("\(childPath(key))[\(offset)]") else { continue }
+            result.append(JSONFields(members: object, path: "\(childPath(key))[\(offset)]"))
         }
         return result
     }
