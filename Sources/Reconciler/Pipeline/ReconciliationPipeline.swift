@@ -72,8 +72,12 @@ public final class ReconciliationPipeline: @unchecked Sendable {
     private var done = false
     private var startedAt = ContinuousClock.now
     private var lastSunsetLog: ContinuousClock.Instant?
-    /// Monotonic tick of the last request actually handed to the HTTP client.
-    private var lastSendTick: UInt64 = 0
+    /// Monotonic ticks of the most recent requests actually handed to the HTTP client (at most
+    /// `floor(rate)`), oldest first, and the sends held back by the one-second window.
+    private var sentTimes: [UInt64] = []
+    private var heldSends: [@Sendable () -> Void] = []
+    private var heldSendsHead = 0
+    private var drainScheduled = false
     private var flushTimer: DispatchSourceTimer?
 
     private var pageSize: Int { min(1000, max(100, options.concurrency * 2)) }
@@ -238,19 +242,47 @@ public final class ReconciliationPipeline: @unchecked Sendable {
         }
     }
 
-    /// The bucket grants slots 1/rate apart, but timers on a busy queue can fire late and together;
-    /// this gate keeps the requests actually sent at least 1/rate apart, so Apple never sees more than
-    /// `--rate` requests in any one-second window even after a stall.
+    /// The bucket grants slots 1/rate apart, but timers on a busy queue can fire late and together.
+    /// This gate is the hard guarantee: it remembers when the last `floor(rate)` requests were actually
+    /// sent and lets a request go only if fewer than that many left in the past second, so no more than
+    /// `--rate` requests leave in any one-second window, even right after a stall. Requests held back
+    /// wait in arrival order for one timer (no timer per request).
     private func sendWhenSpaced(_ go: @escaping @Sendable () -> Void) {
-        let now = MonotonicClock.now()
-        let interval = bucket.intervalNanoseconds
-        if lastSendTick != 0, now < lastSendTick &+ interval {
-            let wait = lastSendTick &+ interval &- now
-            queue.asyncAfter(deadline: .now() + .nanoseconds(Int(min(wait, UInt64(Int.max))))) { self.sendWhenSpaced(go) }
-            return
+        heldSends.append(go)
+        drainHeldSends()
+    }
+
+    private func drainHeldSends() {
+        let capacity = max(1, Int(bucket.rate.rounded(.down)))
+        while heldSendsHead < heldSends.count {
+            let now = MonotonicClock.now()
+            if sentTimes.count > capacity { sentTimes.removeFirst(sentTimes.count - capacity) }
+            // Two limits: at most `capacity` sends in the past second, and consecutive sends at least 0.9
+            // of an interval apart (after a stall the run catches up only slightly faster than the rate,
+            // never in a burst that the HTTP layer and the kernel could bunch further).
+            var notBefore: UInt64 = 0
+            if sentTimes.count == capacity, let oldest = sentTimes.first { notBefore = oldest &+ 1_000_000_000 }
+            if let last = sentTimes.last { notBefore = max(notBefore, last &+ bucket.intervalNanoseconds / 10 * 9) }
+            if now < notBefore {
+                guard !drainScheduled else { return }
+                drainScheduled = true
+                let wait = notBefore &- now
+                queue.asyncAfter(deadline: .now() + .nanoseconds(Int(min(wait, UInt64(Int.max))))) {
+                    self.drainScheduled = false
+                    self.drainHeldSends()
+                }
+                return
+            }
+            if sentTimes.count == capacity { sentTimes.removeFirst() }
+            sentTimes.append(now)
+            let go = heldSends[heldSendsHead]
+            heldSendsHead += 1
+            if heldSendsHead == heldSends.count {
+                heldSends.removeAll(keepingCapacity: true)
+                heldSendsHead = 0
+            }
+            go()
         }
-        lastSendTick = now
-        go()
     }
 
     private func handle(_ task: ItemTask, _ attempt: VerifyAttemptResult, _ decision: Decision?) {
