@@ -31,9 +31,8 @@ struct ReportCommand: ParsableCommand {
         try runReportingErrors {
             let conn = try PostgresConnection(try database.connectionString())
             defer { conn.close() }
-            let data = try ReportLoader(connection: conn).load(runId: runId)
-            let folder = try ReportGenerator.write(data, reportDirectory: reportDir)
-            if let metricsFile { try MetricsFile.write(data: data, to: metricsFile) }
+            let folder = try ReportGenerator(connection: conn).generate(
+                runId: runId, reportDirectory: reportDir, metricsFile: metricsFile)
             print(folder.path)
         }
     }

@@ -13,23 +13,17 @@ func writeRunOutputs(
 ) throws -> String? {
     let conn = try PostgresConnection(connectionString)
     defer { conn.close() }
-    let data = try ReportLoader(connection: conn).load(runId: summary.runId)
+    // Streamed from one snapshot in constant memory; the metrics file is written even when the folder is not.
     var reportError: ReportError?
     var folder: String?
     do {
-        folder = try ReportGenerator.write(data, reportDirectory: reportDir).path
+        folder = try ReportGenerator(connection: conn).generate(
+            runId: summary.runId, reportDirectory: reportDir, metricsFile: metricsFile
+        ).path
         logger.info("run \(summary.runId) report: \(folder ?? "")")
     } catch {
         reportError = error
         logger.error("run \(summary.runId): \(error)")
-    }
-    if let metricsFile {
-        do {
-            try MetricsFile.write(data: data, to: metricsFile)
-        } catch {
-            logger.error("run \(summary.runId): metrics: \(error)")
-            reportError = reportError ?? error
-        }
     }
     if let reportError { throw reportError }
     return folder

@@ -317,3 +317,80 @@ enum CSVTestReader {
         return Table(header: header, rows: Array(records.dropFirst()))
     }
 }
+
+/// The streamed report (rows written straight from PostgreSQL, counts folded row by row) is byte for
+/// byte the report rendered from the whole run loaded in memory.
+@Suite struct ReportStreamingTests {
+    static func files(_ folder: URL) throws -> [String: Data] {
+        var files: [String: Data] = [:]
+        for name in ReportFiles.names { files[name] = try Data(contentsOf: folder.appendingPathComponent(name)) }
+        return files
+    }
+
+    @Test(arguments: [false, true]) func streamedFolderEqualsInMemoryRendering(dryRun: Bool) throws {
+        let (database, connection) = try ReportDatabaseTests.prepare()
+        defer { connection.close(); database.drop() }
+        var runId: Int64 = 42
+        if dryRun {
+            runId = 43
+            var dry = ReportSampleData.data(runId: 43, dryRun: true)
+            dry.run.asOf = dry.run.asOf.addingTimeInterval(86_400)
+            try ReportDatabaseTests.insertRun(dry.run, connection: connection)
+            try connection.execute(
+                """
+                INSERT INTO dry_run_transactions (run_id, transaction_id, original_transaction_id, product_id, kind,
+                    purchase_date, expires_date, is_trial)
+                VALUES (43, '2100001', '1000001', 'pro.monthly', 'renewal', $1, $2, false),
+                       (43, '2000001', '1000001', 'pro.monthly', 'refund', $3, $1, false),
+                       (43, '2100002', '1000002', 'pro.monthly', 'renewal', NULL, $2, true)
+                """, [ReportSampleData.date(29), ReportSampleData.date(59), ReportSampleData.date(-1)])
+        }
+        // More change rows than report.html shows, so the page's "first 200 of N" path is compared too.
+        try connection.execute(
+            """
+            INSERT INTO reconciliation_items (run_id, subscription_id, original_transaction_id, status, outcome,
+                previous_state, new_state, product_id, user_id)
+            SELECT $1, 500000 + g, (3000000 + g)::text, 'done', 'lapsed', 'active', 'expired', 'pro.monthly',
+                   CASE WHEN g % 7 = 0 THEN '=cmd' || g ELSE 'u' || g END
+              FROM generate_series(1, 250) g
+            """, [runId])
+        let loaded = try ReportLoader(connection: connection).load(runId: runId)
+        #expect(loaded.items.count > ReportHTML.tableRowLimit)
+        let expected = Dictionary(uniqueKeysWithValues: try ReportFiles.render(loaded).map { ($0.name, $0.data) })
+
+        let directory = try ReportTempDirectory()
+        let metrics = directory.path + "/metrics.prom"
+        let folder = try ReportGenerator(connection: connection).generate(
+            runId: runId, reportDirectory: directory.path, metricsFile: metrics)
+        let streamed = try Self.files(folder)
+        #expect(Set(streamed.keys) == Set(expected.keys))
+        for name in ReportFiles.names {
+            #expect(streamed[name] == expected[name], "\(name) differs from the in-memory rendering")
+        }
+        let html = String(decoding: try #require(streamed["report.html"]), as: UTF8.self)
+        #expect(html.contains("Showing the first \(ReportHTML.tableRowLimit) of"))
+        let metricsText = try String(contentsOfFile: metrics, encoding: .utf8)
+        let expectedMetrics = MetricsFile.render(
+            run: loaded.run, summary: RunSummary(data: loaded), previousLastSuccess: nil)
+        #expect(metricsText == expectedMetrics)
+        #expect(try ReportGenerator(connection: connection).summary(runId: runId).summary == RunSummary(data: loaded))
+        // Nothing temporary left behind.
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path).sorted()
+            == ["metrics.prom", folder.lastPathComponent].sorted())
+    }
+
+    @Test func metricsAreWrittenEvenWhenTheFolderCannotBe() throws {
+        let (database, connection) = try ReportDatabaseTests.prepare()
+        defer { connection.close(); database.drop() }
+        let directory = try ReportTempDirectory()
+        let blocker = directory.path + "/not-a-dir"
+        try Data("x".utf8).write(to: URL(fileURLWithPath: blocker))
+        let metrics = directory.path + "/metrics.prom"
+        let error = #expect(throws: ReportError.self) {
+            try ReportGenerator(connection: connection).generate(
+                runId: 42, reportDirectory: blocker, metricsFile: metrics)
+        }
+        #expect(error?.description.contains(blocker) == true)
+        #expect(try String(contentsOfFile: metrics, encoding: .utf8).contains("renewal_reconciler_last_run_id 42"))
+    }
+}

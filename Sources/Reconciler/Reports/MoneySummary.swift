@@ -82,6 +82,15 @@ public struct MoneySummary: Sendable, Equatable, Codable {
             }
             if transaction.isPaidRefundInRun { refunds[transaction.productId, default: 0] += 1 }
         }
+        self.init(paidRenewals: renewals, introOfferRenewals: intro, paidRefunds: refunds, prices: prices)
+    }
+
+    /// Computes the money figures from per-product counts of paid renewals (of which bought with an
+    /// introductory offer) and paid refunds seen in the run, with the catalog `prices`.
+    public init(
+        paidRenewals renewals: [String: Int], introOfferRenewals intro: [String: Int], paidRefunds refunds: [String: Int],
+        prices: [ProductPrice]
+    ) {
         let pricesByProduct = Dictionary(grouping: prices, by: \.productId)
         var revenueByCurrency: [String: (Decimal, Int)] = [:]
         var refundedByCurrency: [String: (Decimal, Int)] = [:]

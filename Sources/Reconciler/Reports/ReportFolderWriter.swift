@@ -15,14 +15,30 @@ public struct ReportFolderWriter: Sendable {
     /// Writes `files` (name -> bytes) as the folder `name` and returns the folder's path.
     /// - Throws: `ReportError` naming the path (not writable, disk full); nothing half-written stays behind.
     public func write(folderName name: String, files: [(name: String, data: Data)]) throws(ReportError) -> String {
+        do {
+            return try write(folderName: name) { temporary in
+                for file in files { try AtomicFiles.writeNewFile("\(temporary)/\(file.name)", file.data) }
+            }
+        } catch let error as ReportError {
+            throw error
+        } catch {
+            throw ReportError(.encoding, path: name, "cannot write the report folder \(name): \(error)")
+        }
+    }
+
+    /// Builds the folder `name` by calling `body` with the temporary folder's path (`body` creates the
+    /// files in it), then publishes it atomically and returns the folder's path. If `body` throws, the
+    /// temporary folder is removed, any existing folder stays, and the error is rethrown as is.
+    /// - Throws: `ReportError` naming the path for file-system failures, or whatever `body` throws.
+    public func write(folderName name: String, _ body: (String) throws -> Void) throws -> String {
         let directory = reportDirectory.isEmpty ? "." : reportDirectory
         try AtomicFiles.makeDirectories(directory)
         let suffix = AtomicFiles.uniqueSuffix()
         let temporary = "\(directory)/.tmp-\(name)-\(suffix)"
         let destination = "\(directory)/\(name)"
         try AtomicFiles.makeDirectory(temporary)
-        do throws(ReportError) {
-            for file in files { try AtomicFiles.writeNewFile("\(temporary)/\(file.name)", file.data) }
+        do {
+            try body(temporary)
             AtomicFiles.syncDirectory(temporary)
             if FileManager.default.fileExists(atPath: destination) {
                 let old = "\(directory)/.old-\(name)-\(suffix)"

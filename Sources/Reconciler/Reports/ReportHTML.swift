@@ -15,8 +15,19 @@ public enum ReportHTML {
         "conflict": "#6d4c41", "pending": "#cfd8dc",
     ]
 
-    /// The whole page.
+    /// The whole page from in-memory `data`.
     public static func render(data: ReportData, summary: RunSummary) -> String {
+        render(
+            summary: summary, changes: ReportRowSample(rows: ReportTables.changeRows(data)),
+            errors: ReportRowSample(rows: ReportTables.errorRows(data)),
+            transactions: ReportRowSample(rows: ReportTables.transactionRows(data)))
+    }
+
+    /// The whole page from the summary and the first rows of each table (at least `tableRowLimit`
+    /// of them, or all when fewer) with each table's total row count.
+    public static func render(
+        summary: RunSummary, changes: ReportRowSample, errors: ReportRowSample, transactions: ReportRowSample
+    ) -> String {
         var html = """
             <!DOCTYPE html>
             <html lang="en">
@@ -39,13 +50,13 @@ public enum ReportHTML {
         html += appleSection(summary.apple)
         html += rowsSection(
             title: "Changed subscriptions", file: "changes.csv", columns: ReportTables.changeColumns,
-            rows: ReportTables.changeRows(data), id: "changes")
+            sample: changes, id: "changes")
         html += rowsSection(
             title: "Errors (unresolved, rejected, conflict)", file: "errors.csv", columns: ReportTables.errorColumns,
-            rows: ReportTables.errorRows(data), id: "errors")
+            sample: errors, id: "errors")
         html += rowsSection(
             title: "Transactions first seen in this run", file: "transactions.csv",
-            columns: ReportTables.transactionColumns, rows: ReportTables.transactionRows(data), id: "transactions")
+            columns: ReportTables.transactionColumns, sample: transactions, id: "transactions")
         html += """
             <footer>Built from the database alone (tables reconciliation_runs, reconciliation_items, \
             subscription_transactions, dry_run_transactions, products); regenerate with \
@@ -248,14 +259,15 @@ public enum ReportHTML {
         return out
     }
 
-    static func rowsSection(title: String, file: String, columns: [String], rows: [[String]], id: String) -> String {
-        var out = "<section id=\"\(id)\" class=\"rows\"><h2>\(e(title)) (\(rows.count))</h2>\n"
-        if rows.isEmpty { return out + "<p>None.</p></section>\n" }
-        if rows.count > tableRowLimit {
-            out += "<p class=\"note\">Showing the first \(tableRowLimit) of \(rows.count) rows; \(e(file)) has them all.</p>\n"
+    static func rowsSection(title: String, file: String, columns: [String], sample: ReportRowSample, id: String) -> String {
+        let total = sample.total
+        var out = "<section id=\"\(id)\" class=\"rows\"><h2>\(e(title)) (\(total))</h2>\n"
+        if total == 0 || sample.rows.isEmpty { return out + "<p>None.</p></section>\n" }
+        if total > tableRowLimit {
+            out += "<p class=\"note\">Showing the first \(tableRowLimit) of \(total) rows; \(e(file)) has them all.</p>\n"
         }
         out += "<div class=\"scroll\">"
-        out += table(columns: columns, rows: Array(rows.prefix(tableRowLimit)), numericFrom: nil, small: true)
+        out += table(columns: columns, rows: Array(sample.rows.prefix(tableRowLimit)), numericFrom: nil, small: true)
         return out + "</div></section>\n"
     }
 

@@ -13,24 +13,18 @@ public struct ReportLoader {
         self.connection = connection
     }
 
-    /// Loads run `runId`.
+    /// Loads run `runId` into memory (every item and transaction: for tests and small runs; the report
+    /// generator streams instead, see `ReportGenerator`).
     /// - Throws: `ReportError` (`.runNotFound`, or `.database` with the failing step).
     public func load(runId: Int64) throws(ReportError) -> ReportData {
         do {
             return try connection.transaction { db in
-                _ = try db.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
-                guard let runRow = try db.queryFirst(Self.runSQL, [runId]) else {
-                    throw ReportError(.runNotFound, "run \(runId) not found in reconciliation_runs")
-                }
-                let run = try Self.run(runRow)
-                let hasCatalog = try db.queryFirst(Self.tablesSQL).map { try $0.decode("has_catalog", as: Bool.self) }
-                    ?? false
-                let items = try db.query(hasCatalog ? Self.itemsSQL : Self.itemsWithoutDryRunsSQL, [runId])
-                    .map(Self.item)
-                let transactionSQL = run.dryRun ? Self.dryRunTransactionsSQL : Self.transactionsSQL
-                let transactions = run.dryRun && !hasCatalog
-                    ? [] : try db.query(transactionSQL, [runId]).map(Self.transaction)
-                let prices = hasCatalog ? try db.query(Self.pricesSQL).map(Self.price) : []
+                let (run, hasCatalog) = try Self.beginSnapshot(db, runId: runId)
+                var items: [ReportItem] = []
+                try Self.forEachItem(db, runId: runId, hasCatalog: hasCatalog) { items.append($0) }
+                var transactions: [ReportTransaction] = []
+                try Self.forEachTransaction(db, run: run, hasCatalog: hasCatalog) { transactions.append($0) }
+                let prices = try Self.prices(db, hasCatalog: hasCatalog)
                 return ReportData(run: run, items: items, transactions: transactions, prices: prices)
             }
         } catch let error as ReportError {
@@ -38,6 +32,44 @@ public struct ReportLoader {
         } catch {
             throw ReportError(.database, "reading run \(runId): \(error)")
         }
+    }
+
+    // MARK: Streaming (inside a transaction on `db`)
+
+    /// Makes the current transaction a repeatable-read, read-only snapshot (must be its first statement)
+    /// and reads the run and whether the catalog tables of migration 002 exist.
+    static func beginSnapshot(_ db: PostgresConnection, runId: Int64) throws -> (ReportRun, hasCatalog: Bool) {
+        _ = try db.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
+        guard let runRow = try db.queryFirst(runSQL, [runId]) else {
+            throw ReportError(.runNotFound, "run \(runId) not found in reconciliation_runs")
+        }
+        let run = try Self.run(runRow)
+        let hasCatalog = try db.queryFirst(tablesSQL).map { try $0.decode("has_catalog", as: Bool.self) } ?? false
+        return (run, hasCatalog)
+    }
+
+    /// Streams the run's items, ordered by original transaction id then subscription id (byte order,
+    /// as Swift compares strings), one row in memory at a time.
+    static func forEachItem(
+        _ db: PostgresConnection, runId: Int64, hasCatalog: Bool, _ body: (ReportItem) throws -> Void
+    ) throws {
+        try db.forEachRow(hasCatalog ? itemsSQL : itemsWithoutDryRunsSQL, [runId]) { try body(try item($0)) }
+    }
+
+    /// Streams the run's ledger transactions (a dry run's would-be ones), ordered by purchase date
+    /// (missing first) then transaction id.
+    static func forEachTransaction(
+        _ db: PostgresConnection, run: ReportRun, hasCatalog: Bool, _ body: (ReportTransaction) throws -> Void
+    ) throws {
+        if run.dryRun && !hasCatalog { return }
+        try db.forEachRow(run.dryRun ? dryRunTransactionsSQL : transactionsSQL, [run.id]) {
+            try body(try transaction($0))
+        }
+    }
+
+    /// The price catalog (small), empty when the table does not exist.
+    static func prices(_ db: PostgresConnection, hasCatalog: Bool) throws -> [ProductPrice] {
+        hasCatalog ? try db.query(pricesSQL).map(price) : []
     }
 
     // MARK: Rows
@@ -125,7 +157,7 @@ public struct ReportLoader {
                  ORDER BY x.expires_date DESC NULLS LAST LIMIT 1
           ) last ON true
          WHERE i.run_id = $1
-         ORDER BY i.original_transaction_id, i.subscription_id
+         ORDER BY i.original_transaction_id COLLATE "C", i.subscription_id
         """
 
     static let itemsWithoutDryRunsSQL = """
@@ -138,7 +170,7 @@ public struct ReportLoader {
                  ORDER BY s.expires_date DESC NULLS LAST LIMIT 1
           ) last ON true
          WHERE i.run_id = $1
-         ORDER BY i.original_transaction_id, i.subscription_id
+         ORDER BY i.original_transaction_id COLLATE "C", i.subscription_id
         """
 
     static let transactionColumns = """
@@ -160,7 +192,7 @@ public struct ReportLoader {
                  ORDER BY p.purchase_date DESC LIMIT 1
           ) prev ON true
          WHERE t.first_seen_run_id = $1 OR t.refund_seen_run_id = $1
-         ORDER BY t.purchase_date, t.transaction_id
+         ORDER BY t.purchase_date NULLS FIRST, t.transaction_id COLLATE "C"
         """
 
     /// A dry run's would-be ledger entries; a refund counts as "seen", a transaction as new unless the
@@ -184,7 +216,7 @@ public struct ReportLoader {
                  ORDER BY x.purchase_date DESC LIMIT 1
           ) prev ON true
          WHERE t.run_id = $1
-         ORDER BY t.purchase_date, t.transaction_id
+         ORDER BY t.purchase_date NULLS FIRST, t.transaction_id COLLATE "C"
         """
 
     static let pricesSQL = """

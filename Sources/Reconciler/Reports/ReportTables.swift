@@ -30,39 +30,47 @@ public enum ReportTables {
 
     /// Changed items (see `ReportItem.isChange`), ordered by original transaction id.
     public static func changeRows(_ data: ReportData) -> [[String]] {
-        data.items.filter(\.isChange).sorted(by: itemOrder).map { item in
-            [
-                item.originalTransactionId, item.userId ?? "", item.productId ?? item.previousProductId ?? "",
-                item.previousState ?? "", item.newState ?? "", RFC3339.string(item.previousExpiresAt),
-                RFC3339.string(item.newExpiresAt), item.outcome ?? "", bool(item.autoRenew),
-                item.autoRenewProductId ?? "", item.environment ?? "", item.appleStatus.map(String.init) ?? "",
-            ]
-        }
+        data.items.filter(\.isChange).sorted(by: itemOrder).map(changeRow)
     }
 
     /// Transactions first seen (or refunded) in the run, ordered by purchase date then transaction id.
     public static func transactionRows(_ data: ReportData) -> [[String]] {
         data.transactions.sorted {
             ($0.purchaseDate ?? .distantPast, $0.transactionId) < ($1.purchaseDate ?? .distantPast, $1.transactionId)
-        }.map { transaction in
-            [
-                transaction.transactionId, transaction.originalTransactionId, transaction.productId,
-                RFC3339.string(transaction.purchaseDate), RFC3339.string(transaction.expiresDate), transaction.kind,
-                bool(transaction.isTrial), bool(transaction.isIntroOffer), transaction.offer ?? "",
-                RFC3339.string(transaction.cancellationDate), transaction.cancellationReason.map(String.init) ?? "",
-            ]
-        }
+        }.map(transactionRow)
     }
 
     /// Unresolved, rejected and conflict items with their reason, ordered by original transaction id.
     public static func errorRows(_ data: ReportData) -> [[String]] {
-        data.items.filter(\.isError).sorted(by: itemOrder).map { item in
-            [
-                item.originalTransactionId, item.userId ?? "", item.productId ?? item.previousProductId ?? "",
-                item.outcome ?? "", item.appleStatus.map(String.init) ?? "", String(item.attempts),
-                item.reason ?? "",
-            ]
-        }
+        data.items.filter(\.isError).sorted(by: itemOrder).map(errorRow)
+    }
+
+    /// One changes.csv row (in `changeColumns` order).
+    public static func changeRow(_ item: ReportItem) -> [String] {
+        [
+            item.originalTransactionId, item.userId ?? "", item.productId ?? item.previousProductId ?? "",
+            item.previousState ?? "", item.newState ?? "", RFC3339.string(item.previousExpiresAt),
+            RFC3339.string(item.newExpiresAt), item.outcome ?? "", bool(item.autoRenew),
+            item.autoRenewProductId ?? "", item.environment ?? "", item.appleStatus.map(String.init) ?? "",
+        ]
+    }
+
+    /// One transactions.csv row (in `transactionColumns` order).
+    public static func transactionRow(_ transaction: ReportTransaction) -> [String] {
+        [
+            transaction.transactionId, transaction.originalTransactionId, transaction.productId,
+            RFC3339.string(transaction.purchaseDate), RFC3339.string(transaction.expiresDate), transaction.kind,
+            bool(transaction.isTrial), bool(transaction.isIntroOffer), transaction.offer ?? "",
+            RFC3339.string(transaction.cancellationDate), transaction.cancellationReason.map(String.init) ?? "",
+        ]
+    }
+
+    /// One errors.csv row (in `errorColumns` order).
+    public static func errorRow(_ item: ReportItem) -> [String] {
+        [
+            item.originalTransactionId, item.userId ?? "", item.productId ?? item.previousProductId ?? "",
+            item.outcome ?? "", item.appleStatus.map(String.init) ?? "", String(item.attempts), item.reason ?? "",
+        ]
     }
 
     static func bool(_ value: Bool?) -> String {

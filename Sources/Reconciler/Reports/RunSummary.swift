@@ -150,10 +150,16 @@ public struct RunSummary: Sendable, Equatable, Codable {
         case apple, money
     }
 
-    /// Computes the summary of `data`.
+    /// Computes the summary of `data` (the in-memory path; the same fold as the streaming generator).
     public init(data: ReportData) {
-        let run = data.run
-        let items = data.items
+        var accumulator = RunSummaryAccumulator()
+        for item in data.items { accumulator.add(item) }
+        for transaction in data.transactions { accumulator.add(transaction) }
+        self.init(run: data.run, accumulator: accumulator, prices: data.prices)
+    }
+
+    /// The summary of `run` from its items and transactions folded into `accumulator`, priced with the catalog `prices`.
+    public init(run: ReportRun, accumulator a: RunSummaryAccumulator, prices: [ProductPrice]) {
         schemaVersion = Self.currentSchemaVersion
         runId = run.id
         mode = run.mode
@@ -165,50 +171,23 @@ public struct RunSummary: Sendable, Equatable, Codable {
         durationSeconds = run.durationSeconds
         exitCode = run.exitCode
         exitStatus = Self.exitStatusName(run.exitCode)
-
-        let done = items.filter { $0.status == "done" }
-        let unresolved = items.filter { $0.outcome == "unresolved" }.count
         counts = Counts(
-            due: run.dueCount, selected: items.count, done: done.count, pending: items.count - done.count,
-            verified: done.filter { $0.outcome != nil && $0.outcome != "unresolved" }.count, unresolved: unresolved,
-            changed: items.filter(\.isChange).count, errors: items.filter(\.isError).count)
-        byOutcome = Self.outcomeCounts(items)
-        byNewState = Self.stateCounts(done)
-        byProduct = Self.groups(items, key: \.groupingProductId)
-        bySubscriptionGroup = Self.groups(items) { $0.subscriptionGroupId ?? ReportOutcome.unknown }
-
-        let transactions = data.transactions
-        var byKind = Dictionary(uniqueKeysWithValues: ReportOutcome.kinds.map { ($0, 0) })
-        for transaction in transactions where transaction.firstSeenInRun { byKind[transaction.kind, default: 0] += 1 }
-        let firstSeen = transactions.filter(\.firstSeenInRun)
-        self.transactions = TransactionCounts(
-            total: transactions.count, firstSeenByKind: byKind,
-            refundsSeen: transactions.filter(\.refundSeenInRun).count,
-            trialsStarted: firstSeen.filter { $0.isTrial && !$0.previousWasTrial }.count,
-            introOffersStarted: firstSeen.filter { $0.isIntroOffer && !$0.previousWasIntroOffer }.count,
-            trialConversions: transactions.filter(\.isTrialConversion).count,
-            introOfferConversions: transactions.filter(\.isIntroConversion).count,
-            trialsLapsed: items.filter { $0.outcome == "lapsed" && $0.lastTransactionWasTrial }.count,
-            introOffersLapsed: items.filter { $0.outcome == "lapsed" && $0.lastTransactionWasIntroOffer }.count)
-
-        let troubled: Set<String> = ["grace_period", "billing_retry"]
-        // Only items Apple answered for (no unresolved/rejected/conflict): their new state is known.
-        let decided = done.filter { !$0.isError }
-        let before = decided.filter { $0.previousState.map(troubled.contains) ?? false }
-        retryFunnel = RetryFunnel(
-            inRetryOrGraceBefore: before.count,
-            recovered: before.filter { $0.newState == "active" }.count,
-            stillInGracePeriod: before.filter { $0.newState == "grace_period" }.count,
-            stillInBillingRetry: before.filter { $0.newState == "billing_retry" }.count,
-            expired: before.filter { $0.newState == "expired" }.count,
-            revoked: before.filter { $0.newState == "revoked" }.count,
-            enteredGracePeriod: decided.filter { $0.newState == "grace_period" && $0.previousState != "grace_period" }
-                .count,
-            enteredBillingRetry: decided.filter {
-                $0.newState == "billing_retry" && !($0.previousState.map(troubled.contains) ?? false)
-            }.count)
+            due: run.dueCount, selected: a.selected, done: a.done, pending: a.selected - a.done,
+            verified: a.verified, unresolved: a.unresolved, changed: a.changed, errors: a.errors)
+        byOutcome = a.byOutcome
+        byNewState = a.byNewState
+        byProduct = RunSummaryAccumulator.groupCounts(a.byProduct)
+        bySubscriptionGroup = RunSummaryAccumulator.groupCounts(a.byGroup)
+        transactions = TransactionCounts(
+            total: a.transactionTotal, firstSeenByKind: a.firstSeenByKind, refundsSeen: a.refundsSeen,
+            trialsStarted: a.trialsStarted, introOffersStarted: a.introOffersStarted,
+            trialConversions: a.trialConversions, introOfferConversions: a.introOfferConversions,
+            trialsLapsed: a.trialsLapsed, introOffersLapsed: a.introOffersLapsed)
+        retryFunnel = a.funnel
         apple = run.appleStats
-        money = MoneySummary(transactions: transactions, prices: data.prices)
+        money = MoneySummary(
+            paidRenewals: a.paidRenewals, introOfferRenewals: a.introRenewals, paidRefunds: a.paidRefunds,
+            prices: prices)
     }
 
     /// Writes every key, `null` included, so the schema is the same for finished and unfinished runs.
@@ -258,25 +237,5 @@ public struct RunSummary: Sendable, Equatable, Codable {
         case .locked: return "locked"
         case .configuration: return "configuration"
         }
-    }
-
-    static func outcomeCounts(_ items: [ReportItem]) -> [String: Int] {
-        var result = Dictionary(uniqueKeysWithValues: ReportOutcome.all.map { ($0, 0) })
-        for item in items { result[item.outcome ?? ReportOutcome.pending, default: 0] += 1 }
-        return result
-    }
-
-    static func stateCounts(_ doneItems: [ReportItem]) -> [String: Int] {
-        var result = Dictionary(uniqueKeysWithValues: ReportOutcome.states.map { ($0, 0) })
-        for item in doneItems { result[item.newState ?? ReportOutcome.unknown, default: 0] += 1 }
-        return result
-    }
-
-    static func groups(_ items: [ReportItem], key: (ReportItem) -> String) -> [GroupCounts] {
-        Dictionary(grouping: items, by: key).map { id, members in
-            GroupCounts(
-                id: id, selected: members.count, byOutcome: outcomeCounts(members),
-                byNewState: stateCounts(members.filter { $0.status == "done" }))
-        }.sorted { $0.id < $1.id }
     }
 }

@@ -1,0 +1,113 @@
+/// Folds a run's items and transactions, one at a time, into the numbers of `RunSummary`.
+///
+/// Memory is bounded by the number of products, groups and outcomes, never by the number of rows:
+/// the report generator streams rows from PostgreSQL through it, and `RunSummary(data:)` folds its
+/// in-memory arrays through the same code, so both paths agree on every number by construction.
+public struct RunSummaryAccumulator: Sendable {
+    struct Group: Sendable {
+        var selected = 0
+        var byOutcome = Dictionary(uniqueKeysWithValues: ReportOutcome.all.map { ($0, 0) })
+        var byNewState = Dictionary(uniqueKeysWithValues: ReportOutcome.states.map { ($0, 0) })
+    }
+
+    static let troubled: Set<String> = ["grace_period", "billing_retry"]
+
+    var selected = 0
+    var done = 0
+    var verified = 0
+    var unresolved = 0
+    var changed = 0
+    var errors = 0
+    var byOutcome = Dictionary(uniqueKeysWithValues: ReportOutcome.all.map { ($0, 0) })
+    var byNewState = Dictionary(uniqueKeysWithValues: ReportOutcome.states.map { ($0, 0) })
+    var byProduct: [String: Group] = [:]
+    var byGroup: [String: Group] = [:]
+    var trialsLapsed = 0
+    var introOffersLapsed = 0
+    var funnel = RunSummary.RetryFunnel(
+        inRetryOrGraceBefore: 0, recovered: 0, stillInGracePeriod: 0, stillInBillingRetry: 0, expired: 0,
+        revoked: 0, enteredGracePeriod: 0, enteredBillingRetry: 0)
+
+    var transactionTotal = 0
+    var firstSeenByKind = Dictionary(uniqueKeysWithValues: ReportOutcome.kinds.map { ($0, 0) })
+    var refundsSeen = 0
+    var trialsStarted = 0
+    var introOffersStarted = 0
+    var trialConversions = 0
+    var introOfferConversions = 0
+    var paidRenewals: [String: Int] = [:]
+    var introRenewals: [String: Int] = [:]
+    var paidRefunds: [String: Int] = [:]
+
+    public init() {}
+
+    /// Counts one item (a row of `reconciliation_items`).
+    public mutating func add(_ item: ReportItem) {
+        let isDone = item.status == "done"
+        selected += 1
+        if isDone { done += 1 }
+        if isDone, let outcome = item.outcome, outcome != "unresolved" { verified += 1 }
+        if item.outcome == "unresolved" { unresolved += 1 }
+        if item.isChange { changed += 1 }
+        if item.isError { errors += 1 }
+        let outcome = item.outcome ?? ReportOutcome.pending
+        let state = item.newState ?? ReportOutcome.unknown
+        byOutcome[outcome, default: 0] += 1
+        if isDone { byNewState[state, default: 0] += 1 }
+        Self.count(&byProduct[item.groupingProductId, default: Group()], outcome: outcome, state: isDone ? state : nil)
+        Self.count(
+            &byGroup[item.subscriptionGroupId ?? ReportOutcome.unknown, default: Group()], outcome: outcome,
+            state: isDone ? state : nil)
+        if item.outcome == "lapsed" {
+            if item.lastTransactionWasTrial { trialsLapsed += 1 }
+            if item.lastTransactionWasIntroOffer { introOffersLapsed += 1 }
+        }
+        // Only items Apple answered for (no unresolved/rejected/conflict): their new state is known.
+        guard isDone, !item.isError else { return }
+        let wasTroubled = item.previousState.map(Self.troubled.contains) ?? false
+        if wasTroubled {
+            funnel.inRetryOrGraceBefore += 1
+            switch item.newState {
+            case "active": funnel.recovered += 1
+            case "grace_period": funnel.stillInGracePeriod += 1
+            case "billing_retry": funnel.stillInBillingRetry += 1
+            case "expired": funnel.expired += 1
+            case "revoked": funnel.revoked += 1
+            default: break
+            }
+        }
+        if item.newState == "grace_period" && item.previousState != "grace_period" { funnel.enteredGracePeriod += 1 }
+        if item.newState == "billing_retry" && !wasTroubled { funnel.enteredBillingRetry += 1 }
+    }
+
+    /// Counts one ledger transaction of the run (a row of transactions.csv).
+    public mutating func add(_ transaction: ReportTransaction) {
+        transactionTotal += 1
+        if transaction.firstSeenInRun {
+            firstSeenByKind[transaction.kind, default: 0] += 1
+            if transaction.isTrial && !transaction.previousWasTrial { trialsStarted += 1 }
+            if transaction.isIntroOffer && !transaction.previousWasIntroOffer { introOffersStarted += 1 }
+        }
+        if transaction.refundSeenInRun { refundsSeen += 1 }
+        if transaction.isTrialConversion { trialConversions += 1 }
+        if transaction.isIntroConversion { introOfferConversions += 1 }
+        if transaction.isPaidRenewalInRun {
+            paidRenewals[transaction.productId, default: 0] += 1
+            if transaction.isIntroOffer { introRenewals[transaction.productId, default: 0] += 1 }
+        }
+        if transaction.isPaidRefundInRun { paidRefunds[transaction.productId, default: 0] += 1 }
+    }
+
+    private static func count(_ group: inout Group, outcome: String, state: String?) {
+        group.selected += 1
+        group.byOutcome[outcome, default: 0] += 1
+        if let state { group.byNewState[state, default: 0] += 1 }
+    }
+
+    static func groupCounts(_ groups: [String: Group]) -> [RunSummary.GroupCounts] {
+        groups.map { id, group in
+            RunSummary.GroupCounts(
+                id: id, selected: group.selected, byOutcome: group.byOutcome, byNewState: group.byNewState)
+        }.sorted { $0.id < $1.id }
+    }
+}
