@@ -100,83 +100,95 @@ public final class ReconciliationRunner: @unchecked Sendable {
         }()
 
 
-        // Heartbeat (and lock check) on the control connection, every 10 s, on its own queue.
-        let controlQueue = DispatchQueue(label: "renewal-reconciler.control")
-        let heartbeat = DispatchSource.makeTimerSource(queue: controlQueue)
-        let lostLock = LockedFlag()
-        heartbeat.schedule(deadline: .now() + .seconds(10), repeating: .seconds(10))
-        heartbeat.setEventHandler {
-            do {
-                // Re-taking a lock this session holds succeeds (and stacks); false means the connection
-                // was re-established meanwhile and somebody else took the lock.
-                if try !control.tryAdvisoryLock(key: Self.lockKey) {
+        do {
+            // Heartbeat (and lock check) on the control connection, every 10 s, on its own queue.
+            let controlQueue = DispatchQueue(label: "renewal-reconciler.control")
+            let heartbeat = DispatchSource.makeTimerSource(queue: controlQueue)
+            let lostLock = LockedFlag()
+            heartbeat.schedule(deadline: .now() + .seconds(10), repeating: .seconds(10))
+            heartbeat.setEventHandler {
+                do {
+                    // Re-taking a lock this session holds succeeds (and stacks); false means the connection
+                    // was re-established meanwhile and somebody else took the lock.
+                    if try !control.tryAdvisoryLock(key: Self.lockKey) {
+                        lostLock.set()
+                    }
+                    try control.execute("UPDATE reconciliation_runs SET heartbeat_at = now() WHERE id = $1", [runId])
+                } catch let error as PostgresError where error.code == .advisoryLockLost {
+                    // The connection was re-established and another session holds the lock now.
+                    runLogger.error("lost the run lock after a database reconnect: \(error)")
                     lostLock.set()
+                } catch {
+                    runLogger.warning("heartbeat failed (will retry): \(error)")
                 }
-                try control.execute("UPDATE reconciliation_runs SET heartbeat_at = now() WHERE id = $1", [runId])
-            } catch let error as PostgresError where error.code == .advisoryLockLost {
-                // The connection was re-established and another session holds the lock now.
-                runLogger.error("lost the run lock after a database reconnect: \(error)")
-                lostLock.set()
-            } catch {
-                runLogger.warning("heartbeat failed (will retry): \(error)")
             }
+            heartbeat.resume()
+            defer { heartbeat.cancel() }
+
+            // Scan (resumes from the stored cursor).
+            let work = try PostgresConnection(connectionString)
+            defer { work.close() }
+            let scanner = RunScanner(connection: work, runId: runId, asOf: asOf)
+            let due = try scanner.scan(parameters.selection)
+            let alreadyDone = try work.queryFirst(
+                "SELECT count(*) AS n FROM reconciliation_items WHERE run_id = $1 AND status = 'done'", [runId])?
+                .decode("n", as: Int.self) ?? 0
+            runLogger.info("run \(runId): \(due) subscriptions selected\(alreadyDone > 0 ? ", \(alreadyDone) already done" : "")")
+
+            // Apple client and pipeline.
+            let http = CurlHTTPClient(
+                configuration: CurlHTTPClient.Configuration(
+                    maxConnections: max(8, parameters.options.concurrency),
+                    maxHostConnections: max(8, parameters.options.concurrency)))
+            defer { http.shutdown() }
+            let endpoints = VerifyReceiptEndpoints(
+                production: request.apple.productionURL, sandbox: request.apple.sandboxURL,
+                password: request.apple.sharedSecret.value,
+                excludeOldTransactions: parameters.options.excludeOldTransactions,
+                connectTimeout: .milliseconds(Int64(parameters.options.connectTimeoutSeconds * 1000)),
+                requestTimeout: .milliseconds(Int64(parameters.options.requestTimeoutSeconds * 1000)))
+            let client = VerifyReceiptClient(http: http, endpoints: endpoints)
+            let reader = try PostgresConnection(connectionString)
+            defer { reader.close() }
+            let store = RunStore(
+                connection: work, readConnection: reader, runId: runId, dryRun: parameters.options.dryRun,
+                verifiedAt: parameters.fixedClock ? asOf : Date())
+            let reporter = ProgressReporter(style: request.progressStyle, total: due, alreadyDone: alreadyDone)
+            let pipeline = try ReconciliationPipeline(
+                store: store, client: client, options: parameters.options, bundleId: parameters.bundleId,
+                fixedNow: parameters.fixedClock ? asOf : nil, logger: runLogger,
+                progress: { written, unresolved, _ in reporter.update(written: written, unresolved: unresolved) })
+
+            let signals = SignalTrap { signal in
+                runLogger.warning("received \(signal): finishing requests in flight, then stopping (resume with `run --resume \(runId)`)")
+                pipeline.requestStop(.interrupted(signal))
+            }
+            defer { signals.cancel() }
+            let lockWatch = DispatchSource.makeTimerSource(queue: controlQueue)
+            lockWatch.schedule(deadline: .now() + .seconds(1), repeating: .seconds(1))
+            lockWatch.setEventHandler {
+                if lostLock.isSet { pipeline.requestStop(.interrupted("lost the run lock after a database reconnect")) }
+            }
+            lockWatch.resume()
+            defer { lockWatch.cancel() }
+
+            reporter.start()
+            let result = pipeline.run()
+            reporter.finish()
+
+            return try finishRun(
+                runId: runId, parameters: parameters, asOf: asOf, result: result, connection: work, logger: runLogger)
+        } catch {
+            // The run cannot go on (bad backfill selection, database gone for good, ...): record it as
+            // failed, so it does not look alive and can be resumed, then report the error.
+            let code = ReconcilerErrorClassifier.exitCode(for: error)
+            _ = try? control.execute(
+                """
+                UPDATE reconciliation_runs SET status = 'failed', finished_at = now(), exit_code = $2, error = $3
+                 WHERE id = $1 AND status = 'running'
+                """, [runId, Int64(code.rawValue), String(Redactor.shared.redact(String(describing: error)).prefix(1000))])
+            throw error
         }
-        heartbeat.resume()
-        defer { heartbeat.cancel() }
-
-        // Scan (resumes from the stored cursor).
-        let work = try PostgresConnection(connectionString)
-        defer { work.close() }
-        let scanner = RunScanner(connection: work, runId: runId, asOf: asOf)
-        let due = try scanner.scan(parameters.selection)
-        let alreadyDone = try work.queryFirst(
-            "SELECT count(*) AS n FROM reconciliation_items WHERE run_id = $1 AND status = 'done'", [runId])?
-            .decode("n", as: Int.self) ?? 0
-        runLogger.info("run \(runId): \(due) subscriptions selected\(alreadyDone > 0 ? ", \(alreadyDone) already done" : "")")
-
-        // Apple client and pipeline.
-        let http = CurlHTTPClient(
-            configuration: CurlHTTPClient.Configuration(
-                maxConnections: max(8, parameters.options.concurrency),
-                maxHostConnections: max(8, parameters.options.concurrency)))
-        defer { http.shutdown() }
-        let endpoints = VerifyReceiptEndpoints(
-            production: request.apple.productionURL, sandbox: request.apple.sandboxURL,
-            password: request.apple.sharedSecret.value,
-            excludeOldTransactions: parameters.options.excludeOldTransactions,
-            connectTimeout: .milliseconds(Int64(parameters.options.connectTimeoutSeconds * 1000)),
-            requestTimeout: .milliseconds(Int64(parameters.options.requestTimeoutSeconds * 1000)))
-        let client = VerifyReceiptClient(http: http, endpoints: endpoints)
-        let reader = try PostgresConnection(connectionString)
-        defer { reader.close() }
-        let store = RunStore(
-            connection: work, readConnection: reader, runId: runId, dryRun: parameters.options.dryRun,
-            verifiedAt: parameters.fixedClock ? asOf : Date())
-        let reporter = ProgressReporter(style: request.progressStyle, total: due, alreadyDone: alreadyDone)
-        let pipeline = try ReconciliationPipeline(
-            store: store, client: client, options: parameters.options, bundleId: parameters.bundleId,
-            fixedNow: parameters.fixedClock ? asOf : nil, logger: runLogger,
-            progress: { written, unresolved, _ in reporter.update(written: written, unresolved: unresolved) })
-
-        let signals = SignalTrap { signal in
-            runLogger.warning("received \(signal): finishing requests in flight, then stopping (resume with `run --resume \(runId)`)")
-            pipeline.requestStop(.interrupted(signal))
-        }
-        defer { signals.cancel() }
-        let lockWatch = DispatchSource.makeTimerSource(queue: controlQueue)
-        lockWatch.schedule(deadline: .now() + .seconds(1), repeating: .seconds(1))
-        lockWatch.setEventHandler {
-            if lostLock.isSet { pipeline.requestStop(.interrupted("lost the run lock after a database reconnect")) }
-        }
-        lockWatch.resume()
-        defer { lockWatch.cancel() }
-
-        reporter.start()
-        let result = pipeline.run()
-        reporter.finish()
-
-        return try finishRun(
-            runId: runId, parameters: parameters, asOf: asOf, result: result, connection: work, logger: runLogger)
     }
 
     // MARK: - Steps
