@@ -23,10 +23,14 @@ public final class ImportParser: Sequence, IteratorProtocol {
         public var maxRecordBytes: Int
         /// The read chunk size in bytes (default 64 KiB).
         public var chunkSize: Int
+        /// Name a repeated original_transaction_id here (remembers every id: memory grows with the file).
+        /// `Importer` turns this off and detects duplicates in PostgreSQL instead, in constant memory.
+        public var detectDuplicates: Bool
 
-        public init(maxRecordBytes: Int = 8 << 20, chunkSize: Int = 64 << 10) {
+        public init(maxRecordBytes: Int = 8 << 20, chunkSize: Int = 64 << 10, detectDuplicates: Bool = true) {
             self.maxRecordBytes = Swift.max(1, maxRecordBytes)
             self.chunkSize = Swift.max(16, chunkSize)
+            self.detectDuplicates = detectDuplicates
         }
     }
 
@@ -53,6 +57,7 @@ public final class ImportParser: Sequence, IteratorProtocol {
     private var columnFields: [String?] = []
     private var unknown: Set<String> = []
     private var seenTransactions: [String: Int] = [:]
+    private let detectDuplicates: Bool
     private var needsPrepare = false
     private var finished = false
 
@@ -92,6 +97,7 @@ public final class ImportParser: Sequence, IteratorProtocol {
         source = name
         csv = CSVRecordScanner(maxRecordBytes: options.maxRecordBytes)
         jsonLines = JSONLineScanner(maxRecordBytes: options.maxRecordBytes)
+        detectDuplicates = options.detectDuplicates
         do {
             try reader.fill(atLeast: 3)
         } catch {
@@ -369,6 +375,7 @@ public final class ImportParser: Sequence, IteratorProtocol {
         case .failure(let error):
             return .failure(error)
         case .success(let record):
+            guard detectDuplicates else { return .success(record) }
             if let firstLine = seenTransactions[record.originalTransactionID] {
                 return .failure(
                     ImportLineError(

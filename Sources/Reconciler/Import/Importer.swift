@@ -34,10 +34,12 @@ public struct Importer {
     public func importFile(_ path: String, format: ImportFormat? = nil, skipInvalid: Bool) throws -> Result {
         let parser: ImportParser
         do {
+            // Duplicate ids are found in PostgreSQL (a temporary table), so memory stays constant.
+            let options = ImportParser.Options(detectDuplicates: false)
             if path == "-" {
-                parser = try ImportParser(fileHandle: .standardInput, name: "<stdin>", format: format)
+                parser = try ImportParser(fileHandle: .standardInput, name: "<stdin>", format: format, options: options)
             } else {
-                parser = try ImportParser(path: path, format: format)
+                parser = try ImportParser(path: path, format: format, options: options)
             }
         } catch {
             throw UsageError(error.description)
@@ -47,25 +49,29 @@ public struct Importer {
         var result = Result()
         try conn.execute("BEGIN")
         do {
+            try conn.execute(
+                """
+                CREATE TEMP TABLE import_seen (original_transaction_id text PRIMARY KEY, line integer NOT NULL)
+                ON COMMIT DROP
+                """)
             var batch: [ImportRecord] = []
             batch.reserveCapacity(batchSize)
             for item in parser {
                 switch item {
                 case .success(let record):
-                    // Once a line is invalid in all-or-nothing mode nothing will be committed: keep validating only.
-                    if skipInvalid || result.invalid.isEmpty {
-                        batch.append(record)
-                        if batch.count >= batchSize {
-                            try upsert(batch, conn, into: &result)
-                            batch.removeAll(keepingCapacity: true)
-                        }
+                    // Every valid record goes through the duplicate check; once a line is invalid in
+                    // all-or-nothing mode nothing will be committed, so the batch is only checked.
+                    batch.append(record)
+                    if batch.count >= batchSize {
+                        try flush(batch, conn, skipInvalid: skipInvalid, into: &result)
+                        batch.removeAll(keepingCapacity: true)
                     }
                 case .failure(let error):
                     result.invalid.append(error)
-                    if !skipInvalid { batch.removeAll(keepingCapacity: true) }
                 }
             }
-            if !batch.isEmpty && (skipInvalid || result.invalid.isEmpty) { try upsert(batch, conn, into: &result) }
+            if !batch.isEmpty { try flush(batch, conn, skipInvalid: skipInvalid, into: &result) }
+            result.invalid.sort { $0.line < $1.line }
             result.warnings = parser.warnings
             if result.invalid.isEmpty || skipInvalid {
                 try conn.execute("COMMIT")
@@ -81,6 +87,55 @@ public struct Importer {
             throw error
         }
         return result
+    }
+
+    /// Names the batch's repeated ids (against every earlier line, via the temporary table), then upserts
+    /// the rest unless the all-or-nothing import has already failed.
+    private func flush(_ batch: [ImportRecord], _ conn: PostgresConnection, skipInvalid: Bool, into result: inout Result) throws {
+        var firstInBatch: [String: Int] = [:]
+        var unique: [ImportRecord] = []
+        unique.reserveCapacity(batch.count)
+        for record in batch {
+            if let first = firstInBatch[record.originalTransactionID] {
+                result.invalid.append(Self.duplicate(record, firstLine: first))
+            } else {
+                firstInBatch[record.originalTransactionID] = record.line
+                unique.append(record)
+            }
+        }
+        let earlier = try conn.query(
+            """
+            WITH v AS (SELECT * FROM unnest($1::text[], $2::bigint[]) AS v(original_transaction_id, line)),
+            inserted AS (
+                INSERT INTO import_seen SELECT original_transaction_id, line FROM v
+                ON CONFLICT (original_transaction_id) DO NOTHING
+                RETURNING original_transaction_id
+            )
+            SELECT s.original_transaction_id, s.line FROM import_seen s JOIN v USING (original_transaction_id)
+             WHERE s.original_transaction_id NOT IN (SELECT original_transaction_id FROM inserted)
+            """,
+            [unique.map { Optional($0.originalTransactionID) }, unique.map { Optional(Int64($0.line)) }])
+        var seenBefore: [String: Int] = [:]
+        for row in earlier {
+            seenBefore[try row.decode("original_transaction_id", as: String.self)] = try row.decode("line", as: Int.self)
+        }
+        var fresh: [ImportRecord] = []
+        fresh.reserveCapacity(unique.count)
+        for record in unique {
+            if let first = seenBefore[record.originalTransactionID] {
+                result.invalid.append(Self.duplicate(record, firstLine: first))
+            } else {
+                fresh.append(record)
+            }
+        }
+        if (skipInvalid || result.invalid.isEmpty) && !fresh.isEmpty { try upsert(fresh, conn, into: &result) }
+    }
+
+    static func duplicate(_ record: ImportRecord, firstLine: Int) -> ImportLineError {
+        ImportLineError(
+            line: record.line, field: "original_transaction_id", code: .duplicateTransaction,
+            problem: "\(ImportRecordValidator.quoted(record.originalTransactionID)) already appeared on line \(firstLine)",
+            firstLine: firstLine)
     }
 
     private func upsert(_ records: [ImportRecord], _ conn: PostgresConnection, into result: inout Result) throws {
