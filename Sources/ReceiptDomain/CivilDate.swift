@@ -27,8 +27,11 @@ public enum CivilDate {
     }
 
     /// RFC 3339 UTC with `Z`, e.g. `2024-01-31T12:00:00Z`; milliseconds only when non-zero (`...:00.250Z`).
+    /// Dates beyond +-10,000,000 years (not representable, never stored) print as `out-of-range`, never trap.
     public static func rfc3339(_ date: Date) -> String {
-        let totalMilliseconds = Int((date.timeIntervalSince1970 * 1000).rounded())
+        let exact = (date.timeIntervalSince1970 * 1000).rounded()
+        guard exact.isFinite, abs(exact) < 3.0e20 / 1000 else { return "out-of-range" }
+        let totalMilliseconds = Int(exact)
         var seconds = totalMilliseconds / 1000
         var milliseconds = totalMilliseconds % 1000
         if milliseconds < 0 {

@@ -3,23 +3,24 @@ import Foundation
 /// Decides a subscription's new row values from a verifyReceipt response: a pure function of
 /// (stored row, response, now, configured bundle id).
 ///
-/// Rules (docs/apple-receipts.md §1 "Deciding a subscription's state"), with this project's choices:
+/// Every rule, with Apple's wording and sources, is in docs/decision-rules.md. In short:
 /// - only the `_ms` dates are used; arrays may be in any order; `pending_renewal_info` is matched by
 ///   `original_transaction_id`, never by index;
 /// - transactions come from `latest_receipt_info`, or `receipt.in_app` when that is absent or empty;
-/// - a transaction with a cancellation and **not** `is_upgraded` is a refund and counts as never
-///   purchased; an `is_upgraded` transaction is not a refund, but its entitlement ends at its
-///   cancellation (upgrade) time: its effective expiry is `min(expires, cancellation)`;
-/// - expiry = the latest effective expiry over non-refunded transactions; product and latest
-///   transaction id come from that transaction;
-/// - `revoked` iff a refunded transaction expires strictly later than every non-refunded one; then
-///   `expires_at` = the latest non-refunded effective expiry, or (all refunded) the latest refund's
-///   cancellation time, and `revoked_at` = the cancellation time of the latest-expiring refund;
+/// - a transaction with a cancellation and **not** `is_upgraded` was refunded or revoked and counts as
+///   never purchased; an `is_upgraded` transaction was replaced by the upgraded-to one and entitles nothing
+///   after the upgrade, with or without a cancellation date;
+/// - expiry = the latest expiry over the remaining transactions (neither refunded nor upgraded); product
+///   and latest transaction id come from that transaction. Apple's answer is the truth: an expiry earlier
+///   than the stored one is taken (and recorded as moved backwards), whatever the cause;
+/// - `revoked` iff the latest-expiring refund expires later than every remaining transaction and no
+///   remaining transaction is valid at `now`; then `expires_at` = the latest remaining expiry, or (nothing
+///   remains) the latest refund's cancellation time, and `revoked_at` = that refund's cancellation time;
 /// - otherwise, at `now`: active iff expiry > now; grace iff expiry <= now < grace expiry;
 ///   billing_retry iff `is_in_billing_retry_period`; else expired;
-/// - the expiry never moves backwards except through revocation (then `expiryMovedBackwards` says so);
-///   when Apple's expiry is earlier without a refund, the stored expiry and product are kept (noted);
-/// - bundle id mismatch, subscription absent, non-0/21006 status or no expiry: `.rejected`, nothing extended.
+/// - 21010 ends the entitlement (`accountNotFound(stored:now:environment:)`);
+/// - bundle id mismatch, subscription absent, other non-0/21006 status or no expiry: `.rejected`,
+///   nothing changed.
 public enum DecisionEngine {
     public static func decide(
         stored: StoredSubscription,
@@ -29,7 +30,10 @@ public enum DecisionEngine {
     ) -> Decision {
         let otid = stored.originalTransactionId
 
-        // 1. Only status 0 / 21006 carry a decidable receipt.
+        // 1. Only status 0 / 21006 carry a decidable receipt; 21010 ends the entitlement.
+        if response.status == 21010 {
+            return accountNotFound(stored: stored, now: now, environment: response.environment)
+        }
         if response.status != 0 && response.status != 21006 {
             let reason: VerdictReason
             switch VerifyClassifier.classify(response: response, requestedEnvironment: nil) {
@@ -63,66 +67,60 @@ public enum DecisionEngine {
         }
         let ledger = makeLedger(transactions, originalTransactionId: otid)
 
-        // 4. Entitlement expiry over non-refunded transactions; the latest-expiring refund.
-        let unrefunded = transactions.filter { !$0.isRefunded && $0.expiresDate != nil }
-        let best = unrefunded.max { isEarlier($0, $1, by: effectiveExpiry) }
-        let bestExpiry = best.flatMap(effectiveExpiry)
+        // 4. The entitlement: the remaining transactions (neither refunded nor upgraded) give the expiry;
+        //    the latest-expiring refund revokes only when it, not a remaining transaction, held the entitlement.
+        let remaining = transactions.filter { !$0.isRefunded && !$0.isUpgraded && $0.expiresDate != nil }
+        let upgraded = transactions.filter { $0.isUpgraded && $0.expiresDate != nil }
         let refunds = transactions.filter { $0.isRefunded && $0.expiresDate != nil }
+        let best = remaining.max { isEarlier($0, $1, by: { $0.expiresDate }) }
+        let bestExpiry = best?.expiresDate
         let topRefund = refunds.max { isEarlier($0, $1, by: { $0.expiresDate }) }
         var isRevoked = false
         if let topRefund, let refundExpiry = topRefund.expiresDate {
-            isRevoked = bestExpiry.map { refundExpiry > $0 } ?? true
+            if let bestExpiry {
+                isRevoked = refundExpiry > bestExpiry && bestExpiry <= now
+            } else {
+                isRevoked = true
+            }
         }
 
         var notes: [String] = []
-        var expiresAt: Date
-        var source: ReceiptTransaction
-        var productId: String
-        var latestTransactionId: String?
+        let expiresAt: Date
+        let source: ReceiptTransaction
         var revokedAt: Date?
         var cancellationReason: Int?
-        var movedBackwards = false
-        var movedBackwardsReason: String?
 
-        if isRevoked, let topRefund {
-            if let best, let bestExpiry {
-                source = best
-                expiresAt = bestExpiry
-            } else {
-                // Everything was refunded: the entitlement ended at the latest refund.
-                let lastRefund =
-                    refunds.max { isEarlier($0, $1, by: { $0.cancellationDate }) } ?? topRefund
-                source = lastRefund
-                expiresAt = lastRefund.cancellationDate ?? topRefund.cancellationDate ?? now
-            }
-            productId = source.productId
-            latestTransactionId = source.transactionId
-            revokedAt = topRefund.cancellationDate
-            cancellationReason = topRefund.cancellationReason
-            if let storedExpiry = stored.expiresAt, expiresAt < storedExpiry {
-                movedBackwards = true
-                movedBackwardsReason =
-                    "transaction \(topRefund.transactionId) was refunded/revoked"
-                    + (revokedAt.map { " at " + CivilDate.rfc3339($0) } ?? "")
-                    + ": expiry moves back from \(CivilDate.rfc3339(storedExpiry)) to \(CivilDate.rfc3339(expiresAt))"
-            }
-        } else {
-            // Not revoked implies a non-refunded transaction with an expiry exists.
-            guard let best, let bestExpiry else {
-                return rejected(stored, VerdictReason(.notASubscription, detail: "original_transaction_id \(otid)"))
-            }
+        if let best, let bestExpiry {
             source = best
             expiresAt = bestExpiry
-            productId = best.productId
-            latestTransactionId = best.transactionId
-            if let storedExpiry = stored.expiresAt, bestExpiry < storedExpiry {
-                notes.append(
-                    "Apple's expiry \(CivilDate.rfc3339(bestExpiry)) is earlier than the stored "
-                        + "\(CivilDate.rfc3339(storedExpiry)) and nothing was refunded: kept the stored expiry")
-                expiresAt = storedExpiry
-                productId = stored.productId
-                latestTransactionId = stored.latestTransactionId ?? best.transactionId
-            }
+        } else if isRevoked, let topRefund {
+            // Everything was refunded (or upgraded away): the entitlement ended at the latest refund.
+            let lastRefund = refunds.max { isEarlier($0, $1, by: { $0.cancellationDate }) } ?? topRefund
+            source = lastRefund
+            expiresAt = lastRefund.cancellationDate ?? topRefund.cancellationDate ?? now
+        } else if let lastUpgraded = upgraded.max(by: { isEarlier($0, $1, by: { upgradeEnd($0, in: transactions, now: now) }) }) {
+            // Only replaced transactions and no upgraded-to one in the answer: nothing entitles after the upgrade.
+            source = lastUpgraded
+            expiresAt = upgradeEnd(lastUpgraded, in: transactions, now: now) ?? now
+            notes.append(
+                "every transaction of this subscription was replaced by an upgrade and the upgraded-to transaction "
+                    + "is not in the answer: no entitlement after the upgrade")
+        } else {
+            return rejected(stored, VerdictReason(.notASubscription, detail: "original_transaction_id \(otid)"))
+        }
+        if isRevoked, let topRefund {
+            revokedAt = topRefund.cancellationDate
+            cancellationReason = topRefund.cancellationReason
+        }
+
+        // Apple's answer is the truth; a move backwards is recorded, never refused (docs/decision-rules.md).
+        var movedBackwards = false
+        var movedBackwardsReason: String?
+        if let storedExpiry = stored.expiresAt, expiresAt < storedExpiry, !sameInstant(expiresAt, storedExpiry) {
+            movedBackwards = true
+            movedBackwardsReason = backwardsReason(
+                from: storedExpiry, to: expiresAt, storedProduct: stored.productId, newProduct: source.productId,
+                cause: backwardsCause(isRevoked: isRevoked, topRefund: topRefund, expiresAt: expiresAt, upgraded: upgraded))
         }
 
         // 5. Renewal info, matched by original_transaction_id.
@@ -162,7 +160,7 @@ public enum DecisionEngine {
             originalTransactionId: otid,
             state: state,
             expiresAt: expiresAt,
-            productId: productId,
+            productId: source.productId,
             autoRenew: autoRenew,
             autoRenewProductId: autoRenewProductId,
             expirationIntent: expirationIntent,
@@ -170,7 +168,7 @@ public enum DecisionEngine {
             inBillingRetry: inBillingRetry,
             isTrial: source.isTrialPeriod,
             isIntroOffer: source.isInIntroOfferPeriod,
-            latestTransactionId: latestTransactionId,
+            latestTransactionId: source.transactionId,
             revokedAt: revokedAt,
             cancellationReason: cancellationReason,
             environment: response.environment ?? stored.environment,
@@ -189,13 +187,89 @@ public enum DecisionEngine {
 
     // MARK: - Pieces
 
-    /// When a transaction's entitlement ends: its expiry, or its upgrade time when it was upgraded earlier.
-    static func effectiveExpiry(_ transaction: ReceiptTransaction) -> Date? {
+    /// When an upgraded (replaced) transaction's entitlement ended: its cancellation (upgrade) time when
+    /// Apple gives one, else the purchase of the next transaction bought after it, else its expiry; never
+    /// later than `now` (it entitles nothing after the upgrade).
+    static func upgradeEnd(_ transaction: ReceiptTransaction, in ordered: [ReceiptTransaction], now: Date) -> Date? {
         guard let expires = transaction.expiresDate else { return nil }
-        if transaction.isUpgraded, let upgradedAt = transaction.cancellationDate {
-            return min(expires, upgradedAt)
+        var end = expires
+        if let upgradedAt = transaction.cancellationDate {
+            end = min(end, upgradedAt)
+        } else if let purchased = transaction.purchaseDate,
+            let successor = ordered.lazy.compactMap(\.purchaseDate).first(where: { $0 > purchased })
+        {
+            end = min(end, successor)
         }
-        return expires
+        return min(end, now)
+    }
+
+    /// Why the expiry moved backwards, in words support and finance can act on.
+    static func backwardsCause(
+        isRevoked: Bool, topRefund: ReceiptTransaction?, expiresAt: Date, upgraded: [ReceiptTransaction]
+    ) -> String {
+        if let topRefund, isRevoked || (topRefund.expiresDate.map { $0 > expiresAt } ?? false) {
+            return "transaction \(topRefund.transactionId) was refunded/revoked"
+                + (topRefund.cancellationDate.map { " at " + CivilDate.rfc3339($0) } ?? "")
+        }
+        if let replaced = upgraded.first(where: { ($0.expiresDate ?? .distantPast) > expiresAt }) {
+            return "transaction \(replaced.transactionId) was replaced by an upgrade"
+        }
+        return "Apple's answer has an earlier expiry than the stored row (nothing refunded)"
+    }
+
+    static func backwardsReason(from old: Date, to new: Date, storedProduct: String, newProduct: String, cause: String)
+        -> String
+    {
+        var text = "\(cause): expiry moves back from \(CivilDate.rfc3339(old)) to \(CivilDate.rfc3339(new))"
+        if !storedProduct.isEmpty, storedProduct != newProduct { text += ", product \(storedProduct) -> \(newProduct)" }
+        return text
+    }
+
+    /// 21010: Apple says the receipt "could not be authorized; treat this the same as if a purchase was never
+    /// made". The entitlement ends now: state `expired`, expiry no later than `now` (recorded as moved
+    /// backwards when it was later), auto-renew off; the stored receipt is kept (docs/decision-rules.md).
+    public static func accountNotFound(stored: StoredSubscription, now: Date, environment: AppleEnvironment?) -> Decision {
+        let reason = VerdictReason(.accountNotFound, appleStatus: 21010)
+        var expiresAt = now
+        var movedBackwards = false
+        var movedBackwardsReason: String?
+        if let storedExpiry = stored.expiresAt {
+            if storedExpiry <= now || sameInstant(storedExpiry, now) {
+                expiresAt = storedExpiry
+            } else {
+                movedBackwards = true
+                movedBackwardsReason = backwardsReason(
+                    from: storedExpiry, to: now, storedProduct: stored.productId, newProduct: stored.productId,
+                    cause: "Apple answered 21010 (treat as if never purchased)")
+            }
+        }
+        var decision = Decision(
+            outcome: .unchanged,
+            originalTransactionId: stored.originalTransactionId,
+            state: .expired,
+            expiresAt: expiresAt,
+            productId: stored.productId,
+            autoRenew: false,
+            autoRenewProductId: stored.autoRenewProductId,
+            expirationIntent: stored.expirationIntent,
+            gracePeriodExpiresAt: nil,
+            inBillingRetry: false,
+            isTrial: false,
+            isIntroOffer: false,
+            latestTransactionId: stored.latestTransactionId,
+            revokedAt: nil,
+            cancellationReason: nil,
+            environment: environment ?? stored.environment,
+            subscriptionGroupIdentifier: nil,
+            latestReceipt: nil,
+            ledger: [],
+            expiryMovedBackwards: movedBackwards,
+            expiryMovedBackwardsReason: movedBackwardsReason,
+            rejectReason: nil,
+            notes: ["\(reason.code.rawValue): \(reason): entitlement ended"]
+        )
+        decision.outcome = outcome(of: decision, comparedWith: stored)
+        return decision
     }
 
     /// Total order by a date key, then purchase date, then transaction id (deterministic on ties).

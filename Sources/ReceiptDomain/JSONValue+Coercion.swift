@@ -88,12 +88,6 @@ extension JSONValue {
         }
     }
 
-    /// A date from milliseconds since 1970 (number or numeric string).
-    func looseMillisecondsDate(_ path: @autoclosure () -> String) throws(ReceiptParseError) -> Date? {
-        guard let milliseconds = try looseInt(path()) else { return nil }
-        return Date(timeIntervalSince1970: Double(milliseconds) / 1000)
-    }
-
     /// An array (nil when absent/null); anything else is a type error.
     func looseArray(_ path: @autoclosure () -> String) throws(ReceiptParseError) -> [JSONValue]? {
         switch self {
@@ -120,8 +114,10 @@ struct JSONFields {
 
     private func childPath(_ key: String) -> String { path.isEmpty ? key : path + "." + key }
 
-    func string(_ key: String) throws(ReceiptParseError) -> String? {
-        try members[key]?.looseString(childPath(key))
+    /// A text member within `ValueBounds` (no NUL, at most `maxLength` UTF-8 bytes).
+    func string(_ key: String, maxLength: Int = ValueBounds.maxTextLength) throws(ReceiptParseError) -> String? {
+        guard let text = try members[key]?.looseString(childPath(key)) else { return nil }
+        return try ValueBounds.text(text, maxLength: maxLength, field: childPath(key))
     }
 
     func requiredString(_ key: String) throws(ReceiptParseError) -> String {
@@ -131,10 +127,16 @@ struct JSONFields {
         return value
     }
 
-    func int(_ key: String) throws(ReceiptParseError) -> Int? { try members[key]?.looseInt(childPath(key)) }
+    /// An integer member within `ValueBounds.integerRange`.
+    func int(_ key: String) throws(ReceiptParseError) -> Int? {
+        guard let value = try members[key]?.looseInt(childPath(key)) else { return nil }
+        return try ValueBounds.integer(value, field: childPath(key))
+    }
     func bool(_ key: String) throws(ReceiptParseError) -> Bool? { try members[key]?.looseBool(childPath(key)) }
+    /// A milliseconds date member within `ValueBounds` (2008-07-01 ..< 2100-01-01).
     func date(_ key: String) throws(ReceiptParseError) -> Date? {
-        try members[key]?.looseMillisecondsDate(childPath(key))
+        guard let milliseconds = try members[key]?.looseInt(childPath(key)) else { return nil }
+        return try ValueBounds.date(milliseconds: milliseconds, field: childPath(key))
     }
 
     func objects(_ key: String) throws(ReceiptParseError) -> [JSONFields]? {

@@ -14,6 +14,9 @@ public struct ReceiptParseError: Error, Sendable, Equatable, CustomStringConvert
         case invalidField = "invalid_field"
         /// A required member of a transaction is absent.
         case missingField = "missing_field"
+        /// A member reads fine but its value is outside the bounds in docs/decision-rules.md ("Bounds on
+        /// Apple's values"): Apple's answer is refused for this receipt (`implausible_value`), not retried.
+        case implausibleValue = "implausible_value"
     }
 
     public let code: Code
@@ -39,7 +42,7 @@ public struct ReceiptParseError: Error, Sendable, Equatable, CustomStringConvert
             return "not a verifyReceipt response: \(detail)"
         case .missingStatus:
             return "no `status` field: is this a verifyReceipt response?"
-        case .invalidField, .missingField:
+        case .invalidField, .missingField, .implausibleValue:
             return "field `\(field ?? "?")`: \(detail)"
         }
     }

@@ -55,6 +55,10 @@ public struct VerdictReason: Sendable, Equatable, CustomStringConvertible {
         case subscriptionNotInReceipt = "subscription_not_in_receipt"
         /// Status 0 but the row's transactions carry no expiry (not an auto-renewable subscription).
         case notASubscription = "not_a_subscription"
+        /// A value in Apple's answer is outside what this project accepts and can store (a date before the
+        /// App Store or after the ceiling, an integer beyond 32 bits, a NUL character, an over-long string).
+        /// `detail` names the field. See docs/decision-rules.md, "Bounds on Apple's values".
+        case implausibleValue = "implausible_value"
     }
 
     public let code: Code
@@ -83,7 +87,7 @@ public struct VerdictReason: Sendable, Equatable, CustomStringConvertible {
         case .badRequest: "Apple rejected the request shape (21000): a bug in this tool"
         case .receiptMalformedOrTemporary: "receipt data malformed or Apple temporarily failing (21002)"
         case .receiptNotAuthenticated: "receipt could not be authenticated (21003)"
-        case .sharedSecretMismatch: "shared secret does not match (21004): check configuration"
+        case .sharedSecretMismatch: "shared secret does not match (21004)"
         case .serverUnavailable: "Apple receipt server temporarily unavailable (21005)"
         case .sandboxReceiptInProduction: "sandbox receipt sent to production (21007)"
         case .productionReceiptInSandbox: "production receipt sent to sandbox (21008)"
@@ -105,6 +109,7 @@ public struct VerdictReason: Sendable, Equatable, CustomStringConvertible {
         case .bundleMismatch: "receipt belongs to another app (bundle id mismatch)"
         case .subscriptionNotInReceipt: "the subscription is not in the receipt"
         case .notASubscription: "the transactions carry no expiry: not an auto-renewable subscription"
+        case .implausibleValue: "Apple's answer holds a value outside the accepted bounds"
         }
     }
 

@@ -10,7 +10,9 @@ import Foundation
 ///   other 4xx are configuration errors (wrong URL/request for every row); 1xx and other codes retry;
 ///   any 2xx is treated like 200 (the body decides);
 /// - transport failures retry, except `responseTooLarge`, which rejects (it will not shrink);
-/// - 21007 from sandbox / 21008 from production reject with `environment_loop` (no ping-pong).
+/// - 21007 from sandbox / 21008 from production reject with `environment_loop` (no ping-pong);
+/// - 21004 rejects this receipt: a run stops only when 21004s are systematic (its own detector);
+/// - a body that parses but holds an out-of-bounds value rejects with `implausible_value`.
 public enum VerifyClassifier {
     /// Classifies one exchange.
     /// - Parameters:
@@ -52,6 +54,9 @@ public enum VerifyClassifier {
         let response: VerifyReceiptResponse
         do {
             response = try VerifyReceiptResponse.parse(body)
+        } catch where error.code == .implausibleValue {
+            // Well-formed but impossible (or unstorable) values: asking again gives the same answer.
+            return .reject(VerdictReason(.implausibleValue, httpStatus: httpStatus, detail: error.description))
         } catch {
             return .retry(VerdictReason(.malformedResponse, httpStatus: httpStatus, detail: error.description), earliest: nil)
         }
@@ -71,7 +76,9 @@ public enum VerifyClassifier {
         case 21003:
             return .reject(VerdictReason(.receiptNotAuthenticated, appleStatus: status))
         case 21004:
-            return .configError(VerdictReason(.sharedSecretMismatch, appleStatus: status))
+            // One 21004 is this receipt's problem (another app's receipt, for example); the run decides
+            // whether 21004s are systematic (a wrong secret) and only then stops (docs/decision-rules.md).
+            return .reject(VerdictReason(.sharedSecretMismatch, appleStatus: status))
         case 21005:
             return .retry(VerdictReason(.serverUnavailable, appleStatus: status), earliest: nil)
         case 21007:

@@ -69,6 +69,7 @@ public struct VerifyReceiptResponse: Sendable, Equatable {
         guard let status = try statusValue.looseInt("status") else {
             throw ReceiptParseError(code: .missingStatus, field: "status", detail: "empty")
         }
+        _ = try ValueBounds.integer(status, field: "status")
         // Unrecognised environment spellings are tolerated (nil), not fatal.
         let environment = (try? fields.string("environment")).flatMap { $0 }.flatMap(AppleEnvironment.init(appleValue:))
         let receipt = try fields.object("receipt").map { (object) throws(ReceiptParseError) in
@@ -87,7 +88,7 @@ public struct VerifyReceiptResponse: Sendable, Equatable {
             environment: environment,
             receipt: receipt,
             latestReceiptInfo: latest,
-            latestReceipt: try fields.string("latest_receipt"),
+            latestReceipt: try fields.string("latest_receipt", maxLength: ValueBounds.maxReceiptLength),
             pendingRenewalInfo: pending,
             isRetryable: retryable
         )

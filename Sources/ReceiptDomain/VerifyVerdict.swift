@@ -13,7 +13,7 @@ public enum VerifyVerdict: Sendable, Equatable {
     case switchEnvironment(to: AppleEnvironment)
     /// Permanent for this receipt: record the reason, never extend entitlement.
     case reject(VerdictReason)
-    /// Our configuration or code is wrong (21000, 21004, most HTTP 4xx): stop the run early.
+    /// Our configuration or code is wrong (21000, most HTTP 4xx): stop the run early.
     case configError(VerdictReason)
 
     /// The verdict name used in reports and `explain` (`ok`, `retry`, `switch_environment`, `reject`, `config_error`).
