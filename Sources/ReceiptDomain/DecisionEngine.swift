@@ -89,6 +89,7 @@ public enum DecisionEngine {
         let source: ReceiptTransaction
         var revokedAt: Date?
         var cancellationReason: Int?
+        var upgradedAway = false
 
         if let best, let bestExpiry {
             source = best
@@ -102,6 +103,7 @@ public enum DecisionEngine {
             // Only replaced transactions and no upgraded-to one in the answer: nothing entitles after the upgrade.
             source = lastUpgraded
             expiresAt = upgradeEnd(lastUpgraded, in: transactions, now: now) ?? now
+            upgradedAway = true
             notes.append(
                 "every transaction of this subscription was replaced by an upgrade and the upgraded-to transaction "
                     + "is not in the answer: no entitlement after the upgrade")
@@ -145,6 +147,8 @@ public enum DecisionEngine {
         let state: SubscriptionState
         if isRevoked {
             state = .revoked
+        } else if upgradedAway {
+            state = .expired  // replaced: no grace period or billing retry for a transaction that was upgraded
         } else if expiresAt > now {
             state = .active
         } else if let graceExpiry, now < graceExpiry {

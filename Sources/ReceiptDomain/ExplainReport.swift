@@ -47,6 +47,16 @@ public struct ExplainReport: Sendable, Equatable {
         let response: VerifyReceiptResponse
         do {
             response = try VerifyReceiptResponse.parse(body)
+        } catch where error.code == .implausibleValue {
+            // A readable answer holding an impossible value: the same rejection the run records.
+            let reason = VerdictReason(.implausibleValue, detail: error.description)
+            let values: [String: JSONValue] = [
+                "environment": environment.map { .string($0.rawValue) } ?? .null,
+                "verdict": .string("reject"), "retryable": .bool(false), "reason": .string(reason.description),
+                "original_transaction_id": originalTransactionId.map { .string($0) } ?? .null,
+            ]
+            return ExplainReport(
+                fields: keys.map { Field(key: $0, value: values[$0] ?? .null) }, verdict: .reject(reason), decision: nil)
         } catch {
             throw ExplainError(code: .unreadable, source: sourceName, problem: error.description, parseError: error)
         }
@@ -67,6 +77,14 @@ public struct ExplainReport: Sendable, Equatable {
         }
 
         var decision: Decision?
+        if case .reject(let reason) = verdict, reason.code == .accountNotFound {
+            // 21010 ends the entitlement (docs/decision-rules.md): show the row it leaves.
+            let stored = StoredSubscription(originalTransactionId: originalTransactionId ?? "", userId: "", productId: "")
+            let ended = DecisionEngine.accountNotFound(stored: stored, now: now, environment: response.environment ?? environment)
+            decision = ended
+            fill(&values, from: ended)
+            values["product_id"] = .null
+        }
         if case .ok = verdict {
             let otid = try chooseSubscription(response, requested: originalTransactionId, source: sourceName)
             values["original_transaction_id"] = .string(otid)

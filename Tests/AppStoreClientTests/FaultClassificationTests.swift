@@ -132,15 +132,16 @@ import Testing
         }
     }
 
-    @Test func wrongSharedSecretIsAConfigurationError() async throws {
+    /// One 21004 rejects that receipt; whether 21004s are systematic (a wrong secret) is the run's call.
+    @Test func wrongSharedSecretRejectsTheReceipt() async throws {
         for password in ["not-the-secret", nil] as [String?] {
             try await withHarness(password: password) { h in
                 let result = await h.send(try h.receipt(.silentRenewal), to: .production)
-                #expect(result.verdict == .configError(VerdictReason(.sharedSecretMismatch, appleStatus: 21004)))
+                #expect(result.verdict == .reject(VerdictReason(.sharedSecretMismatch, appleStatus: 21004)))
                 var plan = VerificationAttempt(maxAttempts: 3)
                 _ = plan.start()
                 #expect(plan.next(after: result.verdict)
-                        == .finished(.configurationError(VerdictReason(.sharedSecretMismatch, appleStatus: 21004))))
+                        == .finished(.rejected(VerdictReason(.sharedSecretMismatch, appleStatus: 21004))))
                 // The description names the problem but never the secret.
                 let text = result.verdict.reason.map { String(describing: $0) } ?? ""
                 #expect(!text.contains("not-the-secret"))

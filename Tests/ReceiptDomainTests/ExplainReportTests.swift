@@ -122,8 +122,11 @@ import Testing
         #expect(switching["verdict"] == .string("switch_environment"))
         #expect(switching["retryable"] == .bool(false))
         #expect(switching["reason"]?.string?.contains("21007") == true)
-        let config = try Self.decode(try explain("status_21004_shared_secret_mismatch.json").jsonString())
+        let config = try Self.decode(try explain("status_21000_bad_request.json").jsonString())
         #expect(config["verdict"] == .string("config_error"))
+        let secret = try Self.decode(try explain("status_21004_shared_secret_mismatch.json").jsonString())
+        #expect(secret["verdict"] == .string("reject"))
+        #expect(secret["reason"]?.string?.contains("21004") == true)
         let loop = try Self.decode(
             try explain("status_21007_from_sandbox_is_a_loop.json", environment: .sandbox).jsonString())
         #expect(loop["verdict"] == .string("reject"))

@@ -123,8 +123,9 @@ add('status_21002_malformed_or_temporary', 'Status 21002: retry; after the budge
     {'verdict': 'retry', 'reason_code': 'receipt_malformed_or_temporary', 'code_after_budget': 'invalid_receipt', 'earliest': None})
 add('status_21003_not_authenticated', 'Status 21003: permanent reject.', {'status': 21003},
     {'verdict': 'reject', 'reason_code': 'receipt_not_authenticated'})
-add('status_21004_shared_secret_mismatch', 'Status 21004: shared secret wrong: configuration error, stop the run.',
-    {'status': 21004}, {'verdict': 'config_error', 'reason_code': 'shared_secret_mismatch'})
+add('status_21004_shared_secret_mismatch', 'Status 21004: this receipt is refused (another app\'s receipt with our secret, '
+    'for example); the run stops only when 21004s are systematic, which one answer cannot tell.',
+    {'status': 21004}, {'verdict': 'reject', 'reason_code': 'shared_secret_mismatch'})
 add('status_21005_server_unavailable', 'Status 21005: retry.', {'status': 21005},
     {'verdict': 'retry', 'reason_code': 'server_unavailable'})
 add('status_21007_sandbox_receipt_in_production', 'Status 21007 from production: resend to sandbox.',
@@ -137,8 +138,12 @@ add('status_21008_from_production_is_a_loop', 'Status 21008 answered by producti
     {'status': 21008}, {'verdict': 'reject', 'reason_code': 'environment_loop'})
 add('status_21009_internal_data_access', 'Status 21009: retry.', {'status': 21009},
     {'verdict': 'retry', 'reason_code': 'internal_data_access'})
-add('status_21010_account_not_found', 'Status 21010: account gone: permanent reject.', {'status': 21010},
-    {'verdict': 'reject', 'reason_code': 'account_not_found'})
+add('status_21010_account_not_found', 'Status 21010: "treat as if a purchase was never made": the entitlement of an active '
+    'row ends now (expired, expiry moved back to now, auto-renew off), the reason recorded.', {'status': 21010},
+    {'verdict': 'reject', 'reason_code': 'account_not_found', 'decision': {'outcome': 'lapsed', 'state': 'expired',
+      'expires_at': iso(NOW), 'expiry_moved_backwards': True, 'auto_renew': False, 'has_notes': True,
+      'has_latest_receipt': False}},
+    stored=st(expires=NOW + 20*DAY, state='active', auto_renew=True))
 add('status_21100_is_retryable_json_true', '21100 with is_retryable true (JSON boolean): retry.',
     {'status': 21100, 'is_retryable': True}, {'verdict': 'retry', 'reason_code': 'internal_data_access'})
 add('status_21101_is_retryable_string_true', '21101 with is_retryable "true": retry.',
@@ -344,11 +349,30 @@ add('pending_downgrade_to_yearly', 'A plan change scheduled for the next renewal
     {'verdict': 'ok', 'decision': {'outcome': 'changed', 'product_id': M, 'auto_renew_product_id': Y}},
     stored=st(expires=NOW + 25*DAY, state='active', auto_renew=True, auto_renew_product_id=M,
               latest_transaction_id=hist[-1]['transaction_id'], environment='Production'))
-add('apple_expiry_earlier_than_stored_is_kept', 'Apple\'s expiry is earlier than the stored one and nothing was refunded: keep the stored expiry, say so.',
+add('apple_expiry_earlier_than_stored_is_taken', 'Apple\'s expiry is earlier than the stored one and nothing was '
+    'refunded: Apple\'s answer is the truth; the move backwards is recorded.',
     resp(lri=monthly_history(n=2, last_expires=NOW + 5*DAY), pend=[pending(OT, M)]),
-    {'verdict': 'ok', 'decision': {'expires_at': iso(NOW + 35*DAY), 'expiry_moved_backwards': False, 'has_notes': True,
-      'state': 'active', 'latest_transaction_id': 'stored-latest'}},
+    {'verdict': 'ok', 'decision': {'expires_at': iso(NOW + 5*DAY), 'expiry_moved_backwards': True,
+      'state': 'active', 'latest_transaction_id': '1000000811111201', 'outcome': 'changed'}},
     stored=st(expires=NOW + 35*DAY, latest_transaction_id='stored-latest'))
+lapsed = monthly_history(n=3, last_expires=NOW - 10*DAY)
+add('app_stored_later_expiry_lapsed', 'The app stored an expiry months later than Apple\'s; Apple says the subscription '
+    'lapsed 10 days ago with auto-renew off: expired, lapsed, the expiry moves back.',
+    resp(lri=lapsed, pend=[pending(OT, M, auto_renew='0', expiration_intent='1')]),
+    {'verdict': 'ok', 'decision': {'outcome': 'lapsed', 'state': 'expired', 'expires_at': iso(NOW - 10*DAY),
+      'expiry_moved_backwards': True, 'product_id': M}},
+    stored=st(expires=NOW + 200*DAY, state='active'))
+ym_at = NOW - 70*DAY
+ym = [txn(OT, OT, Y, NOW - 100*DAY, NOW + 265*DAY, is_upgraded='true'),
+      txn('1000000811111901', OT, P, ym_at, ym_at + 30*DAY),
+      txn('1000000811111902', OT, P, ym_at + 30*DAY, ym_at + 60*DAY)]
+add('yearly_upgraded_to_monthly_lapsed', 'A yearly plan upgraded (is_upgraded, no cancellation date) to a premium monthly '
+    'plan that lapsed 10 days ago: expired on the monthly product, not active on the yearly until next year.',
+    resp(lri=ym, pend=[pending(OT, P, auto_renew='0', expiration_intent='1')]),
+    {'verdict': 'ok', 'decision': {'outcome': 'lapsed', 'state': 'expired', 'expires_at': iso(ym_at + 60*DAY),
+      'product_id': P, 'expiry_moved_backwards': True, 'revoked_at': None,
+      'ledger_kinds': ['initial', 'upgrade', 'renewal']}},
+    stored=st(expires=NOW + 265*DAY, state='active', product=Y))
 tr = [txn(OT, OT, M, NOW - 2*DAY, NOW + 5*DAY, is_trial_period='true')]
 add('free_trial_active', 'First week free: active, is_trial.',
     resp(lri=tr, pend=[pending(OT, M)]),
@@ -392,7 +416,6 @@ add('ten_megabyte_body', 'A 10 MB body (a long-lived account with many subscript
     resp(lri=hist, pend=[pending(OT, M)]),
     {'verdict': 'ok', 'decision': {'state': 'active', 'expires_at': iso(NOW + 25*DAY), 'ledger_kinds': ['initial', 'renewal', 'renewal', 'renewal']}},
     stored=st(expires=NOW - 5*DAY), extra_ctx={'inflate_to_bytes': 10 * 1024 * 1024})
-print(len(scenarios))
 # Upgrade from a yearly plan to a premium monthly: the yearly transaction still says it expires in months,
 # but its entitlement ended at the upgrade; the premium monthly one carries it now.
 uy_at = NOW - 5*DAY
@@ -403,4 +426,66 @@ add('upgrade_from_yearly_ends_at_upgrade_time', 'Yearly upgraded to premium mont
     {'verdict': 'ok', 'decision': {'state': 'active', 'expires_at': iso(uy_at + 30*DAY), 'product_id': P,
       'latest_transaction_id': '1000000811111802', 'ledger_kinds': ['initial', 'upgrade'], 'revoked_at': None}},
     stored={'original_transaction_id': OT, 'product_id': Y})
+# An upgrade as real receipts show it: is_upgraded on the replaced transaction, no cancellation date.
+un = [txn(OT, OT, Y, NOW - 100*DAY, NOW + 265*DAY, is_upgraded='true'),
+      txn('1000000811112002', OT, P, uy_at, uy_at + 30*DAY)]
+add('upgrade_without_cancellation_date', 'Yearly upgraded to premium monthly; the replaced yearly transaction carries '
+    'is_upgraded but no cancellation date: it still entitles nothing after the upgrade; the premium month does.',
+    resp(lri=un, pend=[pending(OT, P)]),
+    {'verdict': 'ok', 'decision': {'state': 'active', 'expires_at': iso(uy_at + 30*DAY), 'product_id': P,
+      'latest_transaction_id': '1000000811112002', 'ledger_kinds': ['initial', 'upgrade'], 'revoked_at': None,
+      'expiry_moved_backwards': True}},
+    stored=st(expires=NOW + 265*DAY, state='active', product=Y))
+# A refunded yearly plan, then a paid monthly one in the same group.
+rp = [txn(OT, OT, Y, NOW - 60*DAY, NOW + 305*DAY, cancel=NOW - 30*DAY, cancellation_reason='0'),
+      txn('1000000811112101', OT, M, NOW - 10*DAY, NOW + 20*DAY)]
+add('refund_then_paid_purchase_active', 'The yearly plan was refunded, then the customer paid for a monthly one that is '
+    'valid now: a refund counts as never purchased and does not take away the paid month: active on the monthly.',
+    resp(lri=rp, pend=[pending(OT, M)]),
+    {'verdict': 'ok', 'decision': {'state': 'active', 'outcome': 'changed', 'expires_at': iso(NOW + 20*DAY),
+      'product_id': M, 'revoked_at': None, 'cancellation_reason': None, 'expiry_moved_backwards': True,
+      'ledger_kinds': ['refund', 'renewal']}},
+    stored=st(expires=NOW + 305*DAY, state='active', product=Y))
+add('refund_then_paid_purchase_after_revocation', 'The row was revoked after the yearly refund; the customer bought a '
+    'monthly plan since: recovered (the revoked row is re-verified and found).',
+    resp(lri=rp, pend=[pending(OT, M)]),
+    {'verdict': 'ok', 'decision': {'state': 'active', 'outcome': 'recovered', 'expires_at': iso(NOW + 20*DAY),
+      'product_id': M, 'revoked_at': None}},
+    stored=st(expires=NOW - 30*DAY, state='revoked', product=Y, revoked_at=iso(NOW - 30*DAY)))
+rl = [txn(OT, OT, M, NOW - 100*DAY, NOW - 70*DAY),
+      txn('1000000811112201', OT, Y, NOW - 70*DAY, NOW + 295*DAY, cancel=NOW - 20*DAY, cancellation_reason='1')]
+add('refund_of_later_plan_with_nothing_valid_revokes', 'An old monthly period lapsed, the yearly plan that followed was '
+    'refunded, nothing is valid now: revoked; the expiry falls back to the monthly period, explicitly.',
+    resp(lri=rl, pend=[pending(OT, Y, auto_renew='0')]),
+    {'verdict': 'ok', 'decision': {'state': 'revoked', 'outcome': 'revoked', 'expires_at': iso(NOW - 70*DAY),
+      'revoked_at': iso(NOW - 20*DAY), 'cancellation_reason': 1, 'expiry_moved_backwards': True}},
+    stored=st(expires=NOW + 295*DAY, state='active', product=Y))
+
+# ---------- bounds on Apple's values: refused as implausible_value, naming the field ----------
+def bounded(name, description, field, mutate):
+    body = resp(lri=monthly_history(n=2), pend=[pending(OT, M)])
+    body['receipt']['in_app'] = json.loads(json.dumps(body['receipt']['in_app']))  # mutate latest_receipt_info only
+    mutate(body)
+    add(name, description, body, {'verdict': 'reject', 'reason_code': 'implausible_value', 'reason_contains': field,
+        'parse_error': 'implausible_value', 'parse_error_field': field}, stored=st())
+bounded('implausible_expires_date_far_future', 'expires_date_ms 9000000000000000 (year 287,000): PostgreSQL cannot '
+    'store it and no subscription ends then: refused, the row untouched.', 'latest_receipt_info[1].expires_date_ms',
+    lambda b: b['latest_receipt_info'][1].update({'expires_date_ms': '9000000000000000'}))
+bounded('implausible_date_near_int64_max', 'A date at 9223372036854775000 ms (near Int64.max): refused, no crash.',
+    'latest_receipt_info[0].purchase_date_ms',
+    lambda b: b['latest_receipt_info'][0].update({'purchase_date_ms': 9223372036854775000}))
+bounded('implausible_date_before_app_store', 'An expiry in 1970 (0 + one day): before the App Store existed: refused.',
+    'latest_receipt_info[1].expires_date_ms', lambda b: b['latest_receipt_info'][1].update({'expires_date_ms': '86400000'}))
+bounded('implausible_nul_in_text', 'A NUL character in a product id: PostgreSQL text cannot hold it: refused.',
+    'latest_receipt_info[1].product_id',
+    lambda b: b['latest_receipt_info'][1].update({'product_id': 'com.example.reader.monthly\u0000x'}))
+bounded('implausible_grace_date', 'A grace period expiry at 9000000000000000 ms in pending_renewal_info: refused.',
+    'pending_renewal_info[0].grace_period_expires_date_ms',
+    lambda b: b['pending_renewal_info'][0].update({'grace_period_expires_date_ms': '9000000000000000'}))
+bounded('implausible_integer_beyond_32_bits', 'expiration_intent 99999999999 does not fit the 32-bit column: refused.',
+    'pending_renewal_info[0].expiration_intent',
+    lambda b: b['pending_renewal_info'][0].update({'expiration_intent': '99999999999'}))
+add('implausible_status_beyond_32_bits', 'A status of 99999999999: not Apple\'s and not storable: refused.',
+    {'status': 99999999999}, {'verdict': 'reject', 'reason_code': 'implausible_value', 'reason_contains': 'status',
+    'parse_error': 'implausible_value', 'parse_error_field': 'status'})
 print(len(scenarios))
