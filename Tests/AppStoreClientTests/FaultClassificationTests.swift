@@ -5,7 +5,7 @@ import ReceiptDomain
 import Testing
 
 /// Every fault the simulator can inject, sent through the real client and classified as
-/// `docs/apple-receipts.md` says (each fault at rate 1.0, so every request gets it).
+/// `docs/decision-rules.md` says (each fault at rate 1.0, so every request gets it).
 @Suite struct FaultClassificationTests {
     /// One request to a simulator whose every request gets `kind`.
     private func faulted(
