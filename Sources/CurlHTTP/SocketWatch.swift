@@ -19,6 +19,4 @@ final class SocketWatch: @unchecked Sendable {
     init(socket: curl_socket_t) {
         self.socket = socket
     }
-
-    var isIdle: Bool { liveSources == 0 && read == nil && write == nil && !closeRequested }
 }

@@ -47,7 +47,7 @@ public struct VerdictReason: Sendable, Equatable, CustomStringConvertible {
         case responseTooLarge = "response_too_large"
         /// HTTP 200 with a body that is not a verifyReceipt response (not JSON, truncated, no status).
         case malformedResponse = "malformed_response"
-        /// After the retry budget for 21002, the caller marks the row with this code.
+        /// 21002 on every attempt of the retry budget (`VerificationAttempt` decides): the row is marked so.
         case invalidReceipt = "invalid_receipt"
         /// Status 0 but the receipt belongs to another app (bundle id mismatch).
         case bundleMismatch = "bundle_mismatch"
@@ -74,12 +74,6 @@ public struct VerdictReason: Sendable, Equatable, CustomStringConvertible {
         self.appleStatus = appleStatus
         self.httpStatus = httpStatus
         self.detail = detail
-    }
-
-    /// The code the caller records when it gives up retrying this reason, when that differs from `code`
-    /// (21002 after the retry budget becomes `invalid_receipt`).
-    public var codeAfterRetryBudget: Code {
-        code == .receiptMalformedOrTemporary ? .invalidReceipt : code
     }
 
     public var summary: String {

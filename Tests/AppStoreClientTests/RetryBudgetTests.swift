@@ -64,14 +64,6 @@ import Testing
         }
     }
 
-    @Test func untilEarliestWaitsOnlyForAFutureEarliestAndAtMostAMinute() {
-        #expect(VerifyReceiptClient.untilEarliest(1, nil) == .zero)
-        #expect(VerifyReceiptClient.untilEarliest(1, Date().addingTimeInterval(-5)) == .zero)
-        let ten = VerifyReceiptClient.untilEarliest(2, Date().addingTimeInterval(10))
-        #expect(ten > .seconds(9) && ten <= .seconds(10))
-        #expect(VerifyReceiptClient.untilEarliest(1, Date().addingTimeInterval(3600)) == .seconds(60))
-    }
-
     @Test func recoveryWithinTheBudgetEndsOk() async throws {
         // Request 0 of seed 21 decides first; find a seed whose first request fails and second does not.
         let rates: [FaultKind: Double] = [.http500: 0.5]

@@ -57,9 +57,6 @@ import Testing
         if let code = expect["reason_code"]?.string {
             #expect(verdict.reason?.code.rawValue == code, "\(name): reason \(String(describing: verdict.reason))")
         }
-        if let code = expect["code_after_budget"]?.string {
-            #expect(verdict.reason?.codeAfterRetryBudget.rawValue == code)
-        }
         if let text = expect["reason_contains"]?.string {
             #expect(verdict.reason?.description.contains(text) == true, "\(name): \(String(describing: verdict.reason))")
         }

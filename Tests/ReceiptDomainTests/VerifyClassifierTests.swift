@@ -78,8 +78,6 @@ import Testing
             #expect(reason.description.count < 200)
         }
         #expect(VerdictReason(.unknownStatus, appleStatus: 30000).description.hasPrefix("unknown status 30000"))
-        #expect(VerdictReason(.receiptMalformedOrTemporary).codeAfterRetryBudget == .invalidReceipt)
-        #expect(VerdictReason(.serverUnavailable).codeAfterRetryBudget == .serverUnavailable)
     }
 
     @Test func malformedBodyReasonNeverCarriesTheReceipt() {

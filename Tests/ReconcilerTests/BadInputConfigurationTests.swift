@@ -2,7 +2,7 @@ import Foundation
 import Reconciler
 import Testing
 
-/// Issue 7, "Secrets": the verifyReceipt endpoints must be https (certificate and host verified) for every
+/// Secrets: the verifyReceipt endpoints must be https (certificate and host verified) for every
 /// host but loopback, with no switch to turn that off; the shared secret and database passwords are never
 /// accepted on the command line (process arguments are visible to every user in `ps`).
 @Suite struct BadInputConfigurationTests {

@@ -4,7 +4,7 @@ import Reconciler
 import Testing
 import TestSupport
 
-/// Issue 7, "Bad input": malformed import files (bad JSON, missing columns, duplicate ids, wrong dates,
+/// Bad input: malformed import files (bad JSON, missing columns, duplicate ids, wrong dates,
 /// CSV quoting errors) through the real `renewal-reconciler import` against a real database. Every bad
 /// line is named by number on standard error, the exit status is 64 and nothing is half-loaded; with
 /// `--skip-invalid` exactly the good lines load.

@@ -4,7 +4,7 @@ import Reconciler
 import Testing
 import TestSupport
 
-/// Issue 7, "Bad input": stored rows that are broken after import (an empty receipt, invalid base64, a
+/// Bad input: stored rows that are broken after import (an empty receipt, invalid base64, a
 /// 300,000-character non-receipt, another app's receipt, a receipt that does not contain the row's
 /// `original_transaction_id`) each end as a named rejection in the run (its item's outcome and reason,
 /// and errors.csv), keep their stored entitlement untouched, and affect no other row: every other row

@@ -4,7 +4,7 @@ import Reconciler
 import Testing
 import TestSupport
 
-/// Issue 6, acceptance 1: after a real demo run (the built binary, the simulator, a real database), every
+/// After a real demo run (the built binary, the simulator, a real database), every
 /// report file exists with the documented columns, and the counts in summary.json equal the counts in the
 /// database and in the CSVs. The expected column lists are written out here on purpose (the documented
 /// contract), not read from the code under test.

@@ -4,7 +4,7 @@ import Reconciler
 import Testing
 import TestSupport
 
-/// Issue 6, acceptance 5: a real run (the built binaries, a real database, the simulator) with both log
+/// Secrets never leak: a real run (the built binaries, a real database, the simulator) with both log
 /// formats at the most verbose level, a report folder and a metrics file: none of it contains the
 /// shared secret or any receipt, and the secret is not in the process arguments.
 @Suite struct SecretLeakTests {

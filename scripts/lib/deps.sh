@@ -27,28 +27,32 @@ _rr_missing_packages() {
     echo "${missing[@]}"
 }
 
-# ensure_system_packages [extra-package ...]
+# apt_install PACKAGE...: installs Debian packages. As root it runs apt-get itself (updating the package
+# list once when an install fails on a stale one); otherwise it prints the exact command and fails.
+apt_install() {
+    [ $# -eq 0 ] && return 0
+    if [ "$(id -u)" -ne 0 ]; then
+        echo "error: missing system packages: $*" >&2
+        echo "install them with:  sudo apt-get install -y $*" >&2
+        return 1
+    fi
+    echo "==> installing missing system packages: $*" >&2
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get install -y -q "$@" >/dev/null 2>&1 && return 0
+    apt-get update -q >/dev/null
+    apt-get install -y -q "$@" >/dev/null
+}
+
+# ensure_system_packages [extra-package ...]: the packages this project builds and tests with.
 ensure_system_packages() {
     local missing
     missing=$(_rr_missing_packages "$@")
     [ -z "$missing" ] && return 0
-    if [ "$(id -u)" -eq 0 ]; then
-        echo "==> installing missing system packages: $missing" >&2
-        export DEBIAN_FRONTEND=noninteractive
-        # An install can fail on a stale package list: update once, then install.
-        # shellcheck disable=SC2086
-        if ! apt-get install -y -q $missing >/dev/null 2>&1; then
-            apt-get update -q >/dev/null
-            apt-get install -y -q $missing >/dev/null
-        fi
-        missing=$(_rr_missing_packages "$@")
-        if [ -n "$missing" ]; then
-            echo "error: still missing after apt-get install: $missing" >&2
-            return 1
-        fi
-    else
-        echo "error: missing system packages: $missing" >&2
-        echo "install them with:  sudo apt-get install -y $missing" >&2
+    # shellcheck disable=SC2086
+    apt_install $missing || return 1
+    missing=$(_rr_missing_packages "$@")
+    if [ -n "$missing" ]; then
+        echo "error: still missing after apt-get install: $missing" >&2
         return 1
     fi
 }

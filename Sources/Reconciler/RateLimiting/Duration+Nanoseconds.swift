@@ -8,9 +8,4 @@ extension Duration {
         let (total, overflow2) = secNanos.addingReportingOverflow(UInt64(max(0, attoseconds) / 1_000_000_000))
         return overflow2 ? .max : total
     }
-
-    /// A duration of `nanoseconds`, saturating at `Int64.max` nanoseconds.
-    static func clampedNanoseconds(_ nanoseconds: UInt64) -> Duration {
-        .nanoseconds(Int64(clamping: nanoseconds))
-    }
 }

@@ -49,11 +49,6 @@ public struct TokenBucket: Sendable {
         return grant - now
     }
 
-    /// Like `reserve(now:)`, returning the delay as a `Duration`.
-    public mutating func reserveDuration(now: UInt64) -> Duration {
-        .clampedNanoseconds(reserve(now: now))
-    }
-
     /// The delay the next `reserve(now:)` would return, without reserving anything.
     public func peekDelay(now: UInt64) -> UInt64 {
         let tat = max(theoreticalArrival ?? now, now)

@@ -13,7 +13,7 @@ public final class SignalTrap: @unchecked Sendable {
         var made: [DispatchSource] = []
         for (number, name) in [(SIGINT, "SIGINT"), (SIGTERM, "SIGTERM")] {
             signal(number, SIG_IGN)
-            // `any DispatchSourceSignal` is not Sendable; DispatchSource is (style.md).
+            // `any DispatchSourceSignal` is not Sendable; DispatchSource is.
             guard let source = DispatchSource.makeSignalSource(signal: number, queue: queue) as? DispatchSource else {
                 continue
             }

@@ -120,7 +120,7 @@ add('status_21000_bad_request', 'Status 21000: our request shape is wrong: confi
     {'status': 21000}, {'verdict': 'config_error', 'reason_code': 'bad_request'})
 add('status_21002_malformed_or_temporary', 'Status 21002: retry; after the budget the caller records invalid_receipt.',
     {'status': 21002, 'environment': 'Production'},
-    {'verdict': 'retry', 'reason_code': 'receipt_malformed_or_temporary', 'code_after_budget': 'invalid_receipt', 'earliest': None})
+    {'verdict': 'retry', 'reason_code': 'receipt_malformed_or_temporary', 'earliest': None})
 add('status_21003_not_authenticated', 'Status 21003: permanent reject.', {'status': 21003},
     {'verdict': 'reject', 'reason_code': 'receipt_not_authenticated'})
 add('status_21004_shared_secret_mismatch', 'Status 21004: this receipt is refused (another app\'s receipt with our secret, '
