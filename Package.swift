@@ -30,12 +30,15 @@ let package = Package(
             providers: [.apt(["libcurl4-openssl-dev"])]
         ),
 
+        // MARK: Calendar arithmetic and RFC 3339 (pure, shared; the simulator keeps its own)
+        .target(name: "CivilTime"),
+
         // MARK: Thin Swift wrappers
-        .target(name: "Postgres", dependencies: ["CLibpq"]),
+        .target(name: "Postgres", dependencies: ["CLibpq", "CivilTime"]),
         .target(name: "CurlHTTP", dependencies: ["CCurl"]),
 
         // MARK: Domain (pure, no I/O)
-        .target(name: "ReceiptDomain"),
+        .target(name: "ReceiptDomain", dependencies: ["CivilTime"]),
 
         // MARK: verifyReceipt client (HTTP + classification)
         .target(name: "AppStoreClient", dependencies: ["CurlHTTP", "ReceiptDomain"]),
@@ -44,14 +47,14 @@ let package = Package(
         .target(
             name: "Reconciler",
             dependencies: [
-                "Postgres", "AppStoreClient", "ReceiptDomain",
+                "Postgres", "AppStoreClient", "ReceiptDomain", "CivilTime",
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
         .executableTarget(
             name: "renewal-reconciler",
             dependencies: [
-                "Reconciler",
+                "Reconciler", "CivilTime",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -75,7 +78,8 @@ let package = Package(
         ),
 
         // MARK: Tests
-        .testTarget(name: "ReceiptDomainTests", dependencies: ["ReceiptDomain"], resources: [.copy("Fixtures")]),
+        .testTarget(name: "CivilTimeTests", dependencies: ["CivilTime"]),
+        .testTarget(name: "ReceiptDomainTests", dependencies: ["ReceiptDomain", "CivilTime"], resources: [.copy("Fixtures")]),
         .testTarget(name: "PostgresTests", dependencies: ["Postgres", "TestSupport"]),
         .testTarget(
             name: "CurlHTTPTests",
@@ -98,7 +102,7 @@ let package = Package(
         .testTarget(name: "AppStoreClientTests", dependencies: ["AppStoreClient", "AppStoreSimulator"]),
         .testTarget(
             name: "ReconcilerTests",
-            dependencies: ["Reconciler", "AppStoreSimulator", "TestSupport"]
+            dependencies: ["Reconciler", "AppStoreSimulator", "TestSupport", "CivilTime"]
         ),
         // Shared test helpers: a throwaway PostgreSQL per test process, temp dirs, binary paths.
         .target(name: "TestSupport", dependencies: ["Postgres"], path: "Tests/TestSupport"),

@@ -1,3 +1,4 @@
+import CivilTime
 import Foundation
 
 /// Converts between `Date` and PostgreSQL's ISO text format for timestamptz/timestamp/date,
@@ -10,9 +11,9 @@ enum PostgresDateCodec {
         let interval = date.timeIntervalSince1970
         guard interval.isFinite, abs(interval) < 6_000_000_000_000 else { return nil }
         let totalMicros = Int64((interval * 1_000_000).rounded())
-        let (seconds, micros) = floorDivMod(totalMicros, 1_000_000)
-        let (days, secondOfDay) = floorDivMod(seconds, 86_400)
-        let (year, month, day) = civil(fromDays: days)
+        let (seconds, micros) = CivilDate.floorDivMod(totalMicros, 1_000_000)
+        let (days, secondOfDay) = CivilDate.floorDivMod(seconds, 86_400)
+        let (year, month, day) = CivilDate.civil(days: days)
         let bc = year <= 0
         let displayYear = bc ? 1 - year : year
         var s = pad(displayYear, 4) + "-" + pad(month, 2) + "-" + pad(day, 2)
@@ -100,39 +101,8 @@ enum PostgresDateCodec {
             }
         }
         guard i == bytes.count else { return nil }
-        let seconds = days(fromCivil: year, month, day) * 86_400 + secondOfDay - offset
+        let seconds = CivilDate.days(year: year, month: month, day: day) * 86_400 + secondOfDay - offset
         return Date(timeIntervalSince1970: Double(seconds * 1_000_000 + micros) / 1_000_000)
-    }
-
-    // MARK: - Calendar arithmetic (proleptic Gregorian, H. Hinnant's civil algorithms)
-
-    static func days(fromCivil year: Int64, _ month: Int64, _ day: Int64) -> Int64 {
-        let y = month <= 2 ? year - 1 : year
-        let era = (y >= 0 ? y : y - 399) / 400
-        let yoe = y - era * 400
-        let mp = (month + 9) % 12
-        let doy = (153 * mp + 2) / 5 + day - 1
-        let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy
-        return era * 146_097 + doe - 719_468
-    }
-
-    static func civil(fromDays z0: Int64) -> (Int64, Int64, Int64) {
-        let z = z0 + 719_468
-        let era = (z >= 0 ? z : z - 146_096) / 146_097
-        let doe = z - era * 146_097
-        let yoe = (doe - doe / 1460 + doe / 36524 - doe / 146_096) / 365
-        let doy = doe - (365 * yoe + yoe / 4 - yoe / 100)
-        let mp = (5 * doy + 2) / 153
-        let day = doy - (153 * mp + 2) / 5 + 1
-        let month = mp < 10 ? mp + 3 : mp - 9
-        return (yoe + era * 400 + (month <= 2 ? 1 : 0), month, day)
-    }
-
-    private static func floorDivMod(_ a: Int64, _ b: Int64) -> (Int64, Int64) {
-        var q = a / b
-        var r = a % b
-        if r < 0 { q -= 1; r += b }
-        return (q, r)
     }
 
     private static func pad(_ value: Int64, _ width: Int) -> String {

@@ -1,3 +1,4 @@
+import CivilTime
 import Foundation
 
 /// Decides a subscription's new row values from a verifyReceipt response: a pure function of
@@ -213,7 +214,7 @@ public enum DecisionEngine {
     ) -> String {
         if let topRefund, isRevoked || (topRefund.expiresDate.map { $0 > expiresAt } ?? false) {
             return "transaction \(topRefund.transactionId) was refunded/revoked"
-                + (topRefund.cancellationDate.map { " at " + CivilDate.rfc3339($0) } ?? "")
+                + (topRefund.cancellationDate.map { " at " + RFC3339.string($0) } ?? "")
         }
         if let replaced = upgraded.first(where: { ($0.expiresDate ?? .distantPast) > expiresAt }) {
             return "transaction \(replaced.transactionId) was replaced by an upgrade"
@@ -224,7 +225,7 @@ public enum DecisionEngine {
     static func backwardsReason(from old: Date, to new: Date, storedProduct: String, newProduct: String, cause: String)
         -> String
     {
-        var text = "\(cause): expiry moves back from \(CivilDate.rfc3339(old)) to \(CivilDate.rfc3339(new))"
+        var text = "\(cause): expiry moves back from \(RFC3339.string(old)) to \(RFC3339.string(new))"
         if !storedProduct.isEmpty, storedProduct != newProduct { text += ", product \(storedProduct) -> \(newProduct)" }
         return text
     }

@@ -1,3 +1,4 @@
+import CivilTime
 import Foundation
 
 /// The pure core of `renewal-reconciler explain`: what this tool concludes from one verifyReceipt
@@ -103,7 +104,7 @@ public struct ExplainReport: Sendable, Equatable {
         return ExplainReport(fields: fields, verdict: verdict, decision: decision)
     }
 
-    private static func date(_ value: Date?) -> JSONValue { value.map { .string(CivilDate.rfc3339($0)) } ?? .null }
+    private static func date(_ value: Date?) -> JSONValue { value.map { .string(RFC3339.string($0)) } ?? .null }
     private static func string(_ value: String?) -> JSONValue { value.map { .string($0) } ?? .null }
     private static func int(_ value: Int?) -> JSONValue { value.map { .number(String($0)) } ?? .null }
 

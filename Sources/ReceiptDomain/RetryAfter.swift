@@ -1,3 +1,4 @@
+import CivilTime
 import Foundation
 
 /// Parses `Retry-After` values: delta-seconds or an HTTP-date (IMF-fixdate, RFC 850, asctime).
@@ -40,7 +41,7 @@ public enum RetryAfter {
             (1...31).contains(day), (0...23).contains(hour), (0...59).contains(minute), (0...60).contains(second),
             (1900...9999).contains(year)
         else { return nil }
-        let days = CivilDate.daysFromCivil(year: year, month: monthNumber, day: day)
+        let days = Int(CivilDate.days(year: Int64(year), month: Int64(monthNumber), day: Int64(day)))
         let seconds = days * 86_400 + hour * 3600 + minute * 60 + second
         return Date(timeIntervalSince1970: TimeInterval(seconds))
     }

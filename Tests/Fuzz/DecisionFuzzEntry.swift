@@ -4,6 +4,7 @@
 // the engine reads; the answer is written as JSON, then parsed, classified and decided against stored rows
 // that hold whatever PostgreSQL can hold. Not a SwiftPM target: scripts/fuzz compiles this file with
 // Sources/ReceiptDomain/*.swift. Any trap or broken invariant is a finding.
+import CivilTime
 import Foundation
 
 private let decisionFuzzNow = Date(timeIntervalSince1970: 1_717_200_000)  // 2024-06-01T00:00:00Z
@@ -132,7 +133,7 @@ public func decisionFuzzTestOneInput(_ data: UnsafePointer<UInt8>?, _ size: Int)
         now: decisionFuzzNow)
     // Stored rows hold anything PostgreSQL can (timestamptz reaches the year 294276).
     let storedExpiries: [Date?] = [
-        nil, decisionFuzzNow, Date(timeIntervalSince1970: 9_224_318_015), Date(timeIntervalSince1970: -210_866_803_200),
+        nil, decisionFuzzNow, Date(timeIntervalSince1970: 9_224_318_015_999), Date(timeIntervalSince1970: -210_866_803_200),
         Date(timeIntervalSince1970: Double(choices.raw64()) / 1000),
     ]
     for storedExpiry in storedExpiries {
@@ -141,7 +142,7 @@ public func decisionFuzzTestOneInput(_ data: UnsafePointer<UInt8>?, _ size: Int)
             expiresAt: storedExpiry, state: .active)
         let ended = DecisionEngine.accountNotFound(stored: stored, now: decisionFuzzNow, environment: nil)
         decisionCheck(ended.state == .expired && !ended.isEntitled, "21010 left an entitlement")
-        if let expiry = storedExpiry { _ = CivilDate.rfc3339(expiry) }
+        if let expiry = storedExpiry { _ = RFC3339.string(expiry) }
     }
     guard let parsed = try? VerifyReceiptResponse.parse(bytes) else { return 0 }
     // What the parser accepts is within the bounds: every date, integer and text the engine may store.
@@ -170,7 +171,7 @@ public func decisionFuzzTestOneInput(_ data: UnsafePointer<UInt8>?, _ size: Int)
         if decision.state == .active {
             decisionCheck((decision.expiresAt ?? .distantPast) > decisionFuzzNow, "active but expired")
         }
-        if let expiry = decision.expiresAt { _ = CivilDate.rfc3339(expiry) }
+        if let expiry = decision.expiresAt { _ = RFC3339.string(expiry) }
     }
     return 0
 }

@@ -1,3 +1,4 @@
+import CivilTime
 import Foundation
 import Testing
 
@@ -118,7 +119,7 @@ import Testing
             } else if let text = wanted.string, let date = SidecarJSON.date(text) {
                 #expect(
                     actual.map { abs($0.timeIntervalSince(date)) < 0.0005 } == true,
-                    "\(name): \(key) \(actual.map(CivilDate.rfc3339) ?? "nil") != \(text)")
+                    "\(name): \(key) \(actual.map(RFC3339.string) ?? "nil") != \(text)")
             } else {
                 Issue.record("\(name): unreadable expected date for \(key)")
             }

@@ -1,3 +1,4 @@
+import CivilTime
 import Foundation
 
 /// The App Store simulator (`appstore-simulator`) run as a child process on loopback: for the demo,

@@ -1,3 +1,4 @@
+import CivilTime
 import Foundation
 
 /// Checks the fields of one import record and builds the `ImportRecord`; pure, shared by
@@ -29,7 +30,7 @@ enum ImportRecordValidator {
             return failure("latest_receipt", .invalidReceipt, problem)
         }
         let expiresAt: Date
-        switch RFC3339Timestamp.parse(expiresText) {
+        switch RFC3339.parseStrict(expiresText) {
         case .success(let date):
             expiresAt = date
         case .failure(let failure):

@@ -1,4 +1,5 @@
 import AppStoreClient
+import CivilTime
 import CurlHTTP
 import Dispatch
 import Foundation

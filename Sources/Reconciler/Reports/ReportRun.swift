@@ -1,3 +1,4 @@
+import CivilTime
 import Foundation
 
 /// One row of `reconciliation_runs` as the reports read it: what kind of run it was, when, and how it ended.

@@ -1,3 +1,4 @@
+import CivilTime
 import Foundation
 
 /// The content of `summary.json` (schema version 1): one run's counts, Apple request statistics and
