@@ -17,7 +17,7 @@ public struct AppleConfiguration: Sendable {
     /// The app's bundle id; a receipt of another app is rejected. Required for `run` and `backfill`.
     public var bundleId: String?
     /// `exclude-old-transactions` in the request. Default false: the ledger needs every renewal since the
-    /// last check. See the README ("Which `exclude-old-transactions`?").
+    /// last check. See docs/architecture.md ("Which `exclude-old-transactions`?").
     public var excludeOldTransactions: Bool
 
     public init(

@@ -1,4 +1,4 @@
-/// The process exit codes of `renewal-reconciler`, shared by every command (also in `--help` and the README).
+/// The process exit codes of `renewal-reconciler`, shared by every command (also in `--help` and docs/operations.md).
 ///
 /// They follow sysexits(3) where one fits, so cron/systemd and shell scripts can tell "try again later"
 /// (75) from "fix the configuration" (78).
@@ -16,7 +16,7 @@ public enum ReconcilerExitCode: Int32, Sendable, CaseIterable {
     /// Configuration error: missing/wrong shared secret (Apple 21004), bad URL, missing bundle id, ...
     case configuration = 78
 
-    /// One line per code, for `--help` and the README.
+    /// One line per code, for `--help`.
     public static let helpText = """
         Exit codes:
           0   completed (unresolved items within --max-unresolved)

@@ -2,7 +2,7 @@ import Foundation
 import AppStoreClient
 
 /// Counts of the requests a run made to Apple, stored in `reconciliation_runs.apple_stats`
-/// (keys documented in the README's summary.json schema).
+/// (keys documented in docs/reports.md, "`summary.json`").
 public struct AppleRequestStats: Sendable, Equatable, Codable {
     public var requests = 0
     /// Requests that repeated an earlier one after a retryable failure.

@@ -5,7 +5,7 @@ import Foundation
 /// money figures, computed from `ReportData` alone.
 ///
 /// Also the input of the HTML page and the metrics file, so every output agrees on every number.
-/// The schema is documented in `README-section.md`.
+/// The schema is documented in docs/reports.md ("`summary.json`").
 public struct RunSummary: Sendable, Equatable, Codable {
     /// Bumped on any incompatible change of this file's shape.
     public static let currentSchemaVersion = 1
