@@ -33,8 +33,12 @@ import Testing
         let request = ReconciliationRunner.Request(
             mode: .backfill, selection: .backfill(BackfillFilter(all: true)), options: options, apple: apple,
             now: StoreWorld.asOf)
-        return try ReconciliationRunner(connectionString: world.database.url, logger: Logger(label: "test")).run(request)
+        let runner = ReconciliationRunner(connectionString: world.database.url, logger: Logger(label: "test"))
+        return try runner.run(request)
     }
+
+    /// Apple's status-0 answer for subscription `vN`: renewed until 40 days after as-of.
+    static func valid(_ n: Int) -> String { ScriptedAppleServer.valid(otid: "v\(n)", expires: StoreWorld.day(40)) }
 
     /// The receipt's subscription number (`rcpt-v7` -> 7).
     static func number(_ receipt: String) -> Int { Int(receipt.dropFirst("rcpt-v".count)) ?? 0 }
@@ -45,8 +49,7 @@ import Testing
         let foreign: Set<Int> = [5, 17, 29]
         let server = try ScriptedAppleServer { receipt in
             let n = Self.number(receipt)
-            return foreign.contains(n)
-                ? ScriptedAppleServer.status(21004) : ScriptedAppleServer.valid(otid: "v\(n)", expires: StoreWorld.day(40))
+            return foreign.contains(n) ? ScriptedAppleServer.status(21004) : Self.valid(n)
         }
         defer { server.stop() }
         let summary = try Self.run(world, server)
@@ -98,7 +101,8 @@ import Testing
             #expect(try world.subscription(id).decode("version", as: Int64.self) == 2)
         }
         let run = try #require(
-            try world.connection.queryFirst("SELECT status, exit_code, error FROM reconciliation_runs ORDER BY id DESC"))
+            try world.connection.queryFirst(
+                "SELECT status, exit_code, error FROM reconciliation_runs ORDER BY id DESC"))
         #expect(try run.decode("exit_code", as: Int?.self) == 78)
         #expect(try run.decode("error", as: String?.self)?.contains("shared secret looks wrong") == true)
     }
@@ -109,7 +113,7 @@ import Testing
         // Three good answers, then every receipt answers 21004 (the secret was rotated mid-run, say).
         let server = try ScriptedAppleServer { receipt in
             let n = Self.number(receipt)
-            return n <= 3 ? ScriptedAppleServer.valid(otid: "v\(n)", expires: StoreWorld.day(40)) : ScriptedAppleServer.status(21004)
+            return n <= 3 ? Self.valid(n) : ScriptedAppleServer.status(21004)
         }
         defer { server.stop() }
         let summary = try Self.run(world, server)
@@ -128,7 +132,7 @@ import Testing
         let ids = try Self.insert(world, count: 3)
         let server = try ScriptedAppleServer { receipt in
             let n = Self.number(receipt)
-            return n == 2 ? ScriptedAppleServer.status(21010) : ScriptedAppleServer.valid(otid: "v\(n)", expires: StoreWorld.day(40))
+            return n == 2 ? ScriptedAppleServer.status(21010) : Self.valid(n)
         }
         defer { server.stop() }
         let summary = try Self.run(world, server)
@@ -143,8 +147,10 @@ import Testing
         #expect(try row.decode("verified_version", as: Int64?.self) == row.decode("version", as: Int64.self))
         let item = try #require(
             try world.connection.queryFirst(
-                "SELECT outcome, reason, expiry_moved_backwards, apple_status FROM reconciliation_items WHERE subscription_id = $1",
-                [ids[1]]))
+                """
+                SELECT outcome, reason, expiry_moved_backwards, apple_status FROM reconciliation_items
+                 WHERE subscription_id = $1
+                """, [ids[1]]))
         #expect(try item.decode("outcome", as: String?.self) == "lapsed")
         #expect(try item.decode("expiry_moved_backwards", as: Bool.self))
         #expect(try item.decode("apple_status", as: Int?.self) == 21010)

@@ -51,7 +51,8 @@ import TestSupport
             // expects such rows untouched: until the truth comparison knows it, the demo's only mismatches may be
             // deleted_account rows, and those are checked below for what they must be now.
             let mismatchLines = stdout.split(separator: "\n").filter { $0.contains("mismatch: ") }
-            let accountNotFoundOnly = !mismatchLines.isEmpty && mismatchLines.allSatisfy { $0.contains("(deleted_account)") }
+            let accountNotFoundOnly =
+                !mismatchLines.isEmpty && mismatchLines.allSatisfy { $0.contains("(deleted_account)") }
             #expect(p.terminationStatus == 0 || accountNotFoundOnly, "demo output: \(stdout)")
             #expect(stdout.contains("1500/1500 (100.00%)") || accountNotFoundOnly)
 
@@ -136,7 +137,8 @@ import TestSupport
             let endedIds = Set(try ended.map { try $0.decode("original_transaction_id", as: String.self) })
             if p.terminationStatus != 0 {
                 // Every row the truth comparison did not match is one of them (the demo prints only 20 lines).
-                #expect(stdout.contains("match with the simulator's truth: \(1500 - endedIds.count)/1500 "), "\(stdout)")
+                let matched = "match with the simulator's truth: \(1500 - endedIds.count)/1500 "
+                #expect(stdout.contains(matched), "\(stdout)")
             }
             for line in mismatchLines {
                 let id = line.split(separator: " ").first { $0.allSatisfy(\.isNumber) && $0.count > 6 }.map(String.init)

@@ -69,7 +69,8 @@ import Testing
             .compactMap { $0["original_transaction_id"] as? String }
         let unresolvedDeleted = try conn.query(
             """
-            SELECT s.original_transaction_id FROM subscriptions s JOIN reconciliation_items i ON i.subscription_id = s.id
+            SELECT s.original_transaction_id
+              FROM subscriptions s JOIN reconciliation_items i ON i.subscription_id = s.id
              WHERE s.original_transaction_id = ANY($1::text[]) AND i.outcome = 'unresolved' AND s.version = 1
                AND s.state IS NULL
             """, [deletedIds.map { Optional($0) }]

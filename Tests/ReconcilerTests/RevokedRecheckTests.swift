@@ -90,7 +90,8 @@ import Testing
         let written = try store.write(
             items.map {
                 TestDecisions.decided(
-                    $0, TestDecisions.decision($0, state: .revoked, expiresAt: StoreWorld.day(-200), outcome: .unchanged))
+                    $0,
+                    TestDecisions.decision($0, state: .revoked, expiresAt: StoreWorld.day(-200), outcome: .unchanged))
             })
         #expect(written.conflicts.isEmpty)
         for id in [r.verifiedYesterday, r.changedByTheApp] {
@@ -105,7 +106,8 @@ import Testing
         let rejectStore = try world.store(runId: rejectedRun)
         let item = try #require(try rejectStore.fetchPending(after: 0, limit: 10).first)
         _ = try rejectStore.write([
-            TestDecisions.rejected(item, VerdictReason(.receiptNotAuthenticated, appleStatus: 21003), appleStatus: 21003)
+            TestDecisions.rejected(
+                item, VerdictReason(.receiptNotAuthenticated, appleStatus: 21003), appleStatus: 21003)
         ])
         #expect(try !world.dueSelection().contains(r.verifiedBeforeTheMigration))
     }
@@ -124,7 +126,8 @@ import Testing
                 == [r.verifiedEightDaysAgo, r.changedByTheApp, r.verifiedBeforeTheMigration, r.neverVerified])
         let cursor = try #require(
             try world.connection.queryFirst(
-                "SELECT scan_completed, scan_cursor->>'phase' AS phase FROM reconciliation_runs WHERE id = $1", [runId]))
+                "SELECT scan_completed, scan_cursor->>'phase' AS phase FROM reconciliation_runs WHERE id = $1",
+                [runId]))
         #expect(try cursor.decode("scan_completed", as: Bool.self))
         #expect(try cursor.decode("phase", as: String?.self) == "revoked")
     }

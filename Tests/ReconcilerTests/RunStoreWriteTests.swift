@@ -27,8 +27,8 @@ import Testing
             TestDecisions.decided(
                 items[0],
                 TestDecisions.decision(
-                    items[0], expiresAt: StoreWorld.day(5), productId: StoreWorld.product, movedBackwards: upgradeReason,
-                    outcome: .changed)),
+                    items[0], expiresAt: StoreWorld.day(5), productId: StoreWorld.product,
+                    movedBackwards: upgradeReason, outcome: .changed)),
             TestDecisions.decided(
                 items[1],
                 TestDecisions.decision(
@@ -86,7 +86,9 @@ import Testing
     @Test func unstorableValuesRefuseOnlyTheirItemsAndEveryOtherRowIsWritten() throws {
         let world = try StoreWorld()
         var ids: [Int64] = []
-        for n in 0..<7 { ids.append(try world.insertSubscription("300\(n)", expiresAt: StoreWorld.day(1), state: "active")) }
+        for n in 0..<7 {
+            ids.append(try world.insertSubscription("300\(n)", expiresAt: StoreWorld.day(1), state: "active"))
+        }
         let runId = try world.createRun(items: ids)
         let store = try world.store(runId: runId)
         let items = try store.fetchPending(after: 0, limit: 10)
@@ -105,7 +107,8 @@ import Testing
                 TestDecisions.decision(items[3], expiresAt: StoreWorld.day(31), expirationIntent: Int(Int32.max) + 1)),
             TestDecisions.decided(
                 items[4],
-                TestDecisions.decision(items[4], expiresAt: StoreWorld.day(31), ledgerCancellationReason: -3_000_000_000)),
+                TestDecisions.decision(
+                    items[4], expiresAt: StoreWorld.day(31), ledgerCancellationReason: -3_000_000_000)),
             TestDecisions.decided(items[5], TestDecisions.decision(items[5], expiresAt: StoreWorld.day(31))),
             // Apple's status beyond 32 bits on a rejection: stored NULL, the reason keeps the number.
             TestDecisions.rejected(
@@ -150,13 +153,16 @@ import Testing
             try world.connection.count("SELECT done_count AS n FROM reconciliation_runs WHERE id = $1", [runId]) == 7)
         #expect(
             try world.connection.count(
-                "SELECT count(*) AS n FROM reconciliation_items WHERE run_id = $1 AND status = 'pending'", [runId]) == 0)
+                "SELECT count(*) AS n FROM reconciliation_items WHERE run_id = $1 AND status = 'pending'",
+                [runId]) == 0)
     }
 
     @Test func aBatchTheDatabaseRefusesIsWrittenItemByItem() throws {
         let world = try StoreWorld()
         var ids: [Int64] = []
-        for n in 0..<4 { ids.append(try world.insertSubscription("400\(n)", expiresAt: StoreWorld.day(1), state: "active")) }
+        for n in 0..<4 {
+            ids.append(try world.insertSubscription("400\(n)", expiresAt: StoreWorld.day(1), state: "active"))
+        }
         // A rule the app's database enforces that the reconciler knows nothing about.
         try world.connection.execute(
             "ALTER TABLE subscriptions ADD CONSTRAINT product_not_refused CHECK (product_id <> 'com.example.refused')")
@@ -203,11 +209,15 @@ import Testing
         let stuck = try world.insertSubscription("5002", expiresAt: StoreWorld.day(1), state: "active")
         let runId = try world.createRun(items: [good, stuck])
         try world.connection.execute(
-            "ALTER TABLE reconciliation_items ADD CONSTRAINT never_done CHECK (status = 'pending' OR subscription_id <> \(stuck))")
+            """
+            ALTER TABLE reconciliation_items
+              ADD CONSTRAINT never_done CHECK (status = 'pending' OR subscription_id <> \(stuck))
+            """)
         let store = try world.store(runId: runId)
         let items = try store.fetchPending(after: 0, limit: 10)
         #expect(throws: PostgresError.self) {
-            try store.write(items.map { TestDecisions.decided($0, TestDecisions.decision($0, expiresAt: StoreWorld.day(31))) })
+            try store.write(
+                items.map { TestDecisions.decided($0, TestDecisions.decision($0, expiresAt: StoreWorld.day(31))) })
         }
         // The item before it was written on its own; the stuck one stays pending for --resume.
         #expect(try world.item(runId: runId, subscriptionId: good).decode("status", as: String.self) == "done")

@@ -35,17 +35,20 @@ import Testing
         #expect(try RunParameters.decode(json) == parameters)
 
         let filter = BackfillFilter(originalTransactionIds: ["1000"], states: ["revoked"])
-        let backfill = RunParameters(selection: .backfill(filter), options: RunOptions(), bundleId: "b", fixedClock: true)
+        let backfill = RunParameters(
+            selection: .backfill(filter), options: RunOptions(), bundleId: "b", fixedClock: true)
         let backfillJSON = try backfill.jsonString()
         #expect(backfillJSON.contains(#""selection":{"backfill":{"_0":{"#))
         #expect(try RunParameters.decode(backfillJSON) == backfill)
         // The shape an older build stored for a backfill.
         let older = #"{"backfill":{"_0":{"all":true}}}"#
-        #expect(try JSONDecoder().decode(Selection.self, from: Data(older.utf8)) == .backfill(BackfillFilter(all: true)))
+        let decoded = try JSONDecoder().decode(Selection.self, from: Data(older.utf8))
+        #expect(decoded == .backfill(BackfillFilter(all: true)))
     }
 
     @Test func aSelectionWithTwoKindsIsRefused() {
-        let both = #"{"due":{"lookaheadSeconds":1,"lookbackSeconds":1,"minRecheckSeconds":1},"backfill":{"_0":{"all":true}}}"#
+        let both = #"{"due":{"lookaheadSeconds":1,"lookbackSeconds":1,"minRecheckSeconds":1},"#
+            + #""backfill":{"_0":{"all":true}}}"#
         #expect(throws: DecodingError.self) { try JSONDecoder().decode(Selection.self, from: Data(both.utf8)) }
     }
 }

@@ -340,8 +340,8 @@ public final class ReconciliationPipeline: @unchecked Sendable {
         case .rejected(let reason) where reason.code == .sharedSecretMismatch && secretMismatches.isSystematic:
             // Not this receipt's problem: the secret is wrong for every receipt. Row untouched, due again.
             finish(
-                task, kind: .unresolved("\(reason.code.rawValue): \(reason) (the shared secret looks wrong; run stopped)"),
-                environment: task.plan.environment, appleStatus: reason.appleStatus ?? last?.appleStatus)
+                task, kind: .unresolved(Self.secretLooksWrong(reason)), environment: task.plan.environment,
+                appleStatus: reason.appleStatus ?? last?.appleStatus)
         case .rejected(let reason) where reason.code == .accountNotFound:
             // 21010: "treat as if a purchase was never made": the entitlement ends, written like any decision.
             let decision = DecisionEngine.accountNotFound(
@@ -359,7 +359,9 @@ public final class ReconciliationPipeline: @unchecked Sendable {
             stop(.configuration("\(reason.code.rawValue): \(reason)"))
         }
         if secretLooksWrong, let evidence = secretMismatches.evidence {
-            stop(.configuration("the shared secret looks wrong: Apple answered 21004, shared secret does not match; \(evidence)"))
+            stop(
+                .configuration(
+                    "the shared secret looks wrong: Apple answered 21004, shared secret does not match; \(evidence)"))
         }
     }
 
@@ -370,14 +372,22 @@ public final class ReconciliationPipeline: @unchecked Sendable {
         guard !secretMismatches.isSystematic, secretMismatches.record(appleStatus: status) else { return false }
         let evidence = secretMismatches.evidence ?? ""
         logger.critical(
-            "Apple answers 21004 (shared secret does not match) systematically (\(evidence)): the shared secret looks wrong. Stopping the run.")
+            """
+            Apple answers 21004 (shared secret does not match) systematically (\(evidence)): \
+            the shared secret looks wrong. Stopping the run.
+            """)
         pendingResults = pendingResults.map { r in
             guard case .rejected(let reason, _) = r.kind, reason.code == .sharedSecretMismatch else { return r }
             return ItemResult(
-                item: r.item, kind: .unresolved("\(reason.code.rawValue): \(reason) (the shared secret looks wrong; run stopped)"),
-                environment: r.environment, appleStatus: r.appleStatus, attempts: r.attempts)
+                item: r.item, kind: .unresolved(Self.secretLooksWrong(reason)), environment: r.environment,
+                appleStatus: r.appleStatus, attempts: r.attempts)
         }
         return true
+    }
+
+    /// The reason of a 21004 item once 21004s are systematic: not this receipt's fault.
+    private static func secretLooksWrong(_ reason: VerdictReason) -> String {
+        "\(reason.code.rawValue): \(reason) (the shared secret looks wrong; run stopped)"
     }
 
     private func finish(_ task: ItemTask, kind: ItemResult.Kind, environment: AppleEnvironment?, appleStatus: Int?) {
@@ -416,13 +426,19 @@ public final class ReconciliationPipeline: @unchecked Sendable {
                     }
                     if let failure = written.batchFailure {
                         self.logger.warning(
-                            "a batch of \(batch.count) results could not be written at once (\(failure)); written item by item")
+                            """
+                            a batch of \(batch.count) results could not be written at once (\(failure)); \
+                            written item by item
+                            """)
                     }
                     if !written.refused.isEmpty {
                         let examples = written.refused.sorted { $0.key < $1.key }.prefix(3)
                             .map { "subscription \($0.key): \($0.value)" }.joined(separator: "; ")
                         self.logger.warning(
-                            "\(written.refused.count) item(s) hold values the database cannot store; recorded as rejected (\(examples))")
+                            """
+                            \(written.refused.count) item(s) hold values the database cannot store; \
+                            recorded as rejected (\(examples))
+                            """)
                     }
                     let unresolved = self.result.outcomes[.unresolved, default: 0]
                     let stats = self.currentStats()

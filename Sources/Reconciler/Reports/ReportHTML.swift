@@ -266,12 +266,15 @@ public enum ReportHTML {
     /// Subscriptions whose expiry Apple's answer moved earlier than the stored one: support and finance
     /// follow these up (a refund, an upgrade, or a date the app stored wrongly; the reason says which).
     static func backwardsSection(_ sample: ReportRowSample) -> String {
-        var out = "<section id=\"expiry-moved-backwards\" class=\"rows\"><h2>Expiry moved backwards (\(sample.total))</h2>\n"
+        var out = "<section id=\"expiry-moved-backwards\" class=\"rows\">"
+        out += "<h2>Expiry moved backwards (\(sample.total))</h2>\n"
         out += "<p class=\"note\">Apple's answer is the truth: these subscriptions now end earlier than the database "
-        out += "said before the run (old → new expiry). changes.csv lists them too, with expiry_moved_backwards = true.</p>\n"
+        out += "said before the run (old → new expiry). changes.csv lists them too, with "
+        out += "expiry_moved_backwards = true.</p>\n"
         if sample.total == 0 || sample.rows.isEmpty { return out + "<p>None.</p></section>\n" }
         if sample.total > tableRowLimit {
-            out += "<p class=\"note\">Showing the first \(tableRowLimit) of \(sample.total) rows; changes.csv has them all.</p>\n"
+            out += "<p class=\"note\">Showing the first \(tableRowLimit) of \(sample.total) rows; "
+            out += "changes.csv has them all.</p>\n"
         }
         let rows = sample.rows.prefix(tableRowLimit).map { row -> [String] in
             // subscription, user, "old -> new", product change, reason

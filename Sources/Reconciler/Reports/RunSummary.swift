@@ -257,7 +257,8 @@ extension RunSummary.Counts {
         self.init(
             due: try c.decode(Int.self, forKey: .due), selected: try c.decode(Int.self, forKey: .selected),
             done: try c.decode(Int.self, forKey: .done), pending: try c.decode(Int.self, forKey: .pending),
-            verified: try c.decode(Int.self, forKey: .verified), unresolved: try c.decode(Int.self, forKey: .unresolved),
+            verified: try c.decode(Int.self, forKey: .verified),
+            unresolved: try c.decode(Int.self, forKey: .unresolved),
             changed: try c.decode(Int.self, forKey: .changed), errors: try c.decode(Int.self, forKey: .errors),
             expiryMovedBackwards: try c.decodeIfPresent(Int.self, forKey: .expiryMovedBackwards) ?? 0)
     }

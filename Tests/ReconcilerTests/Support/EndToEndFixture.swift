@@ -269,10 +269,12 @@ final class EndToEndFixture: @unchecked Sendable {
             if state != "expired" || verify != "ok" || status != 21010 || autoRenew != false || ledger != 0
                 || (expires.map { $0 > limit } ?? true)
             {
+                let shownStatus = status.map(String.init) ?? "nil"
+                let shownAutoRenew = autoRenew.map(String.init) ?? "nil"
+                let shownExpires = expires.map(RFC3339.string) ?? "nil"
                 problems.append(
-                    "\(id): state \(state ?? "nil"), verify \(verify ?? "nil"), status \(status.map(String.init) ?? "nil"), "
-                        + "auto_renew \(autoRenew.map(String.init) ?? "nil"), expires \(expires.map(RFC3339.string) ?? "nil"), "
-                        + "ledger \(ledger)")
+                    "\(id): state \(state ?? "nil"), verify \(verify ?? "nil"), status \(shownStatus), "
+                        + "auto_renew \(shownAutoRenew), expires \(shownExpires), ledger \(ledger)")
             }
         }
         return problems

@@ -46,7 +46,10 @@ final class StoreWorld {
             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, 'Production')
             RETURNING id
             """,
-            ["user-" + otid, productId, otid, receipt, expiresAt, state, lastVerifiedAt, version, verifiedVersion, autoRenew])
+            [
+                "user-" + otid, productId, otid, receipt, expiresAt, state, lastVerifiedAt, version, verifiedVersion,
+                autoRenew,
+            ])
         guard let id: Int64 = try row?.decode("id") else { throw FixtureError("no id for \(otid)") }
         return id
     }
@@ -55,7 +58,8 @@ final class StoreWorld {
     func createRun(asOf: Date = StoreWorld.asOf, scanCursor: String? = nil) throws -> Int64 {
         let row = try connection.queryFirst(
             """
-            INSERT INTO reconciliation_runs (mode, status, as_of, scan_cursor) VALUES ('nightly', 'running', $1, $2::jsonb)
+            INSERT INTO reconciliation_runs (mode, status, as_of, scan_cursor)
+            VALUES ('nightly', 'running', $1, $2::jsonb)
             RETURNING id
             """, [asOf, scanCursor])
         guard let id: Int64 = try row?.decode("id") else { throw FixtureError("no run id") }

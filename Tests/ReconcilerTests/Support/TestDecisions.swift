@@ -30,7 +30,8 @@ enum TestDecisions {
     }
 
     static func decided(_ item: WorkItem, _ decision: Decision, appleStatus: Int = 0) -> ItemResult {
-        ItemResult(item: item, kind: .decided(decision), environment: .production, appleStatus: appleStatus, attempts: 1)
+        ItemResult(
+            item: item, kind: .decided(decision), environment: .production, appleStatus: appleStatus, attempts: 1)
     }
 
     static func rejected(_ item: WorkItem, _ reason: VerdictReason, appleStatus: Int?) -> ItemResult {
