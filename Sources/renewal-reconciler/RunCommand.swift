@@ -8,11 +8,13 @@ struct RunCommand: ParsableCommand {
         commandName: "run",
         abstract: "The nightly run: re-verify every subscription that is due.",
         discussion: """
-            Due: not revoked; expires_at within the next --lookahead (default 24h: renewals happen in the last \
-            day, so checking then catches them before entitlement lapses) or in the past up to --lookback \
-            (default 60d: Apple keeps retrying failed billing for up to 60 days, so a lapsed subscription can \
-            still recover that long); and not verified in the last --min-recheck (default 20h: one check a \
-            night, even if a run is repeated).
+            Due: never verified; or not revoked, expires_at within the next --lookahead (default 24h: renewals \
+            happen in the last day, so checking then catches them before entitlement lapses) or in the past up \
+            to --lookback (default 60d: Apple keeps retrying failed billing for up to 60 days, so a lapsed \
+            subscription can still recover that long), and not verified in the last --min-recheck (default 20h: \
+            one check a night, even if a run is repeated); or revoked (refunded) and either changed by the app \
+            since it was last verified or last verified more than --recheck-revoked ago (default 7d: a customer \
+            can buy again after a refund).
 
             The run takes an advisory lock (a second concurrent run exits 75 naming the first), records itself \
             in reconciliation_runs, and commits every result with the row changes it causes. A run that was \
@@ -36,6 +38,13 @@ struct RunCommand: ParsableCommand {
     @Option(help: ArgumentHelp("Skip subscriptions verified less than this long ago (e.g. 20h; 0 to recheck all).", valueName: "duration"))
     var minRecheck: DurationArgument = DurationArgument(argument: "20h")!
 
+    @Option(
+        help: ArgumentHelp(
+            "Verify revoked subscriptions again once their last verification is this old (e.g. 7d, 36h); "
+                + "sooner when the app changed the row.",
+            valueName: "duration"))
+    var recheckRevoked: DurationArgument = DurationArgument(argument: "7d")!
+
     @Flag(help: "Resume an interrupted run instead of starting a new one (the latest, or RUN_ID).")
     var resume = false
 
@@ -53,7 +62,7 @@ struct RunCommand: ParsableCommand {
                 mode: .nightly,
                 selection: .due(
                     lookaheadSeconds: lookahead.seconds, lookbackSeconds: lookback.seconds,
-                    minRecheckSeconds: minRecheck.seconds),
+                    minRecheckSeconds: minRecheck.seconds, recheckRevokedSeconds: recheckRevoked.seconds),
                 options: pipeline.runOptions(), apple: try pipeline.appleConfiguration(), now: pipeline.asOf,
                 resume: resume ? .some(runId) : nil,
                 progressStyle: ProgressReporter.style(forTerminalOr: .quiet))

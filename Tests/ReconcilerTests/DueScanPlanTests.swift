@@ -49,6 +49,44 @@ import Testing
         #expect(!later.contains("Seq Scan"), "\(later)")
     }
 
+    /// The revoked phase's page (RunScanner, phase "revoked") reads subscriptions_revoked_idx, never the table.
+    @Test func revokedPageQueryUsesTheRevokedIndexWith20000Rows() throws {
+        let world = try EndToEndFixture(subscriptions: 0)
+        let conn = try world.connect()
+        defer { conn.close() }
+        // 20,000 verified rows, every 20th revoked (1,000), verified on different days; some changed by the app.
+        try conn.execute(
+            """
+            INSERT INTO subscriptions (user_id, product_id, original_transaction_id, latest_receipt, expires_at, state,
+                                       last_verified_at, last_verify_status, version, verified_version)
+            SELECT 'user-' || g, 'com.example.renewals.pro.monthly', (1000000000000000 + g)::text, 'QUJD',
+                   timestamptz '2026-11-21T02:30:00Z' - ((g * 7919) % 400) * interval '1 day',
+                   CASE WHEN g % 20 = 0 THEN 'revoked' ELSE 'active' END,
+                   timestamptz '2026-11-21T02:30:00Z' - (g % 14) * interval '1 day', 'ok',
+                   2, CASE WHEN g % 60 = 0 THEN 1 ELSE 2 END
+              FROM generate_series(1, 20000) AS g
+            """)
+        try conn.execute("ANALYZE subscriptions")
+        let asOf = try #require(RFC3339.parse(EndToEndFixture.defaultNow))
+        for cursor: Int64 in [0, 10_000] {
+            // The exact shape of RunScanner's revoked-phase page query (its $1, the run id, is unused here).
+            let plan = try conn.query(
+                """
+                EXPLAIN SELECT id, original_transaction_id, user_id, state, expires_at, product_id, auto_renew,
+                       subscription_group_id
+                  FROM subscriptions
+                 WHERE state = 'revoked' AND id > $1
+                   AND (version IS DISTINCT FROM verified_version
+                        OR last_verified_at IS NULL OR last_verified_at < $2)
+                 ORDER BY id
+                 LIMIT $3
+                """, [cursor, asOf.addingTimeInterval(-7 * 86_400), Int64(5000)]
+            ).map { try $0.decode(0, as: String.self) }.joined(separator: "\n")
+            #expect(plan.contains("subscriptions_revoked_idx"), "\(plan)")
+            #expect(!plan.contains("Seq Scan"), "\(plan)")
+        }
+    }
+
     private func explain(_ conn: PostgresConnection, asOf: Date, cursor: Date) throws -> String {
         try conn.query(
             """

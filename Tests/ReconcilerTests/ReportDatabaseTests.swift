@@ -58,15 +58,16 @@ import Testing
                 INSERT INTO reconciliation_items (run_id, subscription_id, original_transaction_id, status, outcome,
                     user_id, previous_state, new_state, previous_expires_at, new_expires_at, previous_product_id,
                     product_id, subscription_group_id, auto_renew, previous_auto_renew, auto_renew_product_id,
-                    environment, apple_status, attempts, reason)
-                VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20)
+                    environment, apple_status, attempts, reason, expiry_moved_backwards)
+                VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20,
+                        $21)
                 """,
                 [
                     data.run.id, item.subscriptionId, item.originalTransactionId, item.status, item.outcome,
                     item.userId, item.previousState, item.newState, item.previousExpiresAt, item.newExpiresAt,
                     item.previousProductId, item.productId, item.subscriptionGroupId, item.autoRenew,
                     item.previousAutoRenew, item.autoRenewProductId, item.environment, item.appleStatus,
-                    item.attempts, item.reason,
+                    item.attempts, item.reason, item.expiryMovedBackwards,
                 ])
         }
         for t in data.transactions {
@@ -179,6 +180,21 @@ import Testing
         #expect(transactions.rows.count == transactionsInDatabase)
         #expect(summary.transactions.refundsSeen == (try Self.count(c, "SELECT count(*) FROM subscription_transactions WHERE refund_seen_run_id = 42")))
         #expect(summary.counts.unresolved == (try Self.count(c, "SELECT count(*) FROM reconciliation_items WHERE run_id = 42 AND outcome = 'unresolved'")))
+        // Backwards expiry moves: counted, flagged with their reason in changes.csv, listed in report.html.
+        let backwardsInDatabase = try Self.count(
+            c,
+            """
+            SELECT count(*) FROM reconciliation_items WHERE run_id = 42 AND status = 'done' AND expiry_moved_backwards
+               AND outcome NOT IN ('unresolved', 'rejected', 'conflict')
+            """)
+        #expect(backwardsInDatabase == 2)
+        #expect(summary.counts.expiryMovedBackwards == backwardsInDatabase)
+        let flag = try #require(changes.header.firstIndex(of: "expiry_moved_backwards"))
+        let reasonColumn = try #require(changes.header.firstIndex(of: "reason"))
+        let flagged = changes.rows.filter { $0[flag] == "true" }
+        #expect(flagged.count == backwardsInDatabase)
+        #expect(flagged.first { $0[0] == "1000005" }?[reasonColumn] == ReportSampleData.backwardsRefundReason)
+        #expect(changes.rows.first { $0[0] == "1000001" }?[flag] == "false")
 
         // Hostile user ids stay text: neutralised in CSV, escaped in HTML.
         let hostileRow = try #require(changes.rows.first { $0[0] == "1000001" })
@@ -188,6 +204,7 @@ import Testing
         // RFC 3339 UTC dates.
         #expect(hostileRow[6] == "2024-05-30T00:00:00Z")
         let html = try String(contentsOf: folder.appendingPathComponent("report.html"), encoding: .utf8)
+        #expect(html.contains("<h2>Expiry moved backwards (2)</h2>"))
         #expect(!html.contains(ReportSampleData.htmlUserId))
         for id in ReportHTML.chartIds { #expect(html.contains("id=\"\(id)\"")) }
         #expect(summary.money.renewalRevenue.first?.amount == "19.98")

@@ -48,6 +48,29 @@ import Testing
         #expect(html.contains("19.98 USD"))
     }
 
+    @Test func backwardsExpiryMovesHaveTheirOwnSection() throws {
+        let html = ReportHTML.render(data: data, summary: RunSummary(data: data))
+        let start = try #require(html.range(of: "<section id=\"expiry-moved-backwards\""))
+        let section = String(html[start.lowerBound...]).components(separatedBy: "</section>")[0]
+        #expect(section.contains("<h2>Expiry moved backwards (2)</h2>"))
+        #expect(section.contains("<td>1000005</td><td>u5</td><td>2024-05-21T00:00:00Z → 2024-04-30T21:36:00Z</td>"))
+        #expect(section.contains("<td>pro.monthly -&gt; pro.yearly</td>"))
+        #expect(section.contains(HTMLText.escape(ReportSampleData.backwardsUpgradeReason)))
+        #expect(!section.contains("1000001"))
+        #expect(html.contains("<div class=\"num\">2</div><div class=\"lbl\">Expiry moved back</div>"))
+        // The section comes before the full changes table.
+        let changes = try #require(html.range(of: "<section id=\"changes\""))
+        #expect(start.lowerBound < changes.lowerBound)
+    }
+
+    @Test func noBackwardsMovesSaysNone() {
+        var quiet = data
+        for index in quiet.items.indices { quiet.items[index].expiryMovedBackwards = false }
+        let html = ReportHTML.render(data: quiet, summary: RunSummary(data: quiet))
+        #expect(html.contains("<h2>Expiry moved backwards (0)</h2>"))
+        #expect(html.contains("changes.csv lists them too, with expiry_moved_backwards = true.</p>\n<p>None.</p>"))
+    }
+
     @Test func escapingCoversAllSpecialCharactersAndControls() {
         let page = ReportHTML.table(columns: ["a"], rows: [["<&>\"'\u{0}\u{1B}x"]], numericFrom: nil)
         #expect(page.contains("<td>&lt;&amp;&gt;&quot;&#39;x</td>"))

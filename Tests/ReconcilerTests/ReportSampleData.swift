@@ -7,6 +7,12 @@ enum ReportSampleData {
     static let hostileUserId = "=HYPERLINK(\"http://x\",\"y\")"
     static let htmlUserId = "<script>alert(1)</script>"
     static let asOf = Date(timeIntervalSince1970: 1_714_521_600)  // 2024-05-01T00:00:00Z
+    static let backwardsRefundReason =
+        "transaction 2000005 was refunded/revoked at 2024-04-30T21:36:00Z: expiry moves back from "
+        + "2024-05-21T00:00:00Z to 2024-04-30T21:36:00Z"
+    static let backwardsUpgradeReason =
+        "Apple's answer has an earlier expiry than the stored row (nothing refunded): expiry moves back from "
+        + "2024-05-06T00:00:00Z to 2024-05-03T00:00:00Z, product pro.monthly -> pro.yearly"
 
     static func date(_ days: Double, _ base: Date = asOf) -> Date { base.addingTimeInterval(days * 86_400) }
 
@@ -60,15 +66,16 @@ enum ReportSampleData {
                 appleStatus: 0, attempts: 2),
             ReportItem(
                 subscriptionId: 5, originalTransactionId: "1000005", outcome: "revoked", userId: "u5",
-                previousState: "active", newState: "revoked", previousExpiresAt: date(20), newExpiresAt: date(20),
+                previousState: "active", newState: "revoked", previousExpiresAt: date(20), newExpiresAt: date(-0.1),
                 previousProductId: "pro.monthly", productId: "pro.monthly", subscriptionGroupId: "g1",
-                autoRenew: false, previousAutoRenew: true, environment: "Production", appleStatus: 0, attempts: 1),
+                autoRenew: false, previousAutoRenew: true, environment: "Production", appleStatus: 0, attempts: 1,
+                reason: backwardsRefundReason, expiryMovedBackwards: true),
             ReportItem(
                 subscriptionId: 6, originalTransactionId: "1000006", outcome: "changed", userId: "-u6",
-                previousState: "active", newState: "active", previousExpiresAt: date(5), newExpiresAt: date(5),
+                previousState: "active", newState: "active", previousExpiresAt: date(5), newExpiresAt: date(2),
                 previousProductId: "pro.monthly", productId: "pro.yearly", subscriptionGroupId: "g1", autoRenew: true,
                 previousAutoRenew: true, autoRenewProductId: "pro.yearly", environment: "Sandbox", appleStatus: 0,
-                attempts: 1),
+                attempts: 1, reason: backwardsUpgradeReason, expiryMovedBackwards: true),
             ReportItem(
                 subscriptionId: 7, originalTransactionId: "1000007", outcome: "rejected", userId: "u7",
                 previousState: "active", newState: "active", previousExpiresAt: date(3), newExpiresAt: date(3),

@@ -14,6 +14,8 @@ import Testing
         #expect(summary.counts.errors == 3)
         // renewed, lapsed(3), recovered, revoked, changed, lapsed(10): unchanged and errors excluded.
         #expect(summary.counts.changed == 6)
+        // Items 5 (refund) and 6 (earlier expiry, product change); never errors or pending items.
+        #expect(summary.counts.expiryMovedBackwards == 2)
         #expect(summary.byOutcome["lapsed"] == 2)
         #expect(summary.byOutcome["pending"] == 1)
         #expect(summary.byOutcome["unchanged"] == 1)
@@ -64,10 +66,31 @@ import Testing
         #expect(object["exit_status"] as? String == "unknown")
         let counts = try #require(object["counts"] as? [String: Any])
         #expect(counts["due"] as? Int == 11)
+        #expect(counts["expiry_moved_backwards"] as? Int == 2)
         let apple = try #require(object["apple"] as? [String: Any])
         #expect(apple["by_apple_status"] as? [String: Int] == ["0": 11, "21002": 2])
         let decoded = try JSONDecoder().decode(RunSummary.self, from: summary.jsonData())
         #expect(decoded == summary)
+    }
+
+    @Test func backwardsMovesOfErrorItemsAreNotCounted() {
+        var data = ReportSampleData.data()
+        // A conflict or rejection wrote nothing: a flag on it (impossible from the store) must not count.
+        data.items[6].expiryMovedBackwards = true
+        data.items[8].expiryMovedBackwards = true
+        #expect(RunSummary(data: data).counts.expiryMovedBackwards == 2)
+    }
+
+    @Test func aSummaryWrittenBeforeTheBackwardsCountDecodesWithZero() throws {
+        let summary = RunSummary(data: ReportSampleData.data())
+        var object = try #require(try JSONSerialization.jsonObject(with: summary.jsonData()) as? [String: Any])
+        var counts = try #require(object["counts"] as? [String: Any])
+        counts.removeValue(forKey: "expiry_moved_backwards")
+        object["counts"] = counts
+        let old = try JSONSerialization.data(withJSONObject: object)
+        let decoded = try JSONDecoder().decode(RunSummary.self, from: old)
+        #expect(decoded.counts.expiryMovedBackwards == 0)
+        #expect(decoded.counts.changed == summary.counts.changed)
     }
 }
 

@@ -55,7 +55,10 @@ import Testing
         #expect(actual.ledger == expected.ledger)
         #expect(actual.outcomes == expected.outcomes)
         #expect(actual.outcomes.values.reduce(0, +) == Self.subscriptions)
-        #expect(try world.compareWithTruth().matched == Self.subscriptions)
+        let truth = try world.compareWithTruth()
+        let comparable = try world.comparableTruthCount()
+        #expect(truth.matched == truth.compared && truth.compared == comparable)
+        #expect(try world.accountNotFoundProblems().problems.isEmpty)
     }
 
     static func endState(_ world: EndToEndFixture, runId: Int64) throws -> EndState {

@@ -13,7 +13,8 @@ public enum ReconcilerExitCode: Int32, Sendable, CaseIterable {
     case usage = 64
     /// Another run holds the lock; try again later.
     case locked = 75
-    /// Configuration error: missing/wrong shared secret (Apple 21004), bad URL, missing bundle id, ...
+    /// Configuration error: missing/wrong shared secret (Apple answering 21004 systematically), bad URL,
+    /// missing bundle id, ...
     case configuration = 78
 
     /// One line per code, for `--help`.

@@ -68,3 +68,15 @@ public struct ItemResult: Sendable {
         }
     }
 }
+
+extension ItemResult {
+    /// This item as the store records it when its values cannot be stored: `rejected` with `reason`
+    /// (`implausible_value`), same item, environment and attempts; Apple's status kept only when it fits an
+    /// `integer` column. The subscription row is not touched for it (see `RunStore`).
+    func refused(_ reason: VerdictReason) -> ItemResult {
+        ItemResult(
+            item: item, kind: .rejected(reason, invalidReceipt: false), environment: environment,
+            appleStatus: appleStatus.flatMap { StorableValueCheck.integerRange.contains($0) ? $0 : nil },
+            attempts: attempts)
+    }
+}

@@ -4,7 +4,8 @@
 public protocol PipelineStore: AnyObject, Sendable {
     /// Pending items of the run with `subscription_id > after`, in id order, at most `limit`.
     func fetchPending(after subscriptionId: Int64, limit: Int) throws -> [WorkItem]
-    /// Writes one batch of results in one transaction; returns the subscription ids that ended as
-    /// `conflict` (the row changed since it was read and was left as it is).
-    func write(_ results: [ItemResult]) throws -> Set<Int64>
+    /// Writes one batch of results (in one transaction, or item by item when the batch cannot be written
+    /// as a whole); says which items ended as `conflict` and which the store refused. Throws only when the
+    /// database cannot take even an item's bookkeeping (the run then stops).
+    func write(_ results: [ItemResult]) throws -> BatchWriteResult
 }

@@ -15,7 +15,8 @@ import ReceiptDomain
 public final class ReconciliationPipeline: @unchecked Sendable {
     /// Why a run stopped before finishing its items.
     public enum StopReason: Sendable, Equatable {
-        /// Apple said our configuration is wrong (21004 shared secret, 21000): stop, exit 78.
+        /// Our configuration is wrong (21004 answers turned systematic: the shared secret; 21000; HTTP 4xx):
+        /// stop, exit 78.
         case configuration(String)
         /// SIGINT/SIGTERM or a caller's request: the run is resumable.
         case interrupted(String)
@@ -68,6 +69,8 @@ public final class ReconciliationPipeline: @unchecked Sendable {
     /// Items sleeping between retries.
     private var waitingForRetry: [ObjectIdentifier: ItemTask] = [:]
     private var result = Result()
+    /// Fed with the Apple status of every answer that finishes an item.
+    private var secretMismatches = SharedSecretMismatchDetector()
     private var stopReason: StopReason?
     private var done = false
     private var startedAt = ContinuousClock.now
@@ -317,6 +320,7 @@ public final class ReconciliationPipeline: @unchecked Sendable {
 
     private func complete(_ task: ItemTask, _ final: VerificationAttempt.Final) {
         let last = task.lastAttempt
+        let secretLooksWrong = last?.appleStatus.map(noteAppleStatus) ?? false
         switch final {
         case .ok(_, let environment):
             guard let decision = task.decision else {
@@ -333,6 +337,18 @@ public final class ReconciliationPipeline: @unchecked Sendable {
             // 21100-21199 marked not retryable: stop asking now, but it is Apple's internal error, not a verdict
             // on the receipt, so the item is unresolved (row untouched, due again next run), never `rejected`.
             finish(task, kind: .unresolved("\(reason.code.rawValue): \(reason) (not retried)"), environment: task.plan.environment, appleStatus: reason.appleStatus ?? last?.appleStatus)
+        case .rejected(let reason) where reason.code == .sharedSecretMismatch && secretMismatches.isSystematic:
+            // Not this receipt's problem: the secret is wrong for every receipt. Row untouched, due again.
+            finish(
+                task, kind: .unresolved(Self.secretLooksWrong(reason)), environment: task.plan.environment,
+                appleStatus: reason.appleStatus ?? last?.appleStatus)
+        case .rejected(let reason) where reason.code == .accountNotFound:
+            // 21010: "treat as if a purchase was never made": the entitlement ends, written like any decision.
+            let decision = DecisionEngine.accountNotFound(
+                stored: task.item.stored, now: fixedNow ?? Date(), environment: task.plan.environment)
+            finish(
+                task, kind: .decided(decision), environment: decision.environment ?? task.plan.environment,
+                appleStatus: reason.appleStatus ?? last?.appleStatus)
         case .rejected(let reason):
             finish(task, kind: .rejected(reason, invalidReceipt: reason.code == .invalidReceipt), environment: task.plan.environment, appleStatus: reason.appleStatus ?? last?.appleStatus)
         case .unresolved(let reason):
@@ -342,6 +358,36 @@ public final class ReconciliationPipeline: @unchecked Sendable {
             finish(task, kind: .unresolved("\(reason.code.rawValue): \(reason)"), environment: task.plan.environment, appleStatus: reason.appleStatus)
             stop(.configuration("\(reason.code.rawValue): \(reason)"))
         }
+        if secretLooksWrong, let evidence = secretMismatches.evidence {
+            stop(
+                .configuration(
+                    "the shared secret looks wrong: Apple answered 21004, shared secret does not match; \(evidence)"))
+        }
+    }
+
+    /// Feeds the 21004 detector; returns true when this answer made the 21004s systematic. Then 21004
+    /// rejections not yet written become unresolved (rows untouched: the receipts were never really checked)
+    /// and the caller stops the run.
+    private func noteAppleStatus(_ status: Int) -> Bool {
+        guard !secretMismatches.isSystematic, secretMismatches.record(appleStatus: status) else { return false }
+        let evidence = secretMismatches.evidence ?? ""
+        logger.critical(
+            """
+            Apple answers 21004 (shared secret does not match) systematically (\(evidence)): \
+            the shared secret looks wrong. Stopping the run.
+            """)
+        pendingResults = pendingResults.map { r in
+            guard case .rejected(let reason, _) = r.kind, reason.code == .sharedSecretMismatch else { return r }
+            return ItemResult(
+                item: r.item, kind: .unresolved(Self.secretLooksWrong(reason)), environment: r.environment,
+                appleStatus: r.appleStatus, attempts: r.attempts)
+        }
+        return true
+    }
+
+    /// The reason of a 21004 item once 21004s are systematic: not this receipt's fault.
+    private static func secretLooksWrong(_ reason: VerdictReason) -> String {
+        "\(reason.code.rawValue): \(reason) (the shared secret looks wrong; run stopped)"
     }
 
     private func finish(_ task: ItemTask, kind: ItemResult.Kind, environment: AppleEnvironment?, appleStatus: Int?) {
@@ -368,16 +414,31 @@ public final class ReconciliationPipeline: @unchecked Sendable {
         pendingResults.removeFirst(batch.count)
         writing = true
         writeQueue.async {
-            let outcome: Swift.Result<Set<Int64>, any Error> = Swift.Result { try self.store.write(batch) }
+            let outcome: Swift.Result<BatchWriteResult, any Error> = Swift.Result { try self.store.write(batch) }
             self.queue.async {
                 self.writing = false
                 self.active -= batch.count
                 switch outcome {
-                case .success(let conflicts):
+                case .success(let written):
                     self.result.written += batch.count
                     for item in batch {
-                        let outcome = conflicts.contains(item.item.subscriptionId) ? .conflict : item.outcome
-                        self.result.outcomes[outcome, default: 0] += 1
+                        self.result.outcomes[written.outcome(of: item), default: 0] += 1
+                    }
+                    if let failure = written.batchFailure {
+                        self.logger.warning(
+                            """
+                            a batch of \(batch.count) results could not be written at once (\(failure)); \
+                            written item by item
+                            """)
+                    }
+                    if !written.refused.isEmpty {
+                        let examples = written.refused.sorted { $0.key < $1.key }.prefix(3)
+                            .map { "subscription \($0.key): \($0.value)" }.joined(separator: "; ")
+                        self.logger.warning(
+                            """
+                            \(written.refused.count) item(s) hold values the database cannot store; \
+                            recorded as rejected (\(examples))
+                            """)
                     }
                     let unresolved = self.result.outcomes[.unresolved, default: 0]
                     let stats = self.currentStats()

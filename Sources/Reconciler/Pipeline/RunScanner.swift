@@ -22,8 +22,10 @@ public struct RunScanner {
     @discardableResult
     public func scan(_ selection: Selection, onPage: (Int) -> Void = { _ in }) throws -> Int {
         switch selection {
-        case .due(let lookahead, let lookback, let minRecheck):
-            try scanDue(lookahead: lookahead, lookback: lookback, minRecheck: minRecheck, onPage: onPage)
+        case .due(let lookahead, let lookback, let minRecheck, let recheckRevoked):
+            try scanDue(
+                lookahead: lookahead, lookback: lookback, minRecheck: minRecheck, recheckRevoked: recheckRevoked,
+                onPage: onPage)
         case .backfill(let filter):
             try scanBackfill(filter, onPage: onPage)
         }
@@ -37,14 +39,24 @@ public struct RunScanner {
                                           subscription_group_id)
         """
 
-    private func scanDue(lookahead: Double, lookback: Double, minRecheck: Double, onPage: (Int) -> Void) throws {
+    /// The phases of the due scan, in order; the cursor stores the current one.
+    static let duePhases = ["unverified", "window", "revoked"]
+
+    private func scanDue(
+        lookahead: Double, lookback: Double, minRecheck: Double, recheckRevoked: Double, onPage: (Int) -> Void
+    ) throws {
         // Phase 1: rows never verified (id order, partial index subscriptions_unverified_idx).
         // Phase 2: the expiry window (expires_at, id order, partial index subscriptions_due_idx).
-        // The cursor records the phase, so a run killed mid-scan resumes in the right one; items are
-        // inserted ON CONFLICT DO NOTHING, so a row in both phases is selected once.
+        // Phase 3: revoked rows the app changed since the reconciler verified them (`version` moved past
+        // `verified_version`), or verified longer ago than the recheck interval (id order, partial index
+        // subscriptions_revoked_idx): a customer can buy again after a refund.
+        // The cursor records the phase, so a run killed mid-scan resumes in the right one (a run stored by an
+        // older build, stopped in the window phase, goes on to the revoked phase); items are inserted
+        // ON CONFLICT DO NOTHING, so a row in two phases is selected once.
         let from = asOf.addingTimeInterval(-lookback)
         let to = asOf.addingTimeInterval(lookahead)
         let recheckBefore = asOf.addingTimeInterval(-minRecheck)
+        let revokedRecheckBefore = asOf.addingTimeInterval(-max(recheckRevoked, minRecheck))
         while true {
             let finished: Bool = try connection.transaction { conn in
                 let run = try conn.queryFirst(
@@ -69,6 +81,18 @@ public struct RunScanner {
                          LIMIT $3
                         """
                     params = [runId, cursorId, Int64(pageSize)]
+                } else if phase == "revoked" {
+                    pageSQL = """
+                        SELECT id, original_transaction_id, user_id, state, expires_at, product_id, auto_renew,
+                               subscription_group_id
+                          FROM subscriptions
+                         WHERE state = 'revoked' AND id > $2
+                           AND (version IS DISTINCT FROM verified_version
+                                OR last_verified_at IS NULL OR last_verified_at < $3)
+                         ORDER BY id
+                         LIMIT $4
+                        """
+                    params = [runId, cursorId, revokedRecheckBefore, Int64(pageSize)]
                 } else {
                     let cursorExpires: Date = try run.decode("cursor_expires_at", as: Date?.self) ?? Date.distantPast
                     pageSQL = """
@@ -96,7 +120,7 @@ public struct RunScanner {
                         RETURNING 1
                     ), last AS (
                         SELECT expires_at, id FROM page
-                         ORDER BY \(phase == "unverified" ? "id DESC" : "expires_at DESC, id DESC") LIMIT 1
+                         ORDER BY \(phase == "window" ? "expires_at DESC, id DESC" : "id DESC") LIMIT 1
                     )
                     SELECT (SELECT count(*) FROM page) AS page_rows,
                            (SELECT count(*) FROM inserted) AS inserted_rows,
@@ -113,8 +137,10 @@ public struct RunScanner {
                 let completed: Bool
                 var nextCursorId: Int64? = lastId
                 var cursorExpires: Date? = phase == "window" ? lastExpires : nil
-                if phaseDone && phase == "unverified" {
-                    nextPhase = "window"
+                let following = Self.duePhases.firstIndex(of: phase).map { $0 + 1 }
+                    .flatMap { $0 < Self.duePhases.count ? Self.duePhases[$0] : nil }
+                if phaseDone, let following {
+                    nextPhase = following
                     completed = false
                     nextCursorId = nil
                     cursorExpires = nil

@@ -7,11 +7,18 @@ import ReceiptDomain
 ///
 /// Safety rules enforced here, not only in the engine:
 /// - a row is written only if its `version` is the one read (else the item is a `conflict` and the
-///   row is left exactly as the app wrote it);
-/// - `expires_at` never moves backwards unless the decision says so (refund/revocation):
-///   `GREATEST(stored, new)` otherwise;
+///   row is left exactly as the app wrote it): newer data from the app is never overwritten;
+/// - otherwise Apple's verified answer is the truth: the decision's expiry, product and state are written as
+///   they are, an earlier expiry included (recorded on the item as `expiry_moved_backwards` with its reason);
+/// - every write of a row sets `verified_version` to the `version` that write produces (the trigger bumps
+///   it by one), so a later change by the app shows as `version <> verified_version`;
 /// - ledger rows are inserted idempotently (`ON CONFLICT (transaction_id)`), a later refund updates them;
-/// - a dry run writes only the run's own tables.
+/// - a dry run writes only the run's own tables;
+/// - one unstorable value never fails the run: values PostgreSQL cannot hold are found before writing
+///   (`StorableValueCheck`), and a batch the database still refuses is written again item by item, each in
+///   its own transaction; an item whose own write fails is recorded as `rejected` (`implausible_value`,
+///   naming what was refused), its subscription row untouched. Only an item's bare bookkeeping failing
+///   stops the run.
 ///
 /// Threading: two `PostgresConnection`s, one for reads (used only from the pipeline's read queue) and
 /// one for writes (only from its write queue).
@@ -80,12 +87,74 @@ public final class RunStore: PipelineStore, @unchecked Sendable {
         }
     }
 
-    public func write(_ results: [ItemResult]) throws -> Set<Int64> {
-        let conflicts = try withConnectionRetry {
-            try connection.transaction { conn in try self.writeLocked(results, conn) }
+    public func write(_ results: [ItemResult]) throws -> BatchWriteResult {
+        // Values PostgreSQL cannot store refuse their item before any statement runs.
+        var refused: [Int64: String] = [:]
+        let checked = results.map { result -> ItemResult in
+            guard let problem = StorableValueCheck.problem(in: result) else { return result }
+            let rejected = result.refused(VerdictReason(.implausibleValue, detail: problem))
+            refused[result.item.subscriptionId] = rejected.reason
+            return rejected
         }
-        CrashPoints.reach("batch-committed")
-        return conflicts
+        let skipRows = Set(refused.keys)
+        do {
+            let conflicts = try withConnectionRetry {
+                try connection.transaction { conn in try self.writeLocked(checked, skipRows: skipRows, conn) }
+            }
+            CrashPoints.reach("batch-committed")
+            return BatchWriteResult(conflicts: conflicts, refused: refused)
+        } catch let error as PostgresError where !error.isConnectionError {
+            // Something in the batch is refused by the database itself: find it item by item.
+            var result = BatchWriteResult(refused: refused, batchFailure: Self.safeDescription(error))
+            for item in checked {
+                let id = item.item.subscriptionId
+                do {
+                    let conflicts = try withConnectionRetry {
+                        try connection.transaction { conn in
+                            try self.writeLocked([item], skipRows: skipRows.contains(id) ? [id] : [], conn)
+                        }
+                    }
+                    result.conflicts.formUnion(conflicts)
+                } catch let itemError as PostgresError where !itemError.isConnectionError {
+                    let rejected = item.refused(
+                        VerdictReason(
+                            .implausibleValue,
+                            detail: "PostgreSQL refused this item's write (\(Self.safeDescription(itemError)))"))
+                    // The bare bookkeeping: the item and the run's counters, the subscription row untouched.
+                    _ = try withConnectionRetry {
+                        try connection.transaction { conn in try self.writeLocked([rejected], skipRows: [id], conn) }
+                    }
+                    result.refused[id] = rejected.reason
+                }
+            }
+            CrashPoints.reach("batch-committed")
+            return result
+        }
+    }
+
+    /// A database error as it may be recorded and logged: SQLSTATE and the server's primary message, never
+    /// its detail (a check violation's detail holds the whole row, receipt included); long runs of base64
+    /// characters (a receipt echoed by a trigger's message) are cut out.
+    static func safeDescription(_ error: PostgresError) -> String {
+        var text = error.sqlState.map { "SQLSTATE \($0): " } ?? ""
+        text += error.message
+        text = Redactor.shared.redact(StorableValueCheck.storableText(text))
+        var out = ""
+        var run = ""
+        func flushRun() {
+            out += run.count >= 40 ? "[…]" : run
+            run = ""
+        }
+        for character in text {
+            if character.isASCII && (character.isLetter || character.isNumber || "+/=".contains(character)) {
+                run.append(character)
+            } else {
+                flushRun()
+                out.append(character)
+            }
+        }
+        flushRun()
+        return out.count > 240 ? String(out.prefix(240)) + "…" : out
     }
 
     /// Retries `body` while the failure is a lost connection (the wrapper reconnects on the next call),
@@ -102,11 +171,15 @@ public final class RunStore: PipelineStore, @unchecked Sendable {
         }
     }
 
-    private func writeLocked(_ results: [ItemResult], _ conn: PostgresConnection) throws -> Set<Int64> {
+    /// Writes `results` on `conn` (inside its transaction); the subscription rows of `skipRows` (items the
+    /// store refused) are not touched, only their items.
+    private func writeLocked(_ results: [ItemResult], skipRows: Set<Int64>, _ conn: PostgresConnection) throws
+        -> Set<Int64>
+    {
         var conflicts = Set<Int64>()
         var decided: [(ItemResult, Decision)] = []
         var rejected: [(ItemResult, VerdictReason, Bool)] = []
-        for result in results {
+        for result in results where !skipRows.contains(result.item.subscriptionId) {
             switch result.kind {
             case .decided(let decision): decided.append((result, decision))
             case .rejected(let reason, let invalid):
@@ -151,8 +224,7 @@ public final class RunStore: PipelineStore, @unchecked Sendable {
             """
             UPDATE subscriptions AS s SET
                 latest_receipt = COALESCE(v.latest_receipt, s.latest_receipt),
-                expires_at = CASE WHEN v.allow_backwards THEN v.expires_at
-                                  ELSE GREATEST(s.expires_at, v.expires_at) END,
+                expires_at = COALESCE(v.expires_at, s.expires_at),
                 state = v.state,
                 product_id = v.product_id,
                 environment = COALESCE(v.environment, s.environment),
@@ -170,12 +242,13 @@ public final class RunStore: PipelineStore, @unchecked Sendable {
                 last_verified_at = $1,
                 last_verify_status = 'ok',
                 last_apple_status = v.apple_status,
-                last_error = NULL
-            FROM unnest($2::bigint[], $3::bigint[], $4::text[], $5::timestamptz[], $6::boolean[], $7::text[],
-                        $8::text[], $9::text[], $10::boolean[], $11::text[], $12::timestamptz[], $13::bigint[],
-                        $14::boolean[], $15::boolean[], $16::boolean[], $17::text[], $18::text[], $19::timestamptz[],
-                        $20::bigint[], $21::bigint[])
-                AS v(id, version, latest_receipt, expires_at, allow_backwards, state, product_id, environment,
+                last_error = NULL,
+                verified_version = s.version + 1  -- the version subscriptions_bump_version gives this row now
+            FROM unnest($2::bigint[], $3::bigint[], $4::text[], $5::timestamptz[], $6::text[],
+                        $7::text[], $8::text[], $9::boolean[], $10::text[], $11::timestamptz[], $12::bigint[],
+                        $13::boolean[], $14::boolean[], $15::boolean[], $16::text[], $17::text[], $18::timestamptz[],
+                        $19::bigint[], $20::bigint[])
+                AS v(id, version, latest_receipt, expires_at, state, product_id, environment,
                      auto_renew, auto_renew_product_id, grace_period_expires_at, expiration_intent, in_billing_retry,
                      is_trial, is_intro_offer, subscription_group_id, latest_transaction_id, revoked_at,
                      cancellation_reason, apple_status)
@@ -188,7 +261,6 @@ public final class RunStore: PipelineStore, @unchecked Sendable {
                 decided.map { Optional($0.0.item.version) },
                 decided.map { $0.1.latestReceipt },
                 decided.map { $0.1.expiresAt },
-                decided.map { Optional($0.1.expiryMovedBackwards) },
                 decided.map { $0.1.state?.rawValue },
                 decided.map { Optional($0.1.productId) },
                 decided.map { $0.1.environment?.rawValue ?? $0.0.environment?.rawValue },
@@ -203,7 +275,7 @@ public final class RunStore: PipelineStore, @unchecked Sendable {
                 decided.map { $0.1.latestTransactionId },
                 decided.map { $0.1.revokedAt },
                 decided.map { $0.1.cancellationReason.map(Int64.init) },
-                decided.map { $0.0.appleStatus.map(Int64.init) },
+                decided.map { StorableValueCheck.integerOrNull($0.0.appleStatus) },
             ])
         return Set(try rows.map { try $0.decode("id", as: Int64.self) })
     }
@@ -216,7 +288,8 @@ public final class RunStore: PipelineStore, @unchecked Sendable {
                 last_verified_at = $1,
                 last_verify_status = v.status,
                 last_apple_status = v.apple_status,
-                last_error = v.error
+                last_error = v.error,
+                verified_version = s.version + 1
             FROM unnest($2::bigint[], $3::bigint[], $4::text[], $5::bigint[], $6::text[])
                 AS v(id, version, status, apple_status, error)
             WHERE s.id = v.id AND s.version = v.version
@@ -227,8 +300,8 @@ public final class RunStore: PipelineStore, @unchecked Sendable {
                 rejected.map { Optional($0.0.item.subscriptionId) },
                 rejected.map { Optional($0.0.item.version) },
                 rejected.map { Optional($0.2 ? "invalid_receipt" : "rejected") },
-                rejected.map { $0.0.appleStatus.map(Int64.init) },
-                rejected.map { Optional("\($0.1.code.rawValue): \($0.1)") },
+                rejected.map { StorableValueCheck.integerOrNull($0.0.appleStatus) },
+                rejected.map { Optional(StorableValueCheck.storableText("\($0.1.code.rawValue): \($0.1)")) },
             ])
         return Set(try rows.map { try $0.decode("id", as: Int64.self) })
     }
@@ -367,12 +440,8 @@ public final class RunStore: PipelineStore, @unchecked Sendable {
                 results.map { r -> String? in conflicts.contains(r.item.subscriptionId) ? nil : decision(r)?.state?.rawValue },
                 results.map { r -> Date? in
                     guard !conflicts.contains(r.item.subscriptionId), let d = decision(r) else { return nil }
-                    // What was stored: never earlier than before unless the decision moved it back.
-                    if d.expiryMovedBackwards { return d.expiresAt }
-                    switch (d.expiresAt, r.item.stored.expiresAt) {
-                    case (let new?, let old?): return max(new, old)
-                    case (let new, let old): return new ?? old
-                    }
+                    // What was stored: Apple's expiry as it is (see updateDecided).
+                    return d.expiresAt ?? r.item.stored.expiresAt
                 },
                 results.map { r -> String? in
                     conflicts.contains(r.item.subscriptionId) ? nil : decision(r)?.productId
@@ -383,12 +452,12 @@ public final class RunStore: PipelineStore, @unchecked Sendable {
                     conflicts.contains(r.item.subscriptionId) ? nil : decision(r)?.autoRenewProductId
                 },
                 results.map { $0.environment?.rawValue },
-                results.map { $0.appleStatus.map(Int64.init) },
-                results.map { Optional(Int64($0.attempts)) },
+                results.map { StorableValueCheck.integerOrNull($0.appleStatus) },
+                results.map { Optional(StorableValueCheck.integerOrNull($0.attempts) ?? 0) },
                 results.map { r -> String? in
                     conflicts.contains(r.item.subscriptionId)
                         ? "the row changed since it was read (the app stored new data); left as it is, verified again next run"
-                        : r.reason
+                        : r.reason.map(StorableValueCheck.storableText)
                 },
                 results.map { r -> Bool? in
                     conflicts.contains(r.item.subscriptionId) ? false : (decision(r)?.expiryMovedBackwards ?? false)

@@ -110,9 +110,11 @@ public struct ReportGenerator {
             path: "\(directory)/changes.csv", ReportTables.changeColumns, numeric: ReportTables.changeNumericColumns)
         let errors = try ReportCSVFile(
             path: "\(directory)/errors.csv", ReportTables.errorColumns, numeric: ReportTables.errorNumericColumns)
+        var backwards = ReportRowSample()
         try ReportLoader.forEachItem(db, runId: run.id, hasCatalog: hasCatalog) { item in
             accumulator.add(item)
             if item.isChange { try changes.add(ReportTables.changeRow(item)) }
+            if item.isBackwardsMove { backwards.add(ReportTables.backwardsRow(item)) }
             if item.isError { try errors.add(ReportTables.errorRow(item)) }
         }
         try changes.close()
@@ -135,7 +137,8 @@ public struct ReportGenerator {
         }
         try AtomicFiles.writeNewFile("\(directory)/summary.json", json)
         let html = ReportHTML.render(
-            summary: summary, changes: changes.sample, errors: errors.sample, transactions: transactions.sample)
+            summary: summary, changes: changes.sample, backwards: backwards, errors: errors.sample,
+            transactions: transactions.sample)
         try AtomicFiles.writeNewFile("\(directory)/report.html", Data(html.utf8))
         return summary
     }

@@ -19,6 +19,7 @@ public enum ReportHTML {
     public static func render(data: ReportData, summary: RunSummary) -> String {
         render(
             summary: summary, changes: ReportRowSample(rows: ReportTables.changeRows(data)),
+            backwards: ReportRowSample(rows: ReportTables.backwardsRows(data)),
             errors: ReportRowSample(rows: ReportTables.errorRows(data)),
             transactions: ReportRowSample(rows: ReportTables.transactionRows(data)))
     }
@@ -26,7 +27,8 @@ public enum ReportHTML {
     /// The whole page from the summary and the first rows of each table (at least `tableRowLimit`
     /// of them, or all when fewer) with each table's total row count.
     public static func render(
-        summary: RunSummary, changes: ReportRowSample, errors: ReportRowSample, transactions: ReportRowSample
+        summary: RunSummary, changes: ReportRowSample, backwards: ReportRowSample, errors: ReportRowSample,
+        transactions: ReportRowSample
     ) -> String {
         var html = """
             <!DOCTYPE html>
@@ -48,6 +50,7 @@ public enum ReportHTML {
         html += conversionsSection(summary)
         html += moneySection(summary.money)
         html += appleSection(summary.apple)
+        html += backwardsSection(backwards)
         html += rowsSection(
             title: "Changed subscriptions", file: "changes.csv", columns: ReportTables.changeColumns,
             sample: changes, id: "changes")
@@ -94,6 +97,7 @@ public enum ReportHTML {
             ("Renewed", "\(s.byOutcome["renewed"] ?? 0)"), ("Lapsed", "\(s.byOutcome["lapsed"] ?? 0)"),
             ("Refunds seen", "\(s.transactions.refundsSeen)"), ("Changed", "\(s.counts.changed)"),
             ("Unresolved", "\(s.counts.unresolved)"), ("Errors", "\(s.counts.errors)"),
+            ("Expiry moved back", "\(s.counts.expiryMovedBackwards)"),
         ]
         if s.money.renewalRevenue.isEmpty {
             cards.append(("Est. renewal revenue", "n/a"))
@@ -257,6 +261,30 @@ public enum ReportHTML {
         out += table(columns: ["error", "count"], rows: sortedCounts(a.transportErrors), numericFrom: 1) + "</div>"
         out += "</div>\n</section>\n"
         return out
+    }
+
+    /// Subscriptions whose expiry Apple's answer moved earlier than the stored one: support and finance
+    /// follow these up (a refund, an upgrade, or a date the app stored wrongly; the reason says which).
+    static func backwardsSection(_ sample: ReportRowSample) -> String {
+        var out = "<section id=\"expiry-moved-backwards\" class=\"rows\">"
+        out += "<h2>Expiry moved backwards (\(sample.total))</h2>\n"
+        out += "<p class=\"note\">Apple's answer is the truth: these subscriptions now end earlier than the database "
+        out += "said before the run (old → new expiry). changes.csv lists them too, with "
+        out += "expiry_moved_backwards = true.</p>\n"
+        if sample.total == 0 || sample.rows.isEmpty { return out + "<p>None.</p></section>\n" }
+        if sample.total > tableRowLimit {
+            out += "<p class=\"note\">Showing the first \(tableRowLimit) of \(sample.total) rows; "
+            out += "changes.csv has them all.</p>\n"
+        }
+        let rows = sample.rows.prefix(tableRowLimit).map { row -> [String] in
+            // subscription, user, "old -> new", product change, reason
+            [row[0], row[1], "\(row[2]) → \(row[3])", row[4], row[5]]
+        }
+        out += "<div class=\"scroll\">"
+        out += table(
+            columns: ["subscription", "user", "expiry (old → new)", "product change", "reason"], rows: rows,
+            numericFrom: nil, small: true)
+        return out + "</div></section>\n"
     }
 
     static func rowsSection(title: String, file: String, columns: [String], sample: ReportRowSample, id: String) -> String {

@@ -28,6 +28,9 @@ public struct ReportItem: Sendable, Equatable {
     public var lastTransactionWasTrial: Bool
     /// Same for an introductory offer.
     public var lastTransactionWasIntroOffer: Bool
+    /// Apple's answer put the expiry earlier than the stored one (refund, upgrade, or a date the app stored
+    /// wrongly); `reason` says why.
+    public var expiryMovedBackwards: Bool
 
     public init(
         subscriptionId: Int64, originalTransactionId: String, status: String = "done", outcome: String?,
@@ -35,7 +38,8 @@ public struct ReportItem: Sendable, Equatable {
         newExpiresAt: Date? = nil, previousProductId: String? = nil, productId: String? = nil,
         subscriptionGroupId: String? = nil, autoRenew: Bool? = nil, previousAutoRenew: Bool? = nil,
         autoRenewProductId: String? = nil, environment: String? = nil, appleStatus: Int? = nil, attempts: Int = 0,
-        reason: String? = nil, lastTransactionWasTrial: Bool = false, lastTransactionWasIntroOffer: Bool = false
+        reason: String? = nil, lastTransactionWasTrial: Bool = false, lastTransactionWasIntroOffer: Bool = false,
+        expiryMovedBackwards: Bool = false
     ) {
         self.subscriptionId = subscriptionId
         self.originalTransactionId = originalTransactionId
@@ -58,6 +62,7 @@ public struct ReportItem: Sendable, Equatable {
         self.reason = reason
         self.lastTransactionWasTrial = lastTransactionWasTrial
         self.lastTransactionWasIntroOffer = lastTransactionWasIntroOffer
+        self.expiryMovedBackwards = expiryMovedBackwards
     }
 
     /// The item ended as `unresolved`, `rejected` or `conflict`: it belongs in errors.csv.
@@ -69,6 +74,12 @@ public struct ReportItem: Sendable, Equatable {
         guard status == "done", let outcome, !ReportOutcome.errors.contains(outcome) else { return false }
         return previousState != newState || previousExpiresAt != newExpiresAt || previousProductId != productId
             || previousAutoRenew != autoRenew
+    }
+
+    /// A done, non-error item whose expiry Apple moved backwards: listed in report.html's own section.
+    public var isBackwardsMove: Bool {
+        guard status == "done", let outcome, !ReportOutcome.errors.contains(outcome) else { return false }
+        return expiryMovedBackwards
     }
 
     /// The product to group by: the new product, else the previous one, else `(unknown)`.

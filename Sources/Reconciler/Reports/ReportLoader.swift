@@ -97,7 +97,8 @@ public struct ReportLoader {
             autoRenewProductId: try row.decode("auto_renew_product_id"), environment: try row.decode("environment"),
             appleStatus: try row.decode("apple_status"), attempts: try row.decode("attempts"),
             reason: try row.decode("reason"), lastTransactionWasTrial: try row.decode("last_is_trial"),
-            lastTransactionWasIntroOffer: try row.decode("last_is_intro"))
+            lastTransactionWasIntroOffer: try row.decode("last_is_intro"),
+            expiryMovedBackwards: try row.decode("expiry_moved_backwards"))
     }
 
     static func transaction(_ row: PostgresRow) throws -> ReportTransaction {
@@ -137,7 +138,8 @@ public struct ReportLoader {
         i.subscription_id, i.original_transaction_id, i.status, i.outcome, i.user_id, i.previous_state, i.new_state,
         i.previous_expires_at, i.new_expires_at, i.previous_product_id, i.product_id, i.subscription_group_id,
         i.auto_renew, i.previous_auto_renew, i.auto_renew_product_id, i.environment, i.apple_status, i.attempts,
-        i.reason, COALESCE(last.is_trial, false) AS last_is_trial, COALESCE(last.is_intro_offer, false) AS last_is_intro
+        i.reason, COALESCE(last.is_trial, false) AS last_is_trial,
+        COALESCE(last.is_intro_offer, false) AS last_is_intro, i.expiry_moved_backwards
         """
 
     /// For lapsed items: was the subscription's last transaction (up to the new expiry) a trial or intro offer?

@@ -4,14 +4,21 @@ import CivilTime
 ///
 /// Values are not escaped here: `ReportFiles` encodes them with `CSVWriter`, `ReportHTML` escapes them for HTML.
 public enum ReportTables {
-    /// changes.csv columns, in order.
+    /// changes.csv columns, in order (`expiry_moved_backwards` and `reason` last, after the original columns).
     public static let changeColumns = [
         "original_transaction_id", "user_id", "product_id", "previous_state", "new_state", "previous_expires_at",
         "new_expires_at", "outcome", "auto_renew", "auto_renew_product_id", "environment", "apple_status",
+        "expiry_moved_backwards", "reason",
     ]
     /// Columns of changes.csv that hold numbers, dates or booleans (never neutralised when they look numeric).
     public static let changeNumericColumns: Set<String> = [
-        "previous_expires_at", "new_expires_at", "auto_renew", "apple_status",
+        "previous_expires_at", "new_expires_at", "auto_renew", "apple_status", "expiry_moved_backwards",
+    ]
+
+    /// Columns of report.html's "Expiry moved backwards" table (no CSV of its own: changes.csv has these rows
+    /// with `expiry_moved_backwards` true).
+    public static let backwardsColumns = [
+        "original_transaction_id", "user_id", "previous_expires_at", "new_expires_at", "product_change", "reason",
     ]
 
     /// transactions.csv columns, in order.
@@ -34,6 +41,11 @@ public enum ReportTables {
         data.items.filter(\.isChange).sorted(by: itemOrder).map(changeRow)
     }
 
+    /// Items whose expiry moved backwards (see `ReportItem.isBackwardsMove`), ordered by original transaction id.
+    public static func backwardsRows(_ data: ReportData) -> [[String]] {
+        data.items.filter(\.isBackwardsMove).sorted(by: itemOrder).map(backwardsRow)
+    }
+
     /// Transactions first seen (or refunded) in the run, ordered by purchase date then transaction id.
     public static func transactionRows(_ data: ReportData) -> [[String]] {
         data.transactions.sorted {
@@ -53,6 +65,19 @@ public enum ReportTables {
             item.previousState ?? "", item.newState ?? "", RFC3339.string(item.previousExpiresAt),
             RFC3339.string(item.newExpiresAt), item.outcome ?? "", bool(item.autoRenew),
             item.autoRenewProductId ?? "", item.environment ?? "", item.appleStatus.map(String.init) ?? "",
+            bool(item.expiryMovedBackwards), item.reason ?? "",
+        ]
+    }
+
+    /// One row of the "Expiry moved backwards" table (in `backwardsColumns` order).
+    public static func backwardsRow(_ item: ReportItem) -> [String] {
+        var productChange = ""
+        if let previous = item.previousProductId, let product = item.productId, previous != product {
+            productChange = "\(previous) -> \(product)"
+        }
+        return [
+            item.originalTransactionId, item.userId ?? "", RFC3339.string(item.previousExpiresAt),
+            RFC3339.string(item.newExpiresAt), productChange, item.reason ?? "",
         ]
     }
 

@@ -52,6 +52,15 @@ public struct RunSummary: Sendable, Equatable, Codable {
         public var changed: Int
         /// Rows of errors.csv (`unresolved` + `rejected` + `conflict`).
         public var errors: Int
+        /// Done items whose expiry Apple's answer moved earlier than the stored one (refund, upgrade, or a
+        /// date the app stored wrongly): the rows of report.html's "Expiry moved backwards" section and of
+        /// changes.csv with `expiry_moved_backwards` true.
+        public var expiryMovedBackwards: Int
+
+        enum CodingKeys: String, CodingKey {
+            case due, selected, done, pending, verified, unresolved, changed, errors
+            case expiryMovedBackwards = "expiry_moved_backwards"
+        }
     }
 
     /// Counts of one product or subscription group.
@@ -174,7 +183,8 @@ public struct RunSummary: Sendable, Equatable, Codable {
         exitStatus = Self.exitStatusName(run.exitCode)
         counts = Counts(
             due: run.dueCount, selected: a.selected, done: a.done, pending: a.selected - a.done,
-            verified: a.verified, unresolved: a.unresolved, changed: a.changed, errors: a.errors)
+            verified: a.verified, unresolved: a.unresolved, changed: a.changed, errors: a.errors,
+            expiryMovedBackwards: a.expiryMovedBackwards)
         byOutcome = a.byOutcome
         byNewState = a.byNewState
         byProduct = RunSummaryAccumulator.groupCounts(a.byProduct)
@@ -238,5 +248,19 @@ public struct RunSummary: Sendable, Equatable, Codable {
         case .locked: return "locked"
         case .configuration: return "configuration"
         }
+    }
+}
+
+extension RunSummary.Counts {
+    /// Reads `expiry_moved_backwards` as 0 when absent (summary.json files written before it existed).
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        self.init(
+            due: try c.decode(Int.self, forKey: .due), selected: try c.decode(Int.self, forKey: .selected),
+            done: try c.decode(Int.self, forKey: .done), pending: try c.decode(Int.self, forKey: .pending),
+            verified: try c.decode(Int.self, forKey: .verified),
+            unresolved: try c.decode(Int.self, forKey: .unresolved),
+            changed: try c.decode(Int.self, forKey: .changed), errors: try c.decode(Int.self, forKey: .errors),
+            expiryMovedBackwards: try c.decodeIfPresent(Int.self, forKey: .expiryMovedBackwards) ?? 0)
     }
 }

@@ -18,6 +18,7 @@ public struct RunSummaryAccumulator: Sendable {
     var unresolved = 0
     var changed = 0
     var errors = 0
+    var expiryMovedBackwards = 0
     var byOutcome = Dictionary(uniqueKeysWithValues: ReportOutcome.all.map { ($0, 0) })
     var byNewState = Dictionary(uniqueKeysWithValues: ReportOutcome.states.map { ($0, 0) })
     var byProduct: [String: Group] = [:]
@@ -50,6 +51,7 @@ public struct RunSummaryAccumulator: Sendable {
         if item.outcome == "unresolved" { unresolved += 1 }
         if item.isChange { changed += 1 }
         if item.isError { errors += 1 }
+        if item.isBackwardsMove { expiryMovedBackwards += 1 }
         let outcome = item.outcome ?? ReportOutcome.pending
         let state = item.newState ?? ReportOutcome.unknown
         byOutcome[outcome, default: 0] += 1

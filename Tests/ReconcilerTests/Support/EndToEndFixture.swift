@@ -196,10 +196,89 @@ final class EndToEndFixture: @unchecked Sendable {
 
     func connect() throws -> PostgresConnection { try database.connect() }
 
-    func compareWithTruth() throws -> TruthComparison.Report {
+    /// Scenarios whose truth record says "refused, row untouched" while the reconciler now ends the
+    /// entitlement: Apple's 21010 ("treat as if a purchase was never made") makes the row `expired`.
+    /// `compareWithTruth` leaves them out; `accountNotFoundProblems` checks them.
+    static let scenariosCheckedSeparately: Set<String> = ["deleted_account"]
+
+    /// `truth.jsonl` without `scenariosCheckedSeparately` (written once, next to it).
+    var comparableTruthFile: String { directory.appendingPathComponent("truth-comparable.jsonl").path }
+
+    /// How many truth records `compareWithTruth` compares.
+    func comparableTruthCount() throws -> Int {
+        try truthRecords().filter { !Self.scenariosCheckedSeparately.contains($0["scenario"] as? String ?? "") }.count
+    }
+
+    /// The simulator's truth against the database, `scenariosCheckedSeparately` left out.
+    func compareWithTruth(detailLimit: Int = 50) throws -> TruthComparison.Report {
+        try Self.writeComparableTruth(from: truthFile, to: comparableTruthFile)
         let conn = try connect()
         defer { conn.close() }
-        return try TruthComparison(connection: conn, bundleId: Self.bundleId).compare(truthFile: truthFile)
+        var comparison = TruthComparison(connection: conn, bundleId: Self.bundleId)
+        comparison.detailLimit = detailLimit
+        return try comparison.compare(truthFile: comparableTruthFile)
+    }
+
+    /// Copies the lines of `source` whose scenario is not in `scenariosCheckedSeparately` to `destination`.
+    static func writeComparableTruth(from source: String, to destination: String) throws {
+        guard let data = FileManager.default.contents(atPath: source) else { throw FixtureError("no truth file") }
+        let kept = try data.split(separator: UInt8(ascii: "\n")).filter { line in
+            let object = try JSONSerialization.jsonObject(with: Data(line)) as? [String: Any]
+            return !scenariosCheckedSeparately.contains(object?["scenario"] as? String ?? "")
+        }
+        var out = Data()
+        for line in kept {
+            out.append(contentsOf: line)
+            out.append(UInt8(ascii: "\n"))
+        }
+        try out.write(to: URL(fileURLWithPath: destination))
+    }
+
+    /// Rows Apple answered 21010 (the `deleted_account` scenario) must have ended their entitlement: state
+    /// `expired`, verified `ok` with Apple status 21010, auto-renew off, expiry no later than `asOf`, no
+    /// ledger rows. Returns one line per problem (empty: all fine) and how many rows were checked.
+    func accountNotFoundProblems(asOf: String? = nil) throws -> (problems: [String], checked: Int) {
+        let ids = try truthRecords().filter { $0["scenario"] as? String == "deleted_account" }
+            .compactMap { $0["original_transaction_id"] as? String }
+        let conn = try connect()
+        defer { conn.close() }
+        return (try Self.accountNotFoundProblems(conn, ids: ids, asOf: asOf ?? now), ids.count)
+    }
+
+    static func accountNotFoundProblems(_ conn: PostgresConnection, ids: [String], asOf: String) throws -> [String] {
+        guard let limit = RFC3339.parse(asOf) else { throw FixtureError("bad as-of \(asOf)") }
+        var problems: [String] = []
+        for id in ids {
+            guard
+                let row = try conn.queryFirst(
+                    """
+                    SELECT state, last_verify_status, last_apple_status, auto_renew, expires_at,
+                           (SELECT count(*) FROM subscription_transactions t
+                             WHERE t.original_transaction_id = s.original_transaction_id) AS ledger
+                      FROM subscriptions s WHERE original_transaction_id = $1
+                    """, [id])
+            else {
+                problems.append("\(id): no row")
+                continue
+            }
+            let state: String? = try row.decode("state")
+            let verify: String? = try row.decode("last_verify_status")
+            let status: Int? = try row.decode("last_apple_status")
+            let autoRenew: Bool? = try row.decode("auto_renew")
+            let expires: Date? = try row.decode("expires_at")
+            let ledger: Int = try row.decode("ledger")
+            if state != "expired" || verify != "ok" || status != 21010 || autoRenew != false || ledger != 0
+                || (expires.map { $0 > limit } ?? true)
+            {
+                let shownStatus = status.map(String.init) ?? "nil"
+                let shownAutoRenew = autoRenew.map(String.init) ?? "nil"
+                let shownExpires = expires.map(RFC3339.string) ?? "nil"
+                problems.append(
+                    "\(id): state \(state ?? "nil"), verify \(verify ?? "nil"), status \(shownStatus), "
+                        + "auto_renew \(shownAutoRenew), expires \(shownExpires), ledger \(ledger)")
+            }
+        }
+        return problems
     }
 
     /// Parsed truth records (one dictionary per line).
