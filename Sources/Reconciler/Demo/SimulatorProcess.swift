@@ -28,7 +28,7 @@ public final class SimulatorProcess: @unchecked Sendable {
         env["APPSTORE_SIM_SHARED_SECRET"] = sharedSecret
         p.environment = env
         let log = logFile ?? directory.appendingPathComponent("simulator.log").path
-        FileManager.default.createFile(atPath: log, contents: nil)
+        _ = FileManager.default.createFile(atPath: log, contents: nil)
         let handle = FileHandle(forWritingAtPath: log)
         p.standardOutput = handle
         p.standardError = handle

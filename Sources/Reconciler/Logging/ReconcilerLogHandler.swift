@@ -33,10 +33,11 @@ public struct ReconcilerLogHandler: LogHandler {
         set { metadata[key] = newValue }
     }
 
-    public func log(
-        level: Logger.Level, message: Logger.Message, metadata explicit: Logger.Metadata?, source: String,
-        file: String, function: String, line: UInt
-    ) {
+    public func log(event: LogEvent) {
+        emit(level: event.level, message: event.message, metadata: event.metadata)
+    }
+
+    private func emit(level: Logger.Level, message: Logger.Message, metadata explicit: Logger.Metadata?) {
         var all = metadata
         if let explicit { all.merge(explicit) { $1 } }
         let time = Self.timestamp()
