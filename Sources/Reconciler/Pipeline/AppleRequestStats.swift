@@ -1,5 +1,4 @@
 import Foundation
-import AppStoreClient
 
 /// Counts of the requests a run made to Apple, stored in `reconciliation_runs.apple_stats`
 /// (keys documented in docs/reports.md, "`summary.json`").
@@ -28,11 +27,11 @@ public struct AppleRequestStats: Sendable, Equatable, Codable {
 
     public init() {}
 
-    mutating func record(_ result: VerifyAttemptResult) {
+    mutating func record(_ answer: SourceAnswer) {
         requests += 1
-        if let status = result.httpStatus { byHTTPStatus[String(status), default: 0] += 1 }
-        if let apple = result.appleStatus { byAppleStatus[String(apple), default: 0] += 1 }
-        if let failure = result.transportFailure { transportErrors[failure.description, default: 0] += 1 }
+        if let status = answer.httpStatus { byHTTPStatus[String(status), default: 0] += 1 }
+        if let apple = answer.appleStatus { byAppleStatus[String(apple), default: 0] += 1 }
+        if let failure = answer.transportFailure { transportErrors[failure, default: 0] += 1 }
     }
 
     /// Adds another part of the same run (a resumed run keeps counting).

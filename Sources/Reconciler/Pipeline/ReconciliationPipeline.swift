@@ -1,22 +1,28 @@
-import AppStoreClient
 import Dispatch
 import Foundation
 import Logging
 import ReceiptDomain
 
-/// The concurrent, rate-limited heart of a run: pulls pending items from the store in pages, verifies
-/// each receipt with Apple under a token bucket and an in-flight cap, retries with jittered backoff,
-/// decides with the pure engine, and hands results to the store in batches.
+/// The concurrent, rate-limited heart of a run: pulls pending items from the store in pages, hands each
+/// to an `AppleSource`, sends the source's requests under their rate budgets and the run's concurrency,
+/// retries with jittered backoff, and hands results to the store in batches.
 ///
-/// Threading (Dispatch, no thread per request): every mutable field is confined to `queue` (serial);
-/// the store's reads are only called on `readQueue` and its writes on `writeQueue` (both serial, each
-/// with its own connection, so a connection is used by one thread at a time); HTTP runs on the curl client's own queue and its completions on global queues, where the
-/// response is parsed and decided before hopping back onto `queue`.
+/// It knows nothing about verifyReceipt or any other Apple API: the source turns an item into requests
+/// and answers into steps (docs/architecture.md, "The pipeline").
+///
+/// Guarantees: never more than `floor(rate)` requests of one budget in any one-second window
+/// (`BudgetLimiter`, `SendWindow`); never more than `--concurrency` requests in flight; every item read is
+/// written exactly once, or left pending when the run stops; a stopped run leaves unstarted items pending
+/// for `--resume`.
+///
+/// Threading (Dispatch, no thread per request): every mutable field is confined to `queue` (serial); the
+/// store's reads run only on `readQueue` and its writes only on `writeQueue` (both serial, each with its
+/// own connection, so the next page is read while a batch commits); a source's requests complete on any
+/// thread and hop back onto `queue`. Time comes from the injected `PipelineClock`.
 public final class ReconciliationPipeline: @unchecked Sendable {
     /// Why a run stopped before finishing its items.
     public enum StopReason: Sendable, Equatable {
-        /// Our configuration is wrong (21004 answers turned systematic: the shared secret; 21000; HTTP 4xx):
-        /// stop, exit 78.
+        /// Our configuration is wrong (systematic 21004: the shared secret; 21000; HTTP 4xx): stop, exit 78.
         case configuration(String)
         /// SIGINT/SIGTERM or a caller's request: the run is resumable.
         case interrupted(String)
@@ -35,25 +41,26 @@ public final class ReconciliationPipeline: @unchecked Sendable {
     /// Called on a private queue after each written batch.
     public typealias ProgressHandler = @Sendable (_ written: Int, _ unresolved: Int, _ stats: AppleRequestStats) -> Void
 
+    /// Attempts to write one batch before the run stops as a database failure (the store itself also
+    /// retries a lost connection), waiting 1 s, then 2 s between them.
+    static let writeAttempts = 3
+
     private let store: any PipelineStore
-    private let client: VerifyReceiptClient
+    private let source: any AppleSource
     private let options: RunOptions
-    private let bundleId: String?
-    private let fixedNow: Date?
+    private let clock: any PipelineClock
     private let logger: Logger
     private let progress: ProgressHandler?
 
-    private let queue = DispatchQueue(label: "renewal-reconciler.pipeline")
-    /// Reads (pending pages) and writes (result batches) run on their own queues and connections, so
-    /// the next page is fetched while a batch commits.
-    private let readQueue = DispatchQueue(label: "renewal-reconciler.pipeline.read")
-    private let writeQueue = DispatchQueue(label: "renewal-reconciler.pipeline.write")
-    private let workQueue = DispatchQueue.global(qos: .userInitiated)
-    private let finished = DispatchSemaphore(value: 0)
+    let queue = DispatchQueue(label: "renewal-reconciler.pipeline")
+    let readQueue = DispatchQueue(label: "renewal-reconciler.pipeline.read")
+    let writeQueue = DispatchQueue(label: "renewal-reconciler.pipeline.write")
 
     // MARK: state confined to `queue`
-    private var bucket: TokenBucket
-    private var adaptive: AdaptiveRateController
+    private var limiters: [RateBudget: BudgetLimiter] = [:]
+    /// Sends admitted by the token bucket, waiting in arrival order for their budget's send window.
+    private var heldSends: [RateBudget: [@Sendable () -> Void]] = [:]
+    private var drainScheduled: Set<RateBudget> = []
     private var backoffTemplate: Backoff
     private var ready: [ItemTask] = []
     private var readyHead = 0
@@ -61,7 +68,7 @@ public final class ReconciliationPipeline: @unchecked Sendable {
     private var exhausted = false
     private var fetching = false
     private var writing = false
-    /// Requests sent or waiting for their token.
+    /// Requests sent or waiting for their budget.
     private var inFlight = 0
     /// Items taken from the store and not yet written (or dropped on stop).
     private var active = 0
@@ -69,63 +76,82 @@ public final class ReconciliationPipeline: @unchecked Sendable {
     /// Items sleeping between retries.
     private var waitingForRetry: [ObjectIdentifier: ItemTask] = [:]
     private var result = Result()
-    /// Fed with the Apple status of every answer that finishes an item.
-    private var secretMismatches = SharedSecretMismatchDetector()
     private var stopReason: StopReason?
     private var done = false
-    private var startedAt = ContinuousClock.now
-    private var lastSunsetLog: ContinuousClock.Instant?
-    /// Monotonic ticks of the most recent requests actually handed to the HTTP client (at most
-    /// `floor(rate)`), oldest first, and the sends held back by the one-second window.
-    private var sentTimes: [UInt64] = []
-    private var heldSends: [@Sendable () -> Void] = []
-    private var heldSendsHead = 0
-    private var drainScheduled = false
-    private var flushTimer: DispatchSourceTimer?
+    private var completion: (@Sendable (Result) -> Void)?
+    private var startedAt: UInt64 = 0
+    private var lastNoticeAt: UInt64?
 
     private var pageSize: Int { min(1000, max(100, options.concurrency * 2)) }
     private var maxActive: Int { options.concurrency * 3 + options.batchSize }
 
     public init(
-        store: any PipelineStore, client: VerifyReceiptClient, options: RunOptions, bundleId: String?,
-        fixedNow: Date?, logger: Logger, progress: ProgressHandler? = nil
+        store: any PipelineStore, source: any AppleSource, options: RunOptions, logger: Logger,
+        clock: any PipelineClock = SystemPipelineClock(), progress: ProgressHandler? = nil
     ) throws {
         self.store = store
-        self.client = client
+        self.source = source
         self.options = options
-        self.bundleId = bundleId
-        self.fixedNow = fixedNow
+        self.clock = clock
         self.logger = logger
         self.progress = progress
-        self.bucket = try TokenBucket(rate: options.rate, burst: 1)
-        self.adaptive = try AdaptiveRateController(configuredRate: options.rate)
+        // Refuse an unusable rate up front (the budgets themselves are made on first use).
+        _ = try TokenBucket(rate: options.rate, burst: 1)
         self.backoffTemplate = try Backoff(
             base: .milliseconds(Int64(options.backoffBaseSeconds * 1000)),
             cap: .milliseconds(Int64(max(options.backoffCapSeconds, options.backoffBaseSeconds) * 1000)),
-            // VerificationAttempt bounds the attempts; the backoff only spaces them.
+            // The source bounds the attempts; the backoff only spaces them.
             maxAttempts: options.maxAttempts + 2, jitter: .full,
             maxRetryAfter: .milliseconds(Int64(options.maxRetryAfterSeconds * 1000)))
     }
 
     /// Processes every pending item of the run (or until stopped); blocks the calling thread until done.
     public func run() -> Result {
-        queue.async {
-            self.startedAt = ContinuousClock.now
-            let timer = DispatchSource.makeTimerSource(queue: self.queue)
-            timer.schedule(deadline: .now() + .milliseconds(500), repeating: .milliseconds(500))
-            timer.setEventHandler { [weak self] in self?.flush(force: true) }
-            timer.resume()
-            self.flushTimer = timer
-            self.fetchMore()
+        let finished = DispatchSemaphore(value: 0)
+        let box = ResultBox()
+        start { result in
+            box.result = result
+            finished.signal()
         }
         finished.wait()
-        return queue.sync { result }
+        return box.result ?? Result()
+    }
+
+    /// Starts processing; `completion` is called once, on the pipeline's queue, when the run is drained or
+    /// stopped.
+    public func start(completion: @escaping @Sendable (Result) -> Void) {
+        queue.async {
+            self.completion = completion
+            self.startedAt = self.clock.now()
+            self.scheduleFlushTick()
+            self.fetchMore()
+            self.checkCompletion()
+        }
     }
 
     /// Asks the run to stop: no new requests; requests in flight finish and are written; the rest stay
     /// pending for `--resume`. Callable from any thread (a signal handler's queue).
     public func requestStop(_ reason: StopReason) {
         queue.async { self.stop(reason) }
+    }
+
+    /// The current rate of a budget (lower than configured while Apple pushes back), for tests and logs.
+    func currentRate(of budget: RateBudget) -> Double? {
+        queue.sync { limiters[budget]?.rate }
+    }
+
+    /// Waits until no database read or write is in progress and the pipeline's queues are empty (for
+    /// in-process tests on a virtual clock; work waiting for a timer does not count).
+    func settle() {
+        while true {
+            queue.sync {}
+            readQueue.sync {}
+            writeQueue.sync {}
+            if queue.sync(execute: { !fetching && !writing }) {
+                queue.sync {}
+                return
+            }
+        }
     }
 
     // MARK: - Feeding
@@ -137,7 +163,7 @@ public final class ReconciliationPipeline: @unchecked Sendable {
         let after = cursor
         let limit = pageSize
         readQueue.async {
-            let page: Swift.Result<[WorkItem], any Error> = Swift.Result { try self.store.fetchPending(after: after, limit: limit) }
+            let page = Swift.Result { try self.store.fetchPending(after: after, limit: limit) }
             self.queue.async {
                 self.fetching = false
                 switch page {
@@ -151,7 +177,8 @@ public final class ReconciliationPipeline: @unchecked Sendable {
                     if let last = items.last { self.cursor = last.subscriptionId }
                     for item in items {
                         self.active += 1
-                        self.ready.append(ItemTask(item: item, maxAttempts: self.options.maxAttempts, backoff: self.backoffTemplate))
+                        self.ready.append(
+                            ItemTask(item: item, verification: self.source.verification(for: item), backoff: self.backoffTemplate))
                     }
                     self.pump()
                     self.fetchMore()
@@ -177,222 +204,142 @@ public final class ReconciliationPipeline: @unchecked Sendable {
     /// Starts items while there is room in flight.
     private func pump() {
         while stopReason == nil, inFlight < options.concurrency, let task = popReady() {
-            if !task.item.rowExists {
-                finish(task, kind: .rejected(VerdictReason(.subscriptionNotInReceipt, detail: "subscription row deleted after the run selected it"), invalidReceipt: false), environment: nil, appleStatus: nil)
-                continue
-            }
-            if task.item.receipt.isEmpty {
-                finish(task, kind: .rejected(VerdictReason(.receiptMalformedOrTemporary, detail: "stored latest_receipt is empty"), invalidReceipt: true), environment: nil, appleStatus: nil)
-                continue
-            }
-            let step = task.plan.start()
-            perform(step, for: task)
+            perform(task.verification.start(), for: task)
         }
         if queuedCount < options.concurrency { fetchMore() }
     }
 
-    // MARK: - Requests
+    // MARK: - Steps and requests
 
-    private func perform(_ step: VerificationAttempt.Step, for task: ItemTask) {
+    private func perform(_ step: SourceStep, for task: ItemTask) {
         switch step {
-        case .send(let environment):
-            send(task, to: environment)
-        case .retry(let environment, _, let earliest, let reason):
-            let now = MonotonicClock.now()
-            let earliestTick = earliest.map { date -> UInt64 in
-                let seconds = max(0, date.timeIntervalSinceNow)
-                return now + UInt64(seconds * 1_000_000_000)
-            }
+        case .send(let request):
+            guard stopReason == nil else { return drop(task) }
+            send(task, request)
+        case .retry(let request, let earliest, let reason, let appleStatus):
+            guard stopReason == nil else { return drop(task) }
+            let now = clock.now()
+            let earliestTick = earliest.map { now &+ clock.nanoseconds(until: $0) }
             switch task.backoff.nextDelay(now: now, earliest: earliestTick) {
             case .giveUp(let why):
-                finish(task, kind: .unresolved("\(reason.code.rawValue): \(reason) (gave up: \(why))"),
-                       environment: environment, appleStatus: reason.appleStatus)
+                finish(
+                    task,
+                    SourceResult(
+                        kind: .unresolved("\(reason) (gave up: \(why))"), environment: request.environment,
+                        appleStatus: appleStatus))
             case .retry(let nanoseconds):
                 waitingForRetry[ObjectIdentifier(task)] = task
-                queue.asyncAfter(deadline: .now() + .nanoseconds(Int(min(nanoseconds, UInt64(Int.max))))) {
+                clock.schedule(after: nanoseconds, on: queue) {
                     // Gone when the run stopped meanwhile (the item was dropped then).
                     guard self.waitingForRetry.removeValue(forKey: ObjectIdentifier(task)) != nil else { return }
                     self.result.stats.retries += 1
-                    self.send(task, to: environment)
+                    self.send(task, request)
                 }
             }
-        case .finished(let final):
-            complete(task, final)
+        case .finished(let finished):
+            finish(task, finished)
+        case .stopRun(let finished, let message):
+            stop(.configuration(message))
+            finish(task, finished)
         }
     }
 
-    private func send(_ task: ItemTask, to environment: AppleEnvironment) {
+    /// Reserves the request's slot in its budget, then lets it through the budget's send window.
+    private func send(_ task: ItemTask, _ request: SourceRequest) {
         inFlight += 1
-        let delay = bucket.reserve(now: MonotonicClock.now())
-        let go: @Sendable () -> Void = {
-            let item = task.item
-            let now = self.fixedNow ?? Date()
-            let bundle = self.bundleId
-            self.client.send(receipt: item.receipt, to: environment) { attempt in
-                // On a global queue: decide here, off the pipeline queue (parsing was done by the client).
-                var decision: Decision?
-                if case .ok(let response) = attempt.verdict {
-                    decision = DecisionEngine.decide(stored: item.stored, response: response, now: now, bundleId: bundle)
-                }
-                let decided = decision
-                self.queue.async { self.handle(task, attempt, decided) }
-            }
+        let budget = request.budget
+        guard var limiter = limiter(for: budget) else {
+            inFlight -= 1
+            finish(task, SourceResult(kind: .unresolved("no usable rate for \(budget)"), environment: nil, appleStatus: nil))
+            stop(.configuration("the rate of \(budget) (\(budget.rate)) is not usable"))
+            return
         }
+        let delay = limiter.reserve(now: clock.now())
+        limiters[budget] = limiter
+        let go: @Sendable () -> Void = { self.dispatch(task, request) }
         if delay == 0 {
-            sendWhenSpaced(go)
+            hold(go, budget)
         } else {
-            queue.asyncAfter(deadline: .now() + .nanoseconds(Int(min(delay, UInt64(Int.max))))) { self.sendWhenSpaced(go) }
+            clock.schedule(after: delay, on: queue) { self.hold(go, budget) }
         }
     }
 
-    /// The bucket grants slots 1/rate apart, but timers on a busy queue can fire late and together.
-    /// This gate is the hard guarantee: it remembers when the last `floor(rate)` requests were actually
-    /// sent and lets a request go only if fewer than that many left in the past second, so no more than
-    /// `--rate` requests leave in any one-second window, even right after a stall. Requests held back
-    /// wait in arrival order for one timer (no timer per request).
-    private func sendWhenSpaced(_ go: @escaping @Sendable () -> Void) {
-        heldSends.append(go)
-        drainHeldSends()
+    private func limiter(for budget: RateBudget) -> BudgetLimiter? {
+        if let existing = limiters[budget] { return existing }
+        guard let made = try? BudgetLimiter(budget: budget) else { return nil }
+        limiters[budget] = made
+        return made
     }
 
-    private func drainHeldSends() {
-        let capacity = max(1, Int(bucket.rate.rounded(.down)))
-        while heldSendsHead < heldSends.count {
-            let now = MonotonicClock.now()
-            if sentTimes.count > capacity { sentTimes.removeFirst(sentTimes.count - capacity) }
-            // Two limits: at most `capacity` sends in the past second, and consecutive sends at least 0.9
-            // of an interval apart (after a stall the run catches up only slightly faster than the rate,
-            // never in a burst that the HTTP layer and the kernel could bunch further).
-            var notBefore: UInt64 = 0
-            if sentTimes.count == capacity, let oldest = sentTimes.first { notBefore = oldest &+ 1_000_000_000 }
-            if let last = sentTimes.last { notBefore = max(notBefore, last &+ bucket.intervalNanoseconds / 10 * 9) }
-            if now < notBefore {
-                guard !drainScheduled else { return }
-                drainScheduled = true
-                let wait = notBefore &- now
-                queue.asyncAfter(deadline: .now() + .nanoseconds(Int(min(wait, UInt64(Int.max))))) {
-                    self.drainScheduled = false
-                    self.drainHeldSends()
+    private func hold(_ go: @escaping @Sendable () -> Void, _ budget: RateBudget) {
+        heldSends[budget, default: []].append(go)
+        drain(budget)
+    }
+
+    /// Lets held sends of `budget` go while its send window allows; one timer waits for the next opening.
+    private func drain(_ budget: RateBudget) {
+        while let go = heldSends[budget]?.first, var limiter = limiters[budget] {
+            let wait = limiter.trySend(now: clock.now())
+            limiters[budget] = limiter
+            if let wait {
+                guard !drainScheduled.contains(budget) else { return }
+                drainScheduled.insert(budget)
+                clock.schedule(after: wait, on: queue) {
+                    self.drainScheduled.remove(budget)
+                    self.drain(budget)
                 }
                 return
             }
-            if sentTimes.count == capacity { sentTimes.removeFirst() }
-            sentTimes.append(now)
-            let go = heldSends[heldSendsHead]
-            heldSendsHead += 1
-            if heldSendsHead == heldSends.count {
-                heldSends.removeAll(keepingCapacity: true)
-                heldSendsHead = 0
-            }
+            heldSends[budget]?.removeFirst()
             go()
         }
     }
 
-    private func handle(_ task: ItemTask, _ attempt: VerifyAttemptResult, _ decision: Decision?) {
+    /// The window admitted the request: hand it to the source.
+    private func dispatch(_ task: ItemTask, _ request: SourceRequest) {
+        task.requests += 1
+        if request.switchesEnvironment { result.stats.environmentSwitches += 1 }
+        task.verification.perform(request) { answer in
+            self.queue.async { self.handle(task, answer) }
+        }
+    }
+
+    private func handle(_ task: ItemTask, _ answer: SourceAnswer) {
         inFlight -= 1
-        result.stats.record(attempt)
-        task.lastAttempt = attempt
-        if let sunset = attempt.sunset ?? attempt.deprecation {
-            let now = ContinuousClock.now
-            if lastSunsetLog.map({ now - $0 > .seconds(3600) }) ?? true {
-                lastSunsetLog = now
-                logger.warning("Apple announces the end of verifyReceipt (Sunset/Deprecation: \(sunset))")
+        result.stats.record(answer)
+        let now = clock.now()
+        if let notice = answer.notice, lastNoticeAt.map({ now &- $0 > 3_600_000_000_000 }) ?? true {
+            lastNoticeAt = now
+            logger.warning("\(notice)")
+        }
+        let budget = answer.request.budget
+        if var limiter = limiters[budget] {
+            let before = limiter.rate
+            if let rate = limiter.record(throttled: answer.throttled, now: now), rate < before {
+                logger.notice(
+                    """
+                    Apple is pushing back (HTTP \(answer.httpStatus ?? 0)) on \(budget): slowing to \
+                    \(String(format: "%.1f", rate)) requests/s
+                    """)
             }
-        }
-        let throttled = attempt.httpStatus == 429 || attempt.httpStatus == 503
-        let rate = adaptive.record(throttled ? .throttled : .success, now: MonotonicClock.now())
-        if rate != bucket.rate {
-            if rate < bucket.rate {
-                logger.notice("Apple is pushing back (HTTP \(attempt.httpStatus ?? 0)): slowing to \(String(format: "%.1f", rate)) requests/s")
+            if let until = answer.pauseBudgetUntil {
+                let wait = clock.nanoseconds(until: until)
+                if wait > 0 {
+                    limiter.pause(until: now &+ wait)
+                    logger.notice("Apple asks to wait on \(budget): nothing sent there for \(wait / 1_000_000) ms")
+                }
             }
-            bucket.setRate(rate)
+            limiters[budget] = limiter
         }
-        if case .switchEnvironment = attempt.verdict { result.stats.environmentSwitches += 1 }
-        task.decision = decision
-        let step = task.plan.next(after: attempt.verdict)
-        if case .send = step, stopReason != nil {
-            drop(task)
-        } else {
-            perform(step, for: task)
-        }
+        perform(task.verification.next(after: answer), for: task)
         pump()
     }
 
-    private func complete(_ task: ItemTask, _ final: VerificationAttempt.Final) {
-        let last = task.lastAttempt
-        let secretLooksWrong = last?.appleStatus.map(noteAppleStatus) ?? false
-        switch final {
-        case .ok(_, let environment):
-            guard let decision = task.decision else {
-                finish(task, kind: .unresolved("internal: no decision for an ok response"), environment: environment, appleStatus: last?.appleStatus)
-                return
-            }
-            if decision.outcome == .rejected {
-                let reason = decision.rejectReason ?? VerdictReason(.unknownStatus, detail: "rejected by the decision engine")
-                finish(task, kind: .rejected(reason, invalidReceipt: false), environment: environment, appleStatus: last?.appleStatus)
-            } else {
-                finish(task, kind: .decided(decision), environment: decision.environment ?? environment, appleStatus: last?.appleStatus)
-            }
-        case .rejected(let reason) where reason.code == .internalDataAccessPermanent:
-            // 21100-21199 marked not retryable: stop asking now, but it is Apple's internal error, not a verdict
-            // on the receipt, so the item is unresolved (row untouched, due again next run), never `rejected`.
-            finish(task, kind: .unresolved("\(reason.code.rawValue): \(reason) (not retried)"), environment: task.plan.environment, appleStatus: reason.appleStatus ?? last?.appleStatus)
-        case .rejected(let reason) where reason.code == .sharedSecretMismatch && secretMismatches.isSystematic:
-            // Not this receipt's problem: the secret is wrong for every receipt. Row untouched, due again.
-            finish(
-                task, kind: .unresolved(Self.secretLooksWrong(reason)), environment: task.plan.environment,
-                appleStatus: reason.appleStatus ?? last?.appleStatus)
-        case .rejected(let reason) where reason.code == .accountNotFound:
-            // 21010: "treat as if a purchase was never made": the entitlement ends, written like any decision.
-            let decision = DecisionEngine.accountNotFound(
-                stored: task.item.stored, now: fixedNow ?? Date(), environment: task.plan.environment)
-            finish(
-                task, kind: .decided(decision), environment: decision.environment ?? task.plan.environment,
-                appleStatus: reason.appleStatus ?? last?.appleStatus)
-        case .rejected(let reason):
-            finish(task, kind: .rejected(reason, invalidReceipt: reason.code == .invalidReceipt), environment: task.plan.environment, appleStatus: reason.appleStatus ?? last?.appleStatus)
-        case .unresolved(let reason):
-            finish(task, kind: .unresolved("\(reason.code.rawValue): \(reason) after \(task.plan.failures) attempts"), environment: task.plan.environment, appleStatus: reason.appleStatus ?? last?.appleStatus)
-        case .configurationError(let reason):
-            logger.critical("Apple reports a configuration error: \(reason). Stopping the run.")
-            finish(task, kind: .unresolved("\(reason.code.rawValue): \(reason)"), environment: task.plan.environment, appleStatus: reason.appleStatus)
-            stop(.configuration("\(reason.code.rawValue): \(reason)"))
-        }
-        if secretLooksWrong, let evidence = secretMismatches.evidence {
-            stop(
-                .configuration(
-                    "the shared secret looks wrong: Apple answered 21004, shared secret does not match; \(evidence)"))
-        }
-    }
-
-    /// Feeds the 21004 detector; returns true when this answer made the 21004s systematic. Then 21004
-    /// rejections not yet written become unresolved (rows untouched: the receipts were never really checked)
-    /// and the caller stops the run.
-    private func noteAppleStatus(_ status: Int) -> Bool {
-        guard !secretMismatches.isSystematic, secretMismatches.record(appleStatus: status) else { return false }
-        let evidence = secretMismatches.evidence ?? ""
-        logger.critical(
-            """
-            Apple answers 21004 (shared secret does not match) systematically (\(evidence)): \
-            the shared secret looks wrong. Stopping the run.
-            """)
-        pendingResults = pendingResults.map { r in
-            guard case .rejected(let reason, _) = r.kind, reason.code == .sharedSecretMismatch else { return r }
-            return ItemResult(
-                item: r.item, kind: .unresolved(Self.secretLooksWrong(reason)), environment: r.environment,
-                appleStatus: r.appleStatus, attempts: r.attempts)
-        }
-        return true
-    }
-
-    /// The reason of a 21004 item once 21004s are systematic: not this receipt's fault.
-    private static func secretLooksWrong(_ reason: VerdictReason) -> String {
-        "\(reason.code.rawValue): \(reason) (the shared secret looks wrong; run stopped)"
-    }
-
-    private func finish(_ task: ItemTask, kind: ItemResult.Kind, environment: AppleEnvironment?, appleStatus: Int?) {
+    private func finish(_ task: ItemTask, _ finished: SourceResult) {
         pendingResults.append(
-            ItemResult(item: task.item, kind: kind, environment: environment, appleStatus: appleStatus, attempts: task.plan.requests))
+            ItemResult(
+                item: task.item, kind: finished.kind, environment: finished.environment,
+                appleStatus: finished.appleStatus, attempts: task.requests))
         flush(force: false)
     }
 
@@ -404,6 +351,14 @@ public final class ReconciliationPipeline: @unchecked Sendable {
 
     // MARK: - Writing
 
+    private func scheduleFlushTick() {
+        clock.schedule(after: 500_000_000, on: queue) {
+            guard !self.done else { return }
+            self.flush(force: true)
+            self.scheduleFlushTick()
+        }
+    }
+
     private func flush(force: Bool) {
         guard !writing, !pendingResults.isEmpty else {
             checkCompletion()
@@ -413,37 +368,27 @@ public final class ReconciliationPipeline: @unchecked Sendable {
         let batch = Array(pendingResults.prefix(options.batchSize))
         pendingResults.removeFirst(batch.count)
         writing = true
+        write(batch, attempt: 1)
+    }
+
+    private func write(_ batch: [ItemResult], attempt: Int) {
         writeQueue.async {
-            let outcome: Swift.Result<BatchWriteResult, any Error> = Swift.Result { try self.store.write(batch) }
+            let outcome = Swift.Result { try self.store.write(batch) }
             self.queue.async {
-                self.writing = false
-                self.active -= batch.count
                 switch outcome {
                 case .success(let written):
-                    self.result.written += batch.count
-                    for item in batch {
-                        self.result.outcomes[written.outcome(of: item), default: 0] += 1
-                    }
-                    if let failure = written.batchFailure {
-                        self.logger.warning(
-                            """
-                            a batch of \(batch.count) results could not be written at once (\(failure)); \
-                            written item by item
-                            """)
-                    }
-                    if !written.refused.isEmpty {
-                        let examples = written.refused.sorted { $0.key < $1.key }.prefix(3)
-                            .map { "subscription \($0.key): \($0.value)" }.joined(separator: "; ")
-                        self.logger.warning(
-                            """
-                            \(written.refused.count) item(s) hold values the database cannot store; \
-                            recorded as rejected (\(examples))
-                            """)
-                    }
-                    let unresolved = self.result.outcomes[.unresolved, default: 0]
-                    let stats = self.currentStats()
-                    self.progress?(self.result.written, unresolved, stats)
+                    self.writing = false
+                    self.active -= batch.count
+                    self.recordWritten(batch, written)
+                case .failure(let error) where attempt < Self.writeAttempts:
+                    let wait = UInt64(1 << (attempt - 1)) * 1_000_000_000
+                    self.logger.warning(
+                        "writing a batch of \(batch.count) results failed (attempt \(attempt)): \(error); trying again")
+                    self.clock.schedule(after: wait, on: self.queue) { self.write(batch, attempt: attempt + 1) }
+                    return
                 case .failure(let error):
+                    self.writing = false
+                    self.active -= batch.count
                     self.logger.error("writing a batch of \(batch.count) results failed: \(error)")
                     self.stop(.database("writing results: \(error)"))
                 }
@@ -455,10 +400,30 @@ public final class ReconciliationPipeline: @unchecked Sendable {
         }
     }
 
+    private func recordWritten(_ batch: [ItemResult], _ written: BatchWriteResult) {
+        result.written += batch.count
+        for item in batch {
+            result.outcomes[written.outcome(of: item), default: 0] += 1
+        }
+        if let failure = written.batchFailure {
+            logger.warning(
+                "a batch of \(batch.count) results could not be written at once (\(failure)); written item by item")
+        }
+        if !written.refused.isEmpty {
+            let examples = written.refused.sorted { $0.key < $1.key }.prefix(3)
+                .map { "subscription \($0.key): \($0.value)" }.joined(separator: "; ")
+            logger.warning(
+                """
+                \(written.refused.count) item(s) hold values the database cannot store; \
+                recorded as rejected (\(examples))
+                """)
+        }
+        progress?(result.written, result.outcomes[.unresolved, default: 0], currentStats())
+    }
+
     private func currentStats() -> AppleRequestStats {
         var stats = result.stats
-        let elapsed = ContinuousClock.now - startedAt
-        stats.elapsedSeconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+        stats.elapsedSeconds = Double(clock.now() &- startedAt) / 1e9
         stats.achievedRate = stats.elapsedSeconds > 0 ? Double(stats.requests) / stats.elapsedSeconds : 0
         return stats
     }
@@ -468,6 +433,10 @@ public final class ReconciliationPipeline: @unchecked Sendable {
     private func stop(_ reason: StopReason) {
         guard stopReason == nil else { return }
         stopReason = reason
+        if case .configuration(let message) = reason {
+            // Results not yet written may deserve another outcome now (the source decides).
+            pendingResults = pendingResults.map { source.revise($0, afterConfigurationError: message) }
+        }
         // Items not started stay pending in the database.
         while popReady() != nil { active -= 1 }
         active -= waitingForRetry.count
@@ -481,25 +450,14 @@ public final class ReconciliationPipeline: @unchecked Sendable {
         let drained = (exhausted && active == 0 && queuedCount == 0) || (stopReason != nil && active == 0)
         guard drained else { return }
         done = true
-        flushTimer?.cancel()
-        flushTimer = nil
         result.stats = currentStats()
         result.stopReason = stopReason
-        finished.signal()
+        completion?(result)
+        completion = nil
     }
 }
 
-/// One item on its way through the pipeline. Confined to the pipeline's queue.
-final class ItemTask: @unchecked Sendable {
-    let item: WorkItem
-    var plan: VerificationAttempt
-    var backoff: Backoff
-    var lastAttempt: VerifyAttemptResult?
-    var decision: Decision?
-
-    init(item: WorkItem, maxAttempts: Int, backoff: Backoff) {
-        self.item = item
-        self.plan = VerificationAttempt(maxAttempts: maxAttempts)
-        self.backoff = backoff
-    }
+/// Carries the result out of `run()`'s completion (written once, read after the semaphore).
+private final class ResultBox: @unchecked Sendable {
+    var result: ReconciliationPipeline.Result?
 }

@@ -155,9 +155,12 @@ public final class ReconciliationRunner: @unchecked Sendable {
                 connection: work, readConnection: reader, runId: runId, dryRun: parameters.options.dryRun,
                 verifiedAt: parameters.fixedClock ? asOf : Date())
             let reporter = ProgressReporter(style: request.progressStyle, total: due, alreadyDone: alreadyDone)
+            let fixedNow: Date? = parameters.fixedClock ? asOf : nil
+            let source = VerifyReceiptSource(
+                client: client, rate: parameters.options.rate, maxAttempts: parameters.options.maxAttempts,
+                bundleId: parameters.bundleId, logger: runLogger, now: { fixedNow ?? Date() })
             let pipeline = try ReconciliationPipeline(
-                store: store, client: client, options: parameters.options, bundleId: parameters.bundleId,
-                fixedNow: parameters.fixedClock ? asOf : nil, logger: runLogger,
+                store: store, source: source, options: parameters.options, logger: runLogger,
                 progress: { written, unresolved, _ in reporter.update(written: written, unresolved: unresolved) })
 
             let signals = SignalTrap { signal in

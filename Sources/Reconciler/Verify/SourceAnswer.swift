@@ -1,0 +1,40 @@
+import Foundation
+import ReceiptDomain
+
+/// What came back for one request, as the pipeline needs it: for statistics, for the rate budget, and
+/// (opaquely) for the source's own next step.
+public struct SourceAnswer: Sendable {
+    public let request: SourceRequest
+    /// The HTTP status, when a response arrived.
+    public let httpStatus: Int?
+    /// Apple's own status code in the body, when there is one.
+    public let appleStatus: Int?
+    /// Why no response arrived (timeout, reset, ...), when none did.
+    public let transportFailure: String?
+    /// Apple pushed back (HTTP 429/503): the budget slows down.
+    public let throttled: Bool
+    /// Apple asked that nothing more be sent on this budget before this time.
+    public let pauseBudgetUntil: Date?
+    /// A notice worth logging once in a while (verifyReceipt's `Sunset`/`Deprecation` headers).
+    public let notice: String?
+    /// The decision, when this answer decided the item (made off the pipeline's queue).
+    public let decision: Decision?
+    /// The source's own view of the answer, handed back to it in `next(after:)`.
+    public let sourceData: (any Sendable)?
+
+    public init(
+        request: SourceRequest, httpStatus: Int?, appleStatus: Int?, transportFailure: String?, throttled: Bool,
+        pauseBudgetUntil: Date? = nil, notice: String? = nil, decision: Decision? = nil,
+        sourceData: (any Sendable)? = nil
+    ) {
+        self.request = request
+        self.httpStatus = httpStatus
+        self.appleStatus = appleStatus
+        self.transportFailure = transportFailure
+        self.throttled = throttled
+        self.pauseBudgetUntil = pauseBudgetUntil
+        self.notice = notice
+        self.decision = decision
+        self.sourceData = sourceData
+    }
+}

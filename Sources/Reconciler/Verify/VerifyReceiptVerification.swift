@@ -1,0 +1,165 @@
+import AppStoreClient
+import Foundation
+import ReceiptDomain
+
+/// One receipt through verifyReceipt: the `VerificationAttempt` plan, a decision for every usable answer
+/// (made where the answer arrives, off the pipeline's queue), and the final outcome. Confined to the
+/// pipeline's queue except `perform`.
+final class VerifyReceiptVerification: SourceVerification, @unchecked Sendable {
+    private let source: VerifyReceiptSource
+    private let item: WorkItem
+    private var plan: VerificationAttempt
+    private var lastAttempt: VerifyAttemptResult?
+    private var decision: Decision?
+
+    init(source: VerifyReceiptSource, item: WorkItem) {
+        self.source = source
+        self.item = item
+        self.plan = VerificationAttempt(maxAttempts: source.maxAttempts)
+    }
+
+    func start() -> SourceStep {
+        if !item.rowExists {
+            return finished(
+                .rejected(
+                    VerdictReason(.subscriptionNotInReceipt, detail: "subscription row deleted after the run selected it"),
+                    invalidReceipt: false), environment: nil, appleStatus: nil)
+        }
+        if item.receipt.isEmpty {
+            return finished(
+                .rejected(
+                    VerdictReason(.receiptMalformedOrTemporary, detail: "stored latest_receipt is empty"),
+                    invalidReceipt: true), environment: nil, appleStatus: nil)
+        }
+        return step(plan.start())
+    }
+
+    func perform(_ request: SourceRequest, completion: @escaping @Sendable (SourceAnswer) -> Void) {
+        let item = self.item
+        let now = source.now()
+        let bundleId = source.bundleId
+        source.client.send(receipt: item.receipt, to: request.environment ?? .production) { attempt in
+            // On a global queue: decide here, off the pipeline's queue (the client has parsed the body).
+            var decision: Decision?
+            if case .ok(let response) = attempt.verdict {
+                decision = DecisionEngine.decide(stored: item.stored, response: response, now: now, bundleId: bundleId)
+            }
+            completion(
+                SourceAnswer(
+                    request: request, httpStatus: attempt.httpStatus, appleStatus: attempt.appleStatus,
+                    transportFailure: attempt.transportFailure?.description,
+                    throttled: attempt.httpStatus == 429 || attempt.httpStatus == 503,
+                    notice: (attempt.sunset ?? attempt.deprecation).map {
+                        "Apple announces the end of verifyReceipt (Sunset/Deprecation: \($0))"
+                    },
+                    decision: decision, sourceData: VerifyAnswer(attempt: attempt)))
+        }
+    }
+
+    func next(after answer: SourceAnswer) -> SourceStep {
+        guard let verified = answer.sourceData as? VerifyAnswer else {
+            return finished(.unresolved("internal: not a verifyReceipt answer"), environment: nil, appleStatus: nil)
+        }
+        lastAttempt = verified.attempt
+        decision = answer.decision
+        return step(plan.next(after: verified.attempt.verdict))
+    }
+
+    // MARK: - Steps
+
+    private func step(_ step: VerificationAttempt.Step) -> SourceStep {
+        switch step {
+        case .send(let environment):
+            // After the first request, `send` is always an environment switch (retries come as `.retry`).
+            return .send(
+                SourceRequest(budget: source.budget, environment: environment, switchesEnvironment: plan.requests > 1))
+        case .retry(let environment, _, let earliest, let reason):
+            return .retry(
+                SourceRequest(budget: source.budget, environment: environment), earliest: earliest,
+                reason: "\(reason.code.rawValue): \(reason)", appleStatus: reason.appleStatus)
+        case .finished(let final):
+            return complete(final)
+        }
+    }
+
+    private func finished(_ kind: ItemResult.Kind, environment: AppleEnvironment?, appleStatus: Int?) -> SourceStep {
+        .finished(SourceResult(kind: kind, environment: environment, appleStatus: appleStatus))
+    }
+
+    private func complete(_ final: VerificationAttempt.Final) -> SourceStep {
+        let last = lastAttempt
+        let environment = plan.environment
+        let evidence = last?.appleStatus.flatMap(source.noteFinalAppleStatus)
+        if let evidence {
+            source.logger.critical(
+                """
+                Apple answers 21004 (shared secret does not match) systematically (\(evidence)): \
+                the shared secret looks wrong. Stopping the run.
+                """)
+        }
+        let result: SourceResult
+        var configurationError: String?
+        switch final {
+        case .ok(_, let okEnvironment):
+            guard let decision else {
+                return finished(
+                    .unresolved("internal: no decision for an ok response"), environment: okEnvironment,
+                    appleStatus: last?.appleStatus)
+            }
+            if decision.outcome == .rejected {
+                let reason =
+                    decision.rejectReason ?? VerdictReason(.unknownStatus, detail: "rejected by the decision engine")
+                result = SourceResult(
+                    kind: .rejected(reason, invalidReceipt: false), environment: okEnvironment,
+                    appleStatus: last?.appleStatus)
+            } else {
+                result = SourceResult(
+                    kind: .decided(decision), environment: decision.environment ?? okEnvironment,
+                    appleStatus: last?.appleStatus)
+            }
+        case .rejected(let reason) where reason.code == .internalDataAccessPermanent:
+            // 21100-21199 marked not retryable: stop asking now, but it is Apple's internal error, not a verdict
+            // on the receipt, so the item is unresolved (row untouched, due again next run), never `rejected`.
+            result = SourceResult(
+                kind: .unresolved("\(reason.code.rawValue): \(reason) (not retried)"), environment: environment,
+                appleStatus: reason.appleStatus ?? last?.appleStatus)
+        case .rejected(let reason) where reason.code == .sharedSecretMismatch && source.secretIsSystematic:
+            // Not this receipt's problem: the secret is wrong for every receipt. Row untouched, due again.
+            result = SourceResult(
+                kind: .unresolved(VerifyReceiptSource.secretLooksWrong(reason)), environment: environment,
+                appleStatus: reason.appleStatus ?? last?.appleStatus)
+        case .rejected(let reason) where reason.code == .accountNotFound:
+            // 21010: "treat as if a purchase was never made": the entitlement ends, written like any decision.
+            let ended = DecisionEngine.accountNotFound(stored: item.stored, now: source.now(), environment: environment)
+            result = SourceResult(
+                kind: .decided(ended), environment: ended.environment ?? environment,
+                appleStatus: reason.appleStatus ?? last?.appleStatus)
+        case .rejected(let reason):
+            result = SourceResult(
+                kind: .rejected(reason, invalidReceipt: reason.code == .invalidReceipt), environment: environment,
+                appleStatus: reason.appleStatus ?? last?.appleStatus)
+        case .unresolved(let reason):
+            result = SourceResult(
+                kind: .unresolved("\(reason.code.rawValue): \(reason) after \(plan.failures) attempts"),
+                environment: environment, appleStatus: reason.appleStatus ?? last?.appleStatus)
+        case .configurationError(let reason):
+            source.logger.critical("Apple reports a configuration error: \(reason). Stopping the run.")
+            result = SourceResult(
+                kind: .unresolved("\(reason.code.rawValue): \(reason)"), environment: environment,
+                appleStatus: reason.appleStatus)
+            configurationError = "\(reason.code.rawValue): \(reason)"
+        }
+        if let evidence {
+            configurationError =
+                configurationError
+                ?? "the shared secret looks wrong: Apple answered 21004, shared secret does not match; \(evidence)"
+        }
+        if let configurationError { return .stopRun(result, configurationError: configurationError) }
+        return .finished(result)
+    }
+}
+
+/// verifyReceipt's view of one answer, carried through the pipeline in `SourceAnswer.sourceData`.
+struct VerifyAnswer: Sendable {
+    let attempt: VerifyAttemptResult
+}
