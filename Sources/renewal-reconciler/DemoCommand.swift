@@ -11,7 +11,8 @@ struct DemoCommand: ParsableCommand {
         discussion: """
             Starts a throwaway PostgreSQL (unless DATABASE_URL is set; then it uses that database), applies the \
             schema, has the simulator export --subscriptions synthetic subscriptions as an app would have stored \
-            them, imports them, starts the simulator on loopback, runs the nightly reconciliation, writes the \
+            them, imports them, puts into a few rows what a previous night's run left (a row revoked before the \
+            customer bought again), starts the simulator on loopback, runs the nightly reconciliation, writes the \
             reports, and compares every row with the simulator's truth file. Exits 0 only on a 100% match.
             """
     )
