@@ -30,18 +30,17 @@ public struct PopulationExporter: Sendable {
 
     /// The purchases row for one subscription of a family.
     public func purchaseLine(family: ReceiptFamily, plan: SubscriptionPlan, receipt: String) -> [UInt8] {
-        let seen = plan.timeline(at: family.storedReceiptAt).transactions
-        let best = seen.filter { !$0.isRefunded }.max { $0.expires < $1.expires } ?? seen.last
+        let stored = family.storedRow(plan)
         var w = JSONWriter(capacity: receipt.utf8.count + 400)
         w.beginObject()
         w.field("user_id", family.userID)
-        w.field("product_id", best?.product.productID ?? plan.product.productID)
+        w.field("product_id", stored.productID)
         w.field("original_transaction_id", String(plan.originalTransactionID))
         w.field("latest_receipt", receipt)
-        w.field("expires_at", SimTime.rfc3339(best?.expires ?? plan.start))
+        w.field("expires_at", SimTime.rfc3339(stored.expires))
         w.field("environment", family.sandbox ? "Sandbox" : "Production")
         // The app stored its own bundle id even for a foreign receipt (it trusted the client).
-        w.field("bundle_id", population.bundleID)
+        w.field("bundle_id", family.appBundleID)
         w.endObject()
         w.bytes.append(10)
         return w.bytes

@@ -107,6 +107,9 @@ struct PopulationGenerator {
         var bytesPerTxn = ReceiptFamily.defaultBytesPerTransaction
         var fixedStatus: Int?
         var malformed = false
+        var appStoredExpiry: Int64?
+        var implausible: ImplausibleValue?
+        var priorRunAt: Int64?
 
         func silent(_ gen: inout PopulationGenerator, _ product: SimProduct, _ rng: inout SeededRandom) -> (SubscriptionPlan, Int64) {
             let n = gen.silentPeriods(product, &rng)
@@ -133,6 +136,18 @@ struct PopulationGenerator {
             if scenario == .unauthenticatable { fixedStatus = 21003 }
             if scenario == .deletedAccount { fixedStatus = 21010 }
             if scenario == .malformedReceipt { malformed = true }
+        case .foreignSecretReceipt, .absurdDate, .nearInt64Max, .nulInText:
+            let (plan, at) = silent(&self, catalog.pick(&rng), &rng)
+            plans = [plan]
+            stored = at
+            implausible = implausibleValue(scenario, plan: plan, &rng)
+            if scenario == .foreignSecretReceipt { fixedStatus = 21004 }
+        case .deletedAccountActive:
+            let product = catalog.pick(&rng)
+            let plan = activePlan(product, periods: rng.int(1...4), &rng)
+            plans = [plan]
+            stored = storedAt(plan, transactionsBack: 0, &rng)
+            fixedStatus = 21010
         case .foreignApp:
             bundle = foreignBundleID
             let (plan, at) = silent(&self, foreignCatalog.pick(&rng), &rng)
@@ -190,6 +205,55 @@ struct PopulationGenerator {
             plans = [plan]
             let before = plan.timeline(at: upgradeAt - 1)
             stored = storedAt(plan, transactionsBack: plan.timeline(at: anchor).transactions.count - before.transactions.count, &rng)
+        case .upgradeWithoutCancellation:
+            // Yearly (level 2) upgraded to plus monthly (level 1): the yearly would run for months more,
+            // so a client that keeps an `is_upgraded` transaction without a cancellation date is caught.
+            let yearly = catalog.proYearly
+            let yearStart = anchor - rng.between(60 * day, 300 * day)
+            var plan = newPlan(yearly, start: back(yearly, from: yearStart, periods: rng.int(0...1)), sandbox: false)
+            let upgradeAt: Int64
+            if rng.chance(0.3) {
+                // The customer turned auto-renew off soon after: the plus monthly lapsed before the anchor.
+                upgradeAt = yearStart + rng.between(day, anchor - yearStart - 35 * day)
+                plan.autoRenewOffAt = upgradeAt + rng.between(SimTime.hour, 10 * day)
+            } else {
+                upgradeAt = yearStart + rng.between(day, anchor - yearStart - 2 * day)
+            }
+            plan.upgrade = .init(at: upgradeAt, to: catalog.proPlusMonthly, carriesCancellationDate: false)
+            plans = [plan]
+            let before = plan.timeline(at: upgradeAt - 1)
+            let after = plan.timeline(at: anchor).transactions.count
+            stored = storedAt(plan, transactionsBack: after - before.transactions.count, &rng)
+        case .refundThenResubscribe, .refundThenResubscribeRevokedRow:
+            // A yearly refunded (it would still run for months), then a paid monthly in the same group.
+            let revokedRow = scenario == .refundThenResubscribeRevokedRow
+            let yearly = catalog.proYearly
+            let resubscribeAt = anchor - (revokedRow ? rng.between(3 * day, 20 * day) : rng.between(3 * day, 50 * day))
+            let refundAt = resubscribeAt - (revokedRow ? rng.between(2 * day, 15 * day) : rng.between(day, 20 * day))
+            let yearStart = refundAt - rng.between(2 * day, 60 * day)
+            // One earlier yearly period sometimes; never for the revoked row, whose revoked expiry (the
+            // refund) must stay within the nightly window.
+            let drawn = rng.int(0...1)
+            let n = revokedRow ? 0 : drawn
+            var plan = newPlan(yearly, start: back(yearly, from: yearStart, periods: n), sandbox: false)
+            plan.refunds = [.init(transactionIndex: n, at: refundAt, reason: rng.int(0...1))]
+            plan.resubscription = .init(at: resubscribeAt, to: catalog.proMonthly)
+            plans = [plan]
+            let after = plan.timeline(at: anchor).transactions.count
+            stored = storedAt(plan, transactionsBack: after - 1 - n, &rng)
+            // The previous night ran between the refund and the new purchase, and found the row revoked.
+            if revokedRow { priorRunAt = refundAt + (resubscribeAt - refundAt) / 2 }
+        case .appStoredLaterExpiry:
+            let product = catalog.pick(&rng)
+            let lastExpiry = anchor - rng.between(day, 20 * day)
+            var plan = endedPlan(product, lastExpiry: lastExpiry, periods: rng.int(1...4))
+            let lastStart = back(product, from: lastExpiry, periods: 1)
+            plan.autoRenewOffAt = lastStart + Int64(Double(lastExpiry - lastStart) * (0.3 + rng.unit() * 0.6))
+            plans = [plan]
+            stored = storedAt(plan, transactionsBack: 0, &rng)
+            // A year too late, or a few weeks past the anchor: the row looks active, Apple says lapsed.
+            appStoredExpiry = rng.chance(0.5)
+                ? SimTime.addMonths(lastExpiry, 12) : anchor + rng.between(2 * day, 60 * day)
         case .pendingDowngrade, .pendingCrossgrade:
             let from = scenario == .pendingDowngrade ? catalog.proPlusMonthly : catalog.proMonthly
             let to = scenario == .pendingDowngrade ? catalog.proMonthly : catalog.proYearly
@@ -252,9 +316,31 @@ struct PopulationGenerator {
         let firstStart = plans.map(\.start).min() ?? anchor
         return ReceiptFamily(
             index: index, scenario: scenario, userID: "user-" + String(100_000 + index), bundleID: bundle,
-            sandbox: sandbox, subscriptions: plans, storedReceiptAt: stored,
+            appBundleID: bundleID, sandbox: sandbox, subscriptions: plans, storedReceiptAt: stored,
             storedIssueSequence: UInt32(rng.int(1...40)), bytesPerTransaction: bytesPerTxn,
-            fixedStatus: fixedStatus, malformedStoredReceipt: malformed,
+            fixedStatus: fixedStatus, malformedStoredReceipt: malformed, appStoredExpiry: appStoredExpiry,
+            implausibleValue: implausible, priorRunAt: priorRunAt,
             appDownloadedAt: firstStart - rng.between(0, 30 * day))
+    }
+
+    /// The out-of-bounds value of an `absurd_date`, `near_int64_max` or `nul_in_text` family (nil otherwise).
+    private func implausibleValue(_ scenario: Scenario, plan: SubscriptionPlan, _ rng: inout SeededRandom)
+        -> ImplausibleValue?
+    {
+        switch scenario {
+        case .absurdDate:
+            return .date(field: "expires_date", milliseconds: ImplausibleValue.absurdMilliseconds)
+        case .nearInt64Max:
+            let fields = ["expires_date", "purchase_date", "original_purchase_date"]
+            return .date(field: fields[rng.int(0...2)], milliseconds: ImplausibleValue.nearInt64MaxMilliseconds)
+        case .nulInText:
+            if rng.chance(0.5) {
+                let product = plan.timeline(at: anchor).transactions.last?.product ?? plan.product
+                return .text(field: "product_id", value: product.productID + "\u{0}")
+            }
+            return .text(field: "offer_code_ref_name", value: "WINTER\u{0}PROMO")
+        default:
+            return nil
+        }
     }
 }

@@ -6,6 +6,8 @@ public struct ReceiptFamily: Sendable {
     public var userID: String
     /// The bundle id inside the receipt (another app's for `foreign_app`).
     public var bundleID: String
+    /// The bundle id of the app that stored the row (the population's, even for a foreign receipt).
+    public var appBundleID: String
     public var sandbox: Bool
     public var subscriptions: [SubscriptionPlan]
     /// When the app last refreshed its stored receipt: the stored receipt's creation time.
@@ -17,6 +19,13 @@ public struct ReceiptFamily: Sendable {
     public var fixedStatus: Int?
     /// The app stored a corrupt receipt (not base64): Apple answers 21002.
     public var malformedStoredReceipt: Bool
+    /// The expiry the app stored when it is not its receipt's (an app-side bug); nil: the receipt's.
+    public var appStoredExpiry: Int64?
+    /// A value Apple's status-0 answer carries that no client may store (see `ImplausibleValue`).
+    public var implausibleValue: ImplausibleValue?
+    /// A previous night's run verified the rows at this instant (what it left is in `truth.jsonl`,
+    /// `prior_run`; the import cannot carry a state, so the demo seeds it).
+    public var priorRunAt: Int64?
     /// When the app was first downloaded (receipt `original_purchase_date`).
     public var appDownloadedAt: Int64
 
@@ -28,6 +37,14 @@ public struct ReceiptFamily: Sendable {
     /// Number of transactions (all subscriptions) that exist at `instant`.
     public func transactionCount(at instant: Int64) -> Int {
         subscriptions.reduce(0) { $0 + $1.timeline(at: instant).transactions.count }
+    }
+
+    /// What the app stored for `plan`: the product and expiry of the best transaction its stored receipt
+    /// shows (refunds left out), or `appStoredExpiry` when the app stored another expiry.
+    public func storedRow(_ plan: SubscriptionPlan) -> (productID: String, expires: Int64) {
+        let seen = plan.timeline(at: storedReceiptAt).transactions
+        let best = seen.filter { !$0.isRefunded }.max { $0.expires < $1.expires } ?? seen.last
+        return (best?.product.productID ?? plan.product.productID, appStoredExpiry ?? best?.expires ?? plan.start)
     }
 
     /// The primary original_transaction_id (first subscription), sealed into the receipt.

@@ -38,21 +38,34 @@ public struct ResponseRenderer: Sendable {
         return String(decoding: bytes, as: UTF8.self)
     }
 
-    private func date(_ w: inout JSONWriter, _ name: String, _ ms: Int64) {
+    /// The three forms of a date; `implausible` replaces the `_ms` value of the field it names.
+    private func date(_ w: inout JSONWriter, _ name: String, _ ms: Int64, _ implausible: ImplausibleValue? = nil) {
         w.field(name, SimTime.gmtString(ms))
-        w.field(name + "_ms", String(ms))
+        if case .date(name, let bad)? = implausible {
+            w.field(name + "_ms", String(bad))
+        } else {
+            w.field(name + "_ms", String(ms))
+        }
         w.field(name + "_pst", SimTime.pacificString(ms))
     }
 
-    private func transaction(_ w: inout JSONWriter, _ t: SimTransaction) {
+    /// One transaction object; `implausible` (for the family's target transaction only) replaces one value.
+    private func transaction(_ w: inout JSONWriter, _ t: SimTransaction, _ implausible: ImplausibleValue? = nil) {
+        func text(_ name: String, _ value: String?) {
+            if case .text(name, let bad)? = implausible {
+                w.field(name, bad)
+            } else if let value {
+                w.field(name, value)
+            }
+        }
         w.beginObject()
         w.field("quantity", "1")
-        w.field("product_id", t.product.productID)
+        text("product_id", t.product.productID)
         w.field("transaction_id", String(t.transactionID))
         w.field("original_transaction_id", String(t.originalTransactionID))
-        date(&w, "purchase_date", t.purchase)
-        date(&w, "original_purchase_date", t.originalPurchase)
-        date(&w, "expires_date", t.expires)
+        date(&w, "purchase_date", t.purchase, implausible)
+        date(&w, "original_purchase_date", t.originalPurchase, implausible)
+        date(&w, "expires_date", t.expires, implausible)
         if let c = t.cancellation {
             date(&w, "cancellation_date", c)
             if let r = t.cancellationReason { w.field("cancellation_reason", String(r)) }
@@ -61,7 +74,7 @@ public struct ResponseRenderer: Sendable {
         w.field("is_trial_period", t.isTrial ? "true" : "false")
         w.field("is_in_intro_offer_period", t.isIntro ? "true" : "false")
         if t.isUpgraded { w.field("is_upgraded", "true") }
-        if let code = t.offerCodeRefName { w.field("offer_code_ref_name", code) }
+        text("offer_code_ref_name", t.offerCodeRefName)
         w.field("in_app_ownership_type", t.familyShared ? "FAMILY_SHARED" : "PURCHASED")
         w.field("subscription_group_identifier", t.product.groupID)
         w.endObject()
@@ -90,6 +103,13 @@ public struct ResponseRenderer: Sendable {
                 latest += tl.transactions
             }
         }
+        // The transaction that carries the family's implausible value: the newest of its first subscription.
+        let target = family.implausibleValue.flatMap { _ in
+            family.subscriptions.first?.timeline(at: now).transactions.max { $0.purchase < $1.purchase }?.transactionID
+        }
+        func bad(_ t: SimTransaction) -> ImplausibleValue? {
+            t.transactionID == target ? family.implausibleValue : nil
+        }
         inApp = scrambled(inApp, salt: salt ^ 1)
         latest = scrambled(latest, salt: salt ^ 2)
         let newCreated = max(now, token.createdAt)
@@ -113,12 +133,12 @@ public struct ResponseRenderer: Sendable {
         w.field("original_application_version", family.sandbox ? "1.0" : "301")
         w.key("in_app")
         w.beginArray()
-        for t in inApp { transaction(&w, t) }
+        for t in inApp { transaction(&w, t, bad(t)) }
         w.endArray()
         w.endObject()
         w.key("latest_receipt_info")
         w.beginArray()
-        for t in latest { transaction(&w, t) }
+        for t in latest { transaction(&w, t, bad(t)) }
         w.endArray()
         w.key("latest_receipt")
         w.rawString(newReceipt)

@@ -1,6 +1,6 @@
 /// What kind of subscription history a receipt family has; the name goes into `truth.jsonl`.
 ///
-/// Weights are parts per 180 and give the population its proportions: mostly ordinary renewals,
+/// Weights are parts per 200 and give the population its proportions: mostly ordinary renewals,
 /// a tail of every case the reconciler must get right.
 public enum Scenario: String, Sendable, CaseIterable {
     case activeNotRenewed = "active_not_renewed"
@@ -25,6 +25,24 @@ public enum Scenario: String, Sendable, CaseIterable {
     case deletedAccount = "deleted_account"
     case malformedReceipt = "malformed_receipt"
     case longHistory = "long_history"
+    /// Yearly upgraded to plus monthly; the replaced yearly has `is_upgraded` and no cancellation date.
+    case upgradeWithoutCancellation = "upgrade_without_cancellation"
+    /// A refunded yearly, then a paid monthly in the same group, valid at the anchor.
+    case refundThenResubscribe = "refund_then_resubscribe"
+    /// The same, and a previous night's run left the row `revoked` (between the refund and the monthly).
+    case refundThenResubscribeRevokedRow = "refund_then_resubscribe_revoked_row"
+    /// The app stored an expiry later than Apple's (which lapsed): the row's expiry must move back.
+    case appStoredLaterExpiry = "app_stored_later_expiry"
+    /// 21010 for a row the app stored as active with a future expiry.
+    case deletedAccountActive = "deleted_account_active"
+    /// Status 0, but the row's latest transaction has `expires_date_ms` 9000000000000000.
+    case absurdDate = "absurd_date"
+    /// Status 0, but a date of the row's latest transaction is 9223372036854775000 ms.
+    case nearInt64Max = "near_int64_max"
+    /// Status 0, but a text field of the row's latest transaction holds a NUL character.
+    case nulInText = "nul_in_text"
+    /// 21004 for this one receipt (as if another app's receipt were sent with our secret).
+    case foreignSecretReceipt = "foreign_secret_receipt"
 
     public var weight: Int {
         switch self {
@@ -50,6 +68,15 @@ public enum Scenario: String, Sendable, CaseIterable {
         case .deletedAccount: return 2
         case .malformedReceipt: return 1
         case .longHistory: return 3
+        case .upgradeWithoutCancellation: return 4
+        case .refundThenResubscribe: return 3
+        case .refundThenResubscribeRevokedRow: return 2
+        case .appStoredLaterExpiry: return 4
+        case .deletedAccountActive: return 2
+        case .absurdDate: return 1
+        case .nearInt64Max: return 1
+        case .nulInText: return 1
+        case .foreignSecretReceipt: return 2
         }
     }
 }

@@ -12,7 +12,7 @@ public struct SimTransaction: Sendable {
     public var isIntro: Bool
     public var offerCodeRefName: String?
     public var familyShared: Bool
-    /// Set for refunds (with `cancellationReason`) and for upgrades (with `isUpgraded`).
+    /// Set for refunds (with `cancellationReason`) and for upgrades that carry a date (with `isUpgraded`).
     public var cancellation: Int64?
     public var cancellationReason: Int?
     public var isUpgraded: Bool

@@ -15,6 +15,8 @@ public struct SimulatorConfiguration: Sendable {
     public var anchor: Int64?
     public var bundleID: String = "com.example.renewals"
     public var sharedSecret: String = SimulatorConfiguration.defaultSharedSecret
+    /// Answer 21004 (shared secret mismatch) to every well-formed verifyReceipt request.
+    public var secretMismatchForAll = false
     public var faults: FaultPlan
     /// Turn away requests over this many in any one-second window with 429.
     public var maxRequestsPerSecond: Int?

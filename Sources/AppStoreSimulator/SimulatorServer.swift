@@ -27,7 +27,8 @@ public final class SimulatorServer: Sendable {
         let pop = population ?? Population(seed: configuration.seed, subscriptions: configuration.subscriptions,
                                            anchor: configuration.effectiveAnchor, bundleID: configuration.bundleID)
         let clock: SimClock = configuration.now.map { .frozen($0) } ?? .real
-        let service = VerifyService(population: pop, sharedSecret: configuration.sharedSecret, clock: clock)
+        let service = VerifyService(population: pop, sharedSecret: configuration.sharedSecret, clock: clock,
+                                    secretMismatchForAll: configuration.secretMismatchForAll)
         let stats = SimulatorStats(maxRequestsPerSecond: configuration.maxRequestsPerSecond)
         let group = MultiThreadedEventLoopGroup(numberOfThreads: max(1, configuration.threads))
         let faults = configuration.faults

@@ -11,8 +11,18 @@ public struct SubscriptionPlan: Sendable {
     }
 
     /// An immediate change of product within the group (upgrade): the current transaction is marked
-    /// `is_upgraded` and cancelled at `at`, a new transaction of `to` starts then.
+    /// `is_upgraded` (and, when `carriesCancellationDate`, cancelled at `at`), a new transaction of `to`
+    /// starts then. Real receipts often show `is_upgraded` without a cancellation date.
     public struct Upgrade: Sendable {
+        public var at: Int64
+        public var to: SimProduct
+        public var carriesCancellationDate = true
+    }
+
+    /// A new purchase in the same group after the subscription stopped (a refund): the transaction current
+    /// at `at` keeps its dates (and its refund), a paid transaction of `to` starts at `at` with the same
+    /// original_transaction_id, and renewals continue from it.
+    public struct Resubscription: Sendable {
         public var at: Int64
         public var to: SimProduct
     }
@@ -45,6 +55,7 @@ public struct SubscriptionPlan: Sendable {
     /// Billing grace period length in days, if the app enabled it (6 for weekly, 16 otherwise).
     public var graceDays: Int64?
     public var upgrade: Upgrade?
+    public var resubscription: Resubscription?
     public var planChange: PlanChange?
     public var refunds: [Refund] = []
     /// Sandbox subscriptions renew at most this many times.

@@ -20,8 +20,8 @@ public struct SubscriptionTimeline: Sendable {
 }
 
 extension SubscriptionPlan {
-    /// Evaluates the plan at `now`: transactions purchased at or before `now`, refunds and upgrades
-    /// that happened by then, and the renewal info Apple reports at that instant.
+    /// Evaluates the plan at `now`: transactions purchased at or before `now`, refunds, upgrades and
+    /// resubscriptions that happened by then, and the renewal info Apple reports at that instant.
     public func timeline(at now: Int64) -> SubscriptionTimeline {
         var txns: [SimTransaction] = []
         var segmentStart = start
@@ -31,6 +31,7 @@ extension SubscriptionPlan {
         var stop: SubscriptionTimeline.Stop?
         var paidIndex = 0
         var upgradeApplied = false
+        var resubscribed = false
         while purchase <= now {
             let index = txns.count
             let isTrial = trial && index == 0
@@ -58,7 +59,7 @@ extension SubscriptionPlan {
                 upgradeApplied = true
                 if up.at <= now {
                     txn.isUpgraded = true
-                    txn.cancellation = up.at
+                    txn.cancellation = up.carriesCancellationDate ? up.at : nil
                     txn.cancellationReason = nil
                     txns.append(txn)
                     segmentStart = up.at
@@ -67,6 +68,15 @@ extension SubscriptionPlan {
                     purchase = up.at
                     continue
                 }
+            }
+            if !resubscribed, let re = resubscription, re.at > purchase, re.at < expires, re.at <= now {
+                resubscribed = true
+                txns.append(txn)
+                segmentStart = re.at
+                segmentProduct = re.to
+                segmentIndex = 0
+                purchase = re.at
+                continue
             }
             txns.append(txn)
             let next = expires

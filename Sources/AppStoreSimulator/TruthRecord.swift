@@ -1,11 +1,38 @@
 /// What Apple implies for one original_transaction_id at an instant, computed from the timeline model
 /// (never from rendered JSON): one line of `truth.jsonl`.
 public struct TruthRecord: Sendable, Equatable {
+    /// How a reconciler's row is to be compared with this record.
+    public enum Expectation: String, Sendable, Equatable {
+        /// Apple's answer decides: the row holds `state`, `expires_at`, `product_id`, the renewal fields,
+        /// and the ledger `transaction_count` transactions.
+        case decision
+        /// The answer must be refused: the row keeps `stored_product_id` and `stored_expires_at` and gets
+        /// no state (Apple's error status, another app's receipt, or an out-of-bounds value).
+        case rejected
+        /// 21010, "treat as if never purchased": the row holds `state` (expired), `product_id` (stored),
+        /// auto-renew off, no ledger, and an expiry by `expires_at_rule`.
+        case entitlementEnded = "entitlement_ended"
+    }
+
+    /// What a previous night's run left in the row (the demo seeds it after the import).
+    public struct PriorRun: Sendable, Equatable {
+        public var verifiedAt: Int64
+        public var state: String?
+        public var expiresAt: Int64?
+        public var productID: String?
+        public var revokedAt: Int64?
+    }
+
+    /// `expires_at_rule` of 21010 rows: the row's expiry is min(`expires_at`, the run's clock), which the
+    /// truth cannot know (`expires_at` is the stored expiry: never later than it, never after the run).
+    public static let notAfterRun = "not_after_run"
+
     public var originalTransactionID: UInt64
     public var scenario: Scenario
     public var environment: String
     public var bundleID: String
     public var appleStatus: Int
+    public var expect: Expectation
     public var state: String?
     public var expiresAt: Int64?
     public var productID: String?
@@ -14,31 +41,62 @@ public struct TruthRecord: Sendable, Equatable {
     public var gracePeriodExpiresAt: Int64?
     public var transactionCount: Int?
     public var revokedAt: Int64?
+    /// What the app stored (`purchases.jsonl`).
+    public var storedProductID: String
+    public var storedExpiresAt: Int64
+    public var expiresAtRule: String?
+    public var priorRun: PriorRun?
 
-    /// Applies the project's rules (apple-receipts.md §1 "Deciding a subscription's state") to the model.
+    /// Applies the project's rules (docs/apple-receipts.md §1 "Deciding a subscription's state") to the model.
     public init(family: ReceiptFamily, plan: SubscriptionPlan, at now: Int64) {
         originalTransactionID = plan.originalTransactionID
         scenario = family.scenario
         environment = family.sandbox ? "Sandbox" : "Production"
         bundleID = family.bundleID
-        if family.malformedStoredReceipt {
-            appleStatus = 21002
-        } else {
-            appleStatus = family.fixedStatus ?? 0
+        let stored = family.storedRow(plan)
+        storedProductID = stored.productID
+        storedExpiresAt = stored.expires
+        appleStatus = family.malformedStoredReceipt ? 21002 : family.fixedStatus ?? 0
+        expect = .decision
+        if let at = family.priorRunAt, at < now {
+            var prior = TruthRecord(family: family, plan: plan, at: at)
+            prior.priorRun = nil
+            priorRun = PriorRun(
+                verifiedAt: at, state: prior.state, expiresAt: prior.expiresAt, productID: prior.productID,
+                revokedAt: prior.revokedAt)
         }
-        guard appleStatus == 0 else { return }
-        let tl = plan.timeline(at: now)
+        if appleStatus == 21010 {
+            // "Treat as if a purchase was never made": the entitlement ends at the run, the row stays.
+            expect = .entitlementEnded
+            state = "expired"
+            expiresAt = stored.expires
+            expiresAtRule = Self.notAfterRun
+            productID = stored.productID
+            autoRenew = false
+            transactionCount = 0
+            return
+        }
+        guard appleStatus == 0, family.bundleID == family.appBundleID, family.implausibleValue == nil else {
+            expect = .rejected
+            return
+        }
+        decide(plan.timeline(at: now), now: now)
+    }
+
+    private mutating func decide(_ tl: SubscriptionTimeline, now: Int64) {
         let txns = tl.transactions
         transactionCount = txns.count
         autoRenew = tl.autoRenewStatus
         autoRenewProductID = tl.autoRenewProductID
         gracePeriodExpiresAt = tl.gracePeriodExpires
-        let kept = txns.filter { !$0.isRefunded }
-        let best = kept.max { $0.expires < $1.expires }
-        let latestNonUpgrade = txns.filter { !$0.isUpgraded }.max { $0.expires < $1.expires }
-        if let candidate = latestNonUpgrade, candidate.isRefunded, (best?.expires ?? Int64.min) <= candidate.expires {
+        // Refunded: never purchased. Upgraded (with or without a cancellation date): replaced.
+        let remaining = txns.filter { !$0.isRefunded && !$0.isUpgraded }
+        let best = remaining.max { $0.expires < $1.expires }
+        let topRefund = txns.filter(\.isRefunded).max { $0.expires < $1.expires }
+        // Revoked only when the refund held the entitlement and nothing remaining is valid now.
+        if let topRefund, best.map({ topRefund.expires > $0.expires && $0.expires <= now }) ?? true {
             state = "revoked"
-            revokedAt = candidate.cancellation
+            revokedAt = topRefund.cancellation
             if let best {
                 expiresAt = best.expires
                 productID = best.product.productID
@@ -65,7 +123,7 @@ public struct TruthRecord: Sendable, Equatable {
 
     /// One JSON line (keys in the documented order, nulls where not applicable).
     public func jsonLine() -> [UInt8] {
-        var w = JSONWriter(capacity: 512)
+        var w = JSONWriter(capacity: 768)
         w.beginObject()
         w.field("original_transaction_id", String(originalTransactionID))
         w.field("scenario", scenario.rawValue)
@@ -73,6 +131,7 @@ public struct TruthRecord: Sendable, Equatable {
         w.field("bundle_id", bundleID)
         w.key("apple_status")
         w.int(Int64(appleStatus))
+        w.field("expect", expect.rawValue)
         w.optionalField("state", state)
         w.optionalField("expires_at", expiresAt.map(SimTime.rfc3339))
         w.optionalField("product_id", productID)
@@ -83,6 +142,21 @@ public struct TruthRecord: Sendable, Equatable {
         w.key("transaction_count")
         if let transactionCount { w.int(Int64(transactionCount)) } else { w.null() }
         w.optionalField("revoked_at", revokedAt.map(SimTime.rfc3339))
+        w.field("stored_product_id", storedProductID)
+        w.field("stored_expires_at", SimTime.rfc3339(storedExpiresAt))
+        w.optionalField("expires_at_rule", expiresAtRule)
+        w.key("prior_run")
+        if let priorRun {
+            w.beginObject()
+            w.field("verified_at", SimTime.rfc3339(priorRun.verifiedAt))
+            w.optionalField("state", priorRun.state)
+            w.optionalField("expires_at", priorRun.expiresAt.map(SimTime.rfc3339))
+            w.optionalField("product_id", priorRun.productID)
+            w.optionalField("revoked_at", priorRun.revokedAt.map(SimTime.rfc3339))
+            w.endObject()
+        } else {
+            w.null()
+        }
         w.endObject()
         w.bytes.append(10)
         return w.bytes

@@ -5,7 +5,9 @@ import Synchronization
 ///
 /// Checks in Apple's order as far as it is known: body shape (21000), receipt base64 (21002),
 /// authenticity (21003), environment (21007 sandbox receipt on production, 21008 the reverse),
-/// per-account fixed answers (21003, 21010), shared secret (21004), then status 0. Successful
+/// per-account fixed answers (21003, 21004, 21010), shared secret (21004), then status 0. With
+/// `secretMismatchForAll` every well-formed request is answered 21004, as when the app's shared secret is
+/// wrong for every receipt (a wrong password alone does that only for receipts that get that far). Successful
 /// answers are cached per (receipt, exclude flag, now) since they are a pure function of those.
 public final class VerifyService: Sendable {
     public struct Outcome: Sendable {
@@ -23,15 +25,17 @@ public final class VerifyService: Sendable {
     public let renderer: ResponseRenderer
     public let clock: SimClock
     private let sharedSecret: [UInt8]
+    public let secretMismatchForAll: Bool
     // Responses are immutable once rendered; the lock only guards the dictionary.
     private let cache = Mutex<[CacheKey: ByteBuffer]>([:])
     private static let cacheLimit = 20_000
 
-    public init(population: Population, sharedSecret: String, clock: SimClock) {
+    public init(population: Population, sharedSecret: String, clock: SimClock, secretMismatchForAll: Bool = false) {
         self.population = population
         self.renderer = ResponseRenderer(population: population)
         self.sharedSecret = Array(sharedSecret.utf8)
         self.clock = clock
+        self.secretMismatchForAll = secretMismatchForAll
     }
 
     private static func buffer(_ bytes: [UInt8]) -> ByteBuffer {
@@ -58,6 +62,7 @@ public final class VerifyService: Sendable {
 
     public func verify(body: UnsafeRawBufferPointer, sandboxPath: Bool) -> Outcome {
         guard let request = VerifyRequest.parse(body) else { return Self.statusOutcome(21000) }
+        if secretMismatchForAll { return Self.statusOutcome(21004) }
         guard let data = request.receiptData, !data.isEmpty else { return Self.statusOutcome(21002) }
         let token: ReceiptToken
         switch renderer.codec.decode(data) {

@@ -42,7 +42,11 @@ struct Serve: ParsableCommand {
         abstract: "Serve POST /verifyReceipt (production) and POST /sandbox/verifyReceipt (sandbox) on loopback.",
         discussion: """
             The shared secret comes from $APPSTORE_SIM_SHARED_SECRET or --shared-secret-file, else it is \
-            "\(SimulatorConfiguration.defaultSharedSecret)". GET /_stats returns counters, GET /_health 200.
+            "\(SimulatorConfiguration.defaultSharedSecret)". A request with another password is answered 21004 \
+            once its receipt authenticates and is in the right environment (21007/21008 and the per-account \
+            answers 21003/21010 come first); --fault-21004-all answers 21004 to every well-formed request, \
+            for testing that a client stops when 21004s are systematic. GET /_stats returns counters, \
+            GET /_health 200.
             """)
 
     @OptionGroup var population: PopulationOptions
@@ -94,6 +98,9 @@ struct Serve: ParsableCommand {
     var truncated: Double?
     @Option(name: .customLong("faults-all"), help: "Set every fault kind not given explicitly to this rate.")
     var faultsAll: Double?
+    @Flag(name: .customLong("fault-21004-all"),
+          help: "Answer status 21004 (shared secret mismatch) to every well-formed request (not part of --faults-all).")
+    var secretMismatchForAll = false
 
     @Option(name: .customLong("max-rps"), help: "Answer 429 to requests over this many in any one-second window.")
     var maxRPS: Int?
@@ -150,6 +157,7 @@ struct Serve: ParsableCommand {
         config.sharedSecret = try sharedSecret()
         config.threads = threads
         config.maxRequestsPerSecond = maxRPS
+        config.secretMismatchForAll = secretMismatchForAll
         config.faults = FaultPlan(
             seed: population.seed, rates: Dictionary(uniqueKeysWithValues: rates()),
             latency: latency.flatMap(LatencyDistribution.init(parsing:)) ?? .none,

@@ -12,7 +12,8 @@ struct DemoCommand: ParsableCommand {
         discussion: """
             Starts a throwaway PostgreSQL (unless DATABASE_URL is set; then it uses that database), applies the \
             schema, has the simulator export --subscriptions synthetic subscriptions as an app would have stored \
-            them, imports them, starts the simulator on loopback, runs the nightly reconciliation, writes the \
+            them, imports them, puts into a few rows what a previous night's run left (a row revoked before the \
+            customer bought again), starts the simulator on loopback, runs the nightly reconciliation, writes the \
             reports, and compares every row with the simulator's truth file. Exits 0 only on a 100% match.
             """
     )
@@ -94,6 +95,12 @@ struct DemoCommand: ParsableCommand {
             throw UsageError("import of the simulator's export failed: \(imported.invalid.prefix(5).map(\.description).joined(separator: "; "))")
         }
         step("imported \(imported.inserted) subscriptions")
+        // Rows a previous night's run left (e.g. revoked before the customer bought again): the import has no state.
+        let seedConnection = try PostgresConnection(url)
+        let seeded = try PriorRunSeeder(connection: seedConnection)
+            .seed(truthFile: work.appendingPathComponent("truth.jsonl").path)
+        seedConnection.close()
+        if seeded > 0 { step("\(seeded) rows set as a previous night's run left them") }
 
         // 3. Apple, on loopback.
         var simArguments = ["--seed", String(seed), "--subscriptions", String(subscriptions), "--now", RFC3339.string(asOf), "--bundle-id", bundleId]
@@ -134,6 +141,11 @@ struct DemoCommand: ParsableCommand {
         print("  Apple requests: \(summary.stats.requests) (\(summary.stats.retries) retries, \(summary.stats.environmentSwitches) sandbox/production switches) at \(String(format: "%.0f", summary.stats.achievedRate))/s")
         if let reportPath { print("  reports: \(reportPath)") }
         print("  match with the simulator's truth: \(comparison.matched)/\(comparison.compared) (\(String(format: "%.2f", comparison.matchRate * 100))%)")
+        let partial = comparison.byScenario.filter { $0.value.matched < $0.value.total }.sorted { $0.key < $1.key }
+        if !partial.isEmpty {
+            print("  scenarios not matched: " + partial.map { "\($0.key) \($0.value.matched)/\($0.value.total)" }
+                .joined(separator: ", "))
+        }
         for mismatch in comparison.mismatches.prefix(20) { print("    mismatch: \(mismatch)") }
         if comparison.mismatchCount > 20 { print("    ... \(comparison.mismatchCount - 20) more") }
         guard comparison.matched == comparison.compared, comparison.compared == subscriptions else {

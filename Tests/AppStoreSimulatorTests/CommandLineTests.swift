@@ -41,6 +41,57 @@ import Testing
         #expect(bad.stderr.contains("RFC 3339"))
     }
 
+    @Test func fault21004AllIsDocumentedAndAnswers21004EvenWithTheRightSecret() async throws {
+        try #require(
+            FileManager.default.isExecutableFile(atPath: Self.binary), "build the product first: \(Self.binary)")
+        let help = Process()
+        help.executableURL = URL(fileURLWithPath: Self.binary)
+        help.arguments = ["serve", "--help"]
+        let out = Pipe()
+        help.standardOutput = out
+        help.standardError = FileHandle.nullDevice
+        try help.run()
+        let text = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        help.waitUntilExit()
+        #expect(text.contains("--fault-21004-all") && text.contains("21004"))
+
+        let dir = temporaryDirectory("cli-21004")
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let portFile = dir + "/port"
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: Self.binary)
+        p.arguments = ["serve", "--seed", "9", "--subscriptions", "60", "--now", "2026-11-21T03:00:00Z",
+                       "--port", "0", "--port-file", portFile, "--fault-21004-all"]
+        p.environment = ProcessInfo.processInfo.environment.merging(["APPSTORE_SIM_SHARED_SECRET": "env-secret"]) { $1 }
+        p.standardOutput = FileHandle.nullDevice
+        p.standardError = FileHandle.nullDevice
+        try p.run()
+        let pid = p.processIdentifier
+        defer { if p.isRunning { kill(pid, SIGKILL) } }
+        var port = 0
+        for _ in 0..<200 where port == 0 {
+            if let text = try? String(contentsOfFile: portFile, encoding: .utf8),
+                let n = Int(text.trimmingCharacters(in: .whitespacesAndNewlines))
+            {
+                port = n
+            } else {
+                try await Task.sleep(for: .milliseconds(50))
+            }
+        }
+        try #require(port > 0, "no port file within 10 s")
+        let pop = Population(seed: 9, subscriptions: 60, anchor: SimTime.parseRFC3339("2026-11-21T03:00:00Z")!)
+        let renderer = ResponseRenderer(population: pop)
+        for family in pop.families.prefix(10) {
+            let response = try await TestConnection.once(
+                port: port, .POST, family.sandbox ? "/sandbox/verifyReceipt" : "/verifyReceipt",
+                body: verifyBody(receipt: renderer.storedReceipt(family), password: "env-secret"))
+            #expect(response.json?["status"] as? Int == 21004, "\(family.scenario)")
+        }
+        p.terminate()
+        for _ in 0..<100 where p.isRunning { try await Task.sleep(for: .milliseconds(50)) }
+    }
+
     @Test func servePrintsItsPortWritesThePortFileAndUsesTheSecretFromTheEnvironment() async throws {
         try #require(FileManager.default.isExecutableFile(atPath: Self.binary), "build the product first: \(Self.binary)")
         let dir = temporaryDirectory("cli-serve")

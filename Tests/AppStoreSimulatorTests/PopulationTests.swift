@@ -24,7 +24,14 @@ func temporaryDirectory(_ name: String) -> String {
         .refundedOther: ["revoked"], .refundedAppIssue: ["revoked"], .olderPeriodRefunded: ["active"],
         .upgraded: ["active"], .pendingDowngrade: ["active"], .pendingCrossgrade: ["active"], .freeTrial: ["active"],
         .introOffer: ["active"], .familyShared: ["active"], .sandbox: ["active", "expired"],
-        .multiGroup: ["active", "expired"], .foreignApp: ["active"], .longHistory: ["active"],
+        .multiGroup: ["active", "expired"], .longHistory: ["active"],
+        .upgradeWithoutCancellation: ["active", "expired"], .refundThenResubscribe: ["active"],
+        .refundThenResubscribeRevokedRow: ["active"], .appStoredLaterExpiry: ["expired"],
+    ]
+    /// Scenarios whose answer must be refused, with Apple's status (0: an out-of-bounds value or another app).
+    static let rejectedStatus: [Scenario: Int] = [
+        .unauthenticatable: 21003, .malformedReceipt: 21002, .foreignSecretReceipt: 21004, .foreignApp: 0,
+        .absurdDate: 0, .nearInt64Max: 0, .nulInText: 0,
     ]
 
     @Test(arguments: [1, 2, 3, 42, 9001] as [UInt64])
@@ -36,16 +43,25 @@ func temporaryDirectory(_ name: String) -> String {
             seen.insert(family.scenario)
             for plan in family.subscriptions {
                 let truth = TruthRecord(family: family, plan: plan, at: Self.now)
-                switch family.scenario {
-                case .unauthenticatable: #expect(truth.appleStatus == 21003 && truth.state == nil)
-                case .deletedAccount: #expect(truth.appleStatus == 21010 && truth.state == nil)
-                case .malformedReceipt: #expect(truth.appleStatus == 21002 && truth.transactionCount == nil)
-                default:
+                let stored = family.storedRow(plan)
+                #expect(truth.storedExpiresAt == stored.expires && truth.storedProductID == stored.productID)
+                if let status = Self.rejectedStatus[family.scenario] {
+                    #expect(truth.appleStatus == status && truth.expect == .rejected)
+                    #expect(truth.state == nil && truth.expiresAt == nil && truth.transactionCount == nil)
+                } else if family.scenario == .deletedAccount || family.scenario == .deletedAccountActive {
+                    #expect(truth.appleStatus == 21010 && truth.expect == .entitlementEnded)
+                    #expect(truth.state == "expired" && truth.autoRenew == false && truth.transactionCount == 0)
+                    #expect(truth.expiresAt == stored.expires && truth.expiresAtRule == TruthRecord.notAfterRun)
+                    #expect(truth.productID == stored.productID)
+                } else {
                     let expected = try #require(Self.expectedStates[family.scenario])
-                    #expect(truth.appleStatus == 0)
+                    #expect(truth.appleStatus == 0 && truth.expect == .decision && truth.expiresAtRule == nil)
                     #expect(expected.contains(truth.state ?? "nil"),
                             "seed \(seed) family \(family.index) \(family.scenario): \(truth.state ?? "nil")")
                 }
+                #expect((truth.priorRun != nil) == (family.scenario == .refundThenResubscribeRevokedRow))
+                #expect((family.implausibleValue != nil)
+                    == [.absurdDate, .nearInt64Max, .nulInText].contains(family.scenario))
                 let tl = plan.timeline(at: Self.now)
                 switch family.scenario {
                 case .upgraded:
@@ -72,6 +88,34 @@ func temporaryDirectory(_ name: String) -> String {
                 case .sandbox:
                     #expect(tl.transactions.count <= 7)
                     #expect(tl.transactions.allSatisfy { $0.expires - $0.purchase <= 5 * SimTime.minute })
+                case .deletedAccountActive:
+                    #expect(truth.storedExpiresAt > Self.now, "the app stored an active row")
+                case .upgradeWithoutCancellation:
+                    let replaced = try #require(tl.transactions.first { $0.isUpgraded })
+                    #expect(replaced.cancellation == nil && replaced.product.productID.hasSuffix(".pro.yearly"))
+                    #expect(truth.productID?.hasSuffix(".pro.plus.monthly") == true)
+                    // The replaced yearly would run longer: keeping it would be the bug this scenario catches.
+                    #expect(replaced.expires > (truth.expiresAt ?? .max))
+                    #expect(truth.storedExpiresAt > (truth.expiresAt ?? .max), "the row's expiry must move back")
+                case .refundThenResubscribe, .refundThenResubscribeRevokedRow:
+                    let refunded = try #require(tl.transactions.first { $0.isRefunded })
+                    let refundAt = try #require(refunded.cancellation)
+                    #expect(refunded.product.productID.hasSuffix(".pro.yearly"))
+                    #expect(refunded.expires > (truth.expiresAt ?? .max), "the refund expires after the monthly")
+                    let monthly = tl.transactions.filter { $0.product.productID.hasSuffix(".pro.monthly") }
+                    #expect(!monthly.isEmpty && monthly.allSatisfy { $0.purchase > refundAt && !$0.isRefunded })
+                    #expect(truth.productID?.hasSuffix(".pro.monthly") == true && truth.revokedAt == nil)
+                    #expect(truth.storedProductID.hasSuffix(".pro.yearly"))
+                    if let prior = truth.priorRun {
+                        #expect(prior.state == "revoked" && prior.revokedAt == refundAt)
+                        #expect(prior.verifiedAt > refundAt && prior.verifiedAt < monthly[0].purchase)
+                        // Within the nightly window (60 days back), so a re-scan of revoked rows can find it.
+                        let priorExpiry = try #require(prior.expiresAt)
+                        #expect(priorExpiry <= prior.verifiedAt && priorExpiry > Self.now - 60 * SimTime.day)
+                    }
+                case .appStoredLaterExpiry:
+                    #expect(truth.storedExpiresAt > Self.now && (truth.expiresAt ?? .max) < Self.now)
+                    #expect(truth.storedProductID == truth.productID)
                 case .silentRenewal:
                     let stored = plan.timeline(at: family.storedReceiptAt).transactions.count
                     #expect(stored < tl.transactions.count, "silent renewal must have renewals after the stored receipt")
@@ -83,13 +127,20 @@ func temporaryDirectory(_ name: String) -> String {
                 #expect(Set(family.subscriptions.map(\.product.groupID)).count == 2)
             }
             if family.scenario == .foreignApp { #expect(family.bundleID != pop.bundleID) }
+            #expect(family.appBundleID == pop.bundleID)
         }
         #expect(seen == Set(Scenario.allCases), "missing: \(Set(Scenario.allCases).subtracting(seen))")
     }
 
+    @Test func weightsArePartsOf200AndEveryScenarioHasOne() {
+        #expect(Scenario.allCases.reduce(0) { $0 + $1.weight } == 200)
+        #expect(Scenario.allCases.allSatisfy { $0.weight >= 1 })
+        #expect(Set(Scenario.allCases.map(\.rawValue)).count == Scenario.allCases.count)
+    }
+
     @Test func smallPopulationsCoverEveryScenarioAndCountIsExact() {
-        let pop = Population(seed: 5, subscriptions: 30, anchor: Self.now)
-        #expect(pop.subscriptionCount == 30)
+        let pop = Population(seed: 5, subscriptions: 40, anchor: Self.now)
+        #expect(pop.subscriptionCount == 40)
         #expect(Set(pop.families.map(\.scenario)) == Set(Scenario.allCases))
         #expect(Population(seed: 5, subscriptions: 0, anchor: Self.now).families.isEmpty)
     }
@@ -122,9 +173,10 @@ func temporaryDirectory(_ name: String) -> String {
         #expect(purchases.count == 400 && truth.count == 400)
         let purchaseKeys: Set = ["user_id", "product_id", "original_transaction_id", "latest_receipt", "expires_at",
                                  "environment", "bundle_id"]
-        let truthKeys: Set = ["original_transaction_id", "scenario", "environment", "bundle_id", "apple_status", "state",
-                              "expires_at", "product_id", "auto_renew", "auto_renew_product_id",
-                              "grace_period_expires_at", "transaction_count", "revoked_at"]
+        let truthKeys: Set = ["original_transaction_id", "scenario", "environment", "bundle_id", "apple_status",
+                              "expect", "state", "expires_at", "product_id", "auto_renew", "auto_renew_product_id",
+                              "grace_period_expires_at", "transaction_count", "revoked_at", "stored_product_id",
+                              "stored_expires_at", "expires_at_rule", "prior_run"]
         for row in purchases {
             #expect(Set(row.keys) == purchaseKeys)
             let expires = try #require(row["expires_at"] as? String)
@@ -132,6 +184,24 @@ func temporaryDirectory(_ name: String) -> String {
             #expect(["Production", "Sandbox"].contains(row["environment"] as? String ?? ""))
         }
         for row in truth { #expect(Set(row.keys) == truthKeys) }
+        // The stored values in the truth are the purchases rows'.
+        for (p, t) in zip(purchases, truth) {
+            #expect(p["original_transaction_id"] as? String == t["original_transaction_id"] as? String)
+            #expect(p["expires_at"] as? String == t["stored_expires_at"] as? String)
+            #expect(p["product_id"] as? String == t["stored_product_id"] as? String)
+        }
+        let expects = Dictionary(grouping: truth) { $0["expect"] as? String ?? "?" }
+        #expect(Set(expects.keys) == ["decision", "rejected", "entitlement_ended"])
+        for row in expects["entitlement_ended"] ?? [] {
+            #expect(row["expires_at_rule"] as? String == "not_after_run" && row["state"] as? String == "expired")
+            #expect(row["expires_at"] as? String == row["stored_expires_at"] as? String)
+        }
+        let priors = truth.compactMap { $0["prior_run"] as? [String: Any] }
+        #expect(!priors.isEmpty)
+        for prior in priors {
+            #expect(Set(prior.keys) == ["verified_at", "state", "expires_at", "product_id", "revoked_at"])
+            #expect(prior["state"] as? String == "revoked")
+        }
         #expect(Set(purchases.compactMap { $0["original_transaction_id"] as? String }).count == 400)
         // Long histories are over 100 KB; ordinary receipts a few KB.
         let longOTIDs = Set(truth.filter { $0["scenario"] as? String == "long_history" }

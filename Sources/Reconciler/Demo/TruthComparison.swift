@@ -2,10 +2,17 @@ import CivilTime
 import Foundation
 import Postgres
 
-/// Compares the database with the simulator's truth file (`truth.jsonl`): for each
-/// original_transaction_id, the state, expiry, product, auto-renew status and product, grace expiry and
-/// the number of ledger transactions Apple implies; receipts Apple refuses (or of another app) must
-/// have been rejected without touching entitlement. The demo exits 0 only on a 100% match.
+/// Compares the database with the simulator's truth file (`truth.jsonl`), row by row, by the record's
+/// `expect` (README, "App Store simulator"):
+/// - `decision`: state, expiry, product, auto-renew status and product, grace expiry and the number of
+///   ledger transactions Apple implies; when Apple's expiry is earlier than the row's before the run
+///   (`prior_run.expires_at`, else `stored_expires_at`), a run must have recorded the move backwards;
+/// - `rejected`: the answer was refused (`rejected` or `invalid_receipt`) and the row is untouched: no
+///   state, the stored expiry and product;
+/// - `entitlement_ended` (21010): state, product, auto-renew as given, and with `expires_at_rule`
+///   `not_after_run` an expiry of min(`expires_at`, the clock of the run that finished the row).
+/// Records without `expect` (older files) are read the old way: a non-0 status or another app's bundle id
+/// means rejected. The demo exits 0 only on a 100% match.
 public struct TruthComparison {
     public struct Mismatch: Sendable, CustomStringConvertible {
         public let originalTransactionId: String
@@ -28,6 +35,13 @@ public struct TruthComparison {
         public var matchRate: Double { compared == 0 ? 0 : Double(matched) / Double(compared) }
     }
 
+    /// The instants a run's decisions may have used as "now": `as_of` with a fixed clock, else anything
+    /// from `as_of` to the end of the run.
+    struct RunClock {
+        var earliest: Date
+        var latest: Date
+    }
+
     public let connection: PostgresConnection
     public let bundleId: String
     /// Keep at most this many mismatch details (all are counted).
@@ -42,6 +56,7 @@ public struct TruthComparison {
         guard let data = FileManager.default.contents(atPath: path) else {
             throw UsageError("cannot read truth file \(path)")
         }
+        let runs = try runClocks()
         var report = Report()
         var batch: [[String: Any]] = []
         var lineNumber = 0
@@ -54,24 +69,49 @@ public struct TruthComparison {
             }
             batch.append(object)
             if batch.count == 1000 {
-                try compareBatch(batch, into: &report)
+                try compareBatch(batch, runs: runs, into: &report)
                 batch.removeAll(keepingCapacity: true)
             }
         }
-        if !batch.isEmpty { try compareBatch(batch, into: &report) }
+        if !batch.isEmpty { try compareBatch(batch, runs: runs, into: &report) }
         return report
     }
 
-    private func compareBatch(_ truths: [[String: Any]], into report: inout Report) throws {
+    private func runClocks() throws -> [Int64: RunClock] {
+        let rows = try connection.query(
+            """
+            SELECT id, as_of, COALESCE((parameters->>'fixedClock')::boolean, false) AS fixed,
+                   COALESCE(finished_at, now()) AS ended
+              FROM reconciliation_runs
+            """)
+        var clocks: [Int64: RunClock] = [:]
+        for row in rows {
+            let asOf: Date = try row.decode("as_of")
+            let fixed: Bool = try row.decode("fixed")
+            let ended: Date = try row.decode("ended")
+            clocks[try row.decode("id", as: Int64.self)] = RunClock(earliest: asOf, latest: fixed ? asOf : ended)
+        }
+        return clocks
+    }
+
+    private func compareBatch(_ truths: [[String: Any]], runs: [Int64: RunClock], into report: inout Report) throws {
         let ids = truths.compactMap { $0["original_transaction_id"] as? String }
+        // Items are found through their primary key (run_id, subscription_id), one index probe per run.
         let rows = try connection.query(
             """
             SELECT s.original_transaction_id, s.state, s.expires_at, s.product_id, s.auto_renew,
                    s.auto_renew_product_id, s.grace_period_expires_at, s.last_verify_status,
                    (SELECT count(*) FROM subscription_transactions t
-                     WHERE t.original_transaction_id = s.original_transaction_id) AS ledger_count
-              FROM subscriptions s WHERE s.original_transaction_id = ANY($1::text[])
-            """, [ids.map { Optional($0) }])
+                     WHERE t.original_transaction_id = s.original_transaction_id) AS ledger_count,
+                   i.last_run, COALESCE(i.moved_backwards, false) AS moved_backwards
+              FROM subscriptions s
+              LEFT JOIN LATERAL (
+                  SELECT max(i.run_id) AS last_run, bool_or(i.expiry_moved_backwards) AS moved_backwards
+                    FROM reconciliation_items i
+                   WHERE i.run_id = ANY($2::bigint[]) AND i.subscription_id = s.id AND i.status = 'done'
+              ) i ON true
+             WHERE s.original_transaction_id = ANY($1::text[])
+            """, [ids.map { Optional($0) }, runs.keys.sorted().map { Optional($0) }])
         var byId: [String: PostgresRow] = [:]
         for row in rows { byId[try row.decode("original_transaction_id", as: String.self)] = row }
         for truth in truths {
@@ -83,33 +123,23 @@ public struct TruthComparison {
             defer { report.byScenario[scenario] = entry }
             guard let row = byId[otid] else {
                 report.missing += 1
-                record(Mismatch(originalTransactionId: otid, scenario: scenario, field: "row", expected: "present", actual: "missing"), into: &report)
+                record(
+                    Mismatch(
+                        originalTransactionId: otid, scenario: scenario, field: "row", expected: "present",
+                        actual: "missing"),
+                    into: &report)
                 continue
             }
             var problems: [Mismatch] = []
             func check(_ field: String, _ expected: String, _ actual: String) {
                 if expected != actual {
-                    problems.append(Mismatch(originalTransactionId: otid, scenario: scenario, field: field, expected: expected, actual: actual))
+                    problems.append(
+                        Mismatch(
+                            originalTransactionId: otid, scenario: scenario, field: field, expected: expected,
+                            actual: actual))
                 }
             }
-            let appleStatus = (truth["apple_status"] as? NSNumber)?.intValue ?? -1
-            let truthBundle = truth["bundle_id"] as? String
-            let verifyStatus: String? = try row.decode("last_verify_status")
-            if appleStatus != 0 || truthBundle != bundleId {
-                let refused = verifyStatus == "rejected" || verifyStatus == "invalid_receipt"
-                check("verification", "rejected", refused ? "rejected" : verifyStatus ?? "never verified")
-                check("state (untouched)", "null", (try row.decode("state", as: String?.self)) ?? "null")
-            } else {
-                check("state", truth["state"] as? String ?? "null", (try row.decode("state", as: String?.self)) ?? "null")
-                check("expires_at", Self.normalise(truth["expires_at"] as? String), Self.normalise(try row.decode("expires_at", as: Date?.self)))
-                check("product_id", truth["product_id"] as? String ?? "null", try row.decode("product_id", as: String.self))
-                check("auto_renew", (truth["auto_renew"] as? Bool).map { String($0) } ?? "null", (try row.decode("auto_renew", as: Bool?.self)).map { String($0) } ?? "null")
-                check("auto_renew_product_id", truth["auto_renew_product_id"] as? String ?? "null", (try row.decode("auto_renew_product_id", as: String?.self)) ?? "null")
-                check("grace_period_expires_at", Self.normalise(truth["grace_period_expires_at"] as? String), Self.normalise(try row.decode("grace_period_expires_at", as: Date?.self)))
-                if let count = (truth["transaction_count"] as? NSNumber)?.intValue {
-                    check("ledger transactions", String(count), String(try row.decode("ledger_count", as: Int.self)))
-                }
-            }
+            try compareRow(truth, row, runs: runs, check)
             if problems.isEmpty {
                 report.matched += 1
                 entry.matched += 1
@@ -119,10 +149,81 @@ public struct TruthComparison {
         }
     }
 
+    /// The checks for one truth record against its row; `check(field, expected, actual)` notes a difference.
+    private func compareRow(
+        _ truth: [String: Any], _ row: PostgresRow, runs: [Int64: RunClock],
+        _ check: (String, String, String) -> Void
+    ) throws {
+        let appleStatus = (truth["apple_status"] as? NSNumber)?.intValue ?? -1
+        let expect = truth["expect"] as? String
+            ?? (appleStatus != 0 || truth["bundle_id"] as? String != bundleId ? "rejected" : "decision")
+        let state: String? = try row.decode("state")
+        let expiresAt: Date? = try row.decode("expires_at")
+        let productId: String = try row.decode("product_id")
+        if expect == "rejected" {
+            let verifyStatus: String? = try row.decode("last_verify_status")
+            let refused = verifyStatus == "rejected" || verifyStatus == "invalid_receipt"
+            check("verification", "rejected", refused ? "rejected" : verifyStatus ?? "never verified")
+            check("state (untouched)", "null", state ?? "null")
+            if let stored = truth["stored_expires_at"] as? String {
+                check("expires_at (untouched)", Self.normalise(stored), Self.normalise(expiresAt))
+            }
+            if let stored = truth["stored_product_id"] as? String {
+                check("product_id (untouched)", stored, productId)
+            }
+            return
+        }
+        check("state", truth["state"] as? String ?? "null", state ?? "null")
+        // The expiry the row must hold at the end: exact, or a range for `not_after_run`.
+        var expectedLatest = Self.date(truth["expires_at"] as? String)
+        if truth["expires_at_rule"] as? String == "not_after_run" {
+            let lastRun: Int64? = try row.decode("last_run")
+            if let limit = expectedLatest, let clock = lastRun.flatMap({ runs[$0] }) {
+                let low = min(limit, clock.earliest)
+                let high = min(limit, clock.latest)
+                expectedLatest = high
+                let actual = expiresAt.map(Self.milliseconds)
+                let inRange = actual.map { Self.milliseconds(low) <= $0 && $0 <= Self.milliseconds(high) } ?? false
+                let wanted =
+                    Self.milliseconds(low) == Self.milliseconds(high)
+                    ? Self.normalise(low) : "between \(Self.normalise(low)) and \(Self.normalise(high))"
+                check("expires_at (not after the run)", wanted, inRange ? wanted : Self.normalise(expiresAt))
+            } else {
+                check("expires_at (not after the run)", "a run that finished this row", "none")
+            }
+        } else {
+            check("expires_at", Self.normalise(truth["expires_at"] as? String), Self.normalise(expiresAt))
+        }
+        check("product_id", truth["product_id"] as? String ?? "null", productId)
+        check(
+            "auto_renew", (truth["auto_renew"] as? Bool).map { String($0) } ?? "null",
+            (try row.decode("auto_renew", as: Bool?.self)).map { String($0) } ?? "null")
+        check(
+            "auto_renew_product_id", truth["auto_renew_product_id"] as? String ?? "null",
+            (try row.decode("auto_renew_product_id", as: String?.self)) ?? "null")
+        check(
+            "grace_period_expires_at", Self.normalise(truth["grace_period_expires_at"] as? String),
+            Self.normalise(try row.decode("grace_period_expires_at", as: Date?.self)))
+        if let count = (truth["transaction_count"] as? NSNumber)?.intValue {
+            check("ledger transactions", String(count), String(try row.decode("ledger_count", as: Int.self)))
+        }
+        // A move backwards (Apple's expiry earlier than the row's before the run) must be recorded.
+        let prior = truth["prior_run"] as? [String: Any]
+        let before = Self.date(prior?["expires_at"] as? String ?? truth["stored_expires_at"] as? String)
+        if let before, let expectedLatest, Self.milliseconds(expectedLatest) < Self.milliseconds(before) {
+            let moved: Bool = try row.decode("moved_backwards")
+            check("expiry moved backwards (recorded by the run)", "true", String(moved))
+        }
+    }
+
     private func record(_ mismatch: Mismatch, into report: inout Report) {
         report.mismatchCount += 1
         if report.mismatches.count < detailLimit { report.mismatches.append(mismatch) }
     }
+
+    static func date(_ text: String?) -> Date? { text.flatMap(RFC3339.parse) }
+
+    static func milliseconds(_ date: Date) -> Int64 { Int64((date.timeIntervalSince1970 * 1000).rounded()) }
 
     /// Millisecond precision, UTC (the truth file's precision).
     static func normalise(_ text: String?) -> String {

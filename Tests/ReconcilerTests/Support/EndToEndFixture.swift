@@ -107,8 +107,11 @@ final class EndToEndFixture: @unchecked Sendable {
     var purchasesFile: String { directory.appendingPathComponent("purchases.jsonl").path }
     var reportDirectory: String { directory.appendingPathComponent("reports").path }
 
-    /// Creates the database and the temp directory, migrates, and (when `subscriptions > 0`) exports and imports.
-    init(subscriptions: Int, seed: UInt64 = 2026, now: String = EndToEndFixture.defaultNow) throws {
+    /// Creates the database and the temp directory, migrates, and (when `subscriptions > 0`) exports and imports;
+    /// with `seedPriorRuns`, puts in what a previous night's run left in some rows, as the demo does.
+    init(
+        subscriptions: Int, seed: UInt64 = 2026, now: String = EndToEndFixture.defaultNow, seedPriorRuns: Bool = false
+    ) throws {
         database = try TestDatabase.make()
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("rr-e2e-" + UUID().uuidString)
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
@@ -125,6 +128,11 @@ final class EndToEndFixture: @unchecked Sendable {
                 into: directory.path)
             let imported = runReconciler(["import", "--file", purchasesFile])
             guard imported.status == 0 else { throw FixtureError("import failed: \(imported)") }
+            if seedPriorRuns {
+                let conn = try database.connect()
+                defer { conn.close() }
+                try PriorRunSeeder(connection: conn).seed(truthFile: truthFile)
+            }
         }
     }
 
