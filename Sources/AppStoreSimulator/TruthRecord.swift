@@ -47,7 +47,7 @@ public struct TruthRecord: Sendable, Equatable {
     public var expiresAtRule: String?
     public var priorRun: PriorRun?
 
-    /// Applies the project's rules (docs/apple-receipts.md §1 "Deciding a subscription's state") to the model.
+    /// Applies the project's rules (docs/decision-rules.md, section 2) to the model.
     public init(family: ReceiptFamily, plan: SubscriptionPlan, at now: Int64) {
         originalTransactionID = plan.originalTransactionID
         scenario = family.scenario
