@@ -59,8 +59,11 @@ public final class ReconciliationPipeline: @unchecked Sendable {
     // MARK: state confined to `queue`
     private var limiters: [RateBudget: BudgetLimiter] = [:]
     /// Sends admitted by the token bucket, waiting in arrival order for their budget's send window.
-    private var heldSends: [RateBudget: [@Sendable () -> Void]] = [:]
+    private var heldSends: [RateBudget: [(ItemTask, SourceRequest)]] = [:]
     private var drainScheduled: Set<RateBudget> = []
+    /// Requests for a budget paused by Apple's `Retry-After`: not in flight (they do not hold the run's
+    /// concurrency from other budgets) until the pause ends.
+    private var parked: [RateBudget: [(ItemTask, SourceRequest)]] = [:]
     private var backoffTemplate: Backoff
     private var ready: [ItemTask] = []
     private var readyHead = 0
@@ -68,6 +71,8 @@ public final class ReconciliationPipeline: @unchecked Sendable {
     private var exhausted = false
     private var fetching = false
     private var writing = false
+    /// Store calls (reads or writes) whose result has not come back to `queue` yet.
+    private var storeCalls = 0
     /// Requests sent or waiting for their budget.
     private var inFlight = 0
     /// Items taken from the store and not yet written (or dropped on stop).
@@ -147,7 +152,7 @@ public final class ReconciliationPipeline: @unchecked Sendable {
             queue.sync {}
             readQueue.sync {}
             writeQueue.sync {}
-            if queue.sync(execute: { !fetching && !writing }) {
+            if queue.sync(execute: { storeCalls == 0 }) {
                 queue.sync {}
                 return
             }
@@ -160,11 +165,13 @@ public final class ReconciliationPipeline: @unchecked Sendable {
         guard !fetching, !exhausted, stopReason == nil, active < maxActive, queuedCount < options.concurrency * 2
         else { return }
         fetching = true
+        storeCalls += 1
         let after = cursor
         let limit = pageSize
         readQueue.async {
             let page = Swift.Result { try self.store.fetchPending(after: after, limit: limit) }
             self.queue.async {
+                self.storeCalls -= 1
                 self.fetching = false
                 switch page {
                 case .failure(let error):
@@ -246,21 +253,38 @@ public final class ReconciliationPipeline: @unchecked Sendable {
 
     /// Reserves the request's slot in its budget, then lets it through the budget's send window.
     private func send(_ task: ItemTask, _ request: SourceRequest) {
-        inFlight += 1
         let budget = request.budget
         guard var limiter = limiter(for: budget) else {
-            inFlight -= 1
             finish(task, SourceResult(kind: .unresolved("no usable rate for \(budget)"), environment: nil, appleStatus: nil))
             stop(.configuration("the rate of \(budget) (\(budget.rate)) is not usable"))
             return
         }
-        let delay = limiter.reserve(now: clock.now())
+        let now = clock.now()
+        if limiter.pausedUntil > now {
+            park(task, request, until: limiter.pausedUntil)
+            return
+        }
+        inFlight += 1
+        let delay = limiter.reserve(now: now)
         limiters[budget] = limiter
-        let go: @Sendable () -> Void = { self.dispatch(task, request) }
         if delay == 0 {
-            hold(go, budget)
+            hold(task, request)
         } else {
-            clock.schedule(after: delay, on: queue) { self.hold(go, budget) }
+            clock.schedule(after: delay, on: queue) { self.hold(task, request) }
+        }
+    }
+
+    private func park(_ task: ItemTask, _ request: SourceRequest, until: UInt64) {
+        let budget = request.budget
+        let first = parked[budget, default: []].isEmpty
+        parked[budget, default: []].append((task, request))
+        guard first else { return }
+        clock.schedule(after: until &- clock.now(), on: queue) {
+            let waiting = self.parked.removeValue(forKey: budget) ?? []
+            for (task, request) in waiting {
+                if self.stopReason == nil { self.send(task, request) } else { self.drop(task) }
+            }
+            self.pump()
         }
     }
 
@@ -271,14 +295,18 @@ public final class ReconciliationPipeline: @unchecked Sendable {
         return made
     }
 
-    private func hold(_ go: @escaping @Sendable () -> Void, _ budget: RateBudget) {
-        heldSends[budget, default: []].append(go)
-        drain(budget)
+    private func hold(_ task: ItemTask, _ request: SourceRequest) {
+        guard stopReason == nil else {
+            inFlight -= 1
+            return drop(task)
+        }
+        heldSends[request.budget, default: []].append((task, request))
+        drain(request.budget)
     }
 
     /// Lets held sends of `budget` go while its send window allows; one timer waits for the next opening.
     private func drain(_ budget: RateBudget) {
-        while let go = heldSends[budget]?.first, var limiter = limiters[budget] {
+        while let (task, request) = heldSends[budget]?.first, var limiter = limiters[budget] {
             let wait = limiter.trySend(now: clock.now())
             limiters[budget] = limiter
             if let wait {
@@ -291,12 +319,17 @@ public final class ReconciliationPipeline: @unchecked Sendable {
                 return
             }
             heldSends[budget]?.removeFirst()
-            go()
+            dispatch(task, request)
         }
     }
 
-    /// The window admitted the request: hand it to the source.
+    /// The window admitted the request: hand it to the source (unless the run stopped meanwhile: then it
+    /// stays pending for `--resume`).
     private func dispatch(_ task: ItemTask, _ request: SourceRequest) {
+        guard stopReason == nil else {
+            inFlight -= 1
+            return drop(task)
+        }
         task.requests += 1
         if request.switchesEnvironment { result.stats.environmentSwitches += 1 }
         task.verification.perform(request) { answer in
@@ -372,9 +405,11 @@ public final class ReconciliationPipeline: @unchecked Sendable {
     }
 
     private func write(_ batch: [ItemResult], attempt: Int) {
+        storeCalls += 1
         writeQueue.async {
             let outcome = Swift.Result { try self.store.write(batch) }
             self.queue.async {
+                self.storeCalls -= 1
                 switch outcome {
                 case .success(let written):
                     self.writing = false
@@ -441,6 +476,13 @@ public final class ReconciliationPipeline: @unchecked Sendable {
         while popReady() != nil { active -= 1 }
         active -= waitingForRetry.count
         waitingForRetry.removeAll()
+        active -= parked.values.reduce(0) { $0 + $1.count }
+        parked.removeAll()
+        // Requests waiting for their budget's window are not sent: those items stay pending too.
+        let held = heldSends.values.reduce(0) { $0 + $1.count }
+        inFlight -= held
+        active -= held
+        heldSends.removeAll()
         flush(force: true)
         checkCompletion()
     }

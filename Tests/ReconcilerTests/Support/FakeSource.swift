@@ -1,0 +1,131 @@
+import Dispatch
+import Foundation
+import ReceiptDomain
+
+@testable import Reconciler
+
+/// An `AppleSource` for in-process pipeline tests: every request "takes" `latency` virtual nanoseconds, and
+/// `script` says what Apple answers for (item, attempt, budget, send tick). It records every send (tick,
+/// budget, item) and the most requests in flight at once.
+final class FakeSource: AppleSource, @unchecked Sendable {
+    /// What the fake Apple answers.
+    enum Answer: Sendable {
+        /// Decided: the item is done (`.decided` with an unchanged decision).
+        case ok
+        /// Retry later, not before `retryAfter` seconds when given (also pausing the budget when `pause`).
+        case retry(throttled: Bool, retryAfter: Double?, pause: Bool)
+        /// The run's configuration is wrong.
+        case configurationError
+    }
+
+    struct Send: Sendable {
+        let tick: UInt64
+        let budget: RateBudget
+        let subscriptionId: Int64
+    }
+
+    let clock: VirtualClock
+    let budgets: [RateBudget]
+    let latency: UInt64
+    let maxAttempts: Int
+    let script: @Sendable (_ subscriptionId: Int64, _ attempt: Int, _ budget: RateBudget, _ tick: UInt64) -> Answer
+    private let answerQueue = DispatchQueue(label: "fake-apple")
+    private let lock = NSLock()
+    private var sendsValue: [Send] = []
+    private var outstanding = 0
+    private var peakOutstandingValue = 0
+
+    init(
+        clock: VirtualClock, budgets: [RateBudget], latency: UInt64 = 50_000_000, maxAttempts: Int = 5,
+        script: @escaping @Sendable (Int64, Int, RateBudget, UInt64) -> Answer = { _, _, _, _ in .ok }
+    ) {
+        self.clock = clock
+        self.budgets = budgets
+        self.latency = latency
+        self.maxAttempts = maxAttempts
+        self.script = script
+    }
+
+    var sends: [Send] { lock.withLock { sendsValue } }
+    var peakOutstanding: Int { lock.withLock { peakOutstandingValue } }
+
+    func verification(for item: WorkItem) -> any SourceVerification {
+        FakeVerification(source: self, item: item)
+    }
+
+    func revise(_ result: ItemResult, afterConfigurationError reason: String) -> ItemResult {
+        guard case .rejected = result.kind else { return result }
+        return ItemResult(
+            item: result.item, kind: .unresolved("revised: \(reason)"), environment: result.environment,
+            appleStatus: result.appleStatus, attempts: result.attempts)
+    }
+
+    fileprivate func perform(
+        _ item: WorkItem, attempt: Int, _ request: SourceRequest, completion: @escaping @Sendable (SourceAnswer) -> Void
+    ) {
+        let tick = clock.now()
+        lock.withLock {
+            sendsValue.append(Send(tick: tick, budget: request.budget, subscriptionId: item.subscriptionId))
+            outstanding += 1
+            peakOutstandingValue = max(peakOutstandingValue, outstanding)
+        }
+        let answer = script(item.subscriptionId, attempt, request.budget, tick)
+        clock.schedule(after: latency, on: answerQueue) {
+            self.lock.withLock { self.outstanding -= 1 }
+            var throttled = false
+            var pause: Date?
+            if case .retry(let isThrottled, let retryAfter, let pauses) = answer {
+                throttled = isThrottled
+                if pauses, let retryAfter { pause = self.clock.date().addingTimeInterval(retryAfter) }
+            }
+            completion(
+                SourceAnswer(
+                    request: request, httpStatus: throttled ? 429 : 200, appleStatus: nil, transportFailure: nil,
+                    throttled: throttled, pauseBudgetUntil: pause, sourceData: FakeAnswer(answer: answer)))
+        }
+    }
+}
+
+private struct FakeAnswer: Sendable {
+    let answer: FakeSource.Answer
+}
+
+/// One item: its requests go to the source's budgets in turn; `.ok` finishes it.
+private final class FakeVerification: SourceVerification, @unchecked Sendable {
+    let source: FakeSource
+    let item: WorkItem
+    var attempt = 0
+
+    init(source: FakeSource, item: WorkItem) {
+        self.source = source
+        self.item = item
+    }
+
+    var request: SourceRequest {
+        SourceRequest(budget: source.budgets[Int(item.subscriptionId) % source.budgets.count], environment: .production)
+    }
+
+    func start() -> SourceStep { .send(request) }
+
+    func perform(_ request: SourceRequest, completion: @escaping @Sendable (SourceAnswer) -> Void) {
+        attempt += 1
+        source.perform(item, attempt: attempt, request, completion: completion)
+    }
+
+    func next(after answer: SourceAnswer) -> SourceStep {
+        let result = { (kind: ItemResult.Kind) in SourceResult(kind: kind, environment: .production, appleStatus: 0) }
+        switch (answer.sourceData as? FakeAnswer)?.answer {
+        case .ok:
+            return .finished(
+                result(.decided(TestDecisions.decision(item, expiresAt: Date(timeIntervalSince1970: 1_800_000_000), outcome: .unchanged))))
+        case .retry(_, let retryAfter, _):
+            guard attempt < source.maxAttempts else { return .finished(result(.unresolved("gave up"))) }
+            let earliest = retryAfter.map { source.clock.date().addingTimeInterval($0) }
+            return .retry(request, earliest: earliest, reason: "fake retry", appleStatus: nil)
+        case .configurationError:
+            return .stopRun(result(.unresolved("configuration")), configurationError: "fake configuration error")
+        case nil:
+            return .finished(result(.unresolved("no fake answer")))
+        }
+    }
+}

@@ -1,0 +1,56 @@
+import Foundation
+import ReceiptDomain
+
+@testable import Reconciler
+
+/// A `PipelineStore` in memory, for in-process pipeline tests (the real `RunStore` is tested against
+/// PostgreSQL elsewhere): pending items in id order, every write recorded, and writes that fail on demand.
+final class InMemoryPipelineStore: PipelineStore, @unchecked Sendable {
+    struct WriteFailure: Error, CustomStringConvertible {
+        var description: String { "injected write failure" }
+    }
+
+    private let lock = NSLock()
+    private let items: [WorkItem]
+    private var writtenValue: [Int64: [ItemResult]] = [:]
+    private var batchesValue: [[Int64]] = []
+    private var failuresLeft: Int
+    private var writeCallsValue = 0
+
+    /// `failingWrites`: how many `write` calls fail before writes succeed (`Int.max`: every one).
+    init(count: Int, failingWrites: Int = 0) {
+        items = (1...count).map { id in
+            WorkItem(
+                subscriptionId: Int64(id), version: 1,
+                stored: StoredSubscription(
+                    originalTransactionId: "10000000\(id)", userId: "user-\(id)", productId: "com.example.monthly"),
+                receipt: "MIIT\(id)", subscriptionGroupId: nil)
+        }
+        failuresLeft = failingWrites
+    }
+
+    /// Results written per subscription id (more than one: written twice, a bug).
+    var written: [Int64: [ItemResult]] { lock.withLock { writtenValue } }
+    var batches: [[Int64]] { lock.withLock { batchesValue } }
+    var writeCalls: Int { lock.withLock { writeCallsValue } }
+
+    func fetchPending(after subscriptionId: Int64, limit: Int) throws -> [WorkItem] {
+        lock.withLock {
+            Array(items.lazy.filter { $0.subscriptionId > subscriptionId && self.writtenValue[$0.subscriptionId] == nil }
+                .prefix(limit))
+        }
+    }
+
+    func write(_ results: [ItemResult]) throws -> BatchWriteResult {
+        try lock.withLock {
+            writeCallsValue += 1
+            if failuresLeft > 0 {
+                failuresLeft -= 1
+                throw WriteFailure()
+            }
+            for result in results { writtenValue[result.item.subscriptionId, default: []].append(result) }
+            batchesValue.append(results.map(\.item.subscriptionId))
+            return BatchWriteResult()
+        }
+    }
+}
