@@ -121,10 +121,10 @@ struct DemoCommand: ParsableCommand {
             mode: .demo,
             selection: .due(lookaheadSeconds: 86_400, lookbackSeconds: 60 * 86_400, minRecheckSeconds: 20 * 3600),
             options: options, apple: apple, now: asOf, resume: nil,
-            progressStyle: ProgressReporter.style(forTerminalOr: .lines(interval: .seconds(5))))
+            progressStyle: ProgressReporter.style(forTerminalOr: .lines(interval: .seconds(5))),
+            reportDirectory: reportDir)
         let summary = try ReconciliationRunner(connectionString: url, logger: logger).run(request)
-        let reportPath = try writeRunOutputs(
-            summary: summary, connectionString: url, reportDir: reportDir, metricsFile: nil, logger: logger)
+        let reportPath = summary.reportPath
 
         // 5. Compare with the truth.
         let conn = try PostgresConnection(url)

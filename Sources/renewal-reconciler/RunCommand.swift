@@ -75,9 +75,9 @@ struct RunCommand: ParsableCommand {
 func executeRun(_ request: ReconciliationRunner.Request, database: DatabaseOptions, pipeline: PipelineOptions) throws {
     let url = try database.connectionString()
     let logger = Logger(label: "renewal-reconciler")
-    let runner = ReconciliationRunner(connectionString: url, logger: logger)
-    let summary = try runner.run(request)
-    try writeRunOutputs(summary: summary, connectionString: url, reportDir: pipeline.reportDir,
-                        metricsFile: pipeline.metricsFile, logger: logger)
+    var request = request
+    request.reportDirectory = pipeline.reportDir
+    request.metricsFile = pipeline.metricsFile
+    let summary = try ReconciliationRunner(connectionString: url, logger: logger).run(request)
     if summary.exitCode != .success { throw ExitCode(summary.exitCode.rawValue) }
 }

@@ -46,3 +46,10 @@ public struct ReportError: Error, Sendable, Equatable, CustomStringConvertible {
         return ReportError(code, path: path, "cannot \(operation): \(reason)")
     }
 }
+
+extension ReportError: ExitCodeProviding {
+    public var exitCode: ReconcilerExitCode {
+        if case .runNotFound = code { return .usage }
+        return .failure
+    }
+}

@@ -32,10 +32,15 @@ public final class ReconciliationRunner: @unchecked Sendable {
         /// `--resume [RUN_ID]`: `.some(nil)` resumes the latest interrupted run.
         public var resume: Int64??
         public var progressStyle: ProgressReporter.Style
+        /// Where the run's report folder goes (`--report-dir`), nil for none.
+        public var reportDirectory: String?
+        /// `--metrics-file`: Prometheus text for node_exporter, written with the report.
+        public var metricsFile: String?
 
         public init(
             mode: Mode, selection: Selection, options: RunOptions, apple: AppleConfiguration, now: Date? = nil,
-            resume: Int64?? = nil, progressStyle: ProgressReporter.Style = .quiet
+            resume: Int64?? = nil, progressStyle: ProgressReporter.Style = .quiet, reportDirectory: String? = nil,
+            metricsFile: String? = nil
         ) {
             self.mode = mode
             self.selection = selection
@@ -44,6 +49,8 @@ public final class ReconciliationRunner: @unchecked Sendable {
             self.now = now
             self.resume = resume
             self.progressStyle = progressStyle
+            self.reportDirectory = reportDirectory
+            self.metricsFile = metricsFile
         }
     }
 
@@ -60,6 +67,8 @@ public final class ReconciliationRunner: @unchecked Sendable {
         public var outcomes: [String: Int]
         public var stats: AppleRequestStats
         public var message: String?
+        /// The report folder written for this run, when one was asked for.
+        public var reportPath: String?
     }
 
     private let connectionString: String
@@ -70,8 +79,19 @@ public final class ReconciliationRunner: @unchecked Sendable {
         self.logger = logger
     }
 
-    /// Runs to the end (or until SIGINT/SIGTERM); blocks the calling thread.
+    /// Runs to the end (or until SIGINT/SIGTERM), then writes the report folder and metrics file when asked;
+    /// blocks the calling thread. A report that cannot be written throws (`ReportError`, naming the path)
+    /// after the run's data is safely stored.
     public func run(_ request: Request) throws -> Summary {
+        var summary = try runToEnd(request)
+        if request.reportDirectory != nil || request.metricsFile != nil {
+            summary.reportPath = try RunReportWriter(connectionString: connectionString, logger: logger).write(
+                runId: summary.runId, reportDirectory: request.reportDirectory, metricsFile: request.metricsFile)
+        }
+        return summary
+    }
+
+    private func runToEnd(_ request: Request) throws -> Summary {
         let control = try PostgresConnection(connectionString)
         defer { control.close() }
         guard try control.tryAdvisoryLock(key: Self.lockKey) else {

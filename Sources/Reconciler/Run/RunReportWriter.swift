@@ -1,0 +1,32 @@
+import Foundation
+import Logging
+import Postgres
+
+/// Writes a finished run's report folder and metrics file, both built from the database only (so
+/// `renewal-reconciler report RUN_ID` can always regenerate them). A report that cannot be written
+/// (directory not writable, disk full) is an error naming the path; the run's data is already safe.
+struct RunReportWriter {
+    let connectionString: String
+    let logger: Logger
+
+    /// Returns the report folder's path (nil when only metrics were asked for).
+    func write(runId: Int64, reportDirectory: String?, metricsFile: String?) throws -> String? {
+        let connection = try PostgresConnection(connectionString)
+        defer { connection.close() }
+        let generator = ReportGenerator(connection: connection)
+        do {
+            guard let reportDirectory else {
+                if let metricsFile { try generator.writeMetrics(runId: runId, metricsFile: metricsFile) }
+                return nil
+            }
+            // Streamed from one snapshot in constant memory; the metrics file is written even when the
+            // folder is not.
+            let folder = try generator.generate(runId: runId, reportDirectory: reportDirectory, metricsFile: metricsFile)
+            logger.info("run \(runId) report: \(folder.path)")
+            return folder.path
+        } catch {
+            logger.error("run \(runId): \(error)")
+            throw error
+        }
+    }
+}
