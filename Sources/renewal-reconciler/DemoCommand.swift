@@ -140,14 +140,7 @@ struct DemoCommand: ParsableCommand {
         }
         print("  Apple requests: \(summary.stats.requests) (\(summary.stats.retries) retries, \(summary.stats.environmentSwitches) sandbox/production switches) at \(String(format: "%.0f", summary.stats.achievedRate))/s")
         if let reportPath { print("  reports: \(reportPath)") }
-        print("  match with the simulator's truth: \(comparison.matched)/\(comparison.compared) (\(String(format: "%.2f", comparison.matchRate * 100))%)")
-        let partial = comparison.byScenario.filter { $0.value.matched < $0.value.total }.sorted { $0.key < $1.key }
-        if !partial.isEmpty {
-            print("  scenarios not matched: " + partial.map { "\($0.key) \($0.value.matched)/\($0.value.total)" }
-                .joined(separator: ", "))
-        }
-        for mismatch in comparison.mismatches.prefix(20) { print("    mismatch: \(mismatch)") }
-        if comparison.mismatchCount > 20 { print("    ... \(comparison.mismatchCount - 20) more") }
+        for line in comparison.lines() { print("  \(line)") }
         guard comparison.matched == comparison.compared, comparison.compared == subscriptions else {
             throw ExitCode.failure
         }

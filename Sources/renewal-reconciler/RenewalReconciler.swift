@@ -57,6 +57,7 @@ struct RenewalReconciler: ParsableCommand {
             ReportCommand.self,
             RunsCommand.self,
             DemoCommand.self,
+            CompareTruthCommand.self,
         ]
     )
 }
