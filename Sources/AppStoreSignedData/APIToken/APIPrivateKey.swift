@@ -30,6 +30,9 @@ public struct APIPrivateKey: Sendable, CustomStringConvertible, CustomDebugStrin
             throw APIKeyError("the PEM PRIVATE KEY block does not decode")
         }
         let algorithm = Self.describeAlgorithm(pkcs8: document.derBytes)
+        guard algorithm != "unreadable" else {
+            throw APIKeyError("the PEM PRIVATE KEY block does not hold a PKCS#8 key")
+        }
         guard algorithm == "EC P-256" else {
             throw APIKeyError("a PKCS#8 \(algorithm) key, not an EC P-256 key (App Store Server API tokens are ES256)")
         }
