@@ -1,6 +1,6 @@
 import Crypto
 import Foundation
-import X509
+@_spi(FixedExpiryValidationTime) import X509
 
 /// Verifies App Store signed data (compact JWS with an x5c chain) the way Apple's own libraries do, offline.
 ///
@@ -142,7 +142,7 @@ public struct SignedDataVerifier: Sendable {
         let store = self.store
         let result = BlockingAsyncRunner.shared.run { () async -> CertificateValidationResult in
             var verifier = Verifier(rootCertificates: store) {
-                RFC5280Policy(validationTime: time)
+                RFC5280Policy(fixedExpiryValidationTime: time)
                 AppleOIDPolicy()
             }
             return await verifier.validate(leaf: leaf, intermediates: CertificateStore([intermediate]))

@@ -30,6 +30,11 @@ public struct TrustedRoots: Sendable {
         return TrustedRoots(all)
     }
 
+    /// These roots plus those in one file's bytes (PEM or DER).
+    public func adding(pemOrDER bytes: [UInt8]) throws(RootCertificateError) -> TrustedRoots {
+        adding(try Self.parseCertificates(bytes))
+    }
+
     /// Parses one file's bytes: PEM (every `CERTIFICATE` block) or a single DER certificate.
     /// - Throws: `RootCertificateError` naming what is wrong (never the bytes).
     public static func parseCertificates(_ bytes: [UInt8]) throws(RootCertificateError) -> [Certificate] {
