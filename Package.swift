@@ -62,6 +62,7 @@ let package = Package(
             dependencies: [
                 "Postgres", "AppStoreClient", "ReceiptDomain", "AppStoreSignedData",
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "Crypto", package: "swift-crypto"),
             ]
         ),
         .executableTarget(

@@ -44,6 +44,11 @@ struct RenewalReconciler: ParsableCommand {
                                         are rejected)
               APPLE_VERIFY_URL          production verifyReceipt URL
               APPLE_SANDBOX_VERIFY_URL  sandbox verifyReceipt URL
+              APPLE_ROOT_CA_FILE        extra trusted root(s) for signed App Store
+                                        data (PEM or DER; several joined by :)
+              APPLE_PRIVATE_KEY_FILE    App Store Server API key (.p8); also the
+                                        systemd credential apple-private-key
+              APPLE_KEY_ID, APPLE_ISSUER_ID  App Store Server API key and issuer ids
 
             \(ReconcilerExitCode.helpText)
             """,
@@ -54,6 +59,7 @@ struct RenewalReconciler: ParsableCommand {
             RunCommand.self,
             BackfillCommand.self,
             ExplainCommand.self,
+            CheckAPIKeyCommand.self,
             ReportCommand.self,
             RunsCommand.self,
             DemoCommand.self,

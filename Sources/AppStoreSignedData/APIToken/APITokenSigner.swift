@@ -41,6 +41,9 @@ public final class APITokenSigner: Sendable {
         self.clock = clock
     }
 
+    /// The key's public half, to check tokens with.
+    public var publicKey: P256.Signing.PublicKey { key.publicKey }
+
     /// The current token, signed anew only when none is held or fewer than `renewalMargin` seconds remain.
     public func token() -> APIToken {
         let now = clock()
