@@ -2,7 +2,7 @@ import AppStoreSignedData
 import ReceiptDomain
 
 /// Maps verified App Store Server API payloads onto the decision engine's inputs, so the same rules
-/// (docs/decision-rules.md) decide a subscription's state whichever API the data came from.
+/// decide a subscription's state whichever API the data came from (docs/signed-data.md, section 5).
 ///
 /// revocationDate -> cancellation date, revocationReason -> cancellation reason, isUpgraded as is;
 /// an introductory offer (offerType 1) marks a trial (FREE_TRIAL) or an intro-offer period; offer codes
