@@ -1,37 +1,55 @@
 import Foundation
 
-/// base64url (RFC 4648 section 5) without padding, as JWS uses it, and plain base64 for `x5c`.
+/// base64url (RFC 4648 section 5) without padding, as JWS uses it. Table-driven over bytes: this runs
+/// three times per verified payload.
 public enum Base64URL {
-    /// Decodes base64url text; padding is optional. Nil for any character outside the alphabet.
+    private static let table: [UInt8] = {
+        var table = [UInt8](repeating: 0xFF, count: 256)
+        for (index, byte) in "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".utf8.enumerated() {
+            table[Int(byte)] = UInt8(index)
+        }
+        return table
+    }()
+
+    /// Decodes base64url text; trailing `=` padding is tolerated. Nil for any character outside the
+    /// alphabet (`+` and `/` included) or an impossible length.
     public static func decode(_ text: Substring) -> [UInt8]? {
-        var standard = String()
-        standard.reserveCapacity(text.utf8.count + 3)
-        for byte in text.utf8 {
-            switch byte {
-            case UInt8(ascii: "-"): standard.append("+")
-            case UInt8(ascii: "_"): standard.append("/")
-            case UInt8(ascii: "+"), UInt8(ascii: "/"): return nil
-            case UInt8(ascii: "="): continue
-            default: standard.unicodeScalars.append(Unicode.Scalar(byte))
+        var input = text.utf8[...]
+        while input.last == UInt8(ascii: "=") { input = input.dropLast() }
+        let count = input.count
+        if count % 4 == 1 { return nil }
+        var output = [UInt8]()
+        output.reserveCapacity(count * 3 / 4)
+        var accumulator: UInt32 = 0
+        var bits = 0
+        for byte in input {
+            let value = table[Int(byte)]
+            if value == 0xFF { return nil }
+            accumulator = (accumulator << 6) | UInt32(value)
+            bits += 6
+            if bits >= 8 {
+                bits -= 8
+                output.append(UInt8(truncatingIfNeeded: accumulator >> UInt32(bits)))
             }
         }
-        let remainder = standard.utf8.count % 4
-        if remainder == 1 { return nil }
-        if remainder > 0 { standard.append(String(repeating: "=", count: 4 - remainder)) }
-        return Data(base64Encoded: standard).map { [UInt8]($0) }
+        return output
     }
 
     /// Encodes bytes as base64url without padding.
     public static func encode(_ bytes: some Sequence<UInt8>) -> String {
-        var text = Data(bytes).base64EncodedString()
-        while text.hasSuffix("=") { text.removeLast() }
-        return String(
-            text.map { character -> Character in
-                switch character {
-                case "+": "-"
-                case "/": "_"
-                default: character
-                }
-            })
+        let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".utf8)
+        var output = [UInt8]()
+        var accumulator: UInt32 = 0
+        var bits = 0
+        for byte in bytes {
+            accumulator = (accumulator << 8) | UInt32(byte)
+            bits += 8
+            while bits >= 6 {
+                bits -= 6
+                output.append(alphabet[Int((accumulator >> UInt32(bits)) & 0x3F)])
+            }
+        }
+        if bits > 0 { output.append(alphabet[Int((accumulator << UInt32(6 - bits)) & 0x3F)]) }
+        return String(decoding: output, as: UTF8.self)
     }
 }

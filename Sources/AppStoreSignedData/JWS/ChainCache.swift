@@ -1,15 +1,13 @@
 import Synchronization
 
-/// Verified chains, keyed by the certificates' bytes (the leaf's and the intermediate's x5c text), so a
-/// run over a million payloads from one chain builds and verifies that chain once.
+/// Verified chains, keyed by the JWS header as sent (base64url of `alg` and the `x5c` certificates' bytes),
+/// so a run over a million payloads from one chain builds and verifies that chain once, and decodes its
+/// header once.
 ///
 /// Bounded: at `capacity` entries the oldest is dropped. Only successes are cached; a refused chain is
 /// evaluated again each time (refusals are rare and must stay exact). Thread-safe.
 public final class ChainCache: Sendable {
-    struct Key: Hashable, Sendable {
-        let leaf: String
-        let intermediate: String
-    }
+    typealias Key = String
 
     private struct State {
         var entries: [Key: VerifiedChain] = [:]

@@ -79,20 +79,26 @@ public struct SignedDataVerifier: Sendable {
     /// Verifies the chain and the signature (not the payload's claims: see `verifyAndDecode`).
     public func verify(_ jws: String) throws(SignedDataError) -> VerifiedJWS {
         let parts = try CompactJWS(jws)
-        let header = try Self.decodeHeader(parts.headerJSON)
-        guard header.alg == "ES256" else {
-            throw SignedDataError(.wrongAlgorithm, "alg is \(header.alg.map { "\"\($0)\"" } ?? "absent"), not ES256")
-        }
-        guard let x5c = header.x5c else { throw SignedDataError(.chainInvalid, "the header has no x5c chain") }
-        guard x5c.count == 3 else {
-            throw SignedDataError(.chainInvalid, "x5c holds \(x5c.count) certificates, not 3 (leaf, intermediate, root)")
+        // The header (alg and x5c) is the cache key: a header seen before passed steps 2, 3, 5, 6 and 8.
+        let key = String(parts.headerText)
+        let cached = cache.lookup(key)
+        var x5c: [String] = []
+        if cached == nil {
+            let header = try Self.decodeHeader(try parts.headerJSON())
+            guard header.alg == "ES256" else {
+                throw SignedDataError(.wrongAlgorithm, "alg is \(header.alg.map { "\"\($0)\"" } ?? "absent"), not ES256")
+            }
+            guard let chain = header.x5c else { throw SignedDataError(.chainInvalid, "the header has no x5c chain") }
+            guard chain.count == 3 else {
+                throw SignedDataError(.chainInvalid, "x5c holds \(chain.count) certificates, not 3 (leaf, intermediate, root)")
+            }
+            x5c = chain
         }
         let signedDate = try Self.signedDate(parts.payloadJSON)
         let (time, timeName) = validationTime(signedDate: signedDate)
 
-        let key = ChainCache.Key(leaf: x5c[0], intermediate: x5c[1])
         let chain: VerifiedChain
-        if let cached = cache.lookup(key) {
+        if let cached {
             if let refusal = cached.refusal(at: time, timeName: timeName) { throw refusal }
             chain = cached
         } else {
@@ -194,7 +200,8 @@ public struct SignedDataVerifier: Sendable {
     /// The header's `alg` and the subject common name of each `x5c` certificate (nil where one does not
     /// parse), without verifying anything. Nil when the header does not decode.
     public static func inspectHeader(_ jws: String) -> (alg: String?, subjects: [String?])? {
-        guard let parts = try? CompactJWS(jws), let header = try? decodeHeader(parts.headerJSON) else { return nil }
+        guard let parts = try? CompactJWS(jws), let bytes = try? parts.headerJSON(), let header = try? decodeHeader(bytes)
+        else { return nil }
         let subjects = (header.x5c ?? []).map { text -> String? in
             guard let der = Data(base64Encoded: text), let certificate = try? Certificate(derEncoded: [UInt8](der)) else {
                 return nil
