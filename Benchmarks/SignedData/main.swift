@@ -4,8 +4,8 @@
 import AppStoreSignedData
 import Dispatch
 import Foundation
-import Synchronization
 import SignedDataTestSupport
+import Synchronization
 
 struct Arguments {
     var count = 100_000
@@ -16,7 +16,8 @@ struct Arguments {
         var rest = arguments.dropFirst()
         while let flag = rest.popFirst() {
             guard let value = rest.popFirst().flatMap(Int.init), value > 0 else {
-                FileHandle.standardError.write(Data("usage: signed-data-benchmark [--count N] [--threads T] [--uncached N]\n".utf8))
+                FileHandle.standardError.write(
+                    Data("usage: signed-data-benchmark [--count N] [--threads T] [--uncached N]\n".utf8))
                 exit(64)
             }
             switch flag {

@@ -62,7 +62,9 @@ extension ExplainCommand {
             if !outcome.verified { Foundation.exit(ReconcilerExitCode.failure.rawValue) }
         } catch let error as ExplainError {
             guard !error.candidates.isEmpty else { fail(error.description) }
-            let choices = error.candidates.map { "  --original-transaction-id \($0.originalTransactionId)   (\($0.productId))" }
+            let choices = error.candidates.map {
+                "  --original-transaction-id \($0.originalTransactionId)   (\($0.productId))"
+            }
             fail(
                 "\(error.source): the response holds \(error.candidates.count) subscriptions, choose one:\n"
                     + choices.joined(separator: "\n"))

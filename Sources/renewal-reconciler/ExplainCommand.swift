@@ -46,16 +46,23 @@ struct ExplainCommand: ParsableCommand {
             "A saved verifyReceipt or Get All Subscription Statuses body (`-` for standard input).", valueName: "file"))
     var response: String?
 
-    @Option(help: ArgumentHelp("A signed App Store payload (compact JWS) to verify (`-` for standard input).", valueName: "file"))
+    @Option(
+        help: ArgumentHelp(
+            "A signed App Store payload (compact JWS) to verify (`-` for standard input).", valueName: "file"))
     var jws: String?
 
-    @Option(help: ArgumentHelp("A stored receipt (base64) to read transaction ids from (`-` for standard input).", valueName: "file"))
+    @Option(
+        help: ArgumentHelp(
+            "A stored receipt (base64) to read transaction ids from (`-` for standard input).", valueName: "file"))
     var receipt: String?
 
-    @Option(name: .customLong("root-ca"), help: ArgumentHelp("Also trust this root certificate (PEM or DER; repeatable).", valueName: "file"))
+    @Option(
+        name: .customLong("root-ca"),
+        help: ArgumentHelp("Also trust this root certificate (PEM or DER; repeatable).", valueName: "file"))
     var rootCA: [String] = []
 
-    @Flag(name: .customLong("root-ca-only"), help: "Trust only the --root-ca / APPLE_ROOT_CA_FILE roots, not Apple's.")
+    @Flag(
+        name: .customLong("root-ca-only"), help: "Trust only the --root-ca / APPLE_ROOT_CA_FILE roots, not Apple's.")
     var rootCAOnly = false
 
     @Option(help: "The app's App Apple ID: a production notification for another app is refused.")

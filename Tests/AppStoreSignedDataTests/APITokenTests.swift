@@ -57,14 +57,16 @@ import Testing
         #expect(second.value != first.value)
         #expect(second.expiresAt.timeIntervalSince(second.issuedAt) == 600)
         #expect(throws: APIKeyError.self) {
-            try APITokenSigner(key: APIPrivateKey(P256.Signing.PrivateKey()), keyId: "K", issuerId: "I", bundleId: "B", lifetime: 3601)
+            try APITokenSigner(
+                key: APIPrivateKey(P256.Signing.PrivateKey()), keyId: "K", issuerId: "I", bundleId: "B", lifetime: 3601)
         }
     }
 
     @Test func keysOfTheWrongKindAreRefusedWithoutPrintingThem() throws {
         let p384 = P384.Signing.PrivateKey().pemRepresentation
         let sec1 = P256.Signing.PrivateKey()
-        let ecPrivateKeyPEM = "-----BEGIN EC PRIVATE KEY-----\n"
+        let ecPrivateKeyPEM =
+            "-----BEGIN EC PRIVATE KEY-----\n"
             + Data(sec1.x963Representation).base64EncodedString() + "\n-----END EC PRIVATE KEY-----\n"
         let cases: [(String, String)] = [
             (p384, "EC P-384"),

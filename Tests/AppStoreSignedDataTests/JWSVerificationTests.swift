@@ -10,7 +10,8 @@ import X509
     static let pki = try! TestPKI()
 
     private func verifier(
-        _ pki: TestPKI = Self.pki, bundleId: String? = TestPayloads.bundleId, environment: AppStoreEnvironment? = .production,
+        _ pki: TestPKI = Self.pki, bundleId: String? = TestPayloads.bundleId,
+        environment: AppStoreEnvironment? = .production,
         validationTime: SignedDataVerifier.ValidationTime = .signedDate
     ) -> SignedDataVerifier {
         SignedDataVerifier(
@@ -38,9 +39,10 @@ import X509
         #expect(transaction.expiresDate == Date(timeIntervalSince1970: 1_797_592_000))
         #expect(transaction.signedDate == Date(timeIntervalSince1970: 1_795_230_000))
         let verified = try verifier().verify(jws)
-        #expect(verified.certificateNames == [
-            "Test App Store Receipt Signing", "Test Worldwide Developer Relations CA", "Test Root CA",
-        ])
+        #expect(
+            verified.certificateNames == [
+                "Test App Store Receipt Signing", "Test Worldwide Developer Relations CA", "Test Root CA",
+            ])
     }
 
     @Test func renewalInfoAndNotificationsVerifyWithTheirNestedPayloads() throws {
@@ -93,7 +95,9 @@ import X509
         #expect(error?.code == .wrongAlgorithm)
         #expect(error?.detail.contains("HS256") == true)
         for alg in ["RS256", "ES384", "es256"] {
-            #expect(refusal(Self.pki.jws(payload: TestPayloads.transaction(), alg: alg), by: verifier())?.code == .wrongAlgorithm)
+            #expect(
+                refusal(Self.pki.jws(payload: TestPayloads.transaction(), alg: alg), by: verifier())?.code
+                    == .wrongAlgorithm)
         }
     }
 
@@ -116,7 +120,9 @@ import X509
         // A chain whose x5c[2] names the trusted root but whose intermediate another root signed.
         var mixed = stranger.x5c
         mixed[2] = Self.pki.x5c[2]
-        #expect(refusal(stranger.jws(payload: TestPayloads.transaction(), x5c: mixed), by: verifier())?.code == .chainInvalid)
+        #expect(
+            refusal(stranger.jws(payload: TestPayloads.transaction(), x5c: mixed), by: verifier())?.code
+                == .chainInvalid)
     }
 
     @Test func aLeafWithoutTheAppleOIDIsRefused() throws {
@@ -149,8 +155,9 @@ import X509
         // ... and the cached chain is still checked at each payload's own signedDate.
         #expect(refusal(pki.jws(payload: TestPayloads.transaction()), by: v)?.code == .certificateExpiredAtSignedDate)
         // Checking "as of now" refuses the earlier payload too.
-        #expect(refusal(earlier, by: verifier(pki, validationTime: .fixed(Date(timeIntervalSince1970: 1_800_000_000))))?
-            .code == .certificateExpiredAtSignedDate)
+        #expect(
+            refusal(earlier, by: verifier(pki, validationTime: .fixed(Date(timeIntervalSince1970: 1_800_000_000))))?
+                .code == .certificateExpiredAtSignedDate)
     }
 
     @Test func aLeafNotYetValidAtSignedDateIsRefused() throws {
@@ -182,7 +189,8 @@ import X509
         let notification = Self.pki.jws(
             payload: TestPayloads.notification(signedTransaction: nil, signedRenewal: nil, appAppleId: 99))
         let v = SignedDataVerifier(
-            roots: TrustedRoots([Self.pki.root]), options: .init(bundleId: TestPayloads.bundleId, appAppleId: 1_234_567_890))
+            roots: TrustedRoots([Self.pki.root]),
+            options: .init(bundleId: TestPayloads.bundleId, appAppleId: 1_234_567_890))
         do {
             _ = try v.verifyNotification(notification)
             Issue.record("verified")

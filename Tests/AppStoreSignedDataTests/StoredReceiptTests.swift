@@ -59,12 +59,15 @@ import Testing
 
     @Test func everyTruncationIsANamedError() throws {
         for encoding in [TestReceipt.Encoding.der, .indefiniteBER] {
-            let bytes = TestReceipt.appReceipt(bundleId: "com.example.reader", records: Self.records, encoding: encoding)
+            let bytes = TestReceipt.appReceipt(
+                bundleId: "com.example.reader", records: Self.records, encoding: encoding)
             for length in stride(from: 1, to: bytes.count, by: 7) {
                 let text = Data(bytes.prefix(length)).base64EncodedString()
                 let found = code(text)
                 #expect(found != nil, "\(encoding) cut at \(length) parsed")
-                #expect(found == .truncated || found == .notAReceipt || found == .malformedAttribute || found == .missingContent,
+                #expect(
+                    found == .truncated || found == .notAReceipt || found == .malformedAttribute
+                        || found == .missingContent,
                     "\(encoding) cut at \(length): \(String(describing: found))")
             }
         }

@@ -20,7 +20,9 @@ public func appReceiptFuzzTestOneInput(_ data: UnsafePointer<UInt8>?, _ size: In
 
     if case .success(let receipt) = fromBytes {
         check(!receipt.signatureChecked, "claims a checked signature")
-        if receipt.kind == .transactionReceipt { check(receipt.inApp.count == 1, "a transaction receipt holds one record") }
+        if receipt.kind == .transactionReceipt {
+            check(receipt.inApp.count == 1, "a transaction receipt holds one record")
+        }
         check((try? StoredReceipt.parse(bytes: bytes)) == receipt, "parse is not deterministic")
     }
     if case .failure(let error) = fromBytes {

@@ -33,9 +33,10 @@ import Testing
         process.executableURL = try ExplainRunner.binary()
         process.arguments = arguments
         var environment = ProcessInfo.processInfo.environment
-        for name in ["APPLE_BUNDLE_ID", "APPLE_ROOT_CA_FILE", "APPLE_ROOT_CA_ONLY", "APPLE_PRIVATE_KEY_FILE",
-            "APPLE_KEY_ID", "APPLE_ISSUER_ID", "CREDENTIALS_DIRECTORY"]
-        {
+        for name in [
+            "APPLE_BUNDLE_ID", "APPLE_ROOT_CA_FILE", "APPLE_ROOT_CA_ONLY", "APPLE_PRIVATE_KEY_FILE",
+            "APPLE_KEY_ID", "APPLE_ISSUER_ID", "CREDENTIALS_DIRECTORY",
+        ] {
             environment[name] = nil
         }
         environment.merge(extra) { $1 }
@@ -68,9 +69,10 @@ import Testing
         #expect(json["payload_type"] as? String == "transaction")
         let header = try #require(json["header"] as? [String: Any])
         #expect(header["alg"] as? String == "ES256")
-        #expect(header["x5c"] as? [String] == [
-            "Test App Store Receipt Signing", "Test Worldwide Developer Relations CA", "Test Root CA",
-        ])
+        #expect(
+            header["x5c"] as? [String] == [
+                "Test App Store Receipt Signing", "Test Worldwide Developer Relations CA", "Test Root CA",
+            ])
         let payload = try #require(json["payload"] as? [String: Any])
         #expect(payload["transactionId"] as? String == "2000000811111203")
         #expect(payload["expiresDate"] as? String == "2026-12-18T11:06:40Z")
@@ -88,11 +90,18 @@ import Testing
         let work = try Workspace()
         let cases: [(String, String, [String])] = [
             (Self.pki.jws(payload: TestPayloads.transaction(), alg: "none"), "wrong_algorithm", []),
-            (Self.pki.jws(payload: TestPayloads.transaction(bundleId: "com.other")), "bundle_mismatch",
-             ["--bundle-id", TestPayloads.bundleId]),
-            (Self.pki.jws(payload: TestPayloads.transaction(environment: "Sandbox")), "environment_mismatch",
-             ["--environment", "Production"]),
-            (Self.pki.jws(payload: TestPayloads.transaction(), signingKey: P256.Signing.PrivateKey()), "bad_signature", []),
+            (
+                Self.pki.jws(payload: TestPayloads.transaction(bundleId: "com.other")), "bundle_mismatch",
+                ["--bundle-id", TestPayloads.bundleId]
+            ),
+            (
+                Self.pki.jws(payload: TestPayloads.transaction(environment: "Sandbox")), "environment_mismatch",
+                ["--environment", "Production"]
+            ),
+            (
+                Self.pki.jws(payload: TestPayloads.transaction(), signingKey: P256.Signing.PrivateKey()),
+                "bad_signature", []
+            ),
             ("not a jws", "malformed", []),
         ]
         for (index, (text, reason, extra)) in cases.enumerated() {
@@ -112,10 +121,11 @@ import Testing
         let result = try run(["explain", "--jws", fixture])
         #expect(result.status == 0, "\(result.stdout) \(result.stderr)")
         let json = try object(result.stdout)
-        #expect((json["header"] as? [String: Any])?["x5c"] as? [String] == [
-            "Prod ECC Mac App Store and iTunes Store Receipt Signing",
-            "Apple Worldwide Developer Relations Certification Authority", "Apple Root CA - G3",
-        ])
+        #expect(
+            (json["header"] as? [String: Any])?["x5c"] as? [String] == [
+                "Prod ECC Mac App Store and iTunes Store Receipt Signing",
+                "Apple Worldwide Developer Relations Certification Authority", "Apple Root CA - G3",
+            ])
         #expect((json["payload"] as? [String: Any])?["notificationType"] as? String == "TEST")
         // Trusting only a test root, Apple's own data no longer verifies.
         let work = try Workspace()
@@ -127,7 +137,8 @@ import Testing
         let work = try Workspace()
         let transaction = Self.pki.jws(payload: TestPayloads.transaction())
         let renewal = Self.pki.jws(payload: TestPayloads.renewalInfo())
-        let body = #"{"signedPayload":"\#(Self.pki.jws(payload: TestPayloads.notification(signedTransaction: transaction, signedRenewal: renewal)))"}"#
+        let body =
+            #"{"signedPayload":"\#(Self.pki.jws(payload: TestPayloads.notification(signedTransaction: transaction, signedRenewal: renewal)))"}"#
         let path = try work.write("notification.json", body)
         let result = try run(["explain", "--jws", path, "--root-ca", work.root])
         #expect(result.status == 0, "\(result.stderr)")
@@ -199,13 +210,15 @@ import Testing
         // Later than the expiry: the same engine says expired. A refund: revoked.
         let later = try run(["explain", "--response", path, "--root-ca", work.root, "--now", "2027-01-30T00:00:00Z"])
         #expect(try object(later.stdout)["state"] as? String == "expired")
-        let refunded = Self.pki.jws(payload: TestPayloads.transaction(extra: [
-            #""revocationDate":1795500000000"#, #""revocationReason":1"#, #""revocationType":"REFUND_FULL""#,
-        ]))
+        let refunded = Self.pki.jws(
+            payload: TestPayloads.transaction(extra: [
+                #""revocationDate":1795500000000"#, #""revocationReason":1"#, #""revocationType":"REFUND_FULL""#,
+            ]))
         let refundPath = try work.write("refund.json", statusBody(refunded, renewal))
-        let revoked = try object(try run([
-            "explain", "--response", refundPath, "--root-ca", work.root, "--now", "2026-11-25T00:00:00Z",
-        ]).stdout)
+        let revoked = try object(
+            try run([
+                "explain", "--response", refundPath, "--root-ca", work.root, "--now", "2026-11-25T00:00:00Z",
+            ]).stdout)
         #expect(revoked["state"] as? String == "revoked")
         #expect(revoked["cancellation_reason"] as? Int == 1)
 
@@ -233,7 +246,9 @@ import Testing
         let work = try Workspace()
         let key = P256.Signing.PrivateKey()
         let good = try work.write("AuthKey_ABC.p8", key.pemRepresentation)
-        let ids = ["APPLE_KEY_ID": "ABC123DEFG", "APPLE_ISSUER_ID": "57246542-96fe", "APPLE_BUNDLE_ID": "com.example.reader"]
+        let ids = [
+            "APPLE_KEY_ID": "ABC123DEFG", "APPLE_ISSUER_ID": "57246542-96fe", "APPLE_BUNDLE_ID": "com.example.reader",
+        ]
         let result = try run(["check-api-key", "--private-key-file", good], environment: ids)
         #expect(result.status == 0, "\(result.stderr)")
         let json = try object(result.stdout)
@@ -244,7 +259,8 @@ import Testing
         #expect((claims["exp"] as? Int ?? 0) - (claims["iat"] as? Int ?? 0) == 300)
         #expect(json["signature_verified"] as? Bool == true)
         // Through the systemd credential as well.
-        try FileManager.default.createDirectory(at: work.url.appendingPathComponent("creds"), withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(
+            at: work.url.appendingPathComponent("creds"), withIntermediateDirectories: true)
         try work.write("creds/apple-private-key", key.pemRepresentation)
         var viaCredential = ids
         viaCredential["CREDENTIALS_DIRECTORY"] = work.url.appendingPathComponent("creds").path

@@ -59,7 +59,8 @@ public struct TestPKI: Sendable {
             Critical(KeyUsage(keyCertSign: true, cRLSign: true))
         }
         if options.intermediateHasAppleOID {
-            try intermediateExtensions.append(Certificate.Extension(oid: Self.intermediateOID, critical: false, value: [0x05, 0x00]))
+            try intermediateExtensions.append(
+                Certificate.Extension(oid: Self.intermediateOID, critical: false, value: [0x05, 0x00]))
         }
         intermediate = try Certificate(
             version: .v3, serialNumber: .init(), publicKey: .init(intermediateKey.publicKey),

@@ -9,7 +9,8 @@ public enum TestPayloads {
     /// A renewal of a monthly subscription. `extra` members are spliced in verbatim (`"price":1990`).
     public static func transaction(
         transactionId: String = "2000000811111203", originalTransactionId: String = "2000000811111111",
-        bundleId: String = bundleId, environment: String = "Production", productId: String = "com.example.reader.monthly",
+        bundleId: String = bundleId, environment: String = "Production",
+        productId: String = "com.example.reader.monthly",
         purchaseMs: Int64 = 1_795_000_000_000, expiresMs: Int64 = 1_797_592_000_000, signedDateMs: Int64 = signedDateMs,
         extra: [String] = []
     ) -> String {

@@ -71,7 +71,9 @@ public enum TestReceipt {
     }
 
     /// An iOS 6 style transaction receipt's bytes (plist text; base64 them to store).
-    public static func transactionReceipt(transactionId: String, originalTransactionId: String, bundleId: String) -> [UInt8] {
+    public static func transactionReceipt(
+        transactionId: String, originalTransactionId: String, bundleId: String
+    ) -> [UInt8] {
         let info = """
             {
             \t"original-purchase-date-pst" = "2012-07-12 05:54:35 America/Los_Angeles";

@@ -16,7 +16,8 @@ public struct APIPrivateKey: Sendable, CustomStringConvertible, CustomDebugStrin
     public init(pem text: String) throws(APIKeyError) {
         let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
         guard trimmed.hasPrefix("-----BEGIN ") else {
-            throw APIKeyError("not a PEM file (expected -----BEGIN PRIVATE KEY-----, the .p8 file App Store Connect issues)")
+            throw APIKeyError(
+                "not a PEM file (expected -----BEGIN PRIVATE KEY-----, the .p8 file App Store Connect issues)")
         }
         let label = trimmed.dropFirst("-----BEGIN ".count).prefix { $0 != "-" }
         guard label == "PRIVATE KEY" else {
@@ -53,7 +54,8 @@ public struct APIPrivateKey: Sendable, CustomStringConvertible, CustomDebugStrin
     static func describeAlgorithm(pkcs8 der: [UInt8]) -> String {
         guard let root = try? DER.parse(der), case .constructed(let top) = root.content else { return "unreadable" }
         var items = top.makeIterator()
-        guard items.next() != nil, let algorithm = items.next(), case .constructed(let fields) = algorithm.content else {
+        guard items.next() != nil, let algorithm = items.next(), case .constructed(let fields) = algorithm.content
+        else {
             return "unreadable"
         }
         var parts = fields.makeIterator()

@@ -86,11 +86,13 @@ public struct SignedDataVerifier: Sendable {
         if cached == nil {
             let header = try Self.decodeHeader(try parts.headerJSON())
             guard header.alg == "ES256" else {
-                throw SignedDataError(.wrongAlgorithm, "alg is \(header.alg.map { "\"\($0)\"" } ?? "absent"), not ES256")
+                throw SignedDataError(
+                    .wrongAlgorithm, "alg is \(header.alg.map { "\"\($0)\"" } ?? "absent"), not ES256")
             }
             guard let chain = header.x5c else { throw SignedDataError(.chainInvalid, "the header has no x5c chain") }
             guard chain.count == 3 else {
-                throw SignedDataError(.chainInvalid, "x5c holds \(chain.count) certificates, not 3 (leaf, intermediate, root)")
+                throw SignedDataError(
+                    .chainInvalid, "x5c holds \(chain.count) certificates, not 3 (leaf, intermediate, root)")
             }
             x5c = chain
         }
@@ -109,13 +111,15 @@ public struct SignedDataVerifier: Sendable {
         guard parts.signature.count == 64,
             let signature = try? P256.Signing.ECDSASignature(rawRepresentation: parts.signature)
         else {
-            throw SignedDataError(.badSignature, "the signature is \(parts.signature.count) bytes, not a raw ES256 r||s (64)")
+            throw SignedDataError(
+                .badSignature, "the signature is \(parts.signature.count) bytes, not a raw ES256 r||s (64)")
         }
         guard chain.leafKey.isValidSignature(signature, for: Data(parts.signingInput)) else {
             throw SignedDataError(.badSignature, "the ES256 signature does not verify with the leaf certificate's key")
         }
         return VerifiedJWS(
-            algorithm: "ES256", certificateNames: chain.subjectNames, payload: parts.payloadJSON, signedDate: signedDate)
+            algorithm: "ES256", certificateNames: chain.subjectNames, payload: parts.payloadJSON, signedDate: signedDate
+        )
     }
 
     private func validationTime(signedDate: Date?) -> (Date, String) {
@@ -129,10 +133,12 @@ public struct SignedDataVerifier: Sendable {
     }
 
     /// Full verification of a chain not in the cache.
-    private func verifyChain(_ x5c: [String], at time: Date, timeName: String) throws(SignedDataError) -> VerifiedChain {
+    private func verifyChain(_ x5c: [String], at time: Date, timeName: String) throws(SignedDataError) -> VerifiedChain
+    {
         var certificates: [Certificate] = []
         for (index, text) in x5c.enumerated() {
-            guard let der = Data(base64Encoded: text), let certificate = try? Certificate(derEncoded: [UInt8](der)) else {
+            guard let der = Data(base64Encoded: text), let certificate = try? Certificate(derEncoded: [UInt8](der))
+            else {
                 throw SignedDataError(.chainInvalid, "x5c[\(index)] is not a base64 DER certificate")
             }
             certificates.append(certificate)
@@ -160,7 +166,8 @@ public struct SignedDataVerifier: Sendable {
         case .couldNotValidate(let failures):
             let reason = failures.first.map { "\($0.policyFailureReason)" } ?? "no path to a trusted root"
             throw SignedDataError(
-                .chainInvalid, "the chain does not verify to a trusted root (\(roots.certificates.count) trusted): \(reason)")
+                .chainInvalid,
+                "the chain does not verify to a trusted root (\(roots.certificates.count) trusted): \(reason)")
         }
         guard validated.count == 3 else {
             throw SignedDataError(.chainInvalid, "the verified chain has \(validated.count) certificates, not 3")
@@ -200,10 +207,12 @@ public struct SignedDataVerifier: Sendable {
     /// The header's `alg` and the subject common name of each `x5c` certificate (nil where one does not
     /// parse), without verifying anything. Nil when the header does not decode.
     public static func inspectHeader(_ jws: String) -> (alg: String?, subjects: [String?])? {
-        guard let parts = try? CompactJWS(jws), let bytes = try? parts.headerJSON(), let header = try? decodeHeader(bytes)
+        guard let parts = try? CompactJWS(jws), let bytes = try? parts.headerJSON(),
+            let header = try? decodeHeader(bytes)
         else { return nil }
         let subjects = (header.x5c ?? []).map { text -> String? in
-            guard let der = Data(base64Encoded: text), let certificate = try? Certificate(derEncoded: [UInt8](der)) else {
+            guard let der = Data(base64Encoded: text), let certificate = try? Certificate(derEncoded: [UInt8](der))
+            else {
                 return nil
             }
             return VerifiedChain.commonName(certificate)

@@ -7,7 +7,9 @@ public struct LastTransactionsItem: Decodable, Sendable, Equatable {
     public var signedTransactionInfo: String?
     public var signedRenewalInfo: String?
 
-    public init(status: Int?, originalTransactionId: String?, signedTransactionInfo: String?, signedRenewalInfo: String?) {
+    public init(
+        status: Int?, originalTransactionId: String?, signedTransactionInfo: String?, signedRenewalInfo: String?
+    ) {
         self.status = status
         self.originalTransactionId = originalTransactionId
         self.signedTransactionInfo = signedTransactionInfo

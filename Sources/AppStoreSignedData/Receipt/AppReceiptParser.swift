@@ -18,9 +18,11 @@ enum AppReceiptParser {
             throw AppReceiptError(.notAReceipt, "no PKCS#7 content type")
         }
         guard type == signedDataOID else {
-            throw AppReceiptError(.wrongContentType, "PKCS#7 content type \(type), not signedData (1.2.840.113549.1.7.2)")
+            throw AppReceiptError(
+                .wrongContentType, "PKCS#7 content type \(type), not signedData (1.2.840.113549.1.7.2)")
         }
-        guard contentInfo.count >= 2, contentInfo[1].identifier == ASN1Identifier(tagWithNumber: 0, tagClass: .contextSpecific)
+        guard contentInfo.count >= 2,
+            contentInfo[1].identifier == ASN1Identifier(tagWithNumber: 0, tagClass: .contextSpecific)
         else {
             throw AppReceiptError(.missingContent, "the PKCS#7 ContentInfo has no [0] content")
         }
@@ -38,12 +40,15 @@ enum AppReceiptParser {
             throw AppReceiptError(.notAReceipt, "EncapsulatedContentInfo has no content type")
         }
         guard eContentType == dataOID else {
-            throw AppReceiptError(.wrongContentType, "the signed content type is \(eContentType), not data (1.2.840.113549.1.7.1)")
+            throw AppReceiptError(
+                .wrongContentType, "the signed content type is \(eContentType), not data (1.2.840.113549.1.7.1)")
         }
-        guard encap.count >= 2, encap[1].identifier == ASN1Identifier(tagWithNumber: 0, tagClass: .contextSpecific) else {
+        guard encap.count >= 2, encap[1].identifier == ASN1Identifier(tagWithNumber: 0, tagClass: .contextSpecific)
+        else {
             throw AppReceiptError(.missingContent, "SignedData carries no content (a detached signature)")
         }
-        guard let octets = try children(encap[1], what: "the [0] eContent", expect: nil, error: .notAReceipt).first else {
+        guard let octets = try children(encap[1], what: "the [0] eContent", expect: nil, error: .notAReceipt).first
+        else {
             throw AppReceiptError(.missingContent, "the [0] eContent is empty")
         }
         let payload = try octetString(octets, what: "the receipt payload")
@@ -77,7 +82,8 @@ enum AppReceiptParser {
         var found: [Attribute] = []
         found.reserveCapacity(members.count)
         for (index, member) in members.enumerated() {
-            let fields = try children(member, what: "\(what), attribute \(index)", expect: .sequence, error: .malformedAttribute)
+            let fields = try children(
+                member, what: "\(what), attribute \(index)", expect: .sequence, error: .malformedAttribute)
             guard fields.count >= 3, let type = try? Int64(berEncoded: fields[0]) else {
                 throw AppReceiptError(
                     .malformedAttribute, "\(what), attribute \(index) is not SEQUENCE { type, version, value }")
@@ -93,14 +99,18 @@ enum AppReceiptParser {
         var record = InAppPurchaseRecord()
         for attribute in try attributes(bytes, what: what) {
             switch attribute.type {
-            case 1701: record.quantity = try integer(attribute, what: "\(what), quantity (1701)").flatMap { Int(exactly: $0) }
+            case 1701:
+                record.quantity = try integer(attribute, what: "\(what), quantity (1701)").flatMap { Int(exactly: $0) }
             case 1702: record.productId = try text(attribute, what: "\(what), product id (1702)")
             case 1703: record.transactionId = try text(attribute, what: "\(what), transaction id (1703)")
-            case 1705: record.originalTransactionId = try text(attribute, what: "\(what), original transaction id (1705)")
+            case 1705:
+                record.originalTransactionId = try text(attribute, what: "\(what), original transaction id (1705)")
             case 1704: record.purchaseDate = try date(attribute, what: "\(what), purchase date (1704)")
             case 1706: record.originalPurchaseDate = try date(attribute, what: "\(what), original purchase date (1706)")
             case 1708: record.expiresDate = try date(attribute, what: "\(what), expires date (1708)")
-            case 1711: record.webOrderLineItemId = try integer(attribute, what: "\(what), web order line item (1711)").map(String.init)
+            case 1711:
+                record.webOrderLineItemId = try integer(attribute, what: "\(what), web order line item (1711)").map(
+                    String.init)
             case 1712: record.cancellationDate = try date(attribute, what: "\(what), cancellation date (1712)")
             default: continue
             }

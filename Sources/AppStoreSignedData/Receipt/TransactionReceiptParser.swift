@@ -39,7 +39,9 @@ enum TransactionReceiptParser {
             AppReceiptError(.malformedTransactionReceipt, "\(what): \(problem) at byte \(index)")
         }
         func quoted() throws(AppReceiptError) -> String {
-            guard index < bytes.count, bytes[index] == UInt8(ascii: "\"") else { throw fail("expected a quoted string") }
+            guard index < bytes.count, bytes[index] == UInt8(ascii: "\"") else {
+                throw fail("expected a quoted string")
+            }
             index += 1
             var value: [UInt8] = []
             while index < bytes.count, bytes[index] != UInt8(ascii: "\"") {

@@ -38,7 +38,8 @@ public struct AppStoreAPIConfiguration: Sendable {
     /// A token signer for this configuration (5-minute tokens, reused until a minute before expiry).
     public func signer(lifetime: TimeInterval = 300) throws -> APITokenSigner {
         do {
-            return try APITokenSigner(key: key, keyId: keyId, issuerId: issuerId, bundleId: bundleId, lifetime: lifetime)
+            return try APITokenSigner(
+                key: key, keyId: keyId, issuerId: issuerId, bundleId: bundleId, lifetime: lifetime)
         } catch {
             throw ConfigurationError("App Store Server API token: \(error.message)")
         }

@@ -11,7 +11,9 @@ public indirect enum ExplainJSON: Sendable, Equatable {
     case array([ExplainJSON])
     case object([(String, ExplainJSON)])
 
-    public static func == (lhs: ExplainJSON, rhs: ExplainJSON) -> Bool { lhs.text(pretty: false) == rhs.text(pretty: false) }
+    public static func == (lhs: ExplainJSON, rhs: ExplainJSON) -> Bool {
+        lhs.text(pretty: false) == rhs.text(pretty: false)
+    }
 
     public static func date(_ date: Date?) -> ExplainJSON { date.map { .string(CivilDate.rfc3339($0)) } ?? .null }
     public static func string(_ text: String?) -> ExplainJSON { text.map { .string($0) } ?? .null }

@@ -9,7 +9,8 @@ import ReceiptDomain
 /// (3) and promotional offers (2) keep their identifier. Auto-renew status 1 = on.
 public enum SignedDataMapping {
     public static func transaction(_ t: JWSTransactionDecodedPayload) -> ReceiptTransaction? {
-        guard let transactionId = t.transactionId, let original = t.originalTransactionId, let product = t.productId else {
+        guard let transactionId = t.transactionId, let original = t.originalTransactionId, let product = t.productId
+        else {
             return nil
         }
         let intro = t.offerType == 1

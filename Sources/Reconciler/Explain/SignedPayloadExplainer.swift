@@ -83,13 +83,18 @@ public enum SignedPayloadExplainer {
     ) -> ExplainJSON {
         switch kind {
         case "transaction":
-            return SignedDataVerifier.decodeUnverified(jws, as: JWSTransactionDecodedPayload.self).map { .reflecting($0) }
+            return SignedDataVerifier.decodeUnverified(jws, as: JWSTransactionDecodedPayload.self).map {
+                .reflecting($0)
+            }
                 ?? .null
         case "renewal_info":
-            return SignedDataVerifier.decodeUnverified(jws, as: JWSRenewalInfoDecodedPayload.self).map { .reflecting($0) }
+            return SignedDataVerifier.decodeUnverified(jws, as: JWSRenewalInfoDecodedPayload.self).map {
+                .reflecting($0)
+            }
                 ?? .null
         case "notification":
-            guard let notification = SignedDataVerifier.decodeUnverified(jws, as: ResponseBodyV2DecodedPayload.self) else {
+            guard let notification = SignedDataVerifier.decodeUnverified(jws, as: ResponseBodyV2DecodedPayload.self)
+            else {
                 return .null
             }
             return nested(.reflecting(notification), notification.data, verifier: verifier)
@@ -99,7 +104,9 @@ public enum SignedPayloadExplainer {
     }
 
     /// Replaces a notification's nested JWS strings by their own verification and decoded payload.
-    private static func nested(_ rendered: ExplainJSON, _ data: NotificationData?, verifier: SignedDataVerifier)
+    private static func nested(
+        _ rendered: ExplainJSON, _ data: NotificationData?, verifier: SignedDataVerifier
+    )
         -> ExplainJSON
     {
         guard let data, case .object(let members) = rendered,

@@ -29,7 +29,8 @@ public enum SubscriptionStatusExplainer {
             statuses = try StatusResponse.decode(body)
         } catch {
             throw ExplainError(
-                code: .unreadable, source: sourceName, problem: "not a Get All Subscription Statuses body: \(error.detail)")
+                code: .unreadable, source: sourceName,
+                problem: "not a Get All Subscription Statuses body: \(error.detail)")
         }
         var transactions: [ReceiptTransaction] = []
         var renewals: [PendingRenewalInfo] = []
