@@ -137,8 +137,8 @@ import Testing
         let work = try Workspace()
         let transaction = Self.pki.jws(payload: TestPayloads.transaction())
         let renewal = Self.pki.jws(payload: TestPayloads.renewalInfo())
-        let body =
-            #"{"signedPayload":"\#(Self.pki.jws(payload: TestPayloads.notification(signedTransaction: transaction, signedRenewal: renewal)))"}"#
+        let notification = TestPayloads.notification(signedTransaction: transaction, signedRenewal: renewal)
+        let body = #"{"signedPayload":"\#(Self.pki.jws(payload: notification))"}"#
         let path = try work.write("notification.json", body)
         let result = try run(["explain", "--jws", path, "--root-ca", work.root])
         #expect(result.status == 0, "\(result.stderr)")
