@@ -16,6 +16,11 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.0"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.80.0"),
+        // Apple's signed data (AppStoreSignedData): P-256, X.509 chains, DER/BER. The range admits
+        // swift-crypto 3.12.3 (the lowest swift-certificates accepts) and 4.x.
+        .package(url: "https://github.com/apple/swift-crypto.git", "3.12.3"..<"5.0.0"),
+        .package(url: "https://github.com/apple/swift-certificates.git", from: "1.21.1"),
+        .package(url: "https://github.com/apple/swift-asn1.git", from: "1.7.4"),
     ],
     targets: [
         // MARK: C system libraries
@@ -40,6 +45,17 @@ let package = Package(
         // MARK: Domain (pure, no I/O)
         .target(name: "ReceiptDomain", dependencies: ["CivilTime"]),
 
+        // MARK: Apple's signed data: JWS to Apple's root, API tokens, receipt ids (pure: no network, no database;
+        // the simulator must never import it)
+        .target(
+            name: "AppStoreSignedData",
+            dependencies: [
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "X509", package: "swift-certificates"),
+                .product(name: "SwiftASN1", package: "swift-asn1"),
+            ]
+        ),
+
         // MARK: verifyReceipt client (HTTP + classification)
         .target(name: "AppStoreClient", dependencies: ["CurlHTTP", "ReceiptDomain"]),
 
@@ -47,8 +63,9 @@ let package = Package(
         .target(
             name: "Reconciler",
             dependencies: [
-                "Postgres", "AppStoreClient", "ReceiptDomain", "CivilTime",
+                "Postgres", "AppStoreClient", "ReceiptDomain", "AppStoreSignedData", "CivilTime",
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "Crypto", package: "swift-crypto"),
             ]
         ),
         .executableTarget(
@@ -102,7 +119,33 @@ let package = Package(
         .testTarget(name: "AppStoreClientTests", dependencies: ["AppStoreClient", "AppStoreSimulator"]),
         .testTarget(
             name: "ReconcilerTests",
-            dependencies: ["Reconciler", "AppStoreSimulator", "TestSupport", "CivilTime"]
+            dependencies: ["Reconciler", "AppStoreSimulator", "TestSupport", "SignedDataTestSupport", "CivilTime"]
+        ),
+        .testTarget(
+            name: "AppStoreSignedDataTests",
+            dependencies: [
+                "AppStoreSignedData", "SignedDataTestSupport",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "X509", package: "swift-certificates"),
+                .product(name: "SwiftASN1", package: "swift-asn1"),
+            ],
+            resources: [.copy("Fixtures")]
+        ),
+        // Test-time PKI (root, intermediate and leaf with Apple's OIDs), JWS signing, receipts in DER and BER.
+        .target(
+            name: "SignedDataTestSupport",
+            dependencies: [
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "X509", package: "swift-certificates"),
+                .product(name: "SwiftASN1", package: "swift-asn1"),
+            ],
+            path: "Tests/SignedDataTestSupport"
+        ),
+        // MARK: Benchmarks (harnesses, not tests)
+        .executableTarget(
+            name: "signed-data-benchmark",
+            dependencies: ["AppStoreSignedData", "SignedDataTestSupport"],
+            path: "Benchmarks/SignedData"
         ),
         // Shared test helpers: a throwaway PostgreSQL per test process, temp dirs, binary paths.
         .target(name: "TestSupport", dependencies: ["Postgres"], path: "Tests/TestSupport"),

@@ -61,6 +61,21 @@ public struct ExplainReport: Sendable, Equatable {
         } catch {
             throw ExplainError(code: .unreadable, source: sourceName, problem: error.description, parseError: error)
         }
+        return try build(
+            response: response, sourceName: sourceName, originalTransactionId: originalTransactionId,
+            bundleId: bundleId, now: now, environment: environment)
+    }
+
+    /// Explains an already parsed response (also one mapped from the App Store Server API's signed data,
+    /// so the same rules decide the state).
+    public static func build(
+        response: VerifyReceiptResponse,
+        sourceName: String,
+        originalTransactionId: String?,
+        bundleId: String?,
+        now: Date,
+        environment: AppleEnvironment?
+    ) throws(ExplainError) -> ExplainReport {
         let verdict = VerifyClassifier.classify(response: response, requestedEnvironment: environment)
         var values: [String: JSONValue] = [
             "apple_status": .number(String(response.status)),

@@ -1,23 +1,24 @@
 import ArgumentParser
-#if canImport(Glibc)
-import Glibc
-#endif
 import Foundation
 import Reconciler
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// The process entry point: tunes the allocator, then runs the command line.
 @main
 enum Entry {
     static func main() {
         #if canImport(Glibc)
-        // Dispatch spreads work over many threads and glibc gives each its own malloc arena; with
-        // receipt-sized allocations the arenas kept growing with the run (123 MB at 10,000 subscriptions,
-        // 185 MB at 200,000). Two arenas keep the peak flat (see BENCHMARKS.md).
-        // mallopt(M_ARENA_MAX = -8, 2), looked up at run time (malloc.h is not in Swift's Glibc module).
-        if let symbol = dlsym(nil, "mallopt") {
-            typealias Mallopt = @convention(c) (Int32, Int32) -> Int32
-            _ = unsafeBitCast(symbol, to: Mallopt.self)(-8, 2)
-        }
+            // Dispatch spreads work over many threads and glibc gives each its own malloc arena; with
+            // receipt-sized allocations the arenas kept growing with the run (123 MB at 10,000 subscriptions,
+            // 185 MB at 200,000). Two arenas keep the peak flat (see BENCHMARKS.md).
+            // mallopt(M_ARENA_MAX = -8, 2), looked up at run time (malloc.h is not in Swift's Glibc module).
+            if let symbol = dlsym(nil, "mallopt") {
+                typealias Mallopt = @convention(c) (Int32, Int32) -> Int32
+                _ = unsafeBitCast(symbol, to: Mallopt.self)(-8, 2)
+            }
         #endif
         RenewalReconciler.main()
     }
@@ -44,6 +45,11 @@ struct RenewalReconciler: ParsableCommand {
                                         are rejected)
               APPLE_VERIFY_URL          production verifyReceipt URL
               APPLE_SANDBOX_VERIFY_URL  sandbox verifyReceipt URL
+              APPLE_ROOT_CA_FILE        extra trusted root(s) for signed App Store
+                                        data (PEM or DER; several joined by :)
+              APPLE_PRIVATE_KEY_FILE    App Store Server API key (.p8); also the
+                                        systemd credential apple-private-key
+              APPLE_KEY_ID, APPLE_ISSUER_ID  App Store Server API key and issuer ids
 
             \(ReconcilerExitCode.helpText)
             """,
@@ -54,6 +60,7 @@ struct RenewalReconciler: ParsableCommand {
             RunCommand.self,
             BackfillCommand.self,
             ExplainCommand.self,
+            CheckAPIKeyCommand.self,
             ReportCommand.self,
             RunsCommand.self,
             DemoCommand.self,
