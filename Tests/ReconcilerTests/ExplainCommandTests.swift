@@ -98,6 +98,37 @@ import Testing
         #expect(retryJSON["retryable"] as? Bool == true)
     }
 
+    /// Values Apple should never send (a date near Int64.max, one in year 287,000, a NUL character): a named
+    /// rejection, never a crash.
+    @Test(arguments: [
+        ("implausible_date_near_int64_max.json", "latest_receipt_info[0].purchase_date_ms"),
+        ("implausible_expires_date_far_future.json", "latest_receipt_info[1].expires_date_ms"),
+        ("implausible_nul_in_text.json", "latest_receipt_info[1].product_id"),
+    ])
+    func implausibleValuesAreANamedRejection(file: String, field: String) throws {
+        let run = try ExplainRunner.run(["explain", "--response", fixture(file), "--now", Self.now])
+        #expect(run.status == 0, "stderr: \(run.stderr)")
+        let json = try parse(run.stdout).object
+        #expect(json["verdict"] as? String == "reject")
+        #expect(json["retryable"] as? Bool == false)
+        let reason = json["reason"] as? String ?? ""
+        #expect(reason.contains("implausible") || reason.contains("bounds"), "\(reason)")
+        #expect(reason.contains(field), "\(reason)")
+        #expect(json["state"] is NSNull)
+    }
+
+    @Test func accountNotFoundEndsTheEntitlement() throws {
+        let run = try ExplainRunner.run([
+            "explain", "--response", fixture("status_21010_account_not_found.json"), "--now", Self.now,
+        ])
+        #expect(run.status == 0, "stderr: \(run.stderr)")
+        let json = try parse(run.stdout).object
+        #expect(json["verdict"] as? String == "reject")
+        #expect((json["reason"] as? String)?.contains("21010") == true)
+        #expect(json["state"] as? String == "expired")
+        #expect(json["auto_renew"] as? Bool == false)
+    }
+
     @Test func bundleMismatchIsRejected() throws {
         let run = try ExplainRunner.run([
             "explain", "--response", fixture("bundle_mismatch.json"), "--bundle-id", "com.example.reader",
