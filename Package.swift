@@ -96,7 +96,11 @@ let package = Package(
 
         // MARK: Tests
         .testTarget(name: "CivilTimeTests", dependencies: ["CivilTime"]),
-        .testTarget(name: "ReceiptDomainTests", dependencies: ["ReceiptDomain", "CivilTime"], resources: [.copy("Fixtures")]),
+        .testTarget(
+            name: "ReceiptDomainTests",
+            dependencies: ["ReceiptDomain", "CivilTime"],
+            resources: [.copy("Fixtures")]
+        ),
         .testTarget(name: "PostgresTests", dependencies: ["Postgres", "TestSupport"]),
         .testTarget(
             name: "CurlHTTPTests",

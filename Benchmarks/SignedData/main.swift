@@ -17,7 +17,8 @@ struct Arguments {
         while let flag = rest.popFirst() {
             guard let value = rest.popFirst().flatMap(Int.init), value > 0 else {
                 FileHandle.standardError.write(
-                    Data("usage: signed-data-benchmark [--count N] [--threads T] [--uncached N]\n".utf8))
+                    Data("usage: signed-data-benchmark [--count N] [--threads T] [--uncached N]\n".utf8)
+                )
                 exit(64)
             }
             switch flag {
@@ -72,7 +73,8 @@ print(
     "verified=\(arguments.count) threads=\(arguments.threads) seconds=\(String(format: "%.2f", elapsed)) "
         + "per_payload_us=\(String(format: "%.1f", elapsed / Double(arguments.count) * 1e6)) "
         + "payloads_per_second=\(Int(Double(arguments.count) / elapsed)) failures=\(failures.withLock { $0 }) "
-        + "cache_hits=\(stats.hits) cache_misses=\(stats.misses)")
+        + "cache_hits=\(stats.hits) cache_misses=\(stats.misses)"
+)
 
 // 3. The same work without the cache: a fresh cache for every payload (the whole chain each time).
 let uncachedCount = min(arguments.uncached, payloads.count)
@@ -84,7 +86,8 @@ for payload in payloads.prefix(uncachedCount) {
 let uncachedElapsed = seconds(since: uncachedStart)
 print(
     "uncached=\(uncachedCount) seconds=\(String(format: "%.2f", uncachedElapsed)) "
-        + "per_payload_us=\(String(format: "%.1f", uncachedElapsed / Double(max(1, uncachedCount)) * 1e6))")
+        + "per_payload_us=\(String(format: "%.1f", uncachedElapsed / Double(max(1, uncachedCount)) * 1e6))"
+)
 let ok = failures.withLock { $0 } == 0
 print("RESULT \(ok ? "ok" : "FAILED") \(arguments.count) payloads in \(String(format: "%.2f", elapsed)) s")
 exit(ok ? 0 : 1)

@@ -59,7 +59,13 @@ public struct VerificationAttempt: Sendable {
         case .switchEnvironment(let target):
             guard !switched, target != environment else {
                 return .finished(
-                    .rejected(VerdictReason(.environmentLoop, detail: "already switched once; Apple asked for \(target.rawValue) again")))
+                    .rejected(
+                        VerdictReason(
+                            .environmentLoop,
+                            detail: "already switched once; Apple asked for \(target.rawValue) again"
+                        )
+                    )
+                )
             }
             switched = true
             environment = target
@@ -71,8 +77,14 @@ public struct VerificationAttempt: Sendable {
             guard failures < maxAttempts else {
                 if only21002 {
                     return .finished(
-                        .rejected(VerdictReason(.invalidReceipt, appleStatus: 21002,
-                                                detail: "21002 on all \(failures) attempts")))
+                        .rejected(
+                            VerdictReason(
+                                .invalidReceipt,
+                                appleStatus: 21002,
+                                detail: "21002 on all \(failures) attempts"
+                            )
+                        )
+                    )
                 }
                 return .finished(.unresolved(reason))
             }

@@ -18,8 +18,12 @@ public struct VerifyReceiptEndpoints: Sendable {
     public var maxResponseBytes: Int
 
     public init(
-        production: String, sandbox: String, password: String?, excludeOldTransactions: Bool = false,
-        connectTimeout: Duration = .seconds(5), requestTimeout: Duration = .seconds(30),
+        production: String,
+        sandbox: String,
+        password: String?,
+        excludeOldTransactions: Bool = false,
+        connectTimeout: Duration = .seconds(5),
+        requestTimeout: Duration = .seconds(30),
         maxResponseBytes: Int = 32 << 20
     ) {
         self.production = production
@@ -74,16 +78,24 @@ public final class VerifyReceiptClient: Sendable {
     /// Sends `receipt` to `environment` once; `completion` runs on a global queue with the classified result.
     /// Parsing the response (the expensive part) happens there too, off the HTTP client's queue.
     public func send(
-        receipt: String, to environment: AppleEnvironment,
+        receipt: String,
+        to environment: AppleEnvironment,
         completion: @escaping @Sendable (VerifyAttemptResult) -> Void
     ) {
         let body = VerifyReceiptRequestBody.encode(
-            receipt: receipt, password: endpoints.password, excludeOldTransactions: endpoints.excludeOldTransactions)
+            receipt: receipt,
+            password: endpoints.password,
+            excludeOldTransactions: endpoints.excludeOldTransactions
+        )
         let request = HTTPRequest(
-            url: endpoints.url(for: environment), method: .post,
+            url: endpoints.url(for: environment),
+            method: .post,
             headers: [("Content-Type", "application/json"), ("Accept", "application/json")],
-            body: body, connectTimeout: endpoints.connectTimeout, totalTimeout: endpoints.requestTimeout,
-            maxResponseBytes: endpoints.maxResponseBytes)
+            body: body,
+            connectTimeout: endpoints.connectTimeout,
+            totalTimeout: endpoints.requestTimeout,
+            maxResponseBytes: endpoints.maxResponseBytes
+        )
         let started = ContinuousClock.now
         http.execute(request) { result in
             let elapsed = ContinuousClock.now - started
@@ -91,22 +103,45 @@ public final class VerifyReceiptClient: Sendable {
             switch result {
             case .success(let response):
                 let verdict = VerifyClassifier.classify(
-                    transportFailure: nil, httpStatus: response.status, header: { response.headers[$0] },
-                    body: response.body, requestedEnvironment: environment, now: now)
+                    transportFailure: nil,
+                    httpStatus: response.status,
+                    header: { response.headers[$0] },
+                    body: response.body,
+                    requestedEnvironment: environment,
+                    now: now
+                )
                 completion(
                     VerifyAttemptResult(
-                        environment: environment, verdict: verdict, httpStatus: response.status, transportFailure: nil,
-                        sunset: response.headers["Sunset"], deprecation: response.headers["Deprecation"],
-                        elapsed: elapsed))
+                        environment: environment,
+                        verdict: verdict,
+                        httpStatus: response.status,
+                        transportFailure: nil,
+                        sunset: response.headers["Sunset"],
+                        deprecation: response.headers["Deprecation"],
+                        elapsed: elapsed
+                    )
+                )
             case .failure(let error):
                 let failure = Self.transportFailure(for: error)
                 let verdict = VerifyClassifier.classify(
-                    transportFailure: failure, httpStatus: 0, header: { _ in nil }, body: EmptyCollection<UInt8>(),
-                    requestedEnvironment: environment, now: now)
+                    transportFailure: failure,
+                    httpStatus: 0,
+                    header: { _ in nil },
+                    body: EmptyCollection<UInt8>(),
+                    requestedEnvironment: environment,
+                    now: now
+                )
                 completion(
                     VerifyAttemptResult(
-                        environment: environment, verdict: verdict, httpStatus: nil, transportFailure: failure,
-                        sunset: nil, deprecation: nil, elapsed: elapsed))
+                        environment: environment,
+                        verdict: verdict,
+                        httpStatus: nil,
+                        transportFailure: failure,
+                        sunset: nil,
+                        deprecation: nil,
+                        elapsed: elapsed
+                    )
+                )
             }
         }
     }

@@ -1,6 +1,8 @@
 /// Standard base64 (RFC 4648, with padding) written by hand for speed on the request path.
 enum Base64 {
-    private static let alphabet: [UInt8] = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/".utf8)
+    private static let alphabet: [UInt8] = Array(
+        "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/".utf8
+    )
     private static let reverse: [UInt8] = {
         var table = [UInt8](repeating: 0xFF, count: 256)
         for (i, c) in alphabet.enumerated() { table[Int(c)] = UInt8(i) }
@@ -59,8 +61,10 @@ enum Base64 {
                 if let src = chars.baseAddress?.assumingMemoryBound(to: UInt8.self), let dst = buffer.baseAddress {
                     let n = chars.count
                     while start + 4 < n {
-                        let a = rev[Int(src[start])], b = rev[Int(src[start + 1])]
-                        let c = rev[Int(src[start + 2])], d = rev[Int(src[start + 3])]
+                        let a = rev[Int(src[start])]
+                        let b = rev[Int(src[start + 1])]
+                        let c = rev[Int(src[start + 2])]
+                        let d = rev[Int(src[start + 3])]
                         if (a | b | c | d) & 0xC0 != 0 { break }
                         let v = UInt32(a) << 18 | UInt32(b) << 12 | UInt32(c) << 6 | UInt32(d)
                         dst[o] = UInt8(truncatingIfNeeded: v >> 16)

@@ -13,8 +13,13 @@ public struct FaultPlan: Sendable, Equatable {
     /// How long a hung request is held before the connection is closed.
     public var hangMilliseconds: Int64
 
-    public init(seed: UInt64, rates: [FaultKind: Double] = [:], latency: LatencyDistribution = .none,
-                retryAfterSeconds: Int = 1, hangMilliseconds: Int64 = 60_000) {
+    public init(
+        seed: UInt64,
+        rates: [FaultKind: Double] = [:],
+        latency: LatencyDistribution = .none,
+        retryAfterSeconds: Int = 1,
+        hangMilliseconds: Int64 = 60_000
+    ) {
         self.seed = seed
         self.rates = rates
         self.latency = latency

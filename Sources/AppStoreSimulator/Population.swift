@@ -23,8 +23,14 @@ public struct Population: Sendable {
         let foreign = ProductCatalog(bundleID: foreignBundleID, groupBase: 22_000_000 + Int(seed % 900_000) * 10)
         self.catalog = catalog
         self.foreignCatalog = foreign
-        var generator = PopulationGenerator(seed: seed, anchor: anchor, bundleID: bundleID,
-                                            foreignBundleID: foreignBundleID, catalog: catalog, foreignCatalog: foreign)
+        var generator = PopulationGenerator(
+            seed: seed,
+            anchor: anchor,
+            bundleID: bundleID,
+            foreignBundleID: foreignBundleID,
+            catalog: catalog,
+            foreignCatalog: foreign
+        )
         self.families = generator.generate(subscriptions: max(0, subscriptions))
         self.subscriptionCount = families.reduce(0) { $0 + $1.subscriptions.count }
     }

@@ -16,7 +16,8 @@ public struct PopulationExporter: Sendable {
         public var counts: [(Scenario, Int)]
         public var total: Int { counts.reduce(0) { $0 + $1.1 } }
         public var description: String {
-            "subscriptions=\(total) " + counts.filter { $0.1 > 0 }.map { "\($0.0.rawValue)=\($0.1)" }.joined(separator: " ")
+            "subscriptions=\(total) "
+                + counts.filter { $0.1 > 0 }.map { "\($0.0.rawValue)=\($0.1)" }.joined(separator: " ")
         }
     }
 

@@ -13,8 +13,14 @@ struct PopulationGenerator {
     private var nextSubscription: UInt64 = 0
     private let idBase: UInt64
 
-    init(seed: UInt64, anchor: Int64, bundleID: String, foreignBundleID: String,
-         catalog: ProductCatalog, foreignCatalog: ProductCatalog) {
+    init(
+        seed: UInt64,
+        anchor: Int64,
+        bundleID: String,
+        foreignBundleID: String,
+        catalog: ProductCatalog,
+        foreignCatalog: ProductCatalog
+    ) {
         self.seed = seed
         self.anchor = anchor
         self.bundleID = bundleID
@@ -52,8 +58,13 @@ struct PopulationGenerator {
         nextSubscription += 1
         let otid = idBase + n * 10_000
         let web = 1_000_000_000_000_000 - idBase / 100 + n * 10_000 + 500_000_000_000
-        return SubscriptionPlan(originalTransactionID: otid, webOrderLineItemBase: web, product: product,
-                                start: start, sandbox: sandbox)
+        return SubscriptionPlan(
+            originalTransactionID: otid,
+            webOrderLineItemBase: web,
+            product: product,
+            start: start,
+            sandbox: sandbox
+        )
     }
 
     /// Start of a history whose period `count` periods later begins at `periodStart`.
@@ -77,7 +88,8 @@ struct PopulationGenerator {
     }
 
     /// An active subscription with `periods` renewals before its current period.
-    private mutating func activePlan(_ product: SimProduct, periods: Int, _ rng: inout SeededRandom) -> SubscriptionPlan {
+    private mutating func activePlan(_ product: SimProduct, periods: Int, _ rng: inout SeededRandom) -> SubscriptionPlan
+    {
         let current = currentPeriodStart(product, &rng)
         return newPlan(product, start: back(product, from: current, periods: periods), sandbox: false)
     }
@@ -111,7 +123,11 @@ struct PopulationGenerator {
         var implausible: ImplausibleValue?
         var priorRunAt: Int64?
 
-        func silent(_ gen: inout PopulationGenerator, _ product: SimProduct, _ rng: inout SeededRandom) -> (SubscriptionPlan, Int64) {
+        func silent(
+            _ gen: inout PopulationGenerator,
+            _ product: SimProduct,
+            _ rng: inout SeededRandom
+        ) -> (SubscriptionPlan, Int64) {
             let n = gen.silentPeriods(product, &rng)
             let plan = gen.activePlan(product, periods: n, &rng)
             let back = rng.int(1...min(n, 4))
@@ -155,7 +171,8 @@ struct PopulationGenerator {
             stored = at
         case .autoRenewOffExpired, .expiredLongAgo:
             let product = scenario == .expiredLongAgo ? catalog.pickShort(&rng) : catalog.pick(&rng)
-            let lastExpiry = scenario == .expiredLongAgo
+            let lastExpiry =
+                scenario == .expiredLongAgo
                 ? anchor - rng.between(31 * day, 58 * day) : anchor - rng.between(day, 20 * day)
             var plan = endedPlan(product, lastExpiry: lastExpiry, periods: rng.int(1...5))
             let lastStart = back(product, from: lastExpiry, periods: 1)
@@ -165,7 +182,8 @@ struct PopulationGenerator {
         case .billingRetry, .gracePeriod:
             let product = catalog.pick(&rng)
             let graceDays: Int64 = product.period == .week ? 6 : 16
-            let lastExpiry = scenario == .gracePeriod
+            let lastExpiry =
+                scenario == .gracePeriod
                 ? anchor - rng.between(6 * SimTime.hour, (graceDays - 1) * day)
                 : anchor - rng.between(max(day, (graceDays + 1) * day), 50 * day)
             var plan = endedPlan(product, lastExpiry: lastExpiry, periods: rng.int(1...6))
@@ -192,19 +210,28 @@ struct PopulationGenerator {
             let txns = plan.timeline(at: anchor).transactions
             let j = rng.int(0...max(0, txns.count - 3))
             let t = txns[j]
-            plan.refunds = [.init(transactionIndex: j, at: t.purchase + (t.expires - t.purchase) / 2, reason: rng.int(0...1))]
+            plan.refunds = [
+                .init(transactionIndex: j, at: t.purchase + (t.expires - t.purchase) / 2, reason: rng.int(0...1))
+            ]
             plans = [plan]
             stored = storedAt(plan, transactionsBack: 0, &rng)
         case .upgraded:
             let plusPeriods = Int64(rng.int(0...2))
             let upgradeAt = SimTime.addMonths(anchor, -plusPeriods) - rng.between(3 * day, 24 * day)
             let lastProStart = upgradeAt - rng.between(2 * day, 22 * day)
-            var plan = newPlan(catalog.proMonthly, start: back(catalog.proMonthly, from: lastProStart, periods: rng.int(0...4)),
-                               sandbox: false)
+            var plan = newPlan(
+                catalog.proMonthly,
+                start: back(catalog.proMonthly, from: lastProStart, periods: rng.int(0...4)),
+                sandbox: false
+            )
             plan.upgrade = .init(at: upgradeAt, to: catalog.proPlusMonthly)
             plans = [plan]
             let before = plan.timeline(at: upgradeAt - 1)
-            stored = storedAt(plan, transactionsBack: plan.timeline(at: anchor).transactions.count - before.transactions.count, &rng)
+            stored = storedAt(
+                plan,
+                transactionsBack: plan.timeline(at: anchor).transactions.count - before.transactions.count,
+                &rng
+            )
         case .upgradeWithoutCancellation:
             // Yearly (level 2) upgraded to plus monthly (level 1): the yearly would run for months more,
             // so a client that keeps an `is_upgraded` transaction without a cancellation date is caught.
@@ -252,7 +279,8 @@ struct PopulationGenerator {
             plans = [plan]
             stored = storedAt(plan, transactionsBack: 0, &rng)
             // A year too late, or a few weeks past the anchor: the row looks active, Apple says lapsed.
-            appStoredExpiry = rng.chance(0.5)
+            appStoredExpiry =
+                rng.chance(0.5)
                 ? SimTime.addMonths(lastExpiry, 12) : anchor + rng.between(2 * day, 60 * day)
         case .pendingDowngrade, .pendingCrossgrade:
             let from = scenario == .pendingDowngrade ? catalog.proPlusMonthly : catalog.proMonthly
@@ -270,7 +298,11 @@ struct PopulationGenerator {
                 plan = newPlan(product, start: anchor - rng.between(12 * SimTime.hour, 6 * day), sandbox: false)
             } else {
                 let current = currentPeriodStart(product, &rng)
-                plan = newPlan(product, start: back(product, from: current, periods: rng.int(0...3)) - 7 * day, sandbox: false)
+                plan = newPlan(
+                    product,
+                    start: back(product, from: current, periods: rng.int(0...3)) - 7 * day,
+                    sandbox: false
+                )
             }
             plan.trial = true
             plans = [plan]
@@ -285,7 +317,8 @@ struct PopulationGenerator {
         case .sandbox:
             sandbox = true
             let product = catalog.pickShort(&rng)
-            let start = rng.chance(0.5)
+            let start =
+                rng.chance(0.5)
                 ? anchor - rng.between(10 * SimTime.second, 150 * SimTime.second)
                 : anchor - rng.between(SimTime.hour, 20 * day)
             let plan = newPlan(product, start: start, sandbox: true)
@@ -315,16 +348,31 @@ struct PopulationGenerator {
         }
         let firstStart = plans.map(\.start).min() ?? anchor
         return ReceiptFamily(
-            index: index, scenario: scenario, userID: "user-" + String(100_000 + index), bundleID: bundle,
-            appBundleID: bundleID, sandbox: sandbox, subscriptions: plans, storedReceiptAt: stored,
-            storedIssueSequence: UInt32(rng.int(1...40)), bytesPerTransaction: bytesPerTxn,
-            fixedStatus: fixedStatus, malformedStoredReceipt: malformed, appStoredExpiry: appStoredExpiry,
-            implausibleValue: implausible, priorRunAt: priorRunAt,
-            appDownloadedAt: firstStart - rng.between(0, 30 * day))
+            index: index,
+            scenario: scenario,
+            userID: "user-" + String(100_000 + index),
+            bundleID: bundle,
+            appBundleID: bundleID,
+            sandbox: sandbox,
+            subscriptions: plans,
+            storedReceiptAt: stored,
+            storedIssueSequence: UInt32(rng.int(1...40)),
+            bytesPerTransaction: bytesPerTxn,
+            fixedStatus: fixedStatus,
+            malformedStoredReceipt: malformed,
+            appStoredExpiry: appStoredExpiry,
+            implausibleValue: implausible,
+            priorRunAt: priorRunAt,
+            appDownloadedAt: firstStart - rng.between(0, 30 * day)
+        )
     }
 
     /// The out-of-bounds value of an `absurd_date`, `near_int64_max` or `nul_in_text` family (nil otherwise).
-    private func implausibleValue(_ scenario: Scenario, plan: SubscriptionPlan, _ rng: inout SeededRandom)
+    private func implausibleValue(
+        _ scenario: Scenario,
+        plan: SubscriptionPlan,
+        _ rng: inout SeededRandom
+    )
         -> ImplausibleValue?
     {
         switch scenario {

@@ -36,8 +36,13 @@ public struct ReceiptCodec: Sendable {
         Self.put(token.createdAt, &blob)
         Self.put(token.issueSequence, &blob)
         Self.put(UInt32(paddingLength), &blob)
-        var rng = SeededRandom(seed, 0xBAD, UInt64(token.familyIndex), UInt64(bitPattern: token.createdAt),
-                               UInt64(token.issueSequence))
+        var rng = SeededRandom(
+            seed,
+            0xBAD,
+            UInt64(token.familyIndex),
+            UInt64(bitPattern: token.createdAt),
+            UInt64(token.issueSequence)
+        )
         var remaining = paddingLength
         while remaining > 0 {
             var word = rng.next()
@@ -69,9 +74,15 @@ public struct ReceiptCodec: Sendable {
             guard Self.headerLength + padding + 8 == blob.count else { return .unauthenticated }
             let body = UnsafeRawBufferPointer(rebasing: raw[0..<(blob.count - 8)])
             guard sip.mac(body) == load(blob.count - 8, UInt64.self) else { return .unauthenticated }
-            return .valid(ReceiptToken(
-                familyIndex: load(8, UInt32.self), originalTransactionID: load(12, UInt64.self),
-                sandbox: blob[5] == 1, createdAt: load(20, Int64.self), issueSequence: load(28, UInt32.self)))
+            return .valid(
+                ReceiptToken(
+                    familyIndex: load(8, UInt32.self),
+                    originalTransactionID: load(12, UInt64.self),
+                    sandbox: blob[5] == 1,
+                    createdAt: load(20, Int64.self),
+                    issueSequence: load(28, UInt32.self)
+                )
+            )
         }
     }
 }

@@ -22,9 +22,16 @@ public struct ResponseRenderer: Sendable {
 
     public func receipt(_ family: ReceiptFamily, createdAt: Int64, issueSequence: UInt32) -> [UInt8] {
         let token = ReceiptToken(
-            familyIndex: UInt32(family.index), originalTransactionID: family.primaryOriginalTransactionID,
-            sandbox: family.sandbox, createdAt: createdAt, issueSequence: issueSequence)
-        return codec.encode(token, paddingLength: paddingLength(family, createdAt: createdAt, issueSequence: issueSequence))
+            familyIndex: UInt32(family.index),
+            originalTransactionID: family.primaryOriginalTransactionID,
+            sandbox: family.sandbox,
+            createdAt: createdAt,
+            issueSequence: issueSequence
+        )
+        return codec.encode(
+            token,
+            paddingLength: paddingLength(family, createdAt: createdAt, issueSequence: issueSequence)
+        )
     }
 
     /// The receipt the app stored (stale: issued at `storedReceiptAt`). A malformed one is still valid

@@ -62,16 +62,31 @@ final class SimulatorHTTPHandler: ChannelInboundHandler, RemovableChannelHandler
         case "/verifyReceipt", "/sandbox/verifyReceipt":
             verify(context: context, head: head, path: path, body: body, keepAlive: keepAlive)
         case "/_health":
-            respond(context: context, status: .ok, body: Self.bytes(Array("ok\n".utf8)), contentType: "text/plain",
-                    keepAlive: keepAlive)
+            respond(
+                context: context,
+                status: .ok,
+                body: Self.bytes(Array("ok\n".utf8)),
+                contentType: "text/plain",
+                keepAlive: keepAlive
+            )
         case "/_stats" where head.method == .GET:
             respond(context: context, status: .ok, body: Self.bytes(stats.json()), keepAlive: keepAlive)
         case "/_stats/reset" where head.method == .POST:
             stats.reset()
-            respond(context: context, status: .ok, body: Self.bytes(Array("{\"reset\":true}".utf8)), keepAlive: keepAlive)
+            respond(
+                context: context,
+                status: .ok,
+                body: Self.bytes(Array("{\"reset\":true}".utf8)),
+                keepAlive: keepAlive
+            )
         default:
-            respond(context: context, status: .notFound, body: Self.bytes(Array("not found\n".utf8)),
-                    contentType: "text/plain", keepAlive: keepAlive)
+            respond(
+                context: context,
+                status: .notFound,
+                body: Self.bytes(Array("not found\n".utf8)),
+                contentType: "text/plain",
+                keepAlive: keepAlive
+            )
         }
     }
 
@@ -81,8 +96,13 @@ final class SimulatorHTTPHandler: ChannelInboundHandler, RemovableChannelHandler
         return buf
     }
 
-    private func verify(context: ChannelHandlerContext, head: HTTPRequestHead, path: String, body: ByteBuffer,
-                        keepAlive: Bool) {
+    private func verify(
+        context: ChannelHandlerContext,
+        head: HTTPRequestHead,
+        path: String,
+        body: ByteBuffer,
+        keepAlive: Bool
+    ) {
         if tooLarge {
             stats.record(path: path, httpStatus: 413, appleStatus: nil, fault: nil)
             respond(context: context, status: .payloadTooLarge, body: ByteBuffer(), keepAlive: false)
@@ -91,9 +111,14 @@ final class SimulatorHTTPHandler: ChannelInboundHandler, RemovableChannelHandler
         let admission = stats.admit()
         guard admission.admitted else {
             stats.record(path: path, httpStatus: 429, appleStatus: nil, fault: nil)
-            respond(context: context, status: .tooManyRequests, body: Self.bytes(Array("Too Many Requests\n".utf8)),
-                    contentType: "text/plain", keepAlive: keepAlive,
-                    extra: [("Retry-After", String(faults.retryAfterSeconds))])
+            respond(
+                context: context,
+                status: .tooManyRequests,
+                body: Self.bytes(Array("Too Many Requests\n".utf8)),
+                contentType: "text/plain",
+                keepAlive: keepAlive,
+                extra: [("Retry-After", String(faults.retryAfterSeconds))]
+            )
             return
         }
         let sandboxPath = path == "/sandbox/verifyReceipt"
@@ -101,12 +126,28 @@ final class SimulatorHTTPHandler: ChannelInboundHandler, RemovableChannelHandler
         let delay = faults.delay(sequence: admission.sequence)
         if delay > 0 {
             context.eventLoop.assumeIsolated().scheduleTask(in: .milliseconds(delay)) {
-                self.perform(context: context, head: head, path: path, body: body, sandboxPath: sandboxPath,
-                             fault: fault, sequence: admission.sequence, keepAlive: keepAlive)
+                self.perform(
+                    context: context,
+                    head: head,
+                    path: path,
+                    body: body,
+                    sandboxPath: sandboxPath,
+                    fault: fault,
+                    sequence: admission.sequence,
+                    keepAlive: keepAlive
+                )
             }
         } else {
-            perform(context: context, head: head, path: path, body: body, sandboxPath: sandboxPath, fault: fault,
-                    sequence: admission.sequence, keepAlive: keepAlive)
+            perform(
+                context: context,
+                head: head,
+                path: path,
+                body: body,
+                sandboxPath: sandboxPath,
+                fault: fault,
+                sequence: admission.sequence,
+                keepAlive: keepAlive
+            )
         }
     }
 
@@ -115,8 +156,16 @@ final class SimulatorHTTPHandler: ChannelInboundHandler, RemovableChannelHandler
         return body.withUnsafeReadableBytes { service.verify(body: $0, sandboxPath: sandboxPath) }
     }
 
-    private func perform(context: ChannelHandlerContext, head: HTTPRequestHead, path: String, body: ByteBuffer,
-                         sandboxPath: Bool, fault: FaultKind?, sequence: UInt64, keepAlive: Bool) {
+    private func perform(
+        context: ChannelHandlerContext,
+        head: HTTPRequestHead,
+        path: String,
+        body: ByteBuffer,
+        sandboxPath: Bool,
+        fault: FaultKind?,
+        sequence: UInt64,
+        keepAlive: Bool
+    ) {
         guard context.channel.isActive else { return }
         let env = sandboxPath ? "Sandbox" : "Production"
         switch fault {
@@ -126,17 +175,32 @@ final class SimulatorHTTPHandler: ChannelInboundHandler, RemovableChannelHandler
             respond(context: context, status: .ok, body: result.body, keepAlive: keepAlive)
         case .http500:
             stats.record(path: path, httpStatus: 500, appleStatus: nil, fault: fault)
-            respond(context: context, status: .internalServerError, body: Self.bytes(Array(Self.errorPage(500).utf8)),
-                    contentType: "text/html", keepAlive: keepAlive)
+            respond(
+                context: context,
+                status: .internalServerError,
+                body: Self.bytes(Array(Self.errorPage(500).utf8)),
+                contentType: "text/html",
+                keepAlive: keepAlive
+            )
         case .http503:
             stats.record(path: path, httpStatus: 503, appleStatus: nil, fault: fault)
-            respond(context: context, status: .serviceUnavailable, body: Self.bytes(Array(Self.errorPage(503).utf8)),
-                    contentType: "text/html", keepAlive: keepAlive)
+            respond(
+                context: context,
+                status: .serviceUnavailable,
+                body: Self.bytes(Array(Self.errorPage(503).utf8)),
+                contentType: "text/html",
+                keepAlive: keepAlive
+            )
         case .http429:
             stats.record(path: path, httpStatus: 429, appleStatus: nil, fault: fault)
-            respond(context: context, status: .tooManyRequests, body: Self.bytes(Array("Too Many Requests\n".utf8)),
-                    contentType: "text/plain", keepAlive: keepAlive,
-                    extra: [("Retry-After", String(faults.retryAfterSeconds))])
+            respond(
+                context: context,
+                status: .tooManyRequests,
+                body: Self.bytes(Array("Too Many Requests\n".utf8)),
+                contentType: "text/plain",
+                keepAlive: keepAlive,
+                extra: [("Retry-After", String(faults.retryAfterSeconds))]
+            )
         case .reset:
             stats.record(path: path, httpStatus: 0, appleStatus: nil, fault: fault)
             // SO_LINGER {on, 0}: close() sends RST instead of FIN.
@@ -170,9 +234,12 @@ final class SimulatorHTTPHandler: ChannelInboundHandler, RemovableChannelHandler
             var headers = HTTPHeaders()
             headers.add(name: "Content-Type", value: "application/json")
             headers.add(name: "Content-Length", value: String(result.body.readableBytes))
-            context.write(wrapOutboundOut(.head(HTTPResponseHead(version: head.version, status: .ok, headers: headers))),
-                          promise: nil)
-            let half = result.body.getSlice(at: result.body.readerIndex, length: result.body.readableBytes / 2) ?? ByteBuffer()
+            context.write(
+                wrapOutboundOut(.head(HTTPResponseHead(version: head.version, status: .ok, headers: headers))),
+                promise: nil
+            )
+            let half =
+                result.body.getSlice(at: result.body.readerIndex, length: result.body.readableBytes / 2) ?? ByteBuffer()
             context.writeAndFlush(wrapOutboundOut(.body(.byteBuffer(half)))).assumeIsolated().whenComplete { _ in
                 context.close(promise: nil)
             }
@@ -184,16 +251,23 @@ final class SimulatorHTTPHandler: ChannelInboundHandler, RemovableChannelHandler
         return "<html><head><title>\(code) \(title)</title></head><body><h1>\(title)</h1></body></html>\n"
     }
 
-    private func respond(context: ChannelHandlerContext, status: HTTPResponseStatus, body: ByteBuffer,
-                         contentType: String = "application/json", keepAlive: Bool,
-                         extra: [(String, String)] = []) {
+    private func respond(
+        context: ChannelHandlerContext,
+        status: HTTPResponseStatus,
+        body: ByteBuffer,
+        contentType: String = "application/json",
+        keepAlive: Bool,
+        extra: [(String, String)] = []
+    ) {
         var headers = HTTPHeaders()
         headers.add(name: "Content-Type", value: contentType)
         headers.add(name: "Content-Length", value: String(body.readableBytes))
         if !keepAlive { headers.add(name: "Connection", value: "close") }
         for (k, v) in extra { headers.add(name: k, value: v) }
-        context.write(wrapOutboundOut(.head(HTTPResponseHead(version: .http1_1, status: status, headers: headers))),
-                      promise: nil)
+        context.write(
+            wrapOutboundOut(.head(HTTPResponseHead(version: .http1_1, status: status, headers: headers))),
+            promise: nil
+        )
         context.write(wrapOutboundOut(.body(.byteBuffer(body))), promise: nil)
         let done = context.writeAndFlush(wrapOutboundOut(.end(nil)))
         if !keepAlive {

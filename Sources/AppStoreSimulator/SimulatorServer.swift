@@ -23,12 +23,25 @@ public final class SimulatorServer: Sendable {
     public var sandboxURL: String { baseURL + "/sandbox/verifyReceipt" }
 
     /// Builds the population and binds. `population` may be passed to share one already built.
-    public static func start(configuration: SimulatorConfiguration, population: Population? = nil) throws -> SimulatorServer {
-        let pop = population ?? Population(seed: configuration.seed, subscriptions: configuration.subscriptions,
-                                           anchor: configuration.effectiveAnchor, bundleID: configuration.bundleID)
+    public static func start(
+        configuration: SimulatorConfiguration,
+        population: Population? = nil
+    ) throws -> SimulatorServer {
+        let pop =
+            population
+            ?? Population(
+                seed: configuration.seed,
+                subscriptions: configuration.subscriptions,
+                anchor: configuration.effectiveAnchor,
+                bundleID: configuration.bundleID
+            )
         let clock: SimClock = configuration.now.map { .frozen($0) } ?? .real
-        let service = VerifyService(population: pop, sharedSecret: configuration.sharedSecret, clock: clock,
-                                    secretMismatchForAll: configuration.secretMismatchForAll)
+        let service = VerifyService(
+            population: pop,
+            sharedSecret: configuration.sharedSecret,
+            clock: clock,
+            secretMismatchForAll: configuration.secretMismatchForAll
+        )
         let stats = SimulatorStats(maxRequestsPerSecond: configuration.maxRequestsPerSecond)
         let group = MultiThreadedEventLoopGroup(numberOfThreads: max(1, configuration.threads))
         let faults = configuration.faults
@@ -41,7 +54,8 @@ public final class SimulatorServer: Sendable {
                 channel.eventLoop.makeCompletedFuture {
                     try channel.pipeline.syncOperations.configureHTTPServerPipeline(withErrorHandling: true)
                     try channel.pipeline.syncOperations.addHandler(
-                        SimulatorHTTPHandler(service: service, stats: stats, faults: faults))
+                        SimulatorHTTPHandler(service: service, stats: stats, faults: faults)
+                    )
                 }
             }
         let channel: any Channel
@@ -52,12 +66,28 @@ public final class SimulatorServer: Sendable {
             throw error
         }
         let port = channel.localAddress?.port ?? configuration.port
-        return SimulatorServer(configuration: configuration, population: pop, service: service, stats: stats,
-                               host: configuration.host, port: port, group: group, channel: channel)
+        return SimulatorServer(
+            configuration: configuration,
+            population: pop,
+            service: service,
+            stats: stats,
+            host: configuration.host,
+            port: port,
+            group: group,
+            channel: channel
+        )
     }
 
-    private init(configuration: SimulatorConfiguration, population: Population, service: VerifyService,
-                 stats: SimulatorStats, host: String, port: Int, group: MultiThreadedEventLoopGroup, channel: any Channel) {
+    private init(
+        configuration: SimulatorConfiguration,
+        population: Population,
+        service: VerifyService,
+        stats: SimulatorStats,
+        host: String,
+        port: Int,
+        group: MultiThreadedEventLoopGroup,
+        channel: any Channel
+    ) {
         self.configuration = configuration
         self.population = population
         self.service = service

@@ -14,17 +14,28 @@ struct SipHash: Sendable {
         var v2: UInt64 = 0x6C79_6765_6E65_7261 ^ k0
         var v3: UInt64 = 0x7465_6462_7974_6573 ^ k1
         @inline(__always) func round() {
-            v0 &+= v1; v1 = SipHash.rotl(v1, 13); v1 ^= v0; v0 = SipHash.rotl(v0, 32)
-            v2 &+= v3; v3 = SipHash.rotl(v3, 16); v3 ^= v2
-            v0 &+= v3; v3 = SipHash.rotl(v3, 21); v3 ^= v0
-            v2 &+= v1; v1 = SipHash.rotl(v1, 17); v1 ^= v2; v2 = SipHash.rotl(v2, 32)
+            v0 &+= v1
+            v1 = SipHash.rotl(v1, 13)
+            v1 ^= v0
+            v0 = SipHash.rotl(v0, 32)
+            v2 &+= v3
+            v3 = SipHash.rotl(v3, 16)
+            v3 ^= v2
+            v0 &+= v3
+            v3 = SipHash.rotl(v3, 21)
+            v3 ^= v0
+            v2 &+= v1
+            v1 = SipHash.rotl(v1, 17)
+            v1 ^= v2
+            v2 = SipHash.rotl(v2, 32)
         }
         let n = bytes.count
         let blocks = n / 8
         for i in 0..<blocks {
             let m = UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: i * 8, as: UInt64.self))
             v3 ^= m
-            round(); round()
+            round()
+            round()
             v0 ^= m
         }
         var last = UInt64(n & 0xFF) << 56
@@ -34,10 +45,14 @@ struct SipHash: Sendable {
             shift += 8
         }
         v3 ^= last
-        round(); round()
+        round()
+        round()
         v0 ^= last
         v2 ^= 0xFF
-        round(); round(); round(); round()
+        round()
+        round()
+        round()
+        round()
         return v0 ^ v1 ^ v2 ^ v3
     }
 

@@ -61,7 +61,13 @@ public struct SubscriptionPlan: Sendable {
     /// Sandbox subscriptions renew at most this many times.
     public var maxRenewals: Int?
 
-    public init(originalTransactionID: UInt64, webOrderLineItemBase: UInt64, product: SimProduct, start: Int64, sandbox: Bool) {
+    public init(
+        originalTransactionID: UInt64,
+        webOrderLineItemBase: UInt64,
+        product: SimProduct,
+        start: Int64,
+        sandbox: Bool
+    ) {
         self.originalTransactionID = originalTransactionID
         self.webOrderLineItemBase = webOrderLineItemBase
         self.product = product

@@ -47,9 +47,18 @@ extension SubscriptionPlan {
                 transactionID: originalTransactionID + UInt64(index),
                 originalTransactionID: originalTransactionID,
                 webOrderLineItemID: webOrderLineItemBase + UInt64(index),
-                product: segmentProduct, purchase: purchase, originalPurchase: start, expires: expires,
-                isTrial: isTrial, isIntro: isIntro, offerCodeRefName: isIntro ? offerCodeRefName : nil,
-                familyShared: familyShared, cancellation: nil, cancellationReason: nil, isUpgraded: false)
+                product: segmentProduct,
+                purchase: purchase,
+                originalPurchase: start,
+                expires: expires,
+                isTrial: isTrial,
+                isIntro: isIntro,
+                offerCodeRefName: isIntro ? offerCodeRefName : nil,
+                familyShared: familyShared,
+                cancellation: nil,
+                cancellationReason: nil,
+                isUpgraded: false
+            )
             if !isTrial { paidIndex += 1 }
             for refund in refunds where refund.transactionIndex == index && refund.at <= now {
                 txn.cancellation = refund.at
@@ -124,10 +133,18 @@ extension SubscriptionPlan {
         }
         if lastExpiry > now { intent = nil }
         var renewProduct = currentProduct.productID
-        if let change = planChange, change.decidedAt <= now, change.to != currentProduct { renewProduct = change.to.productID }
+        if let change = planChange, change.decidedAt <= now, change.to != currentProduct {
+            renewProduct = change.to.productID
+        }
         return SubscriptionTimeline(
-            transactions: txns, stop: stop, autoRenewStatus: autoRenew, autoRenewProductID: renewProduct,
-            productID: currentProduct.productID, expirationIntent: intent, inBillingRetry: inRetry,
-            gracePeriodExpires: grace)
+            transactions: txns,
+            stop: stop,
+            autoRenewStatus: autoRenew,
+            autoRenewProductID: renewProduct,
+            productID: currentProduct.productID,
+            expirationIntent: intent,
+            inBillingRetry: inRetry,
+            gracePeriodExpires: grace
+        )
     }
 }

@@ -62,8 +62,12 @@ public struct TruthRecord: Sendable, Equatable {
             var prior = TruthRecord(family: family, plan: plan, at: at)
             prior.priorRun = nil
             priorRun = PriorRun(
-                verifiedAt: at, state: prior.state, expiresAt: prior.expiresAt, productID: prior.productID,
-                revokedAt: prior.revokedAt)
+                verifiedAt: at,
+                state: prior.state,
+                expiresAt: prior.expiresAt,
+                productID: prior.productID,
+                revokedAt: prior.revokedAt
+            )
         }
         if appleStatus == 21010 {
             // "Treat as if a purchase was never made": the entitlement ends at the run, the row stays.

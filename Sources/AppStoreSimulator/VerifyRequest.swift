@@ -115,32 +115,51 @@ struct JSONScanner {
         case 123:
             i += 1
             skipWhitespace()
-            if i < bytes.count, bytes[i] == 125 { i += 1; return true }
+            if i < bytes.count, bytes[i] == 125 {
+                i += 1
+                return true
+            }
             while true {
                 guard readString() != nil, expect(58), skipValue(depth: depth + 1) else { return false }
                 skipWhitespace()
                 guard i < bytes.count else { return false }
-                if bytes[i] == 44 { i += 1; continue }
-                if bytes[i] == 125 { i += 1; return true }
+                if bytes[i] == 44 {
+                    i += 1
+                    continue
+                }
+                if bytes[i] == 125 {
+                    i += 1
+                    return true
+                }
                 return false
             }
         case 91:
             i += 1
             skipWhitespace()
-            if i < bytes.count, bytes[i] == 93 { i += 1; return true }
+            if i < bytes.count, bytes[i] == 93 {
+                i += 1
+                return true
+            }
             while true {
                 guard skipValue(depth: depth + 1) else { return false }
                 skipWhitespace()
                 guard i < bytes.count else { return false }
-                if bytes[i] == 44 { i += 1; continue }
-                if bytes[i] == 93 { i += 1; return true }
+                if bytes[i] == 44 {
+                    i += 1
+                    continue
+                }
+                if bytes[i] == 93 {
+                    i += 1
+                    return true
+                }
                 return false
             }
         default:
             let start = i
             while i < bytes.count {
                 let c = bytes[i]
-                let isLiteral = (c >= 48 && c <= 57) || (c >= 97 && c <= 122) || c == 45 || c == 43 || c == 46 || c == 69
+                let isLiteral =
+                    (c >= 48 && c <= 57) || (c >= 97 && c <= 122) || c == 45 || c == 43 || c == 46 || c == 69
                 if !isLiteral { break }
                 i += 1
             }
@@ -192,8 +211,14 @@ struct JSONScanner {
             }
             skipWhitespace()
             guard i < bytes.count else { return nil }
-            if bytes[i] == 44 { i += 1; continue }
-            if bytes[i] == 125 { i += 1; break }
+            if bytes[i] == 44 {
+                i += 1
+                continue
+            }
+            if bytes[i] == 125 {
+                i += 1
+                break
+            }
             return nil
         }
         return trailingOK() ? request : nil

@@ -83,8 +83,14 @@ public final class VerifyService: Sendable {
         let now = clock.now()
         let key = CacheKey(token: token, excludeOld: request.excludeOldTransactions, now: now)
         if let hit = cache.withLock({ $0[key] }) { return Outcome(appleStatus: 0, body: hit) }
-        let rendered = Self.buffer(renderer.renderSuccess(family: family, token: token, now: now,
-                                                          excludeOld: request.excludeOldTransactions))
+        let rendered = Self.buffer(
+            renderer.renderSuccess(
+                family: family,
+                token: token,
+                now: now,
+                excludeOld: request.excludeOldTransactions
+            )
+        )
         cache.withLock { c in
             if c.count >= Self.cacheLimit { c.removeAll(keepingCapacity: true) }
             c[key] = rendered

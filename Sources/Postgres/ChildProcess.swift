@@ -1,9 +1,10 @@
+import Foundation
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
-import Foundation
 
 /// Runs a command to completion with posix_spawn (usable from atexit and signal handlers,
 /// unlike Foundation.Process), stdin from /dev/null and stdout+stderr appended to a log file.
@@ -47,8 +48,8 @@ struct ChildProcess: Sendable {
         let cArgs = argv.map { strdup($0) } + [nil]
         let cEnv = environment.map { strdup($0) } + [nil]
         defer {
-            cArgs.forEach { free($0) }
-            cEnv.forEach { free($0) }
+            for pointer in cArgs { free(pointer) }
+            for pointer in cEnv { free(pointer) }
         }
         var pid = pid_t()
         let spawned = posix_spawn(&pid, path, &actions, nil, cArgs, cEnv)

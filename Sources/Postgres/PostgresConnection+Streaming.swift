@@ -9,7 +9,9 @@ extension PostgresConnection {
     /// - Returns: the number of rows delivered.
     @discardableResult
     public func forEachRow(
-        _ sql: String, _ params: [(any PostgresEncodable)?] = [], _ body: (PostgresRow) throws -> Void
+        _ sql: String,
+        _ params: [(any PostgresEncodable)?] = [],
+        _ body: (PostgresRow) throws -> Void
     ) throws -> Int {
         let values = params.map { $0?.postgresValue ?? .null }
         return try withExclusiveUse {
@@ -22,8 +24,11 @@ extension PostgresConnection {
                 let broken = PQstatus(conn) == CONNECTION_BAD
                 noteTransactionStatus(conn)
                 throw PostgresError(
-                    code: .connection, message: scrubbed(String(cString: PQerrorMessage(conn))), statement: sql,
-                    connectionBroken: broken)
+                    code: .connection,
+                    message: scrubbed(String(cString: PQerrorMessage(conn))),
+                    statement: sql,
+                    connectionBroken: broken
+                )
             }
             _ = PQsetSingleRowMode(conn)
             var delivered = 0

@@ -12,7 +12,8 @@ extension PostgresConnection {
             if alreadyOpen {
                 throw PostgresError(
                     code: .transaction,
-                    message: "a transaction started with a plain BEGIN is open; finish it before calling transaction {}")
+                    message: "a transaction started with a plain BEGIN is open; finish it before calling transaction {}"
+                )
             }
             try execute("BEGIN")
         } else {
@@ -43,7 +44,8 @@ extension PostgresConnection {
             }
             throw PostgresError(
                 code: .transaction,
-                message: "a statement failed inside the transaction and the error was caught; the work was rolled back")
+                message: "a statement failed inside the transaction and the error was caught; the work was rolled back"
+            )
         }
         if depth == 0 {
             try execute("COMMIT")

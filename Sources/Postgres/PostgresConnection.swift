@@ -44,7 +44,8 @@ public final class PostgresConnection: @unchecked Sendable {
     ///   - onNotice: receives server NOTICE/WARNING messages; by default they are dropped
     ///     (libpq would print them to stderr).
     public init(
-        _ connectionString: String, retryAfterReconnect: Bool = true,
+        _ connectionString: String,
+        retryAfterReconnect: Bool = true,
         onNotice: (@Sendable (String) -> Void)? = nil
     ) throws {
         self.connectionString = connectionString
@@ -59,7 +60,9 @@ public final class PostgresConnection: @unchecked Sendable {
             PQfinish(conn)
             throw PostgresError(
                 code: .connection,
-                message: "could not connect to \(redactedConnectionString): \(message)", connectionBroken: true)
+                message: "could not connect to \(redactedConnectionString): \(message)",
+                connectionBroken: true
+            )
         }
         handle = conn
         PQsetNoticeProcessor(
@@ -68,7 +71,9 @@ public final class PostgresConnection: @unchecked Sendable {
                 guard let context, let message else { return }
                 let box = Unmanaged<NoticeBox>.fromOpaque(context).takeUnretainedValue()
                 box.handler?(String(cString: message).trimmingCharacters(in: .whitespacesAndNewlines))
-            }, Unmanaged.passUnretained(noticeBox).toOpaque())
+            },
+            Unmanaged.passUnretained(noticeBox).toOpaque()
+        )
         do {
             try configureSession(conn)
         } catch {
@@ -128,7 +133,9 @@ public final class PostgresConnection: @unchecked Sendable {
         guard acquired else {
             throw PostgresError(
                 code: .concurrentUse,
-                message: "connection is already in use (concurrent use from two threads, or a call from inside forEachRow)")
+                message:
+                    "connection is already in use (concurrent use from two threads, or a call from inside forEachRow)"
+            )
         }
         defer { busy.withLock { $0 = false } }
         return try body()
@@ -148,8 +155,11 @@ public final class PostgresConnection: @unchecked Sendable {
             guard Self.isRollback(sql) else {
                 throw PostgresError(
                     code: .connectionLostInTransaction,
-                    message: "the connection was lost while a transaction was open; ROLLBACK and retry the whole transaction",
-                    statement: sql, connectionBroken: true)
+                    message:
+                        "the connection was lost while a transaction was open; ROLLBACK and retry the whole transaction",
+                    statement: sql,
+                    connectionBroken: true
+                )
             }
             // The server already discarded the transaction; accept the ROLLBACK locally.
             transactionLost = false
@@ -174,9 +184,13 @@ public final class PostgresConnection: @unchecked Sendable {
                 transactionLost = true
                 throw PostgresError(
                     code: .connectionLostInTransaction,
-                    message: "connection lost inside a transaction (\(error.message)); ROLLBACK and retry the whole transaction"
+                    message:
+                        "connection lost inside a transaction (\(error.message)); ROLLBACK and retry the whole transaction"
                         + (Self.isCommit(sql) ? " (the COMMIT's outcome is unknown)" : ""),
-                    sqlState: error.sqlState, statement: sql, connectionBroken: true)
+                    sqlState: error.sqlState,
+                    statement: sql,
+                    connectionBroken: true
+                )
             }
             guard retryAfterReconnect else { throw error }
             try resetLocked(conn, statement: sql)
@@ -210,7 +224,11 @@ public final class PostgresConnection: @unchecked Sendable {
         return status == PQTRANS_INTRANS || status == PQTRANS_INERROR || transactionLost
     }
 
-    private func execOnceLocked(_ conn: OpaquePointer, _ sql: String, _ values: [PostgresValue]) throws
+    private func execOnceLocked(
+        _ conn: OpaquePointer,
+        _ sql: String,
+        _ values: [PostgresValue]
+    ) throws
         -> PostgresResult
     {
         let result = try withParameters(values, statement: sql) { count, types, pointers in
@@ -221,11 +239,16 @@ public final class PostgresConnection: @unchecked Sendable {
 
     /// Encodes parameters as NUL-terminated text in one buffer that lives only for the call.
     func withParameters<T>(
-        _ values: [PostgresValue], statement: String,
+        _ values: [PostgresValue],
+        statement: String,
         _ body: (Int32, UnsafePointer<Oid>?, UnsafePointer<UnsafePointer<CChar>?>?) -> T
     ) throws -> T {
         guard values.count <= 65_535 else {
-            throw PostgresError(code: .encoding, message: "\(values.count) parameters exceed the protocol limit of 65535; use an array parameter", statement: statement)
+            throw PostgresError(
+                code: .encoding,
+                message: "\(values.count) parameters exceed the protocol limit of 65535; use an array parameter",
+                statement: statement
+            )
         }
         var buffer: [UInt8] = []
         var offsets: [Int?] = []
@@ -239,7 +262,10 @@ public final class PostgresConnection: @unchecked Sendable {
                 error.statement = statement
                 throw error
             }
-            guard let text else { offsets.append(nil); continue }
+            guard let text else {
+                offsets.append(nil)
+                continue
+            }
             offsets.append(buffer.count)
             buffer.append(contentsOf: text.utf8)
             buffer.append(0)
@@ -264,8 +290,11 @@ public final class PostgresConnection: @unchecked Sendable {
     func consumeResult(_ conn: OpaquePointer, _ result: OpaquePointer?, statement: String) throws -> PostgresResult {
         guard let result else {
             throw PostgresError(
-                code: .connection, message: scrubbed(String(cString: PQerrorMessage(conn))), statement: statement,
-                connectionBroken: PQstatus(conn) == CONNECTION_BAD)
+                code: .connection,
+                message: scrubbed(String(cString: PQerrorMessage(conn))),
+                statement: statement,
+                connectionBroken: PQstatus(conn) == CONNECTION_BAD
+            )
         }
         defer { PQclear(result) }
         let status = PQresultStatus(result)
@@ -286,14 +315,19 @@ public final class PostgresConnection: @unchecked Sendable {
             guard let pointer = PQresultErrorField(result, code) else { return nil }
             return scrubbed(String(cString: pointer))
         }
-        let primary = field(clibpq_diag_message_primary())
+        let primary =
+            field(clibpq_diag_message_primary())
             ?? scrubbed(String(cString: PQresultErrorMessage(result)))
         let broken = PQstatus(conn) == CONNECTION_BAD
         return PostgresError(
             code: broken ? .connection : .query,
             message: primary.isEmpty ? scrubbed(String(cString: PQerrorMessage(conn))) : primary,
-            sqlState: field(clibpq_diag_sqlstate()), detail: field(clibpq_diag_message_detail()),
-            hint: field(clibpq_diag_message_hint()), statement: statement, connectionBroken: broken)
+            sqlState: field(clibpq_diag_sqlstate()),
+            detail: field(clibpq_diag_message_detail()),
+            hint: field(clibpq_diag_message_hint()),
+            statement: statement,
+            connectionBroken: broken
+        )
     }
 
     static func copyResult(_ result: OpaquePointer) -> PostgresResult {
@@ -323,8 +357,10 @@ public final class PostgresConnection: @unchecked Sendable {
         let tag = PQcmdStatus(result).map { String(cString: $0) } ?? ""
         let affected = PQcmdTuples(result).flatMap { Int(String(cString: $0)) } ?? 0
         return PostgresResult(
-            storage: PostgresResultStorage(columnNames: names, typeOIDs: types, values: values), commandTag: tag,
-            rowsAffected: affected)
+            storage: PostgresResultStorage(columnNames: names, typeOIDs: types, values: values),
+            commandTag: tag,
+            rowsAffected: affected
+        )
     }
 
     /// Re-establishes the connection, restores session settings and re-takes advisory locks.
@@ -334,8 +370,11 @@ public final class PostgresConnection: @unchecked Sendable {
         guard PQstatus(conn) == CONNECTION_OK else {
             throw PostgresError(
                 code: .connection,
-                message: "reconnect to \(redactedConnectionString) failed: " + scrubbed(String(cString: PQerrorMessage(conn))),
-                statement: statement, connectionBroken: true)
+                message: "reconnect to \(redactedConnectionString) failed: "
+                    + scrubbed(String(cString: PQerrorMessage(conn))),
+                statement: statement,
+                connectionBroken: true
+            )
         }
         reconnects.add(1, ordering: .relaxed)
         try configureSession(conn)
@@ -345,7 +384,9 @@ public final class PostgresConnection: @unchecked Sendable {
                 _ = advisoryLocks.withLock { $0.remove(key) }
                 throw PostgresError(
                     code: .advisoryLockLost,
-                    message: "reconnected, but advisory lock \(key) is now held by another session", statement: statement)
+                    message: "reconnected, but advisory lock \(key) is now held by another session",
+                    statement: statement
+                )
             }
         }
     }
@@ -358,12 +399,16 @@ public final class PostgresConnection: @unchecked Sendable {
         _ = try execOnceLocked(
             conn,
             "SELECT set_config('DateStyle', 'ISO, MDY', false), set_config('TimeZone', 'UTC', false), "
-                + "set_config('extra_float_digits', '3', false), set_config('bytea_output', 'hex', false)", [])
+                + "set_config('extra_float_digits', '3', false), set_config('bytea_output', 'hex', false)",
+            []
+        )
     }
 
     func scrubbed(_ message: String) -> String {
         PostgresConnectionString.scrub(
-            message.trimmingCharacters(in: .whitespacesAndNewlines), connectionString: connectionString)
+            message.trimmingCharacters(in: .whitespacesAndNewlines),
+            connectionString: connectionString
+        )
     }
 
     func trackAdvisoryLock(_ key: Int64, held: Bool) {

@@ -10,7 +10,8 @@ public enum PostgresConnectionString {
             return redactURI(connectionString)
         }
         guard let pairs = parseKeyValue(connectionString) else {
-            return connectionString.lowercased().contains("password") ? "<unparseable connection string>"
+            return connectionString.lowercased().contains("password")
+                ? "<unparseable connection string>"
                 : connectionString
         }
         return pairs.map { key, value in
@@ -94,7 +95,8 @@ public enum PostgresConnectionString {
             if let at = authority.lastIndex(of: "@") {
                 let userInfo = authority[..<at]
                 if let colon = userInfo.firstIndex(of: ":") {
-                    result = String(head[..<schemeEnd.upperBound]) + userInfo[..<colon] + ":***"
+                    result =
+                        String(head[..<schemeEnd.upperBound]) + userInfo[..<colon] + ":***"
                         + authority[at...] + rest[authority.endIndex...]
                 }
             }
@@ -117,7 +119,10 @@ public enum PostgresConnectionString {
             skipSpace()
             if i >= chars.count { break }
             var key = ""
-            while i < chars.count, chars[i] != "=", !chars[i].isWhitespace { key.append(chars[i]); i += 1 }
+            while i < chars.count, chars[i] != "=", !chars[i].isWhitespace {
+                key.append(chars[i])
+                i += 1
+            }
             skipSpace()
             guard i < chars.count, chars[i] == "=", !key.isEmpty else { return nil }
             i += 1
@@ -128,16 +133,28 @@ public enum PostgresConnectionString {
                 var closed = false
                 while i < chars.count {
                     if chars[i] == "\\", i + 1 < chars.count {
-                        value.append(chars[i + 1]); i += 2; continue
+                        value.append(chars[i + 1])
+                        i += 2
+                        continue
                     }
-                    if chars[i] == "'" { closed = true; i += 1; break }
-                    value.append(chars[i]); i += 1
+                    if chars[i] == "'" {
+                        closed = true
+                        i += 1
+                        break
+                    }
+                    value.append(chars[i])
+                    i += 1
                 }
                 guard closed else { return nil }
             } else {
                 while i < chars.count, !chars[i].isWhitespace {
-                    if chars[i] == "\\", i + 1 < chars.count { value.append(chars[i + 1]); i += 2; continue }
-                    value.append(chars[i]); i += 1
+                    if chars[i] == "\\", i + 1 < chars.count {
+                        value.append(chars[i + 1])
+                        i += 2
+                        continue
+                    }
+                    value.append(chars[i])
+                    i += 1
                 }
             }
             pairs.append((key, value))

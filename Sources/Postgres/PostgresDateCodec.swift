@@ -73,8 +73,14 @@ enum PostgresDateCodec {
                 guard let fraction = digits(min: 1, max: 9) else { return nil }
                 var scaled = fraction
                 var count = i - start
-                while count < 6 { scaled *= 10; count += 1 }
-                while count > 6 { scaled /= 10; count -= 1 }
+                while count < 6 {
+                    scaled *= 10
+                    count += 1
+                }
+                while count > 6 {
+                    scaled /= 10
+                    count -= 1
+                }
                 micros = scaled
                 _ = digits(min: 0, max: 100)  // ignore excess precision
             }
@@ -83,7 +89,11 @@ enum PostgresDateCodec {
                     offset = 0
                 } else {
                     let sign: Int64
-                    if expect(UInt8(ascii: "+")) { sign = 1 } else if expect(UInt8(ascii: "-")) { sign = -1 } else {
+                    if expect(UInt8(ascii: "+")) {
+                        sign = 1
+                    } else if expect(UInt8(ascii: "-")) {
+                        sign = -1
+                    } else {
                         return nil
                     }
                     guard let oh = digits(min: 2, max: 2) else { return nil }

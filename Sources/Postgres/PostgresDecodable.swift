@@ -129,8 +129,13 @@ extension Array: PostgresDecodable where Element: PostgresDecodable {
         return try elements.map { element in
             try Element.decode(
                 from: PostgresCell(
-                    text: element, columnName: cell.columnName, columnIndex: cell.columnIndex,
-                    rowIndex: cell.rowIndex, typeOID: 0))
+                    text: element,
+                    columnName: cell.columnName,
+                    columnIndex: cell.columnIndex,
+                    rowIndex: cell.rowIndex,
+                    typeOID: 0
+                )
+            )
         }
     }
 }

@@ -47,8 +47,13 @@ public struct PostgresError: Error, CustomStringConvertible, Sendable {
     public var connectionBroken: Bool
 
     public init(
-        code: Code, message: String, sqlState: String? = nil, detail: String? = nil, hint: String? = nil,
-        statement: String? = nil, connectionBroken: Bool = false
+        code: Code,
+        message: String,
+        sqlState: String? = nil,
+        detail: String? = nil,
+        hint: String? = nil,
+        statement: String? = nil,
+        connectionBroken: Bool = false
     ) {
         self.code = code
         self.message = message

@@ -20,11 +20,16 @@ public struct PostgresRow: Sendable {
         guard column >= 0, column < storage.columnNames.count else {
             throw PostgresError(
                 code: .decoding,
-                message: "row \(index): column index \(column) out of range (\(storage.columnNames.count) columns)")
+                message: "row \(index): column index \(column) out of range (\(storage.columnNames.count) columns)"
+            )
         }
         return PostgresCell(
-            text: storage.values[storageIndex * storage.columnNames.count + column], columnName: storage.columnNames[column],
-            columnIndex: column, rowIndex: index, typeOID: storage.typeOIDs[column])
+            text: storage.values[storageIndex * storage.columnNames.count + column],
+            columnName: storage.columnNames[column],
+            columnIndex: column,
+            rowIndex: index,
+            typeOID: storage.typeOIDs[column]
+        )
     }
 
     /// The cell of the column named `column` (first match if duplicated).
@@ -32,7 +37,9 @@ public struct PostgresRow: Sendable {
         guard let i = storage.columnIndex[column] else {
             throw PostgresError(
                 code: .decoding,
-                message: "row \(index): no column named \"\(column)\" (columns: \(storage.columnNames.joined(separator: ", ")))")
+                message:
+                    "row \(index): no column named \"\(column)\" (columns: \(storage.columnNames.joined(separator: ", ")))"
+            )
         }
         return try cell(i)
     }

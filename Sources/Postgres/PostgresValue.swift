@@ -46,7 +46,11 @@ public enum PostgresValue: Sendable, Hashable {
         case .null: return nil
         case .text(let s):
             guard !s.utf8.contains(0) else {
-                throw PostgresError(code: .encoding, message: "text parameter contains a NUL character (\(s.utf8.count) bytes), which PostgreSQL text cannot store")
+                throw PostgresError(
+                    code: .encoding,
+                    message:
+                        "text parameter contains a NUL character (\(s.utf8.count) bytes), which PostgreSQL text cannot store"
+                )
             }
             return s
         case .int(let v): return String(v)
@@ -60,7 +64,10 @@ public enum PostgresValue: Sendable, Hashable {
             return v.description
         case .date(let d):
             guard let text = PostgresDateCodec.format(d) else {
-                throw PostgresError(code: .encoding, message: "Date parameter \(d.timeIntervalSince1970) is outside PostgreSQL's timestamp range")
+                throw PostgresError(
+                    code: .encoding,
+                    message: "Date parameter \(d.timeIntervalSince1970) is outside PostgreSQL's timestamp range"
+                )
             }
             return text
         case .bytea(let bytes):
@@ -85,9 +92,10 @@ public enum PostgresValue: Sendable, Hashable {
                 out.append(UInt8(ascii: "\""))
                 let utf8 = text.utf8
                 // nil (no contiguous storage) takes the byte-by-byte path.
-                let needsEscaping = utf8.withContiguousStorageIfAvailable { buffer in
-                    buffer.contains { $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }
-                } ?? true
+                let needsEscaping =
+                    utf8.withContiguousStorageIfAvailable { buffer in
+                        buffer.contains { $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }
+                    } ?? true
                 if needsEscaping {
                     for byte in utf8 {
                         if byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") { out.append(UInt8(ascii: "\\")) }

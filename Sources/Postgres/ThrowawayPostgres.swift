@@ -1,11 +1,12 @@
+import Dispatch
+import Foundation
+import Synchronization
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
-import Dispatch
-import Foundation
-import Synchronization
 
 /// A private PostgreSQL cluster in a temporary directory, for tests and demos: `initdb`,
 /// `pg_ctl start` on 127.0.0.1 (free port) and a Unix socket in the directory, fsync off.
@@ -45,7 +46,9 @@ public final class ThrowawayPostgres: @unchecked Sendable {
                 arguments: [
                     "-D", data, "-A", "trust", "-U", "postgres", "--encoding=UTF8", "--locale=C", "--no-sync",
                 ],
-                runAsUser: runAs, environment: environment)
+                runAsUser: runAs,
+                environment: environment
+            )
             let (status, output) = initdb.run(logFile: log)
             guard status == 0 else {
                 throw PostgresError(code: .cluster, message: "initdb failed (exit \(status)): \(output)")
@@ -55,8 +58,12 @@ public final class ThrowawayPostgres: @unchecked Sendable {
                 let port = try Self.freePort()
                 try Self.writeSettings(dataDirectory: data, port: port, socketDirectory: root)
                 let control = ClusterControl(
-                    pgCtl: bin + "/pg_ctl", dataDirectory: data, rootDirectory: root, runAsUser: runAs,
-                    environment: environment)
+                    pgCtl: bin + "/pg_ctl",
+                    dataDirectory: data,
+                    rootDirectory: root,
+                    runAsUser: runAs,
+                    environment: environment
+                )
                 let (status, output) = control.pgCtl(["-l", root + "/server.log", "-w", "-t", "60", "start"])
                 if status == 0 {
                     self.port = port
@@ -71,7 +78,8 @@ public final class ThrowawayPostgres: @unchecked Sendable {
                 let serverLog = (try? String(contentsOfFile: root + "/server.log", encoding: .utf8)) ?? ""
                 lastError = PostgresError(
                     code: .cluster,
-                    message: "pg_ctl start failed (exit \(status)): \(output) \(String(serverLog.suffix(2000)))")
+                    message: "pg_ctl start failed (exit \(status)): \(output) \(String(serverLog.suffix(2000)))"
+                )
             }
             throw lastError ?? PostgresError(code: .cluster, message: "pg_ctl start failed")
         } catch {
@@ -96,7 +104,9 @@ public final class ThrowawayPostgres: @unchecked Sendable {
 
     /// Restarts the server (fast mode: open connections are terminated), e.g. to test reconnects.
     public func restart() throws {
-        let (status, output) = control.pgCtl(["-l", directory + "/server.log", "-m", "fast", "-w", "-t", "60", "restart"])
+        let (status, output) = control.pgCtl([
+            "-l", directory + "/server.log", "-m", "fast", "-w", "-t", "60", "restart",
+        ])
         guard status == 0 else {
             throw PostgresError(code: .cluster, message: "pg_ctl restart failed (exit \(status)): \(output)")
         }
@@ -133,15 +143,24 @@ public final class ThrowawayPostgres: @unchecked Sendable {
     private static func makeTemporaryDirectory(owner: String?) throws -> String {
         // As root, use /tmp: postgres must be able to reach the directory, and socket paths are short.
         let base = owner == nil ? (ProcessInfo.processInfo.environment["TMPDIR"] ?? "/tmp") : "/tmp"
-        var template = Array((base.hasSuffix("/") ? base : base + "/").utf8CString.dropLast()) + Array("throwaway-pg.XXXXXX".utf8CString)
+        var template =
+            Array((base.hasSuffix("/") ? base : base + "/").utf8CString.dropLast())
+            + Array("throwaway-pg.XXXXXX".utf8CString)
         guard let result = mkdtemp(&template) else {
-            throw PostgresError(code: .cluster, message: "could not create a temporary directory in \(base): \(String(cString: strerror(errno)))")
+            throw PostgresError(
+                code: .cluster,
+                message: "could not create a temporary directory in \(base): \(String(cString: strerror(errno)))"
+            )
         }
         let path = String(cString: result)
         if let owner {
             guard let pw = getpwnam(owner) else {
                 rmdir(path)
-                throw PostgresError(code: .cluster, message: "running as root but there is no '\(owner)' user to run PostgreSQL as (apt-get install postgresql creates it)")
+                throw PostgresError(
+                    code: .cluster,
+                    message:
+                        "running as root but there is no '\(owner)' user to run PostgreSQL as (apt-get install postgresql creates it)"
+                )
             }
             guard chown(path, pw.pointee.pw_uid, pw.pointee.pw_gid) == 0 else {
                 rmdir(path)
@@ -155,10 +174,19 @@ public final class ThrowawayPostgres: @unchecked Sendable {
     static func findBinDirectory(environment: [String], log: String) throws -> String {
         var candidates: [String] = []
         if let explicit = ProcessInfo.processInfo.environment["PG_BINDIR"] { candidates.append(explicit) }
-        let pathDirs = (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin").split(separator: ":").map(String.init)
-        if let pgConfig = pathDirs.map({ $0 + "/pg_config" }).first(where: { FileManager.default.isExecutableFile(atPath: $0) }) {
+        let pathDirs = (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin").split(separator: ":").map(
+            String.init
+        )
+        if let pgConfig = pathDirs.map({ $0 + "/pg_config" }).first(where: {
+            FileManager.default.isExecutableFile(atPath: $0)
+        }) {
             let outFile = log + ".pg_config"
-            let (status, output) = ChildProcess(executable: pgConfig, arguments: ["--bindir"], runAsUser: nil, environment: environment).run(logFile: outFile)
+            let (status, output) = ChildProcess(
+                executable: pgConfig,
+                arguments: ["--bindir"],
+                runAsUser: nil,
+                environment: environment
+            ).run(logFile: outFile)
             unlink(outFile)
             if status == 0 { candidates.append(output.trimmingCharacters(in: .whitespacesAndNewlines)) }
         }
@@ -171,7 +199,9 @@ public final class ThrowawayPostgres: @unchecked Sendable {
         }
         throw PostgresError(
             code: .cluster,
-            message: "initdb not found (looked in \(candidates.prefix(4).joined(separator: ", ")), ...): install the PostgreSQL server, e.g. `apt-get install postgresql`, or set PG_BINDIR")
+            message:
+                "initdb not found (looked in \(candidates.prefix(4).joined(separator: ", ")), ...): install the PostgreSQL server, e.g. `apt-get install postgresql`, or set PG_BINDIR"
+        )
     }
 
     /// Binds 127.0.0.1:0 and returns the port the kernel chose.
@@ -193,7 +223,9 @@ public final class ThrowawayPostgres: @unchecked Sendable {
                 bind(fd, sa, length) == 0 && getsockname(fd, sa, &length) == 0
             }
         }
-        guard bound else { throw PostgresError(code: .cluster, message: "could not bind 127.0.0.1:0 to pick a free port") }
+        guard bound else {
+            throw PostgresError(code: .cluster, message: "could not bind 127.0.0.1:0 to pick a free port")
+        }
         return Int(UInt16(bigEndian: address.sin_port))
     }
 
@@ -231,14 +263,24 @@ struct ClusterControl: Sendable, Hashable {
     let environment: [String]
 
     func pgCtl(_ arguments: [String]) -> (status: Int32, output: String) {
-        ChildProcess(executable: pgCtl, arguments: ["-D", dataDirectory] + arguments, runAsUser: runAsUser, environment: environment)
-            .run(logFile: rootDirectory + "/commands.log")
+        ChildProcess(
+            executable: pgCtl,
+            arguments: ["-D", dataDirectory] + arguments,
+            runAsUser: runAsUser,
+            environment: environment
+        )
+        .run(logFile: rootDirectory + "/commands.log")
     }
 
     func stopAndRemove() {
         _ = pgCtl(["-m", "immediate", "-w", "-t", "30", "stop"])
-        _ = ChildProcess(executable: "/bin/rm", arguments: ["-rf", rootDirectory], runAsUser: nil, environment: environment)
-            .run(logFile: "/dev/null")
+        _ = ChildProcess(
+            executable: "/bin/rm",
+            arguments: ["-rf", rootDirectory],
+            runAsUser: nil,
+            environment: environment
+        )
+        .run(logFile: "/dev/null")
     }
 }
 

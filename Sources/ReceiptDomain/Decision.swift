@@ -40,12 +40,28 @@ public struct Decision: Sendable, Equatable {
     public var notes: [String]
 
     public init(
-        outcome: DecisionOutcome, originalTransactionId: String, state: SubscriptionState?, expiresAt: Date?,
-        productId: String, autoRenew: Bool?, autoRenewProductId: String?, expirationIntent: Int?,
-        gracePeriodExpiresAt: Date?, inBillingRetry: Bool, isTrial: Bool, isIntroOffer: Bool,
-        latestTransactionId: String?, revokedAt: Date?, cancellationReason: Int?, environment: AppleEnvironment?,
-        subscriptionGroupIdentifier: String?, latestReceipt: String?, ledger: [LedgerEntry],
-        expiryMovedBackwards: Bool, expiryMovedBackwardsReason: String?, rejectReason: VerdictReason?,
+        outcome: DecisionOutcome,
+        originalTransactionId: String,
+        state: SubscriptionState?,
+        expiresAt: Date?,
+        productId: String,
+        autoRenew: Bool?,
+        autoRenewProductId: String?,
+        expirationIntent: Int?,
+        gracePeriodExpiresAt: Date?,
+        inBillingRetry: Bool,
+        isTrial: Bool,
+        isIntroOffer: Bool,
+        latestTransactionId: String?,
+        revokedAt: Date?,
+        cancellationReason: Int?,
+        environment: AppleEnvironment?,
+        subscriptionGroupIdentifier: String?,
+        latestReceipt: String?,
+        ledger: [LedgerEntry],
+        expiryMovedBackwards: Bool,
+        expiryMovedBackwardsReason: String?,
+        rejectReason: VerdictReason?,
         notes: [String]
     ) {
         self.outcome = outcome

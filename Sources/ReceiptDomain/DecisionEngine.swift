@@ -41,7 +41,8 @@ public enum DecisionEngine {
             case .switchEnvironment(let target):
                 reason = VerdictReason(
                     target == .sandbox ? .sandboxReceiptInProduction : .productionReceiptInSandbox,
-                    appleStatus: response.status)
+                    appleStatus: response.status
+                )
             case let verdict:
                 reason = verdict.reason ?? VerdictReason(.unknownStatus, appleStatus: response.status)
             }
@@ -51,10 +52,16 @@ public enum DecisionEngine {
         // 2. Foreign receipts never extend anything.
         if let expected = bundleId ?? stored.bundleId {
             guard let actual = response.receipt?.bundleId else {
-                return rejected(stored, VerdictReason(.bundleMismatch, detail: "receipt has no bundle_id, expected \(expected)"))
+                return rejected(
+                    stored,
+                    VerdictReason(.bundleMismatch, detail: "receipt has no bundle_id, expected \(expected)")
+                )
             }
             if actual != expected {
-                return rejected(stored, VerdictReason(.bundleMismatch, detail: "receipt is for \(actual), expected \(expected)"))
+                return rejected(
+                    stored,
+                    VerdictReason(.bundleMismatch, detail: "receipt is for \(actual), expected \(expected)")
+                )
             }
         }
 
@@ -100,14 +107,17 @@ public enum DecisionEngine {
             let lastRefund = refunds.max { isEarlier($0, $1, by: { $0.cancellationDate }) } ?? topRefund
             source = lastRefund
             expiresAt = lastRefund.cancellationDate ?? topRefund.cancellationDate ?? now
-        } else if let lastUpgraded = upgraded.max(by: { isEarlier($0, $1, by: { upgradeEnd($0, in: transactions, now: now) }) }) {
+        } else if let lastUpgraded = upgraded.max(by: {
+            isEarlier($0, $1, by: { upgradeEnd($0, in: transactions, now: now) })
+        }) {
             // Only replaced transactions and no upgraded-to one in the answer: nothing entitles after the upgrade.
             source = lastUpgraded
             expiresAt = upgradeEnd(lastUpgraded, in: transactions, now: now) ?? now
             upgradedAway = true
             notes.append(
                 "every transaction of this subscription was replaced by an upgrade and the upgraded-to transaction "
-                    + "is not in the answer: no entitlement after the upgrade")
+                    + "is not in the answer: no entitlement after the upgrade"
+            )
         } else {
             return rejected(stored, VerdictReason(.notASubscription, detail: "original_transaction_id \(otid)"))
         }
@@ -122,8 +132,17 @@ public enum DecisionEngine {
         if let storedExpiry = stored.expiresAt, expiresAt < storedExpiry, !sameInstant(expiresAt, storedExpiry) {
             movedBackwards = true
             movedBackwardsReason = backwardsReason(
-                from: storedExpiry, to: expiresAt, storedProduct: stored.productId, newProduct: source.productId,
-                cause: backwardsCause(isRevoked: isRevoked, topRefund: topRefund, expiresAt: expiresAt, upgraded: upgraded))
+                from: storedExpiry,
+                to: expiresAt,
+                storedProduct: stored.productId,
+                newProduct: source.productId,
+                cause: backwardsCause(
+                    isRevoked: isRevoked,
+                    topRefund: topRefund,
+                    expiresAt: expiresAt,
+                    upgraded: upgraded
+                )
+            )
         }
 
         // 5. Renewal info, matched by original_transaction_id.
@@ -210,7 +229,10 @@ public enum DecisionEngine {
 
     /// Why the expiry moved backwards, in words support and finance can act on.
     static func backwardsCause(
-        isRevoked: Bool, topRefund: ReceiptTransaction?, expiresAt: Date, upgraded: [ReceiptTransaction]
+        isRevoked: Bool,
+        topRefund: ReceiptTransaction?,
+        expiresAt: Date,
+        upgraded: [ReceiptTransaction]
     ) -> String {
         if let topRefund, isRevoked || (topRefund.expiresDate.map { $0 > expiresAt } ?? false) {
             return "transaction \(topRefund.transactionId) was refunded/revoked"
@@ -222,7 +244,13 @@ public enum DecisionEngine {
         return "Apple's answer has an earlier expiry than the stored row (nothing refunded)"
     }
 
-    static func backwardsReason(from old: Date, to new: Date, storedProduct: String, newProduct: String, cause: String)
+    static func backwardsReason(
+        from old: Date,
+        to new: Date,
+        storedProduct: String,
+        newProduct: String,
+        cause: String
+    )
         -> String
     {
         var text = "\(cause): expiry moves back from \(RFC3339.string(old)) to \(RFC3339.string(new))"
@@ -233,7 +261,11 @@ public enum DecisionEngine {
     /// 21010: Apple says the receipt "could not be authorized; treat this the same as if a purchase was never
     /// made". The entitlement ends now: state `expired`, expiry no later than `now` (recorded as moved
     /// backwards when it was later), auto-renew off; the stored receipt is kept (docs/decision-rules.md).
-    public static func accountNotFound(stored: StoredSubscription, now: Date, environment: AppleEnvironment?) -> Decision {
+    public static func accountNotFound(
+        stored: StoredSubscription,
+        now: Date,
+        environment: AppleEnvironment?
+    ) -> Decision {
         let reason = VerdictReason(.accountNotFound, appleStatus: 21010)
         var expiresAt = now
         var movedBackwards = false
@@ -244,8 +276,12 @@ public enum DecisionEngine {
             } else {
                 movedBackwards = true
                 movedBackwardsReason = backwardsReason(
-                    from: storedExpiry, to: now, storedProduct: stored.productId, newProduct: stored.productId,
-                    cause: "Apple answered 21010 (treat as if never purchased)")
+                    from: storedExpiry,
+                    to: now,
+                    storedProduct: stored.productId,
+                    newProduct: stored.productId,
+                    cause: "Apple answered 21010 (treat as if never purchased)"
+                )
             }
         }
         var decision = Decision(
@@ -279,7 +315,9 @@ public enum DecisionEngine {
 
     /// Total order by a date key, then purchase date, then transaction id (deterministic on ties).
     private static func isEarlier(
-        _ a: ReceiptTransaction, _ b: ReceiptTransaction, by key: (ReceiptTransaction) -> Date?
+        _ a: ReceiptTransaction,
+        _ b: ReceiptTransaction,
+        by key: (ReceiptTransaction) -> Date?
     ) -> Bool {
         let (ka, kb) = (key(a) ?? .distantPast, key(b) ?? .distantPast)
         if ka != kb { return ka < kb }
@@ -337,7 +375,8 @@ public enum DecisionEngine {
                     webOrderLineItemId: transaction.webOrderLineItemId,
                     subscriptionGroupIdentifier: transaction.subscriptionGroupIdentifier,
                     ownershipType: transaction.inAppOwnershipType
-                ))
+                )
+            )
         }
         return entries
     }

@@ -20,7 +20,10 @@ public struct ExplainError: Error, Sendable, Equatable, CustomStringConvertible 
     public let candidates: [(originalTransactionId: String, productId: String)]
 
     public init(
-        code: Code, source: String, problem: String, parseError: ReceiptParseError? = nil,
+        code: Code,
+        source: String,
+        problem: String,
+        parseError: ReceiptParseError? = nil,
         candidates: [(originalTransactionId: String, productId: String)] = []
     ) {
         self.code = code

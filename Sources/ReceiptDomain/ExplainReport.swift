@@ -48,7 +48,7 @@ public struct ExplainReport: Sendable, Equatable {
         let response: VerifyReceiptResponse
         do {
             response = try VerifyReceiptResponse.parse(body)
-        } catch where error.code == .implausibleValue {
+        } catch  where error.code == .implausibleValue {
             // A readable answer holding an impossible value: the same rejection the run records.
             let reason = VerdictReason(.implausibleValue, detail: error.description)
             let values: [String: JSONValue] = [
@@ -57,13 +57,21 @@ public struct ExplainReport: Sendable, Equatable {
                 "original_transaction_id": originalTransactionId.map { .string($0) } ?? .null,
             ]
             return ExplainReport(
-                fields: keys.map { Field(key: $0, value: values[$0] ?? .null) }, verdict: .reject(reason), decision: nil)
+                fields: keys.map { Field(key: $0, value: values[$0] ?? .null) },
+                verdict: .reject(reason),
+                decision: nil
+            )
         } catch {
             throw ExplainError(code: .unreadable, source: sourceName, problem: error.description, parseError: error)
         }
         return try build(
-            response: response, sourceName: sourceName, originalTransactionId: originalTransactionId,
-            bundleId: bundleId, now: now, environment: environment)
+            response: response,
+            sourceName: sourceName,
+            originalTransactionId: originalTransactionId,
+            bundleId: bundleId,
+            now: now,
+            environment: environment
+        )
     }
 
     /// Explains an already parsed response (also one mapped from the App Store Server API's signed data,
@@ -86,7 +94,8 @@ public struct ExplainReport: Sendable, Equatable {
         ]
         switch verdict {
         case .switchEnvironment(let target):
-            let code: VerdictReason.Code = target == .sandbox ? .sandboxReceiptInProduction : .productionReceiptInSandbox
+            let code: VerdictReason.Code =
+                target == .sandbox ? .sandboxReceiptInProduction : .productionReceiptInSandbox
             values["reason"] = .string(VerdictReason(code, appleStatus: response.status).description)
         default:
             values["reason"] = verdict.reason.map { .string($0.description) } ?? .null
@@ -95,8 +104,16 @@ public struct ExplainReport: Sendable, Equatable {
         var decision: Decision?
         if case .reject(let reason) = verdict, reason.code == .accountNotFound {
             // 21010 ends the entitlement (docs/decision-rules.md): show the row it leaves.
-            let stored = StoredSubscription(originalTransactionId: originalTransactionId ?? "", userId: "", productId: "")
-            let ended = DecisionEngine.accountNotFound(stored: stored, now: now, environment: response.environment ?? environment)
+            let stored = StoredSubscription(
+                originalTransactionId: originalTransactionId ?? "",
+                userId: "",
+                productId: ""
+            )
+            let ended = DecisionEngine.accountNotFound(
+                stored: stored,
+                now: now,
+                environment: response.environment ?? environment
+            )
             decision = ended
             fill(&values, from: ended)
             values["product_id"] = .null
@@ -104,7 +121,8 @@ public struct ExplainReport: Sendable, Equatable {
         if case .ok = verdict {
             let otid = try chooseSubscription(response, requested: originalTransactionId, source: sourceName)
             values["original_transaction_id"] = .string(otid)
-            let productId = response.subscriptionTransactions.first { $0.originalTransactionId == otid }?.productId ?? ""
+            let productId =
+                response.subscriptionTransactions.first { $0.originalTransactionId == otid }?.productId ?? ""
             let stored = StoredSubscription(originalTransactionId: otid, userId: "", productId: productId)
             let decided = DecisionEngine.decide(stored: stored, response: response, now: now, bundleId: bundleId)
             decision = decided
@@ -141,7 +159,9 @@ public struct ExplainReport: Sendable, Equatable {
     }
 
     /// The subscriptions (original_transaction_id, product of its latest-expiring transaction) in a response.
-    public static func subscriptions(in response: VerifyReceiptResponse) -> [(originalTransactionId: String, productId: String)] {
+    public static func subscriptions(
+        in response: VerifyReceiptResponse
+    ) -> [(originalTransactionId: String, productId: String)] {
         var latest: [String: ReceiptTransaction] = [:]
         for transaction in response.subscriptionTransactions {
             guard let expires = transaction.expiresDate else { continue }
@@ -156,21 +176,27 @@ public struct ExplainReport: Sendable, Equatable {
     }
 
     private static func chooseSubscription(
-        _ response: VerifyReceiptResponse, requested: String?, source: String
+        _ response: VerifyReceiptResponse,
+        requested: String?,
+        source: String
     ) throws(ExplainError) -> String {
         if let requested { return requested }
         let found = subscriptions(in: response)
         if found.count == 1, let only = found.first { return only.originalTransactionId }
         if found.isEmpty {
             throw ExplainError(
-                code: .noSubscription, source: source,
-                problem: "the receipt holds no auto-renewable subscription (no transaction with expires_date_ms)")
+                code: .noSubscription,
+                source: source,
+                problem: "the receipt holds no auto-renewable subscription (no transaction with expires_date_ms)"
+            )
         }
         let listing = found.map { "\($0.originalTransactionId) (\($0.productId))" }.joined(separator: ", ")
         throw ExplainError(
-            code: .ambiguousSubscription, source: source,
+            code: .ambiguousSubscription,
+            source: source,
             problem: "the receipt holds \(found.count) subscriptions, name one by original_transaction_id: \(listing)",
-            candidates: found)
+            candidates: found
+        )
     }
 
     /// The report as a JSON object, keys in `keys` order, one member per line (pretty) or compact.

@@ -37,10 +37,21 @@ public struct LedgerEntry: Sendable, Equatable {
     public var ownershipType: String?
 
     public init(
-        transactionId: String, originalTransactionId: String, productId: String, purchaseDate: Date?,
-        expiresDate: Date?, kind: Kind, replacedByUpgrade: Bool, isTrial: Bool, isIntroOffer: Bool,
-        offer: String?, cancellationDate: Date?, cancellationReason: Int?, webOrderLineItemId: String?,
-        subscriptionGroupIdentifier: String?, ownershipType: String?
+        transactionId: String,
+        originalTransactionId: String,
+        productId: String,
+        purchaseDate: Date?,
+        expiresDate: Date?,
+        kind: Kind,
+        replacedByUpgrade: Bool,
+        isTrial: Bool,
+        isIntroOffer: Bool,
+        offer: String?,
+        cancellationDate: Date?,
+        cancellationReason: Int?,
+        webOrderLineItemId: String?,
+        subscriptionGroupIdentifier: String?,
+        ownershipType: String?
     ) {
         self.transactionId = transactionId
         self.originalTransactionId = originalTransactionId

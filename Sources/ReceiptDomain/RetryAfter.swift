@@ -24,16 +24,29 @@ public enum RetryAfter {
         // Tokenise on spaces, commas, dashes and colons.
         let tokens = text.split(whereSeparator: { $0 == " " || $0 == "," || $0 == "-" || $0 == ":" }).map(String.init)
         func month(_ token: String) -> Int? { months.firstIndex(of: token.lowercased()).map { $0 + 1 } }
-        var day: Int?, monthNumber: Int?, year: Int?, hour: Int?, minute: Int?, second: Int?
+        var day: Int?
+        var monthNumber: Int?
+        var year: Int?
+        var hour: Int?
+        var minute: Int?
+        var second: Int?
         if tokens.count == 8, tokens[7].uppercased() == "GMT" {
             // IMF-fixdate "Sun, 06 Nov 1994 08:49:37 GMT" or RFC 850 "Sunday, 06-Nov-94 08:49:37 GMT"
-            day = Int(tokens[1]); monthNumber = month(tokens[2]); year = Int(tokens[3])
-            hour = Int(tokens[4]); minute = Int(tokens[5]); second = Int(tokens[6])
+            day = Int(tokens[1])
+            monthNumber = month(tokens[2])
+            year = Int(tokens[3])
+            hour = Int(tokens[4])
+            minute = Int(tokens[5])
+            second = Int(tokens[6])
             if let two = year, tokens[3].count == 2 { year = two < 70 ? 2000 + two : 1900 + two }
         } else if tokens.count == 7 {
             // asctime "Sun Nov  6 08:49:37 1994"
-            monthNumber = month(tokens[1]); day = Int(tokens[2])
-            hour = Int(tokens[3]); minute = Int(tokens[4]); second = Int(tokens[5]); year = Int(tokens[6])
+            monthNumber = month(tokens[1])
+            day = Int(tokens[2])
+            hour = Int(tokens[3])
+            minute = Int(tokens[4])
+            second = Int(tokens[5])
+            year = Int(tokens[6])
         } else {
             return nil
         }

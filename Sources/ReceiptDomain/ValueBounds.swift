@@ -19,8 +19,10 @@ public enum ValueBounds {
     static func date(milliseconds: Int, field: @autoclosure () -> String) throws(ReceiptParseError) -> Date {
         guard milliseconds >= earliestMilliseconds, milliseconds < latestMilliseconds else {
             throw ReceiptParseError(
-                code: .implausibleValue, field: field(),
-                detail: "\(milliseconds) ms is outside 2008-07-01..2100-01-01")
+                code: .implausibleValue,
+                field: field(),
+                detail: "\(milliseconds) ms is outside 2008-07-01..2100-01-01"
+            )
         }
         return Date(timeIntervalSince1970: Double(milliseconds) / 1000)
     }
@@ -33,13 +35,20 @@ public enum ValueBounds {
     }
 
     /// Refuses NUL (PostgreSQL text cannot hold it) and text longer than `maxLength` UTF-8 bytes.
-    static func text(_ value: String, maxLength: Int, field: @autoclosure () -> String) throws(ReceiptParseError)
+    static func text(
+        _ value: String,
+        maxLength: Int,
+        field: @autoclosure () -> String
+    ) throws(ReceiptParseError)
         -> String
     {
         let utf8 = value.utf8
         guard utf8.count <= maxLength else {
             throw ReceiptParseError(
-                code: .implausibleValue, field: field(), detail: "\(utf8.count) bytes, more than \(maxLength)")
+                code: .implausibleValue,
+                field: field(),
+                detail: "\(utf8.count) bytes, more than \(maxLength)"
+            )
         }
         if utf8.contains(0) {
             throw ReceiptParseError(code: .implausibleValue, field: field(), detail: "contains a NUL character")

@@ -111,8 +111,9 @@ public struct VerdictReason: Sendable, Equatable, CustomStringConvertible {
         var text = summary
         if code == .unknownStatus, let appleStatus { text = "unknown status \(appleStatus)" }
         var context: [String] = []
-        if let appleStatus, code == .internalDataAccess || code == .internalDataAccessPermanent
-            || code == .environmentLoop
+        if let appleStatus,
+            code == .internalDataAccess || code == .internalDataAccessPermanent
+                || code == .environmentLoop
         {
             context.append("status \(appleStatus)")
         }

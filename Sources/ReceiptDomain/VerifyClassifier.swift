@@ -54,17 +54,23 @@ public enum VerifyClassifier {
         let response: VerifyReceiptResponse
         do {
             response = try VerifyReceiptResponse.parse(body)
-        } catch where error.code == .implausibleValue {
+        } catch  where error.code == .implausibleValue {
             // Well-formed but impossible (or unstorable) values: asking again gives the same answer.
             return .reject(VerdictReason(.implausibleValue, httpStatus: httpStatus, detail: error.description))
         } catch {
-            return .retry(VerdictReason(.malformedResponse, httpStatus: httpStatus, detail: error.description), earliest: nil)
+            return .retry(
+                VerdictReason(.malformedResponse, httpStatus: httpStatus, detail: error.description),
+                earliest: nil
+            )
         }
         return classify(response: response, requestedEnvironment: requestedEnvironment)
     }
 
     /// Classifies a parsed response by its Apple `status` alone (HTTP 200 assumed).
-    public static func classify(response: VerifyReceiptResponse, requestedEnvironment: AppleEnvironment?) -> VerifyVerdict {
+    public static func classify(
+        response: VerifyReceiptResponse,
+        requestedEnvironment: AppleEnvironment?
+    ) -> VerifyVerdict {
         let status = response.status
         switch status {
         case 0, 21006:
@@ -88,7 +94,9 @@ public enum VerifyClassifier {
             return .switchEnvironment(to: .sandbox)
         case 21008:
             if requestedEnvironment == .production {
-                return .reject(VerdictReason(.environmentLoop, appleStatus: status, detail: "production answered 21008"))
+                return .reject(
+                    VerdictReason(.environmentLoop, appleStatus: status, detail: "production answered 21008")
+                )
             }
             return .switchEnvironment(to: .production)
         case 21009:

@@ -78,11 +78,13 @@ public struct VerifyReceiptResponse: Sendable, Equatable {
         let latest = try fields.objects("latest_receipt_info")?.map { (entry) throws(ReceiptParseError) in
             try ReceiptTransaction(fields: entry)
         }
-        let pending = try fields.objects("pending_renewal_info")?.map { (entry) throws(ReceiptParseError) in
-            try PendingRenewalInfo(fields: entry)
-        } ?? []
+        let pending =
+            try fields.objects("pending_renewal_info")?.map { (entry) throws(ReceiptParseError) in
+                try PendingRenewalInfo(fields: entry)
+            } ?? []
         // An unreadable retry flag is treated as absent (classification then retries).
-        let retryable = (try? fields.bool("is_retryable")).flatMap { $0 } ?? (try? fields.bool("is-retryable")).flatMap { $0 }
+        let retryable =
+            (try? fields.bool("is_retryable")).flatMap { $0 } ?? (try? fields.bool("is-retryable")).flatMap { $0 }
         return VerifyReceiptResponse(
             status: status,
             environment: environment,

@@ -8,7 +8,8 @@ struct AppStoreSimulatorCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "appstore-simulator",
         abstract: "A local App Store verifyReceipt simulator with a deterministic subscription population.",
-        subcommands: [Serve.self, Export.self])
+        subcommands: [Serve.self, Export.self]
+    )
 }
 
 /// Options that pick the population (shared by serve and export).
@@ -19,7 +20,10 @@ struct PopulationOptions: ParsableArguments {
     @Option(help: "Number of subscriptions (original_transaction_ids) in the population.")
     var subscriptions: Int = 1000
 
-    @Option(help: "Instant the scenarios are built around (RFC 3339). Default: --now, else the start time. Pass the same anchor on later nights to keep the same world.")
+    @Option(
+        help:
+            "Instant the scenarios are built around (RFC 3339). Default: --now, else the start time. Pass the same anchor on later nights to keep the same world."
+    )
     var anchor: String?
 
     @Option(name: .customLong("bundle-id"), help: "Bundle id of the population's app.")
@@ -47,7 +51,8 @@ struct Serve: ParsableCommand {
             answers 21003/21010 come first); --fault-21004-all answers 21004 to every well-formed request, \
             for testing that a client stops when 21004s are systematic. GET /_stats returns counters, \
             GET /_health 200.
-            """)
+            """
+    )
 
     @OptionGroup var population: PopulationOptions
 
@@ -98,8 +103,10 @@ struct Serve: ParsableCommand {
     var truncated: Double?
     @Option(name: .customLong("faults-all"), help: "Set every fault kind not given explicitly to this rate.")
     var faultsAll: Double?
-    @Flag(name: .customLong("fault-21004-all"),
-          help: "Answer status 21004 (shared secret mismatch) to every well-formed request (not part of --faults-all).")
+    @Flag(
+        name: .customLong("fault-21004-all"),
+        help: "Answer status 21004 (shared secret mismatch) to every well-formed request (not part of --faults-all)."
+    )
     var secretMismatchForAll = false
 
     @Option(name: .customLong("max-rps"), help: "Answer 429 to requests over this many in any one-second window.")
@@ -148,8 +155,11 @@ struct Serve: ParsableCommand {
         sigprocmask(SIG_UNBLOCK, &all, nil)
         signal(SIGTERM, SIG_DFL)
         signal(SIGINT, SIG_DFL)
-        var config = SimulatorConfiguration(seed: population.seed, subscriptions: population.subscriptions,
-                                            now: now.flatMap(SimTime.parseRFC3339))
+        var config = SimulatorConfiguration(
+            seed: population.seed,
+            subscriptions: population.subscriptions,
+            now: now.flatMap(SimTime.parseRFC3339)
+        )
         config.host = host
         config.port = port
         config.anchor = population.anchor.flatMap(SimTime.parseRFC3339)
@@ -159,9 +169,12 @@ struct Serve: ParsableCommand {
         config.maxRequestsPerSecond = maxRPS
         config.secretMismatchForAll = secretMismatchForAll
         config.faults = FaultPlan(
-            seed: population.seed, rates: Dictionary(uniqueKeysWithValues: rates()),
+            seed: population.seed,
+            rates: Dictionary(uniqueKeysWithValues: rates()),
             latency: latency.flatMap(LatencyDistribution.init(parsing:)) ?? .none,
-            retryAfterSeconds: retryAfter, hangMilliseconds: hangMs)
+            retryAfterSeconds: retryAfter,
+            hangMilliseconds: hangMs
+        )
         let server = try SimulatorServer.start(configuration: config)
         FileHandle.standardOutput.write(Data("listening on \(server.baseURL)\n".utf8))
         if let portFile {
@@ -171,15 +184,20 @@ struct Serve: ParsableCommand {
                 throw ValidationError("cannot write --port-file \(portFile): \(error)")
             }
         }
-        FileHandle.standardError.write(Data(
-            "appstore-simulator: seed=\(config.seed) subscriptions=\(server.population.subscriptionCount) anchor=\(SimTime.rfc3339(server.population.anchor)) clock=\(now ?? "real")\n".utf8))
+        FileHandle.standardError.write(
+            Data(
+                "appstore-simulator: seed=\(config.seed) subscriptions=\(server.population.subscriptionCount) anchor=\(SimTime.rfc3339(server.population.anchor)) clock=\(now ?? "real")\n"
+                    .utf8
+            )
+        )
         try server.waitUntilClosed()
     }
 }
 
 struct Export: ParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Write DIR/purchases.jsonl (what the app stored) and DIR/truth.jsonl (what Apple implies at --now).")
+        abstract: "Write DIR/purchases.jsonl (what the app stored) and DIR/truth.jsonl (what Apple implies at --now)."
+    )
 
     @OptionGroup var population: PopulationOptions
 
@@ -197,8 +215,12 @@ struct Export: ParsableCommand {
     func run() throws {
         guard let t = SimTime.parseRFC3339(now) else { throw ValidationError("--now is not RFC 3339: \(now)") }
         let anchor = population.anchor.flatMap(SimTime.parseRFC3339) ?? t
-        let pop = Population(seed: population.seed, subscriptions: population.subscriptions, anchor: anchor,
-                             bundleID: population.bundleID)
+        let pop = Population(
+            seed: population.seed,
+            subscriptions: population.subscriptions,
+            anchor: anchor,
+            bundleID: population.bundleID
+        )
         let summary = try PopulationExporter(population: pop).export(to: out, now: t)
         FileHandle.standardError.write(Data("appstore-simulator export: \(summary)\n".utf8))
     }

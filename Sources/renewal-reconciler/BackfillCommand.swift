@@ -28,7 +28,12 @@ struct BackfillCommand: ParsableCommand {
     @Option(name: .customLong("original-transaction-id"), help: "Select this original_transaction_id (repeatable).")
     var originalTransactionIds: [String] = []
 
-    @Option(help: ArgumentHelp("A file with one original_transaction_id per line (blank lines and # comments ignored).", valueName: "path"))
+    @Option(
+        help: ArgumentHelp(
+            "A file with one original_transaction_id per line (blank lines and # comments ignored).",
+            valueName: "path"
+        )
+    )
     var idsFile: String?
 
     @Option(name: .customLong("user-id"), help: "Select this user_id (repeatable).")
@@ -43,7 +48,11 @@ struct BackfillCommand: ParsableCommand {
     @Option(help: ArgumentHelp("Select expires_at < this time (RFC 3339).", valueName: "rfc3339"))
     var expiresTo: String?
 
-    @Option(name: .customLong("state"), help: "Select this state: active, grace_period, billing_retry, expired, revoked, or unknown (never verified). Repeatable.")
+    @Option(
+        name: .customLong("state"),
+        help:
+            "Select this state: active, grace_period, billing_retry, expired, revoked, or unknown (never verified). Repeatable."
+    )
     var states: [String] = []
 
     @Flag(help: "Select every subscription (revoked ones included).")
@@ -76,19 +85,28 @@ struct BackfillCommand: ParsableCommand {
                 expiresFrom: expiresFrom.flatMap(RFC3339.parse),
                 expiresTo: expiresTo.flatMap(RFC3339.parse),
                 states: states.isEmpty ? nil : states,
-                all: all)
+                all: all
+            )
             if filter.isEmpty {
-                throw UsageError("backfill needs a selection: --original-transaction-id, --ids-file, --user-id, --product-id, --expires-from/--expires-to, --state, or --all")
+                throw UsageError(
+                    "backfill needs a selection: --original-transaction-id, --ids-file, --user-id, --product-id, --expires-from/--expires-to, --state, or --all"
+                )
             }
-            if all && !(filter.originalTransactionIds == nil && filter.userIds == nil && filter.productIds == nil
-                && filter.expiresFrom == nil && filter.expiresTo == nil && filter.states == nil)
+            if all
+                && !(filter.originalTransactionIds == nil && filter.userIds == nil && filter.productIds == nil
+                    && filter.expiresFrom == nil && filter.expiresTo == nil && filter.states == nil)
             {
                 throw UsageError("--all selects everything: do not combine it with other filters")
             }
             let request = ReconciliationRunner.Request(
-                mode: .backfill, selection: .backfill(filter), options: pipeline.runOptions(),
-                apple: try pipeline.appleConfiguration(), now: pipeline.asOf, resume: nil,
-                progressStyle: ProgressReporter.style(forTerminalOr: .lines(interval: .seconds(10))))
+                mode: .backfill,
+                selection: .backfill(filter),
+                options: pipeline.runOptions(),
+                apple: try pipeline.appleConfiguration(),
+                now: pipeline.asOf,
+                resume: nil,
+                progressStyle: ProgressReporter.style(forTerminalOr: .lines(interval: .seconds(10)))
+            )
             try executeRun(request, database: database, pipeline: pipeline)
         }
     }

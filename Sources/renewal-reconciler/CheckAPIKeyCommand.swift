@@ -34,7 +34,11 @@ struct CheckAPIKeyCommand: ParsableCommand {
         let signer: APITokenSigner
         do {
             let configuration = try AppStoreAPIConfiguration.load(
-                privateKeyFile: privateKeyFile, keyId: keyId, issuerId: issuerId, bundleId: bundleId)
+                privateKeyFile: privateKeyFile,
+                keyId: keyId,
+                issuerId: issuerId,
+                bundleId: bundleId
+            )
             signer = try configuration.signer()
         } catch {
             FileHandle.standardError.write(Data("renewal-reconciler check-api-key: error: \(error)\n".utf8))

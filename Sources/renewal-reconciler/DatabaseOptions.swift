@@ -10,7 +10,9 @@ struct DatabaseOptions: ParsableArguments {
         help: ArgumentHelp(
             "libpq connection string or URI; overrides DATABASE_URL. Must not contain a password "
                 + "(use PGPASSWORD, ~/.pgpass or DATABASE_URL).",
-            valueName: "url"))
+            valueName: "url"
+        )
+    )
     var databaseURL: String?
 
     func connectionString() throws -> String {
@@ -18,13 +20,15 @@ struct DatabaseOptions: ParsableArguments {
             if DatabaseURL.containsPassword(flag) {
                 throw ConfigurationError(
                     "--database-url must not contain a password (it would be visible in `ps`): "
-                        + "put it in DATABASE_URL, PGPASSWORD or ~/.pgpass")
+                        + "put it in DATABASE_URL, PGPASSWORD or ~/.pgpass"
+                )
             }
             return flag
         }
         guard let env = ProcessInfo.processInfo.environment["DATABASE_URL"], !env.isEmpty else {
             throw ConfigurationError(
-                "no database: set DATABASE_URL (e.g. postgresql://reconciler@db.internal/app) or pass --database-url")
+                "no database: set DATABASE_URL (e.g. postgresql://reconciler@db.internal/app) or pass --database-url"
+            )
         }
         return env
     }

@@ -36,7 +36,12 @@ struct DemoCommand: ParsableCommand {
     @Option(help: ArgumentHelp("The appstore-simulator binary (default: next to this one).", valueName: "path"))
     var simulator: String?
 
-    @Option(help: ArgumentHelp("Fault rate for every fault kind of the simulator (e.g. 0.02); default none.", valueName: "rate"))
+    @Option(
+        help: ArgumentHelp(
+            "Fault rate for every fault kind of the simulator (e.g. 0.02); default none.",
+            valueName: "rate"
+        )
+    )
     var simulatorFaults: Double?
 
     @Option(help: ArgumentHelp("Write the run's reports under this directory.", valueName: "dir"))
@@ -60,7 +65,8 @@ struct DemoCommand: ParsableCommand {
 
     private func demo() throws {
         let logger = Logger(label: "renewal-reconciler")
-        let asOf = now.flatMap(RFC3339.parse) ?? Date(timeIntervalSince1970: Date().timeIntervalSince1970.rounded(.down))
+        let asOf =
+            now.flatMap(RFC3339.parse) ?? Date(timeIntervalSince1970: Date().timeIntervalSince1970.rounded(.down))
         let simulatorBinary = simulator ?? Self.siblingBinary("appstore-simulator")
         let bundleId = "com.example.renewals"
         let secret = "demo-\(UUID().uuidString.prefix(8))-shared-secret"
@@ -79,8 +85,11 @@ struct DemoCommand: ParsableCommand {
             url = try pg.createDatabase("renewal_demo")
         }
         defer { throwaway?.stop() }
-        let migrated = try Migrator(connectionString: url, directory: try MigrationDirectory.locate(explicit: nil)).migrate()
-        step("schema: \(migrated.isEmpty ? "up to date" : "applied " + migrated.map(\.fileName).joined(separator: ", "))")
+        let migrated = try Migrator(connectionString: url, directory: try MigrationDirectory.locate(explicit: nil))
+            .migrate()
+        step(
+            "schema: \(migrated.isEmpty ? "up to date" : "applied " + migrated.map(\.fileName).joined(separator: ", "))"
+        )
 
         // 2. What the app stored, and what Apple knows.
         let work = FileManager.default.temporaryDirectory.appendingPathComponent("renewal-demo-\(getpid())")
@@ -88,11 +97,20 @@ struct DemoCommand: ParsableCommand {
         defer { try? FileManager.default.removeItem(at: work) }
         step("simulator: exporting \(subscriptions) subscriptions (seed \(seed), as of \(RFC3339.string(asOf)))")
         try SimulatorProcess.export(
-            binary: simulatorBinary, seed: seed, subscriptions: subscriptions, now: asOf, into: work.path)
+            binary: simulatorBinary,
+            seed: seed,
+            subscriptions: subscriptions,
+            now: asOf,
+            into: work.path
+        )
         let imported = try Importer(connectionString: url).importFile(
-            work.appendingPathComponent("purchases.jsonl").path, skipInvalid: false)
+            work.appendingPathComponent("purchases.jsonl").path,
+            skipInvalid: false
+        )
         guard imported.committed else {
-            throw UsageError("import of the simulator's export failed: \(imported.invalid.prefix(5).map(\.description).joined(separator: "; "))")
+            throw UsageError(
+                "import of the simulator's export failed: \(imported.invalid.prefix(5).map(\.description).joined(separator: "; "))"
+            )
         }
         step("imported \(imported.inserted) subscriptions")
         // Rows a previous night's run left (e.g. revoked before the customer bought again): the import has no state.
@@ -103,7 +121,10 @@ struct DemoCommand: ParsableCommand {
         if seeded > 0 { step("\(seeded) rows set as a previous night's run left them") }
 
         // 3. Apple, on loopback.
-        var simArguments = ["--seed", String(seed), "--subscriptions", String(subscriptions), "--now", RFC3339.string(asOf), "--bundle-id", bundleId]
+        var simArguments = [
+            "--seed", String(seed), "--subscriptions", String(subscriptions), "--now", RFC3339.string(asOf),
+            "--bundle-id", bundleId,
+        ]
         if let faults = simulatorFaults { simArguments += ["--faults-all", String(faults)] }
         let sim = try SimulatorProcess(binary: simulatorBinary, arguments: simArguments, sharedSecret: secret)
         defer { sim.stop() }
@@ -115,14 +136,22 @@ struct DemoCommand: ParsableCommand {
         options.concurrency = concurrency
         options.requestTimeoutSeconds = 10
         let apple = AppleConfiguration(
-            productionURL: sim.productionURL, sandboxURL: sim.sandboxURL, sharedSecret: Secret(secret), bundleId: bundleId)
+            productionURL: sim.productionURL,
+            sandboxURL: sim.sandboxURL,
+            sharedSecret: Secret(secret),
+            bundleId: bundleId
+        )
         step("nightly run (rate \(Int(rate))/s, concurrency \(concurrency))")
         let request = ReconciliationRunner.Request(
             mode: .demo,
             selection: .due(lookaheadSeconds: 86_400, lookbackSeconds: 60 * 86_400, minRecheckSeconds: 20 * 3600),
-            options: options, apple: apple, now: asOf, resume: nil,
+            options: options,
+            apple: apple,
+            now: asOf,
+            resume: nil,
             progressStyle: ProgressReporter.style(forTerminalOr: .lines(interval: .seconds(5))),
-            reportDirectory: reportDir)
+            reportDirectory: reportDir
+        )
         let summary = try ReconciliationRunner(connectionString: url, logger: logger).run(request)
         let reportPath = summary.reportPath
 
@@ -133,12 +162,16 @@ struct DemoCommand: ParsableCommand {
             .compare(truthFile: work.appendingPathComponent("truth.jsonl").path)
 
         print("")
-        print("renewal-reconciler demo: run \(summary.runId) \(summary.status) in \(String(format: "%.1f", summary.stats.elapsedSeconds)) s")
+        print(
+            "renewal-reconciler demo: run \(summary.runId) \(summary.status) in \(String(format: "%.1f", summary.stats.elapsedSeconds)) s"
+        )
         print("  subscriptions verified: \(summary.done) of \(summary.due)")
         for (outcome, count) in summary.outcomes.sorted(by: { $0.value > $1.value }) {
             print("    \(outcome.padding(toLength: 11, withPad: " ", startingAt: 0)) \(count)")
         }
-        print("  Apple requests: \(summary.stats.requests) (\(summary.stats.retries) retries, \(summary.stats.environmentSwitches) sandbox/production switches) at \(String(format: "%.0f", summary.stats.achievedRate))/s")
+        print(
+            "  Apple requests: \(summary.stats.requests) (\(summary.stats.retries) retries, \(summary.stats.environmentSwitches) sandbox/production switches) at \(String(format: "%.0f", summary.stats.achievedRate))/s"
+        )
         if let reportPath { print("  reports: \(reportPath)") }
         for line in comparison.lines() { print("  \(line)") }
         guard comparison.matched == comparison.compared, comparison.compared == subscriptions else {

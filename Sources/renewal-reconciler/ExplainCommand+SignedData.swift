@@ -1,6 +1,6 @@
-import CivilTime
 import AppStoreSignedData
 import ArgumentParser
+import CivilTime
 import Foundation
 import ReceiptDomain
 import Reconciler
@@ -32,8 +32,12 @@ extension ExplainCommand {
         return SignedDataVerifier(
             roots: roots,
             options: .init(
-                bundleId: configuredBundleId, environment: expected, appAppleId: appAppleId,
-                validationTime: validateChainNow ? .now : .signedDate))
+                bundleId: configuredBundleId,
+                environment: expected,
+                appAppleId: appAppleId,
+                validationTime: validateChainNow ? .now : .signedDate
+            )
+        )
     }
 
     func explainJWS(_ path: String) {
@@ -56,9 +60,13 @@ extension ExplainCommand {
     func explainStatuses(_ body: Data, source: String) {
         do {
             let outcome = try SubscriptionStatusExplainer.explain(
-                body: [UInt8](body), sourceName: source, verifier: signedDataVerifier(),
-                originalTransactionId: originalTransactionId, bundleId: configuredBundleId,
-                now: now.flatMap(RFC3339.parse) ?? Date())
+                body: [UInt8](body),
+                sourceName: source,
+                verifier: signedDataVerifier(),
+                originalTransactionId: originalTransactionId,
+                bundleId: configuredBundleId,
+                now: now.flatMap(RFC3339.parse) ?? Date()
+            )
             print(outcome.json.text(pretty: !compact), terminator: compact ? "\n" : "")
             if !outcome.verified { Foundation.exit(ReconcilerExitCode.failure.rawValue) }
         } catch let error as ExplainError {
@@ -68,7 +76,8 @@ extension ExplainCommand {
             }
             fail(
                 "\(error.source): the response holds \(error.candidates.count) subscriptions, choose one:\n"
-                    + choices.joined(separator: "\n"))
+                    + choices.joined(separator: "\n")
+            )
         } catch {
             fail("\(source): \(error)")
         }

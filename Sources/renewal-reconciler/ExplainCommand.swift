@@ -44,26 +44,38 @@ struct ExplainCommand: ParsableCommand {
 
     @Option(
         help: ArgumentHelp(
-            "A saved verifyReceipt or Get All Subscription Statuses body (`-` for standard input).", valueName: "file"))
+            "A saved verifyReceipt or Get All Subscription Statuses body (`-` for standard input).",
+            valueName: "file"
+        )
+    )
     var response: String?
 
     @Option(
         help: ArgumentHelp(
-            "A signed App Store payload (compact JWS) to verify (`-` for standard input).", valueName: "file"))
+            "A signed App Store payload (compact JWS) to verify (`-` for standard input).",
+            valueName: "file"
+        )
+    )
     var jws: String?
 
     @Option(
         help: ArgumentHelp(
-            "A stored receipt (base64) to read transaction ids from (`-` for standard input).", valueName: "file"))
+            "A stored receipt (base64) to read transaction ids from (`-` for standard input).",
+            valueName: "file"
+        )
+    )
     var receipt: String?
 
     @Option(
         name: .customLong("root-ca"),
-        help: ArgumentHelp("Also trust this root certificate (PEM or DER; repeatable).", valueName: "file"))
+        help: ArgumentHelp("Also trust this root certificate (PEM or DER; repeatable).", valueName: "file")
+    )
     var rootCA: [String] = []
 
     @Flag(
-        name: .customLong("root-ca-only"), help: "Trust only the --root-ca / APPLE_ROOT_CA_FILE roots, not Apple's.")
+        name: .customLong("root-ca-only"),
+        help: "Trust only the --root-ca / APPLE_ROOT_CA_FILE roots, not Apple's."
+    )
     var rootCAOnly = false
 
     @Option(help: "The app's App Apple ID: a production notification for another app is refused.")
@@ -75,7 +87,9 @@ struct ExplainCommand: ParsableCommand {
     @Option(help: "Which subscription in the receipt to explain.")
     var originalTransactionId: String?
 
-    @Option(help: "The app's bundle id: a receipt of another app is rejected (default: APPLE_BUNDLE_ID, else not checked).")
+    @Option(
+        help: "The app's bundle id: a receipt of another app is rejected (default: APPLE_BUNDLE_ID, else not checked)."
+    )
     var bundleId: String?
 
     @Option(help: ArgumentHelp("Decide the state as of this time (RFC 3339). Default: now.", valueName: "rfc3339"))
@@ -115,19 +129,25 @@ struct ExplainCommand: ParsableCommand {
         }
         do {
             let report = try ExplainReport.build(
-                body: body, sourceName: source, originalTransactionId: originalTransactionId,
+                body: body,
+                sourceName: source,
+                originalTransactionId: originalTransactionId,
                 bundleId: configuredBundleId,
                 now: now.flatMap(RFC3339.parse) ?? Date(),
-                environment: environment.flatMap(AppleEnvironment.init(appleValue:)))
+                environment: environment.flatMap(AppleEnvironment.init(appleValue:))
+            )
             // The pretty form already ends with a newline; the compact one does not.
             print(report.jsonString(pretty: !compact), terminator: compact ? "\n" : "")
         } catch {
             // The domain's description already lists the candidates inline; list them once, as flags to copy.
             guard !error.candidates.isEmpty else { fail(error.description) }
-            let choices = error.candidates.map { "  --original-transaction-id \($0.originalTransactionId)   (\($0.productId))" }
+            let choices = error.candidates.map {
+                "  --original-transaction-id \($0.originalTransactionId)   (\($0.productId))"
+            }
             fail(
                 "\(error.source): the receipt holds \(error.candidates.count) subscriptions, choose one:\n"
-                    + choices.joined(separator: "\n"))
+                    + choices.joined(separator: "\n")
+            )
         }
     }
 

@@ -33,15 +33,20 @@ struct ImportCommand: ParsableCommand {
         try runReportingErrors {
             let importer = Importer(connectionString: try database.connectionString())
             let result = try importer.importFile(file, format: format, skipInvalid: skipInvalid)
-            for warning in result.warnings { FileHandle.standardError.write(Data("warning: \(file): \(warning)\n".utf8)) }
+            for warning in result.warnings {
+                FileHandle.standardError.write(Data("warning: \(file): \(warning)\n".utf8))
+            }
             let shown = result.invalid.prefix(100)
             for error in shown { FileHandle.standardError.write(Data("\(file): \(error)\n".utf8)) }
             if result.invalid.count > shown.count {
-                FileHandle.standardError.write(Data("\(file): ... and \(result.invalid.count - shown.count) more invalid lines\n".utf8))
+                FileHandle.standardError.write(
+                    Data("\(file): ... and \(result.invalid.count - shown.count) more invalid lines\n".utf8)
+                )
             }
             if !result.committed {
                 throw UsageError(
-                    "\(file): \(result.invalid.count) invalid line(s); nothing was loaded (fix them, or use --skip-invalid to load the valid lines)")
+                    "\(file): \(result.invalid.count) invalid line(s); nothing was loaded (fix them, or use --skip-invalid to load the valid lines)"
+                )
             }
             var line = "\(file): \(result.inserted) inserted, \(result.updated) updated"
             if result.keptNewer > 0 { line += ", \(result.keptNewer) kept (stored expiry newer than the file's)" }

@@ -3,7 +3,7 @@ import Foundation
 import Reconciler
 
 #if canImport(Glibc)
-    import Glibc
+import Glibc
 #endif
 
 /// The process entry point: tunes the allocator, then runs the command line.
@@ -11,14 +11,14 @@ import Reconciler
 enum Entry {
     static func main() {
         #if canImport(Glibc)
-            // Dispatch spreads work over many threads and glibc gives each its own malloc arena; with
-            // receipt-sized allocations the arenas kept growing with the run (123 MB at 10,000 subscriptions,
-            // 185 MB at 200,000). Two arenas keep the peak flat (see BENCHMARKS.md).
-            // mallopt(M_ARENA_MAX = -8, 2), looked up at run time (malloc.h is not in Swift's Glibc module).
-            if let symbol = dlsym(nil, "mallopt") {
-                typealias Mallopt = @convention(c) (Int32, Int32) -> Int32
-                _ = unsafeBitCast(symbol, to: Mallopt.self)(-8, 2)
-            }
+        // Dispatch spreads work over many threads and glibc gives each its own malloc arena; with
+        // receipt-sized allocations the arenas kept growing with the run (123 MB at 10,000 subscriptions,
+        // 185 MB at 200,000). Two arenas keep the peak flat (see BENCHMARKS.md).
+        // mallopt(M_ARENA_MAX = -8, 2), looked up at run time (malloc.h is not in Swift's Glibc module).
+        if let symbol = dlsym(nil, "mallopt") {
+            typealias Mallopt = @convention(c) (Int32, Int32) -> Int32
+            _ = unsafeBitCast(symbol, to: Mallopt.self)(-8, 2)
+        }
         #endif
         RenewalReconciler.main()
     }

@@ -32,7 +32,10 @@ struct ReportCommand: ParsableCommand {
             let conn = try PostgresConnection(try database.connectionString())
             defer { conn.close() }
             let folder = try ReportGenerator(connection: conn).generate(
-                runId: runId, reportDirectory: reportDir, metricsFile: metricsFile)
+                runId: runId,
+                reportDirectory: reportDir,
+                metricsFile: metricsFile
+            )
             print(folder.path)
         }
     }

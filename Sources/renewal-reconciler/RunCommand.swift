@@ -29,20 +29,32 @@ struct RunCommand: ParsableCommand {
     @OptionGroup var pipeline: PipelineOptions
     @OptionGroup var logging: LoggingOptions
 
-    @Option(help: ArgumentHelp("Select subscriptions expiring within this much time from now (e.g. 24h, 2d).", valueName: "duration"))
+    @Option(
+        help: ArgumentHelp(
+            "Select subscriptions expiring within this much time from now (e.g. 24h, 2d).",
+            valueName: "duration"
+        )
+    )
     var lookahead: DurationArgument = DurationArgument(argument: "24h")!
 
     @Option(help: ArgumentHelp("...and those that expired up to this long ago (e.g. 60d).", valueName: "duration"))
     var lookback: DurationArgument = DurationArgument(argument: "60d")!
 
-    @Option(help: ArgumentHelp("Skip subscriptions verified less than this long ago (e.g. 20h; 0 to recheck all).", valueName: "duration"))
+    @Option(
+        help: ArgumentHelp(
+            "Skip subscriptions verified less than this long ago (e.g. 20h; 0 to recheck all).",
+            valueName: "duration"
+        )
+    )
     var minRecheck: DurationArgument = DurationArgument(argument: "20h")!
 
     @Option(
         help: ArgumentHelp(
             "Verify revoked subscriptions again once their last verification is this old (e.g. 7d, 36h); "
                 + "sooner when the app changed the row.",
-            valueName: "duration"))
+            valueName: "duration"
+        )
+    )
     var recheckRevoked: DurationArgument = DurationArgument(argument: "7d")!
 
     @Flag(help: "Resume an interrupted run instead of starting a new one (the latest, or RUN_ID).")
@@ -61,11 +73,17 @@ struct RunCommand: ParsableCommand {
             let request = ReconciliationRunner.Request(
                 mode: .nightly,
                 selection: .due(
-                    lookaheadSeconds: lookahead.seconds, lookbackSeconds: lookback.seconds,
-                    minRecheckSeconds: minRecheck.seconds, recheckRevokedSeconds: recheckRevoked.seconds),
-                options: pipeline.runOptions(), apple: try pipeline.appleConfiguration(), now: pipeline.asOf,
+                    lookaheadSeconds: lookahead.seconds,
+                    lookbackSeconds: lookback.seconds,
+                    minRecheckSeconds: minRecheck.seconds,
+                    recheckRevokedSeconds: recheckRevoked.seconds
+                ),
+                options: pipeline.runOptions(),
+                apple: try pipeline.appleConfiguration(),
+                now: pipeline.asOf,
                 resume: resume ? .some(runId) : nil,
-                progressStyle: ProgressReporter.style(forTerminalOr: .quiet))
+                progressStyle: ProgressReporter.style(forTerminalOr: .quiet)
+            )
             try executeRun(request, database: database, pipeline: pipeline)
         }
     }

@@ -34,7 +34,10 @@ import Testing
         try await withHarness { h in
             let receipt = try h.receipt(.silentRenewal)
             let run = await SimulatorHarness.run(
-                h.client, receipt, plan: VerificationAttempt(maxAttempts: 3, startingEnvironment: .sandbox))
+                h.client,
+                receipt,
+                plan: VerificationAttempt(maxAttempts: 3, startingEnvironment: .sandbox)
+            )
             guard case .ok(let response, let environment) = run.final else {
                 Issue.record("expected ok, got \(run.final)")
                 return
@@ -73,11 +76,16 @@ import Testing
         }
         defer { server.stop() }
         let (client, http) = SimulatorHarness.makeClient(
-            production: server.baseURL + "/verifyReceipt", sandbox: server.baseURL + "/sandbox/verifyReceipt")
+            production: server.baseURL + "/verifyReceipt",
+            sandbox: server.baseURL + "/sandbox/verifyReceipt"
+        )
         defer { http.shutdown() }
 
         let run = await SimulatorHarness.run(
-            client, "bouncing-receipt", plan: VerificationAttempt(maxAttempts: 5, startingEnvironment: start))
+            client,
+            "bouncing-receipt",
+            plan: VerificationAttempt(maxAttempts: 5, startingEnvironment: start)
+        )
         guard case .rejected(let reason) = run.final else {
             Issue.record("expected rejected(environment_loop), got \(run.final)")
             return
@@ -86,7 +94,8 @@ import Testing
         #expect(run.attempts.count == 2)
         #expect(run.attempts.map(\.environment) == [start, start.other])
         #expect(server.requests.count == 2)
-        let expectedPaths = start == .production
+        let expectedPaths =
+            start == .production
             ? ["/verifyReceipt", "/sandbox/verifyReceipt"] : ["/sandbox/verifyReceipt", "/verifyReceipt"]
         #expect(server.requests.map(\.path) == expectedPaths)
 

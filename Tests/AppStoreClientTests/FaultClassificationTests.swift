@@ -9,13 +9,18 @@ import Testing
 @Suite struct FaultClassificationTests {
     /// One request to a simulator whose every request gets `kind`.
     private func faulted(
-        _ kind: FaultKind, scenario: Scenario = .silentRenewal, requestTimeout: Duration = .seconds(20),
+        _ kind: FaultKind,
+        scenario: Scenario = .silentRenewal,
+        requestTimeout: Duration = .seconds(20),
         plan: (inout FaultPlan) -> Void = { _ in }
     ) async throws -> VerifyAttemptResult {
-        try await withHarness(requestTimeout: requestTimeout, configure: { c in
-            c.faults = FaultPlan(seed: c.seed, rates: [kind: 1.0])
-            plan(&c.faults)
-        }) { h in
+        try await withHarness(
+            requestTimeout: requestTimeout,
+            configure: { c in
+                c.faults = FaultPlan(seed: c.seed, rates: [kind: 1.0])
+                plan(&c.faults)
+            }
+        ) { h in
             let result = await h.send(try h.receipt(scenario), to: .production)
             let json = try JSONSerialization.jsonObject(with: Data(h.server.stats.json())) as? [String: Any]
             let faults = try #require(json?["faults"] as? [String: Int])
@@ -24,7 +29,10 @@ import Testing
         }
     }
 
-    private func retryReason(_ result: VerifyAttemptResult, sourceLocation: SourceLocation = #_sourceLocation)
+    private func retryReason(
+        _ result: VerifyAttemptResult,
+        sourceLocation: SourceLocation = #_sourceLocation
+    )
         -> VerdictReason?
     {
         guard case .retry(let reason, _) = result.verdict else {
@@ -122,11 +130,16 @@ import Testing
                 let status = try #require(result.appleStatus, "request \(n) has no Apple status")
                 #expect((21100...21199).contains(status))
                 if n == 5 {
-                    #expect(result.verdict == .reject(VerdictReason(.internalDataAccessPermanent, appleStatus: status)),
-                            "request \(n)")
+                    #expect(
+                        result.verdict == .reject(VerdictReason(.internalDataAccessPermanent, appleStatus: status)),
+                        "request \(n)"
+                    )
                 } else {
-                    #expect(result.verdict == .retry(VerdictReason(.internalDataAccess, appleStatus: status), earliest: nil),
-                            "request \(n)")
+                    #expect(
+                        result.verdict
+                            == .retry(VerdictReason(.internalDataAccess, appleStatus: status), earliest: nil),
+                        "request \(n)"
+                    )
                 }
             }
         }
@@ -140,8 +153,10 @@ import Testing
                 #expect(result.verdict == .reject(VerdictReason(.sharedSecretMismatch, appleStatus: 21004)))
                 var plan = VerificationAttempt(maxAttempts: 3)
                 _ = plan.start()
-                #expect(plan.next(after: result.verdict)
-                        == .finished(.rejected(VerdictReason(.sharedSecretMismatch, appleStatus: 21004))))
+                #expect(
+                    plan.next(after: result.verdict)
+                        == .finished(.rejected(VerdictReason(.sharedSecretMismatch, appleStatus: 21004)))
+                )
                 // The description names the problem but never the secret.
                 let text = result.verdict.reason.map { String(describing: $0) } ?? ""
                 #expect(!text.contains("not-the-secret"))

@@ -8,13 +8,16 @@ import Testing
 @Suite struct HTTPEdgeCaseTests {
     /// Sends one request to a server that always answers `response`.
     private func exchange(
-        _ response: LoopbackHTTPServer.Response, maxResponseBytes: Int = 32 << 20
+        _ response: LoopbackHTTPServer.Response,
+        maxResponseBytes: Int = 32 << 20
     ) async throws -> VerifyAttemptResult {
         let server = try LoopbackHTTPServer { _ in response }
         defer { server.stop() }
         let (client, http) = SimulatorHarness.makeClient(
-            production: server.baseURL + "/verifyReceipt", sandbox: server.baseURL + "/sandbox/verifyReceipt",
-            maxResponseBytes: maxResponseBytes)
+            production: server.baseURL + "/verifyReceipt",
+            sandbox: server.baseURL + "/sandbox/verifyReceipt",
+            maxResponseBytes: maxResponseBytes
+        )
         defer { http.shutdown() }
         let result = await SimulatorHarness.send(client, "receipt", to: .production)
         #expect(server.requests.count == 1)
@@ -32,7 +35,8 @@ import Testing
 
     @Test func retryAfterAsAnHTTPDateSetsEarliest() async throws {
         let result = try await exchange(
-            .init(status: 503, headers: [("Retry-After", "Wed, 21 Oct 2037 07:28:00 GMT")], body: Array("busy".utf8)))
+            .init(status: 503, headers: [("Retry-After", "Wed, 21 Oct 2037 07:28:00 GMT")], body: Array("busy".utf8))
+        )
         guard case .retry(let reason, let earliest) = result.verdict else {
             Issue.record("expected retry, got \(result.verdict)")
             return

@@ -1,10 +1,11 @@
+import Foundation
+import Synchronization
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
-import Foundation
-import Synchronization
 
 /// A tiny blocking HTTP/1.1 server on 127.0.0.1 (raw sockets, one thread, one request per connection)
 /// whose answers the test scripts: used where the simulator cannot misbehave the way a test needs
@@ -63,7 +64,9 @@ final class LoopbackHTTPServer: @unchecked Sendable {
         address.sin_port = 0
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
         let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
         }
         guard bound == 0, listen(fd, 64) == 0 else {
             close(fd)
@@ -139,11 +142,15 @@ final class LoopbackHTTPServer: @unchecked Sendable {
             }
         }
         let request = Request(
-            method: words.first.map(String.init) ?? "", path: words.count > 1 ? String(words[1]) : "",
-            headers: headers, body: Array(buffer[headerEnd..<(headerEnd + contentLength)]))
+            method: words.first.map(String.init) ?? "",
+            path: words.count > 1 ? String(words[1]) : "",
+            headers: headers,
+            body: Array(buffer[headerEnd..<(headerEnd + contentLength)])
+        )
         log.withLock { $0.append(request) }
         let response = handler(request)
-        var text = "HTTP/1.1 \(response.status) Scripted\r\nContent-Length: \(response.body.count)\r\nConnection: close\r\n"
+        var text =
+            "HTTP/1.1 \(response.status) Scripted\r\nContent-Length: \(response.body.count)\r\nConnection: close\r\n"
         for (name, value) in response.headers { text += "\(name): \(value)\r\n" }
         text += "\r\n"
         let bytes = Array(text.utf8) + response.body

@@ -12,7 +12,8 @@ extension VerifyReceiptClient {
     /// - Parameter retryDelay: the wait before retry number `failures` (1-based), given Apple's earliest time
     ///   (default: `untilEarliest`, no wait unless Apple sent `Retry-After`).
     func verify(
-        receipt: String, maxAttempts: Int = 3,
+        receipt: String,
+        maxAttempts: Int = 3,
         retryDelay: @escaping @Sendable (_ failures: Int, _ earliest: Date?) -> Duration = untilEarliest,
         completion: @escaping @Sendable (VerifyOutcome) -> Void
     ) {
@@ -23,11 +24,14 @@ extension VerifyReceiptClient {
 
     /// Async form of `verify`.
     func verify(
-        receipt: String, maxAttempts: Int = 3,
+        receipt: String,
+        maxAttempts: Int = 3,
         retryDelay: @escaping @Sendable (_ failures: Int, _ earliest: Date?) -> Duration = untilEarliest
     ) async -> VerifyOutcome {
         await withCheckedContinuation { continuation in
-            verify(receipt: receipt, maxAttempts: maxAttempts, retryDelay: retryDelay) { continuation.resume(returning: $0) }
+            verify(receipt: receipt, maxAttempts: maxAttempts, retryDelay: retryDelay) {
+                continuation.resume(returning: $0)
+            }
         }
     }
 
@@ -40,7 +44,10 @@ extension VerifyReceiptClient {
     }
 
     private func drive(
-        receipt: String, plan: VerificationAttempt, step: VerificationAttempt.Step, history: [VerifyAttemptResult],
+        receipt: String,
+        plan: VerificationAttempt,
+        step: VerificationAttempt.Step,
+        history: [VerifyAttemptResult],
         retryDelay: @escaping @Sendable (Int, Date?) -> Duration,
         completion: @escaping @Sendable (VerifyOutcome) -> Void
     ) {
@@ -52,16 +59,26 @@ extension VerifyReceiptClient {
                 var plan = plan
                 let next = plan.next(after: result.verdict)
                 self.drive(
-                    receipt: receipt, plan: plan, step: next, history: history + [result], retryDelay: retryDelay,
-                    completion: completion)
+                    receipt: receipt,
+                    plan: plan,
+                    step: next,
+                    history: history + [result],
+                    retryDelay: retryDelay,
+                    completion: completion
+                )
             }
         case .retry(let environment, let failures, let earliest, _):
             let delay = retryDelay(failures, earliest)
             let nanos = max(0, delay.components.seconds * 1_000_000_000 + delay.components.attoseconds / 1_000_000_000)
             DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(Int(nanos))) {
                 self.drive(
-                    receipt: receipt, plan: plan, step: .send(environment), history: history, retryDelay: retryDelay,
-                    completion: completion)
+                    receipt: receipt,
+                    plan: plan,
+                    step: .send(environment),
+                    history: history,
+                    retryDelay: retryDelay,
+                    completion: completion
+                )
             }
         }
     }

@@ -13,13 +13,20 @@ import Testing
 
     @Test func bodyHasTheThreeFields() throws {
         let json = try object(
-            VerifyReceiptRequestBody.encode(receipt: "MIIT+abc/def==", password: "0123abcd", excludeOldTransactions: true))
+            VerifyReceiptRequestBody.encode(
+                receipt: "MIIT+abc/def==",
+                password: "0123abcd",
+                excludeOldTransactions: true
+            )
+        )
         #expect(Set(json.keys) == ["receipt-data", "password", "exclude-old-transactions"])
         #expect(json["receipt-data"] as? String == "MIIT+abc/def==")
         #expect(json["password"] as? String == "0123abcd")
         #expect(json["exclude-old-transactions"] as? Bool == true)
 
-        let noSecret = try object(VerifyReceiptRequestBody.encode(receipt: "abc", password: nil, excludeOldTransactions: false))
+        let noSecret = try object(
+            VerifyReceiptRequestBody.encode(receipt: "abc", password: nil, excludeOldTransactions: false)
+        )
         #expect(Set(noSecret.keys) == ["receipt-data", "exclude-old-transactions"])
         #expect(noSecret["exclude-old-transactions"] as? Bool == false)
     }
@@ -51,8 +58,11 @@ import Testing
         defer { server.stop() }
         for excludeOld in [true, false] {
             let (client, http) = SimulatorHarness.makeClient(
-                production: server.baseURL + "/verifyReceipt", sandbox: server.baseURL + "/sandbox/verifyReceipt",
-                password: "the-secret", excludeOld: excludeOld)
+                production: server.baseURL + "/verifyReceipt",
+                sandbox: server.baseURL + "/sandbox/verifyReceipt",
+                password: "the-secret",
+                excludeOld: excludeOld
+            )
             let result = await SimulatorHarness.send(client, "rec\"eipt\n", to: .production)
             http.shutdown()
             #expect(result.verdict == .reject(VerdictReason(.receiptNotAuthenticated, appleStatus: 21003)))

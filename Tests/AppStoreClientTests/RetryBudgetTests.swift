@@ -13,11 +13,13 @@ import Testing
         try await withHarness(configure: { c in c.faults = FaultPlan(seed: c.seed, rates: [.http503: 1.0]) }) { h in
             let delays = Mutex<[Int]>([])
             let outcome = await h.client.verify(
-                receipt: try h.receipt(.silentRenewal), maxAttempts: maxAttempts,
+                receipt: try h.receipt(.silentRenewal),
+                maxAttempts: maxAttempts,
                 retryDelay: { failures, _ in
                     delays.withLock { $0.append(failures) }
                     return .milliseconds(5)
-                })
+                }
+            )
             #expect(outcome.final == .unresolved(VerdictReason(.httpServerError, httpStatus: 503)))
             #expect(outcome.attempts.count == maxAttempts)
             #expect(try h.totalRequests() == maxAttempts)
@@ -33,11 +35,13 @@ import Testing
             let earliest = Mutex<[Date?]>([])
             let before = Date()
             let outcome = await h.client.verify(
-                receipt: try h.receipt(.silentRenewal), maxAttempts: 2,
+                receipt: try h.receipt(.silentRenewal),
+                maxAttempts: 2,
                 retryDelay: { _, at in
                     earliest.withLock { $0.append(at) }
                     return .zero  // the test does not wait the 30 s
-                })
+                }
+            )
             guard case .unresolved(let reason) = outcome.final else {
                 Issue.record("expected unresolved, got \(outcome.final)")
                 return
@@ -67,10 +71,12 @@ import Testing
     @Test func recoveryWithinTheBudgetEndsOk() async throws {
         // Request 0 of seed 21 decides first; find a seed whose first request fails and second does not.
         let rates: [FaultKind: Double] = [.http500: 0.5]
-        let seed = try #require((0..<1000 as Range<UInt64>).first { s in
-            let plan = FaultPlan(seed: s, rates: rates)
-            return plan.decide(sequence: 0) == .http500 && plan.decide(sequence: 1) == nil
-        })
+        let seed = try #require(
+            (0..<1000 as Range<UInt64>).first { s in
+                let plan = FaultPlan(seed: s, rates: rates)
+                return plan.decide(sequence: 0) == .http500 && plan.decide(sequence: 1) == nil
+            }
+        )
         try await withHarness(configure: { c in c.faults = FaultPlan(seed: seed, rates: rates) }) { h in
             let outcome = await h.client.verify(receipt: try h.receipt(.silentRenewal), maxAttempts: 3)
             guard case .ok(_, let environment) = outcome.final else {
@@ -108,8 +114,14 @@ import Testing
         #expect(plan.start() == .send(.production))
         let r21002 = VerdictReason(.receiptMalformedOrTemporary, appleStatus: 21002)
         let r500 = VerdictReason(.httpServerError, httpStatus: 500)
-        #expect(plan.next(after: .retry(r21002, earliest: nil)) == .retry(.production, failures: 1, earliest: nil, reason: r21002))
-        #expect(plan.next(after: .retry(r500, earliest: nil)) == .retry(.production, failures: 2, earliest: nil, reason: r500))
+        #expect(
+            plan.next(after: .retry(r21002, earliest: nil))
+                == .retry(.production, failures: 1, earliest: nil, reason: r21002)
+        )
+        #expect(
+            plan.next(after: .retry(r500, earliest: nil))
+                == .retry(.production, failures: 2, earliest: nil, reason: r500)
+        )
         #expect(plan.next(after: .retry(r21002, earliest: nil)) == .finished(.unresolved(r21002)))
         #expect(plan.requests == 3)
         #expect(plan.failures == 3)
@@ -119,7 +131,9 @@ import Testing
         var plan = VerificationAttempt(maxAttempts: 3)
         _ = plan.start()
         let r = VerdictReason(.serverUnavailable, appleStatus: 21005)
-        #expect(plan.next(after: .retry(r, earliest: nil)) == .retry(.production, failures: 1, earliest: nil, reason: r))
+        #expect(
+            plan.next(after: .retry(r, earliest: nil)) == .retry(.production, failures: 1, earliest: nil, reason: r)
+        )
         #expect(plan.next(after: .switchEnvironment(to: .sandbox)) == .send(.sandbox))
         // The retry after the switch goes to the new environment.
         #expect(plan.next(after: .retry(r, earliest: nil)) == .retry(.sandbox, failures: 2, earliest: nil, reason: r))

@@ -26,7 +26,11 @@ struct SimulatorHarness: Sendable {
         await Self.send(client, receipt, to: environment)
     }
 
-    static func send(_ client: VerifyReceiptClient, _ receipt: String, to environment: AppleEnvironment) async
+    static func send(
+        _ client: VerifyReceiptClient,
+        _ receipt: String,
+        to environment: AppleEnvironment
+    ) async
         -> VerifyAttemptResult
     {
         await withCheckedContinuation { continuation in
@@ -35,7 +39,11 @@ struct SimulatorHarness: Sendable {
     }
 
     /// Drives `plan` the way the pipeline does (send what it says, no waiting between retries).
-    static func run(_ client: VerifyReceiptClient, _ receipt: String, plan start: VerificationAttempt) async
+    static func run(
+        _ client: VerifyReceiptClient,
+        _ receipt: String,
+        plan start: VerificationAttempt
+    ) async
         -> (final: VerificationAttempt.Final, attempts: [VerifyAttemptResult], plan: VerificationAttempt)
     {
         var plan = start
@@ -73,20 +81,32 @@ struct SimulatorHarness: Sendable {
 
     /// A client with its own libcurl multi handle; the caller shuts `http` down.
     static func makeClient(
-        production: String, sandbox: String, password: String? = sharedSecret, excludeOld: Bool = false,
-        requestTimeout: Duration = .seconds(20), maxResponseBytes: Int = 32 << 20
+        production: String,
+        sandbox: String,
+        password: String? = sharedSecret,
+        excludeOld: Bool = false,
+        requestTimeout: Duration = .seconds(20),
+        maxResponseBytes: Int = 32 << 20
     ) -> (VerifyReceiptClient, CurlHTTPClient) {
         let http = CurlHTTPClient(configuration: .init(maxConnections: 8, maxHostConnections: 4))
         let endpoints = VerifyReceiptEndpoints(
-            production: production, sandbox: sandbox, password: password, excludeOldTransactions: excludeOld,
-            connectTimeout: .seconds(5), requestTimeout: requestTimeout, maxResponseBytes: maxResponseBytes)
+            production: production,
+            sandbox: sandbox,
+            password: password,
+            excludeOldTransactions: excludeOld,
+            connectTimeout: .seconds(5),
+            requestTimeout: requestTimeout,
+            maxResponseBytes: maxResponseBytes
+        )
         return (VerifyReceiptClient(http: http, endpoints: endpoints), http)
     }
 }
 
 /// Starts a simulator and a client on it, runs `body`, shuts both down (also when `body` throws).
 func withHarness<T>(
-    subscriptions: Int = 200, password: String? = SimulatorHarness.sharedSecret, excludeOld: Bool = false,
+    subscriptions: Int = 200,
+    password: String? = SimulatorHarness.sharedSecret,
+    excludeOld: Bool = false,
     requestTimeout: Duration = .seconds(20),
     endpoints: ((SimulatorServer) -> (production: String, sandbox: String))? = nil,
     configure: (inout SimulatorConfiguration) -> Void = { _ in },
@@ -98,8 +118,12 @@ func withHarness<T>(
     let server = try SimulatorServer.start(configuration: config)
     let urls: (production: String, sandbox: String) = endpoints?(server) ?? (server.productionURL, server.sandboxURL)
     let (client, http) = SimulatorHarness.makeClient(
-        production: urls.production, sandbox: urls.sandbox, password: password, excludeOld: excludeOld,
-        requestTimeout: requestTimeout)
+        production: urls.production,
+        sandbox: urls.sandbox,
+        password: password,
+        excludeOld: excludeOld,
+        requestTimeout: requestTimeout
+    )
     defer {
         http.shutdown()
         try? server.shutdown()

@@ -17,8 +17,12 @@ import Testing
         let key = try APIPrivateKey(pem: privateKey.pemRepresentation)
         let now = Date(timeIntervalSince1970: 1_795_230_000.7)
         let signer = try APITokenSigner(
-            key: key, keyId: "ABC123DEFG", issuerId: "57246542-96fe-1a63-e053-0824d011072a",
-            bundleId: "com.example.reader", clock: { now })
+            key: key,
+            keyId: "ABC123DEFG",
+            issuerId: "57246542-96fe-1a63-e053-0824d011072a",
+            bundleId: "com.example.reader",
+            clock: { now }
+        )
         let token = signer.token()
         let parts = token.value.split(separator: ".")
         #expect(parts.count == 3)
@@ -47,8 +51,14 @@ import Testing
     @Test func tokensAreReusedUntilShortlyBeforeExpiry() throws {
         let clock = Mutex(Date(timeIntervalSince1970: 1_800_000_000))
         let signer = try APITokenSigner(
-            key: APIPrivateKey(P256.Signing.PrivateKey()), keyId: "K", issuerId: "I", bundleId: "B", lifetime: 600,
-            renewalMargin: 60, clock: { clock.withLock { $0 } })
+            key: APIPrivateKey(P256.Signing.PrivateKey()),
+            keyId: "K",
+            issuerId: "I",
+            bundleId: "B",
+            lifetime: 600,
+            renewalMargin: 60,
+            clock: { clock.withLock { $0 } }
+        )
         let first = signer.token()
         clock.withLock { $0 += 500 }
         #expect(signer.token().value == first.value)
@@ -58,7 +68,12 @@ import Testing
         #expect(second.expiresAt.timeIntervalSince(second.issuedAt) == 600)
         #expect(throws: APIKeyError.self) {
             try APITokenSigner(
-                key: APIPrivateKey(P256.Signing.PrivateKey()), keyId: "K", issuerId: "I", bundleId: "B", lifetime: 3601)
+                key: APIPrivateKey(P256.Signing.PrivateKey()),
+                keyId: "K",
+                issuerId: "I",
+                bundleId: "B",
+                lifetime: 3601
+            )
         }
     }
 

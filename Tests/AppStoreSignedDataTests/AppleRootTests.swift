@@ -24,7 +24,8 @@ import X509
         // Where the project's shared copy of Apple's file is present, the bytes are identical.
         let shared = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent(
-                "shared/apple/AppleRootCA-G3.cer")
+                "shared/apple/AppleRootCA-G3.cer"
+            )
         if let published = FileManager.default.contents(atPath: shared.path) {
             #expect([UInt8](published) == AppleRootCAG3.der)
         }
@@ -33,13 +34,15 @@ import X509
     @Test func aRealAppleSignedNotificationVerifiesToTheCompiledInRoot() throws {
         let jws = try fixture("apple_sandbox_test_notification.jws")
         let verifier = SignedDataVerifier(
-            options: .init(bundleId: "com.loki-project.loki-messenger", environment: .sandbox))
+            options: .init(bundleId: "com.loki-project.loki-messenger", environment: .sandbox)
+        )
         let verified = try verifier.verify(jws)
         #expect(
             verified.certificateNames == [
                 "Prod ECC Mac App Store and iTunes Store Receipt Signing",
                 "Apple Worldwide Developer Relations Certification Authority", "Apple Root CA - G3",
-            ])
+            ]
+        )
         let notification = try verifier.verifyNotification(jws)
         #expect(notification.notificationType == "TEST")
         #expect(notification.notificationUUID == "592751ef-c1b8-47fc-929e-d62dee66df4c")
@@ -53,7 +56,8 @@ import X509
         #expect(
             throws: SignedDataError(
                 .bundleMismatch,
-                "the payload is for bundle com.loki-project.loki-messenger, expected com.example.reader")
+                "the payload is for bundle com.loki-project.loki-messenger, expected com.example.reader"
+            )
         ) {
             try other.verifyNotification(jws)
         }

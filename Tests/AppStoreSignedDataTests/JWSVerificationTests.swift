@@ -10,13 +10,15 @@ import X509
     static let pki = try! TestPKI()
 
     private func verifier(
-        _ pki: TestPKI = Self.pki, bundleId: String? = TestPayloads.bundleId,
+        _ pki: TestPKI = Self.pki,
+        bundleId: String? = TestPayloads.bundleId,
         environment: AppStoreEnvironment? = .production,
         validationTime: SignedDataVerifier.ValidationTime = .signedDate
     ) -> SignedDataVerifier {
         SignedDataVerifier(
             roots: TrustedRoots([pki.root]),
-            options: .init(bundleId: bundleId, environment: environment, validationTime: validationTime))
+            options: .init(bundleId: bundleId, environment: environment, validationTime: validationTime)
+        )
     }
 
     private func refusal(_ jws: String, by verifier: SignedDataVerifier) -> SignedDataError? {
@@ -42,14 +44,16 @@ import X509
         #expect(
             verified.certificateNames == [
                 "Test App Store Receipt Signing", "Test Worldwide Developer Relations CA", "Test Root CA",
-            ])
+            ]
+        )
     }
 
     @Test func renewalInfoAndNotificationsVerifyWithTheirNestedPayloads() throws {
         let transaction = Self.pki.jws(payload: TestPayloads.transaction())
         let renewal = Self.pki.jws(payload: TestPayloads.renewalInfo(autoRenewStatus: 0))
         let notification = Self.pki.jws(
-            payload: TestPayloads.notification(signedTransaction: transaction, signedRenewal: renewal))
+            payload: TestPayloads.notification(signedTransaction: transaction, signedRenewal: renewal)
+        )
         let v = verifier()
         let decoded = try v.verifyNotification(notification)
         #expect(decoded.notificationType == "DID_RENEW")
@@ -97,7 +101,8 @@ import X509
         for alg in ["RS256", "ES384", "es256"] {
             #expect(
                 refusal(Self.pki.jws(payload: TestPayloads.transaction(), alg: alg), by: verifier())?.code
-                    == .wrongAlgorithm)
+                    == .wrongAlgorithm
+            )
         }
     }
 
@@ -122,7 +127,8 @@ import X509
         mixed[2] = Self.pki.x5c[2]
         #expect(
             refusal(stranger.jws(payload: TestPayloads.transaction(), x5c: mixed), by: verifier())?.code
-                == .chainInvalid)
+                == .chainInvalid
+        )
     }
 
     @Test func aLeafWithoutTheAppleOIDIsRefused() throws {
@@ -157,7 +163,8 @@ import X509
         // Checking "as of now" refuses the earlier payload too.
         #expect(
             refusal(earlier, by: verifier(pki, validationTime: .fixed(Date(timeIntervalSince1970: 1_800_000_000))))?
-                .code == .certificateExpiredAtSignedDate)
+                .code == .certificateExpiredAtSignedDate
+        )
     }
 
     @Test func aLeafNotYetValidAtSignedDateIsRefused() throws {
@@ -187,10 +194,12 @@ import X509
 
     @Test func aProductionNotificationForAnotherAppAppleIdIsRefused() throws {
         let notification = Self.pki.jws(
-            payload: TestPayloads.notification(signedTransaction: nil, signedRenewal: nil, appAppleId: 99))
+            payload: TestPayloads.notification(signedTransaction: nil, signedRenewal: nil, appAppleId: 99)
+        )
         let v = SignedDataVerifier(
             roots: TrustedRoots([Self.pki.root]),
-            options: .init(bundleId: TestPayloads.bundleId, appAppleId: 1_234_567_890))
+            options: .init(bundleId: TestPayloads.bundleId, appAppleId: 1_234_567_890)
+        )
         do {
             _ = try v.verifyNotification(notification)
             Issue.record("verified")
@@ -221,7 +230,10 @@ import X509
         let pki = try TestPKI()
         let cache = ChainCache(capacity: 4)
         let v = SignedDataVerifier(
-            roots: TrustedRoots([pki.root]), options: .init(bundleId: TestPayloads.bundleId), cache: cache)
+            roots: TrustedRoots([pki.root]),
+            options: .init(bundleId: TestPayloads.bundleId),
+            cache: cache
+        )
         for index in 0..<50 {
             let jws = pki.jws(payload: TestPayloads.transaction(transactionId: "20000008111\(index)"))
             _ = try v.verifyTransaction(jws)

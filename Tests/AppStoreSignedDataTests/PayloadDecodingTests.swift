@@ -72,7 +72,8 @@ import Testing
         #expect(list.notificationHistory.first?.sendAttempts.first?.sendAttemptResult == "NO_RESPONSE")
         #expect(
             list.notificationHistory.first?.sendAttempts.first?.attemptDate
-                == Date(timeIntervalSince1970: 1_698_148_900))
+                == Date(timeIntervalSince1970: 1_698_148_900)
+        )
     }
 
     @Test func aSummaryNotificationDecodes() throws {

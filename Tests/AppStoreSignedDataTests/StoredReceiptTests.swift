@@ -8,11 +8,18 @@ import Testing
     static let records = [
         TestReceipt.Record(transactionId: "1000000811111111", originalTransactionId: "1000000811111111"),
         TestReceipt.Record(
-            transactionId: "1000000811111203", originalTransactionId: "1000000811111111",
-            purchaseDate: "2026-11-21T03:00:00Z", expiresDate: "2026-12-21T03:00:00Z"),
+            transactionId: "1000000811111203",
+            originalTransactionId: "1000000811111111",
+            purchaseDate: "2026-11-21T03:00:00Z",
+            expiresDate: "2026-12-21T03:00:00Z"
+        ),
         TestReceipt.Record(
-            transactionId: "1000000922222222", originalTransactionId: "1000000922222222",
-            productId: "com.example.reader.coins", expiresDate: "", quantity: 3),
+            transactionId: "1000000922222222",
+            originalTransactionId: "1000000922222222",
+            productId: "com.example.reader.coins",
+            expiresDate: "",
+            quantity: 3
+        ),
     ]
 
     private func parse(_ bytes: [UInt8]) throws -> StoredReceipt {
@@ -60,7 +67,10 @@ import Testing
     @Test func everyTruncationIsANamedError() throws {
         for encoding in [TestReceipt.Encoding.der, .indefiniteBER] {
             let bytes = TestReceipt.appReceipt(
-                bundleId: "com.example.reader", records: Self.records, encoding: encoding)
+                bundleId: "com.example.reader",
+                records: Self.records,
+                encoding: encoding
+            )
             for length in stride(from: 1, to: bytes.count, by: 7) {
                 let text = Data(bytes.prefix(length)).base64EncodedString()
                 let found = code(text)
@@ -68,7 +78,8 @@ import Testing
                 #expect(
                     found == .truncated || found == .notAReceipt || found == .malformedAttribute
                         || found == .missingContent,
-                    "\(encoding) cut at \(length): \(String(describing: found))")
+                    "\(encoding) cut at \(length): \(String(describing: found))"
+                )
             }
         }
         // Cutting the outermost definite length is reported as truncated.
@@ -90,7 +101,10 @@ import Testing
 
     @Test func anIOS6TransactionReceiptIsRead() throws {
         let bytes = TestReceipt.transactionReceipt(
-            transactionId: "170000029449420", originalTransactionId: "170000029449400", bundleId: "com.example.reader")
+            transactionId: "170000029449420",
+            originalTransactionId: "170000029449400",
+            bundleId: "com.example.reader"
+        )
         let receipt = try parse(bytes)
         #expect(receipt.kind == .transactionReceipt)
         #expect(receipt.bundleId == "com.example.reader")

@@ -1,6 +1,7 @@
 import Foundation
-@testable import AppStoreSimulator
 import Testing
+
+@testable import AppStoreSimulator
 
 /// Runs the built `appstore-simulator` binary the way a user does.
 @Suite struct CommandLineTests {
@@ -25,16 +26,24 @@ import Testing
     }
 
     @Test func exportTwiceGivesTheSameBytesAndASummary() throws {
-        try #require(FileManager.default.isExecutableFile(atPath: Self.binary), "build the product first: \(Self.binary)")
-        let a = temporaryDirectory("cli-a"), b = temporaryDirectory("cli-b")
+        try #require(
+            FileManager.default.isExecutableFile(atPath: Self.binary),
+            "build the product first: \(Self.binary)"
+        )
+        let a = temporaryDirectory("cli-a")
+        let b = temporaryDirectory("cli-b")
         defer { for d in [a, b] { try? FileManager.default.removeItem(atPath: d) } }
         for dir in [a, b] {
-            let r = try run(["export", "--seed", "9", "--subscriptions", "120", "--now", "2026-11-21T03:00:00Z", "--out", dir])
+            let r = try run([
+                "export", "--seed", "9", "--subscriptions", "120", "--now", "2026-11-21T03:00:00Z", "--out", dir,
+            ])
             #expect(r.status == 0)
             #expect(r.stderr.contains("subscriptions=120") && r.stderr.contains("silent_renewal="))
         }
         for f in ["purchases.jsonl", "truth.jsonl"] {
-            #expect(FileManager.default.contents(atPath: a + "/" + f) == FileManager.default.contents(atPath: b + "/" + f))
+            #expect(
+                FileManager.default.contents(atPath: a + "/" + f) == FileManager.default.contents(atPath: b + "/" + f)
+            )
         }
         let bad = try run(["export", "--now", "tomorrow", "--out", a])
         #expect(bad.status != 0)
@@ -43,7 +52,9 @@ import Testing
 
     @Test func fault21004AllIsDocumentedAndAnswers21004EvenWithTheRightSecret() async throws {
         try #require(
-            FileManager.default.isExecutableFile(atPath: Self.binary), "build the product first: \(Self.binary)")
+            FileManager.default.isExecutableFile(atPath: Self.binary),
+            "build the product first: \(Self.binary)"
+        )
         let help = Process()
         help.executableURL = URL(fileURLWithPath: Self.binary)
         help.arguments = ["serve", "--help"]
@@ -61,8 +72,10 @@ import Testing
         let portFile = dir + "/port"
         let p = Process()
         p.executableURL = URL(fileURLWithPath: Self.binary)
-        p.arguments = ["serve", "--seed", "9", "--subscriptions", "60", "--now", "2026-11-21T03:00:00Z",
-                       "--port", "0", "--port-file", portFile, "--fault-21004-all"]
+        p.arguments = [
+            "serve", "--seed", "9", "--subscriptions", "60", "--now", "2026-11-21T03:00:00Z",
+            "--port", "0", "--port-file", portFile, "--fault-21004-all",
+        ]
         p.environment = ProcessInfo.processInfo.environment.merging(["APPSTORE_SIM_SHARED_SECRET": "env-secret"]) { $1 }
         p.standardOutput = FileHandle.nullDevice
         p.standardError = FileHandle.nullDevice
@@ -84,8 +97,11 @@ import Testing
         let renderer = ResponseRenderer(population: pop)
         for family in pop.families.prefix(10) {
             let response = try await TestConnection.once(
-                port: port, .POST, family.sandbox ? "/sandbox/verifyReceipt" : "/verifyReceipt",
-                body: verifyBody(receipt: renderer.storedReceipt(family), password: "env-secret"))
+                port: port,
+                .POST,
+                family.sandbox ? "/sandbox/verifyReceipt" : "/verifyReceipt",
+                body: verifyBody(receipt: renderer.storedReceipt(family), password: "env-secret")
+            )
             #expect(response.json?["status"] as? Int == 21004, "\(family.scenario)")
         }
         p.terminate()
@@ -93,7 +109,10 @@ import Testing
     }
 
     @Test func servePrintsItsPortWritesThePortFileAndUsesTheSecretFromTheEnvironment() async throws {
-        try #require(FileManager.default.isExecutableFile(atPath: Self.binary), "build the product first: \(Self.binary)")
+        try #require(
+            FileManager.default.isExecutableFile(atPath: Self.binary),
+            "build the product first: \(Self.binary)"
+        )
         let dir = temporaryDirectory("cli-serve")
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: dir) }
@@ -102,8 +121,10 @@ import Testing
         _ = FileManager.default.createFile(atPath: stdoutFile, contents: nil)
         let p = Process()
         p.executableURL = URL(fileURLWithPath: Self.binary)
-        p.arguments = ["serve", "--seed", "9", "--subscriptions", "60", "--now", "2026-11-21T03:00:00Z",
-                       "--port", "0", "--port-file", portFile]
+        p.arguments = [
+            "serve", "--seed", "9", "--subscriptions", "60", "--now", "2026-11-21T03:00:00Z",
+            "--port", "0", "--port-file", portFile,
+        ]
         p.environment = ProcessInfo.processInfo.environment.merging(["APPSTORE_SIM_SHARED_SECRET": "env-secret"]) { $1 }
         p.standardOutput = FileHandle(forWritingAtPath: stdoutFile)
         p.standardError = FileHandle.nullDevice
@@ -113,7 +134,9 @@ import Testing
         var port = 0
         for _ in 0..<200 {
             if port > 0 { break }
-            if let text = try? String(contentsOfFile: portFile, encoding: .utf8), let n = Int(text.trimmingCharacters(in: .whitespacesAndNewlines)) {
+            if let text = try? String(contentsOfFile: portFile, encoding: .utf8),
+                let n = Int(text.trimmingCharacters(in: .whitespacesAndNewlines))
+            {
                 port = n
             } else {
                 try await Task.sleep(for: .milliseconds(50))
@@ -128,10 +151,19 @@ import Testing
         let pop = Population(seed: 9, subscriptions: 60, anchor: SimTime.parseRFC3339("2026-11-21T03:00:00Z")!)
         let family = try #require(pop.families.first { $0.scenario == .silentRenewal })
         let receipt = ResponseRenderer(population: pop).storedReceipt(family)
-        let ok = try await TestConnection.once(port: port, .POST, "/verifyReceipt",
-                                               body: verifyBody(receipt: receipt, password: "env-secret"))
+        let ok = try await TestConnection.once(
+            port: port,
+            .POST,
+            "/verifyReceipt",
+            body: verifyBody(receipt: receipt, password: "env-secret")
+        )
         #expect(ok.json?["status"] as? Int == 0)
-        let wrong = try await TestConnection.once(port: port, .POST, "/verifyReceipt", body: verifyBody(receipt: receipt))
+        let wrong = try await TestConnection.once(
+            port: port,
+            .POST,
+            "/verifyReceipt",
+            body: verifyBody(receipt: receipt)
+        )
         #expect(wrong.json?["status"] as? Int == 21004)
         p.terminate()
         for _ in 0..<100 where p.isRunning { try await Task.sleep(for: .milliseconds(50)) }

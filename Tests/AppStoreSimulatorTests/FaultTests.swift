@@ -1,6 +1,7 @@
 import Foundation
 import NIOHTTP1
 import Testing
+
 @testable import AppStoreSimulator
 
 @Suite struct FaultTests {
@@ -56,8 +57,11 @@ import Testing
     }
 
     /// Runs one request against a server whose every request gets `kind`.
-    private func oneFaulted(_ kind: FaultKind, path: String = "/verifyReceipt",
-                            configure: @escaping (inout SimulatorConfiguration) -> Void = { _ in })
+    private func oneFaulted(
+        _ kind: FaultKind,
+        path: String = "/verifyReceipt",
+        configure: @escaping (inout SimulatorConfiguration) -> Void = { _ in }
+    )
         async throws -> Result<TestResponse, any Error>
     {
         try await withSimulator(configure: { c in
@@ -67,7 +71,9 @@ import Testing
             let (_, receipt) = try #require(server.storedReceipt(.silentRenewal))
             let result: Result<TestResponse, any Error>
             do {
-                result = .success(try await TestConnection.once(port: server.port, .POST, path, body: verifyBody(receipt: receipt)))
+                result = .success(
+                    try await TestConnection.once(port: server.port, .POST, path, body: verifyBody(receipt: receipt))
+                )
             } catch {
                 result = .failure(error)
             }
@@ -114,7 +120,12 @@ import Testing
         try await withSimulator(configure: { $0.faults = FaultPlan(seed: 1, latency: .fixed(150)) }) { server in
             let (_, receipt) = try #require(server.storedReceipt(.silentRenewal))
             let start = ContinuousClock.now
-            let r = try await TestConnection.once(port: server.port, .POST, "/verifyReceipt", body: verifyBody(receipt: receipt))
+            let r = try await TestConnection.once(
+                port: server.port,
+                .POST,
+                "/verifyReceipt",
+                body: verifyBody(receipt: receipt)
+            )
             #expect(r.json?["status"] as? Int == 0)
             #expect(ContinuousClock.now - start >= .milliseconds(150))
         }
@@ -129,7 +140,13 @@ import Testing
             var counts = [0, 0, 0]
             for _ in 0..<1000 {
                 let r = try await conn.send(.POST, "/verifyReceipt", body: verifyBody(receipt: receipt))
-                if r.status == 500 { counts[0] += 1 } else if r.json?["status"] as? Int == 21005 { counts[1] += 1 } else { counts[2] += 1 }
+                if r.status == 500 {
+                    counts[0] += 1
+                } else if r.json?["status"] as? Int == 21005 {
+                    counts[1] += 1
+                } else {
+                    counts[2] += 1
+                }
             }
             await conn.close()
             // Deterministic: sequence numbers 0..<1000 decide exactly as the plan says.

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import AppStoreSimulator
 
 /// Reads a JSONL file into objects.
@@ -56,12 +57,16 @@ func temporaryDirectory(_ name: String) -> String {
                 } else {
                     let expected = try #require(Self.expectedStates[family.scenario])
                     #expect(truth.appleStatus == 0 && truth.expect == .decision && truth.expiresAtRule == nil)
-                    #expect(expected.contains(truth.state ?? "nil"),
-                            "seed \(seed) family \(family.index) \(family.scenario): \(truth.state ?? "nil")")
+                    #expect(
+                        expected.contains(truth.state ?? "nil"),
+                        "seed \(seed) family \(family.index) \(family.scenario): \(truth.state ?? "nil")"
+                    )
                 }
                 #expect((truth.priorRun != nil) == (family.scenario == .refundThenResubscribeRevokedRow))
-                #expect((family.implausibleValue != nil)
-                    == [.absurdDate, .nearInt64Max, .nulInText].contains(family.scenario))
+                #expect(
+                    (family.implausibleValue != nil)
+                        == [.absurdDate, .nearInt64Max, .nulInText].contains(family.scenario)
+                )
                 let tl = plan.timeline(at: Self.now)
                 switch family.scenario {
                 case .upgraded:
@@ -118,7 +123,10 @@ func temporaryDirectory(_ name: String) -> String {
                     #expect(truth.storedProductID == truth.productID)
                 case .silentRenewal:
                     let stored = plan.timeline(at: family.storedReceiptAt).transactions.count
-                    #expect(stored < tl.transactions.count, "silent renewal must have renewals after the stored receipt")
+                    #expect(
+                        stored < tl.transactions.count,
+                        "silent renewal must have renewals after the stored receipt"
+                    )
                 default: break
                 }
             }
@@ -146,7 +154,9 @@ func temporaryDirectory(_ name: String) -> String {
     }
 
     @Test func exportIsByteIdenticalForTheSameSeedAndDiffersForAnother() throws {
-        let a = temporaryDirectory("a"), b = temporaryDirectory("b"), c = temporaryDirectory("c")
+        let a = temporaryDirectory("a")
+        let b = temporaryDirectory("b")
+        let c = temporaryDirectory("c")
         defer { for d in [a, b, c] { try? FileManager.default.removeItem(atPath: d) } }
         let pop = { (seed: UInt64) in Population(seed: seed, subscriptions: 250, anchor: Self.now) }
         _ = try PopulationExporter(population: pop(11)).export(to: a, now: Self.now)
@@ -171,12 +181,16 @@ func temporaryDirectory(_ name: String) -> String {
         let purchases = try readJSONLines(dir + "/purchases.jsonl")
         let truth = try readJSONLines(dir + "/truth.jsonl")
         #expect(purchases.count == 400 && truth.count == 400)
-        let purchaseKeys: Set = ["user_id", "product_id", "original_transaction_id", "latest_receipt", "expires_at",
-                                 "environment", "bundle_id"]
-        let truthKeys: Set = ["original_transaction_id", "scenario", "environment", "bundle_id", "apple_status",
-                              "expect", "state", "expires_at", "product_id", "auto_renew", "auto_renew_product_id",
-                              "grace_period_expires_at", "transaction_count", "revoked_at", "stored_product_id",
-                              "stored_expires_at", "expires_at_rule", "prior_run"]
+        let purchaseKeys: Set = [
+            "user_id", "product_id", "original_transaction_id", "latest_receipt", "expires_at",
+            "environment", "bundle_id",
+        ]
+        let truthKeys: Set = [
+            "original_transaction_id", "scenario", "environment", "bundle_id", "apple_status",
+            "expect", "state", "expires_at", "product_id", "auto_renew", "auto_renew_product_id",
+            "grace_period_expires_at", "transaction_count", "revoked_at", "stored_product_id",
+            "stored_expires_at", "expires_at_rule", "prior_run",
+        ]
         for row in purchases {
             #expect(Set(row.keys) == purchaseKeys)
             let expires = try #require(row["expires_at"] as? String)
@@ -204,15 +218,19 @@ func temporaryDirectory(_ name: String) -> String {
         }
         #expect(Set(purchases.compactMap { $0["original_transaction_id"] as? String }).count == 400)
         // Long histories are over 100 KB; ordinary receipts a few KB.
-        let longOTIDs = Set(truth.filter { $0["scenario"] as? String == "long_history" }
-            .compactMap { $0["original_transaction_id"] as? String })
+        let longOTIDs = Set(
+            truth.filter { $0["scenario"] as? String == "long_history" }
+                .compactMap { $0["original_transaction_id"] as? String }
+        )
         #expect(!longOTIDs.isEmpty)
         for row in purchases where longOTIDs.contains(row["original_transaction_id"] as? String ?? "") {
             #expect((row["latest_receipt"] as? String ?? "").utf8.count > 100_000)
         }
         // Multi-group families: both rows carry the same receipt.
-        let multi = Set(truth.filter { $0["scenario"] as? String == "multi_group" }
-            .compactMap { $0["original_transaction_id"] as? String })
+        let multi = Set(
+            truth.filter { $0["scenario"] as? String == "multi_group" }
+                .compactMap { $0["original_transaction_id"] as? String }
+        )
         let multiRows = purchases.filter { multi.contains($0["original_transaction_id"] as? String ?? "") }
         let byUser = Dictionary(grouping: multiRows) { $0["user_id"] as? String ?? "" }
         #expect(!byUser.isEmpty && byUser.values.allSatisfy { $0.count == 2 })

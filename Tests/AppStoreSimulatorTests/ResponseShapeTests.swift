@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import AppStoreSimulator
 
 /// Decides a subscription's state from a rendered status-0 response with the documented rules, to
@@ -36,7 +37,9 @@ func nonStringFields(_ value: Any, path: String = "") -> [String] {
     if let d = value as? [String: Any] {
         return d.flatMap { nonStringFields($0.value, path: path + "." + $0.key) }
     }
-    if let a = value as? [Any] { return a.enumerated().flatMap { nonStringFields($0.element, path: path + "[\($0.offset)]") } }
+    if let a = value as? [Any] {
+        return a.enumerated().flatMap { nonStringFields($0.element, path: path + "[\($0.offset)]") }
+    }
     return value is String ? [] : [path]
 }
 
@@ -71,10 +74,12 @@ func nonStringFields(_ value: Any, path: String = "") -> [String] {
                     let target = try #require(plan.timeline(at: now).transactions.max { $0.purchase < $1.purchase })
                     let infos = try #require(json["latest_receipt_info"] as? [[String: Any]])
                     let carrier = try #require(
-                        infos.first { $0["transaction_id"] as? String == String(target.transactionID) })
+                        infos.first { $0["transaction_id"] as? String == String(target.transactionID) }
+                    )
                     #expect(
                         Self.value(bad) == carrier[bad.key] as? String,
-                        "\(family.scenario): \(carrier[bad.key] ?? "absent")")
+                        "\(family.scenario): \(carrier[bad.key] ?? "absent")"
+                    )
                     #expect(infos.filter { Self.value(bad) == $0[bad.key] as? String }.count == 1)
                     continue
                 }
@@ -115,8 +120,13 @@ func nonStringFields(_ value: Any, path: String = "") -> [String] {
                 for plan in family.subscriptions {
                     let t = TruthRecord(family: family, plan: plan, at: now)
                     guard t.expect == .decision else { continue }
-                    let decided = try #require(stateFromResponse(json, otid: String(plan.originalTransactionID), now: now))
-                    #expect(decided.state == t.state, "\(family.scenario): json says \(decided.state), truth \(t.state ?? "nil")")
+                    let decided = try #require(
+                        stateFromResponse(json, otid: String(plan.originalTransactionID), now: now)
+                    )
+                    #expect(
+                        decided.state == t.state,
+                        "\(family.scenario): json says \(decided.state), truth \(t.state ?? "nil")"
+                    )
                     #expect(decided.expires == t.expiresAt)
                 }
                 let renewals = try #require(json["pending_renewal_info"] as? [[String: Any]])
@@ -124,7 +134,9 @@ func nonStringFields(_ value: Any, path: String = "") -> [String] {
                 if family.subscriptions.count == 2 {
                     var firstSeen: [String] = []
                     for t in infos {
-                        if let o = t["original_transaction_id"] as? String, !firstSeen.contains(o) { firstSeen.append(o) }
+                        if let o = t["original_transaction_id"] as? String, !firstSeen.contains(o) {
+                            firstSeen.append(o)
+                        }
                     }
                     #expect(renewals.compactMap { $0["original_transaction_id"] as? String } != firstSeen)
                 }
@@ -140,18 +152,40 @@ func nonStringFields(_ value: Any, path: String = "") -> [String] {
             let (prod, prodReceipt) = try #require(server.storedReceipt(.silentRenewal))
             let (_, sandboxReceipt) = try #require(server.storedReceipt(.sandbox))
             let port = server.port
-            let r21007 = try await TestConnection.once(port: port, .POST, "/verifyReceipt", body: verifyBody(receipt: sandboxReceipt))
+            let r21007 = try await TestConnection.once(
+                port: port,
+                .POST,
+                "/verifyReceipt",
+                body: verifyBody(receipt: sandboxReceipt)
+            )
             #expect(r21007.json?["status"] as? Int == 21007)
-            let r21008 = try await TestConnection.once(port: port, .POST, "/sandbox/verifyReceipt",
-                                                       body: verifyBody(receipt: prodReceipt))
+            let r21008 = try await TestConnection.once(
+                port: port,
+                .POST,
+                "/sandbox/verifyReceipt",
+                body: verifyBody(receipt: prodReceipt)
+            )
             #expect(r21008.json?["status"] as? Int == 21008)
-            let wrong = try await TestConnection.once(port: port, .POST, "/verifyReceipt",
-                                                      body: verifyBody(receipt: prodReceipt, password: "nope"))
+            let wrong = try await TestConnection.once(
+                port: port,
+                .POST,
+                "/verifyReceipt",
+                body: verifyBody(receipt: prodReceipt, password: "nope")
+            )
             #expect(wrong.json?["status"] as? Int == 21004)
-            let missing = try await TestConnection.once(port: port, .POST, "/verifyReceipt",
-                                                        body: verifyBody(receipt: prodReceipt, password: nil))
+            let missing = try await TestConnection.once(
+                port: port,
+                .POST,
+                "/verifyReceipt",
+                body: verifyBody(receipt: prodReceipt, password: nil)
+            )
             #expect(missing.json?["status"] as? Int == 21004)
-            let empty = try await TestConnection.once(port: port, .POST, "/verifyReceipt", body: verifyBody(receipt: ""))
+            let empty = try await TestConnection.once(
+                port: port,
+                .POST,
+                "/verifyReceipt",
+                body: verifyBody(receipt: "")
+            )
             #expect(empty.json?["status"] as? Int == 21002)
             let notJSON = try await TestConnection.once(port: port, .POST, "/verifyReceipt", body: Array("hello".utf8))
             #expect(notJSON.json?["status"] as? Int == 21000)
@@ -159,13 +193,26 @@ func nonStringFields(_ value: Any, path: String = "") -> [String] {
             #expect(get.json?["status"] as? Int == 21000)
             var tamperedBytes = Array(prodReceipt.utf8)
             tamperedBytes[200] = tamperedBytes[200] == 65 ? 66 : 65
-            let tampered = try await TestConnection.once(port: port, .POST, "/verifyReceipt",
-                                                         body: verifyBody(receipt: String(decoding: tamperedBytes, as: UTF8.self)))
+            let tampered = try await TestConnection.once(
+                port: port,
+                .POST,
+                "/verifyReceipt",
+                body: verifyBody(receipt: String(decoding: tamperedBytes, as: UTF8.self))
+            )
             #expect(tampered.json?["status"] as? Int == 21003)
 
-            let all = try await TestConnection.once(port: port, .POST, "/verifyReceipt", body: verifyBody(receipt: prodReceipt))
-            let latestOnly = try await TestConnection.once(port: port, .POST, "/verifyReceipt",
-                                                           body: verifyBody(receipt: prodReceipt, excludeOld: true))
+            let all = try await TestConnection.once(
+                port: port,
+                .POST,
+                "/verifyReceipt",
+                body: verifyBody(receipt: prodReceipt)
+            )
+            let latestOnly = try await TestConnection.once(
+                port: port,
+                .POST,
+                "/verifyReceipt",
+                body: verifyBody(receipt: prodReceipt, excludeOld: true)
+            )
             let allInfos = try #require(all.json?["latest_receipt_info"] as? [[String: Any]])
             let oneInfo = try #require(latestOnly.json?["latest_receipt_info"] as? [[String: Any]])
             #expect(allInfos.count > 1 && oneInfo.count == prod.subscriptions.count)
@@ -174,7 +221,12 @@ func nonStringFields(_ value: Any, path: String = "") -> [String] {
 
             // The receipt Apple returned is accepted next time and grows again.
             let next = try #require(all.json?["latest_receipt"] as? String)
-            let again = try await TestConnection.once(port: port, .POST, "/verifyReceipt", body: verifyBody(receipt: next))
+            let again = try await TestConnection.once(
+                port: port,
+                .POST,
+                "/verifyReceipt",
+                body: verifyBody(receipt: next)
+            )
             #expect(again.json?["status"] as? Int == 0)
             #expect(((again.json?["latest_receipt"] as? String)?.utf8.count ?? 0) > next.utf8.count)
 

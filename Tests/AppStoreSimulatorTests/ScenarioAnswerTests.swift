@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import AppStoreSimulator
 
 /// The answers of the scenarios added for the corrected rules (upgrade without a cancellation date, refund
@@ -10,14 +11,20 @@ import Testing
 
     /// Verifies the stored receipt of every family of `scenario` (at most `limit`); returns (family, answer).
     private func answers(
-        _ server: SimulatorServer, _ scenario: Scenario, limit: Int = 4, excludeOld: Bool? = nil
+        _ server: SimulatorServer,
+        _ scenario: Scenario,
+        limit: Int = 4,
+        excludeOld: Bool? = nil
     ) async throws -> [(ReceiptFamily, TestResponse)] {
         var result: [(ReceiptFamily, TestResponse)] = []
         for family in server.population.families where family.scenario == scenario {
             let receipt = server.service.renderer.storedReceipt(family)
             let response = try await TestConnection.once(
-                port: server.port, .POST, server.path(for: family),
-                body: verifyBody(receipt: receipt, excludeOld: excludeOld))
+                port: server.port,
+                .POST,
+                server.path(for: family),
+                body: verifyBody(receipt: receipt, excludeOld: excludeOld)
+            )
             result.append((family, response))
             if result.count == limit { break }
         }
@@ -75,8 +82,10 @@ import Testing
                     #expect(monthly.allSatisfy { (Int64($0["purchase_date_ms"] as? String ?? "") ?? 0) > refundAt })
                     let current = try #require(monthly.last)
                     #expect((Int64(current["expires_date_ms"] as? String ?? "") ?? 0) > Self.now)
-                    #expect(Int64(refunded[0]["expires_date_ms"] as? String ?? "") ?? 0
-                        > Int64(current["expires_date_ms"] as? String ?? "") ?? .max)
+                    #expect(
+                        Int64(refunded[0]["expires_date_ms"] as? String ?? "") ?? 0
+                            > Int64(current["expires_date_ms"] as? String ?? "") ?? .max
+                    )
                     let renewal = try #require((response.json?["pending_renewal_info"] as? [[String: Any]])?.first)
                     #expect(renewal["auto_renew_status"] as? String == "1")
                     #expect((renewal["auto_renew_product_id"] as? String)?.hasSuffix(".pro.monthly") == true)
@@ -174,8 +183,12 @@ import Testing
             let renderer = ResponseRenderer(population: pop)
             return pop.families.filter { scenarios.contains($0.scenario) }.map { family in
                 let token = ReceiptToken(
-                    familyIndex: UInt32(family.index), originalTransactionID: family.primaryOriginalTransactionID,
-                    sandbox: family.sandbox, createdAt: family.storedReceiptAt, issueSequence: 1)
+                    familyIndex: UInt32(family.index),
+                    originalTransactionID: family.primaryOriginalTransactionID,
+                    sandbox: family.sandbox,
+                    createdAt: family.storedReceiptAt,
+                    issueSequence: 1
+                )
                 return renderer.renderSuccess(family: family, token: token, now: Self.now, excludeOld: false)
                     + TruthRecord(family: family, plan: family.subscriptions[0], at: Self.now).jsonLine()
             }

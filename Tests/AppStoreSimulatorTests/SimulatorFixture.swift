@@ -1,9 +1,12 @@
 import Foundation
+
 @testable import AppStoreSimulator
 
 /// Starts an in-process simulator on 127.0.0.1 port 0, runs the body, shuts it down.
 func withSimulator<T>(
-    seed: UInt64 = 21, subscriptions: Int = 300, now: Int64? = PopulationTests.now,
+    seed: UInt64 = 21,
+    subscriptions: Int = 300,
+    now: Int64? = PopulationTests.now,
     configure: (inout SimulatorConfiguration) -> Void = { _ in },
     _ body: (SimulatorServer) async throws -> T
 ) async throws -> T {

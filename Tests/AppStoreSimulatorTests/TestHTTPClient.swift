@@ -107,7 +107,12 @@ struct TestConnection: Sendable {
     }
 
     /// One request on a fresh connection.
-    static func once(port: Int, _ method: HTTPMethod = .POST, _ path: String, body: [UInt8]? = nil) async throws
+    static func once(
+        port: Int,
+        _ method: HTTPMethod = .POST,
+        _ path: String,
+        body: [UInt8]? = nil
+    ) async throws
         -> TestResponse
     {
         let c = try await connect(port: port)

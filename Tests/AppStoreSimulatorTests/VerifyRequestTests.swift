@@ -1,15 +1,18 @@
 import Testing
+
 @testable import AppStoreSimulator
 
 @Suite struct VerifyRequestTests {
     @Test func readsFieldsInAnyOrderWithEscapedSlashes() throws {
-        let body = Array("""
+        let body = Array(
+            """
              { "exclude-old-transactions" : true ,
                "extra": {"nested": [1, 2.5e3, null, "x\\"y"]},
                "password":"s3cr\\u0065t",
                "receipt-data" : "ab\\/cd+=="
              }
-            """.utf8)
+            """.utf8
+        )
         let r = try #require(VerifyRequest.parse(body))
         #expect(r.receiptData == Array("ab/cd+==".utf8))
         #expect(r.password == Array("s3cret".utf8))
@@ -17,7 +20,9 @@ import Testing
     }
 
     @Test func excludeOldAcceptsStringsAndDefaultsToFalse() throws {
-        let a = try #require(VerifyRequest.parse(Array(#"{"receipt-data":"x","exclude-old-transactions":"true"}"#.utf8)))
+        let a = try #require(
+            VerifyRequest.parse(Array(#"{"receipt-data":"x","exclude-old-transactions":"true"}"#.utf8))
+        )
         #expect(a.excludeOldTransactions)
         let b = try #require(VerifyRequest.parse(Array(#"{"receipt-data":"x"}"#.utf8)))
         #expect(!b.excludeOldTransactions)

@@ -27,7 +27,8 @@ import Testing
     @Test func yearsBeyondFourDigitsAndAbsurdInstantsNeverTrap() {
         let lastSecondPostgresStores = CivilDate.days(year: 294_276, month: 12, day: 31) * 86_400 + 86_399
         #expect(
-            RFC3339.string(Date(timeIntervalSince1970: Double(lastSecondPostgresStores))) == "294276-12-31T23:59:59Z")
+            RFC3339.string(Date(timeIntervalSince1970: Double(lastSecondPostgresStores))) == "294276-12-31T23:59:59Z"
+        )
         #expect(RFC3339.string(Date(timeIntervalSince1970: Double(Int64.max))) == "out-of-range")
         #expect(RFC3339.string(Date(timeIntervalSince1970: -.infinity)) == "out-of-range")
         #expect(RFC3339.string(nil) == "")
@@ -65,6 +66,7 @@ import Testing
         }
         #expect(
             RFC3339.parseStrict("2024-05-01T12:00:00")
-                == .failure(.init(reason: "no time zone offset (add Z or ±hh:mm)")))
+                == .failure(.init(reason: "no time zone offset (add Z or ±hh:mm)"))
+        )
     }
 }

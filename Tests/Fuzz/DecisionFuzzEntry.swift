@@ -107,7 +107,8 @@ private func response(_ c: inout Choices) -> JSONValue {
     if let bundle = field(&c, usual: .string("com.example.reader")) { receipt["bundle_id"] = bundle }
     members["receipt"] = .object(receipt)
     var pending: [String: JSONValue] = ["original_transaction_id": .string("1000000811111111")]
-    for key in ["auto_renew_status", "expiration_intent", "is_in_billing_retry_period", "grace_period_expires_date_ms"] {
+    for key in ["auto_renew_status", "expiration_intent", "is_in_billing_retry_period", "grace_period_expires_date_ms"]
+    {
         if let value = field(&c, usual: .string(key == "grace_period_expires_date_ms" ? "1717300000000" : "1")) {
             pending[key] = value
         }
@@ -129,17 +130,27 @@ public func decisionFuzzTestOneInput(_ data: UnsafePointer<UInt8>?, _ size: Int)
     let bytes = Array(body.utf8)
 
     _ = VerifyClassifier.classify(
-        transportFailure: nil, httpStatus: 200, headers: [:], body: bytes, requestedEnvironment: .production,
-        now: decisionFuzzNow)
+        transportFailure: nil,
+        httpStatus: 200,
+        headers: [:],
+        body: bytes,
+        requestedEnvironment: .production,
+        now: decisionFuzzNow
+    )
     // Stored rows hold anything PostgreSQL can (timestamptz reaches the year 294276).
     let storedExpiries: [Date?] = [
-        nil, decisionFuzzNow, Date(timeIntervalSince1970: 9_224_318_015_999), Date(timeIntervalSince1970: -210_866_803_200),
+        nil, decisionFuzzNow, Date(timeIntervalSince1970: 9_224_318_015_999),
+        Date(timeIntervalSince1970: -210_866_803_200),
         Date(timeIntervalSince1970: Double(choices.raw64()) / 1000),
     ]
     for storedExpiry in storedExpiries {
         let stored = StoredSubscription(
-            originalTransactionId: "1000000811111111", userId: "u", productId: "com.example.reader.monthly",
-            expiresAt: storedExpiry, state: .active)
+            originalTransactionId: "1000000811111111",
+            userId: "u",
+            productId: "com.example.reader.monthly",
+            expiresAt: storedExpiry,
+            state: .active
+        )
         let ended = DecisionEngine.accountNotFound(stored: stored, now: decisionFuzzNow, environment: nil)
         decisionCheck(ended.state == .expired && !ended.isEntitled, "21010 left an entitlement")
         if let expiry = storedExpiry { _ = RFC3339.string(expiry) }
@@ -147,21 +158,31 @@ public func decisionFuzzTestOneInput(_ data: UnsafePointer<UInt8>?, _ size: Int)
     guard let parsed = try? VerifyReceiptResponse.parse(bytes) else { return 0 }
     // What the parser accepts is within the bounds: every date, integer and text the engine may store.
     for transaction in parsed.subscriptionTransactions {
-        for date in [transaction.purchaseDate, transaction.expiresDate, transaction.cancellationDate].compactMap({ $0 }) {
+        for date in [transaction.purchaseDate, transaction.expiresDate, transaction.cancellationDate].compactMap({ $0 })
+        {
             let ms = date.timeIntervalSince1970 * 1000
             decisionCheck(
                 ms >= Double(ValueBounds.earliestMilliseconds) && ms < Double(ValueBounds.latestMilliseconds),
-                "a date outside the bounds was accepted")
+                "a date outside the bounds was accepted"
+            )
         }
         decisionCheck(!transaction.productId.utf8.contains(0), "a NUL character was accepted")
         decisionCheck(transaction.productId.utf8.count <= ValueBounds.maxTextLength, "an over-long text was accepted")
     }
     for storedExpiry in storedExpiries {
         let stored = StoredSubscription(
-            originalTransactionId: "1000000811111111", userId: "u", productId: "com.example.reader.monthly",
-            expiresAt: storedExpiry, state: .active)
+            originalTransactionId: "1000000811111111",
+            userId: "u",
+            productId: "com.example.reader.monthly",
+            expiresAt: storedExpiry,
+            state: .active
+        )
         let decision = DecisionEngine.decide(
-            stored: stored, response: parsed, now: decisionFuzzNow, bundleId: "com.example.reader")
+            stored: stored,
+            response: parsed,
+            now: decisionFuzzNow,
+            bundleId: "com.example.reader"
+        )
         if let before = storedExpiry, let after = decision.expiresAt, after < before,
             !DecisionEngine.sameInstant(after, before)
         {

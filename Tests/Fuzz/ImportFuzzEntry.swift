@@ -40,8 +40,11 @@ public func importFuzzTestOneInput(_ data: UnsafePointer<UInt8>?, _ size: Int) -
 
     do {
         let parser = try ImportParser(
-            fileHandle: handle, name: "fuzz-input", format: format,
-            options: ImportParser.Options(maxRecordBytes: maxRecordBytes, chunkSize: chunkSize))
+            fileHandle: handle,
+            name: "fuzz-input",
+            format: format,
+            options: ImportParser.Options(maxRecordBytes: maxRecordBytes, chunkSize: chunkSize)
+        )
         // Invariants (a violation traps, so libFuzzer records the input): line numbers start at 1 and never
         // go back; a record that validated has its required fields; an id is accepted at most once.
         var count = 0
@@ -52,10 +55,14 @@ public func importFuzzTestOneInput(_ data: UnsafePointer<UInt8>?, _ size: Int) -
             switch result {
             case .success(let record):
                 line = record.line
-                check(!record.userID.isEmpty && !record.productID.isEmpty && !record.latestReceipt.isEmpty,
-                      "an accepted record has an empty required field")
-                check(!record.originalTransactionID.unicodeScalars.contains { $0.properties.isWhitespace },
-                      "an accepted id contains whitespace")
+                check(
+                    !record.userID.isEmpty && !record.productID.isEmpty && !record.latestReceipt.isEmpty,
+                    "an accepted record has an empty required field"
+                )
+                check(
+                    !record.originalTransactionID.unicodeScalars.contains { $0.properties.isWhitespace },
+                    "an accepted id contains whitespace"
+                )
                 check(accepted.insert(record.originalTransactionID).inserted, "a duplicate id was accepted")
             case .failure(let error):
                 line = error.line

@@ -16,8 +16,13 @@ public func receiptFuzzTestOneInput(_ data: UnsafePointer<UInt8>?, _ size: Int) 
     let firstLine = String(decoding: bytes.prefix { $0 != 0x0A }.prefix(64), as: UTF8.self)
     for httpStatus in [200, 429, 503] {
         _ = VerifyClassifier.classify(
-            transportFailure: nil, httpStatus: httpStatus, headers: ["retry-after": firstLine], body: bytes,
-            requestedEnvironment: size % 2 == 0 ? .production : .sandbox, now: fuzzNow)
+            transportFailure: nil,
+            httpStatus: httpStatus,
+            headers: ["retry-after": firstLine],
+            body: bytes,
+            requestedEnvironment: size % 2 == 0 ? .production : .sandbox,
+            now: fuzzNow
+        )
     }
     _ = RetryAfter.earliest(firstLine, now: fuzzNow)
 
@@ -37,14 +42,27 @@ public func receiptFuzzTestOneInput(_ data: UnsafePointer<UInt8>?, _ size: Int) 
         for bundle in [nil, response.receipt?.bundleId, "com.example.reader"] {
             for storedExpiry in storedExpiries {
                 let stored = StoredSubscription(
-                    originalTransactionId: otid, userId: "u", productId: "p", bundleId: nil,
-                    environment: nil, expiresAt: storedExpiry, state: storedExpiry == nil ? nil : .active)
+                    originalTransactionId: otid,
+                    userId: "u",
+                    productId: "p",
+                    bundleId: nil,
+                    environment: nil,
+                    expiresAt: storedExpiry,
+                    state: storedExpiry == nil ? nil : .active
+                )
                 let decision = DecisionEngine.decide(stored: stored, response: response, now: fuzzNow, bundleId: bundle)
                 check(
-                    DecisionEngine.decide(stored: stored, response: response, now: fuzzNow, bundleId: bundle) == decision,
-                    "decide is not deterministic")
+                    DecisionEngine.decide(stored: stored, response: response, now: fuzzNow, bundleId: bundle)
+                        == decision,
+                    "decide is not deterministic"
+                )
                 checkInvariants(
-                    decision, stored: stored, response: response, bundle: bundle, absent: !mentioned.contains(otid))
+                    decision,
+                    stored: stored,
+                    response: response,
+                    bundle: bundle,
+                    absent: !mentioned.contains(otid)
+                )
             }
         }
     }
@@ -53,7 +71,11 @@ public func receiptFuzzTestOneInput(_ data: UnsafePointer<UInt8>?, _ size: Int) 
 
 /// The rules of docs/decision-rules.md that must hold for any response.
 private func checkInvariants(
-    _ decision: Decision, stored: StoredSubscription, response: VerifyReceiptResponse, bundle: String?, absent: Bool
+    _ decision: Decision,
+    stored: StoredSubscription,
+    response: VerifyReceiptResponse,
+    bundle: String?,
+    absent: Bool
 ) {
     if decision.outcome == .rejected {
         check(decision.rejectReason != nil, "a rejection without a reason")

@@ -1,7 +1,7 @@
 import Foundation
 import Postgres
-import Testing
 import TestSupport
+import Testing
 
 // Postgres module API summary (the signatures other targets are written against):
 //
@@ -49,23 +49,28 @@ import TestSupport
               expires_at timestamptz,
               price numeric(10,2),
               active boolean NOT NULL DEFAULT false)
-            """)
+            """
+        )
         let ids = (1...250).map { String(format: "1000%08d", $0) }
         let expiries = ids.indices.map { Date(timeIntervalSince1970: 1_700_000_000 + Double($0) * 86_400) }
-        let params: [PostgresValue] = [.textArray(ids), .array(expiries.map(PostgresValue.date), typeOID: PostgresTypeOID.timestamptzArray)]
+        let params: [PostgresValue] = [
+            .textArray(ids), .array(expiries.map(PostgresValue.date), typeOID: PostgresTypeOID.timestamptzArray),
+        ]
         let written = try conn.transaction { tx in
             try tx.execute(
                 """
                 INSERT INTO subscriptions (original_transaction_id, expires_at)
                 SELECT * FROM unnest($1::text[], $2::timestamptz[])
                 ON CONFLICT (original_transaction_id) DO UPDATE SET expires_at = EXCLUDED.expires_at
-                """, params
+                """,
+                params
             ).rowsAffected
         }
         #expect(written == 250)
         let updated = try conn.execute(
             "UPDATE subscriptions SET active = true, price = $2 WHERE expires_at > $1",
-            [Date(timeIntervalSince1970: 1_700_000_000 + 200 * 86_400), Decimal(string: "9.99")])
+            [Date(timeIntervalSince1970: 1_700_000_000 + 200 * 86_400), Decimal(string: "9.99")]
+        )
         #expect(updated.rowsAffected == 49)
 
         var after = ""
@@ -74,7 +79,9 @@ import TestSupport
         while true {
             let page = try conn.query(
                 "SELECT original_transaction_id, expires_at, price, active FROM subscriptions "
-                    + "WHERE original_transaction_id > $1 ORDER BY original_transaction_id LIMIT $2", [after, 100])
+                    + "WHERE original_transaction_id > $1 ORDER BY original_transaction_id LIMIT $2",
+                [after, 100]
+            )
             guard let last = page.last else { break }
             for row in page {
                 let expires: Date? = try row.decode("expires_at")

@@ -5,23 +5,27 @@ import Testing
 
 /// Pure parsing/formatting of PostgreSQL's ISO timestamps: no database.
 @Suite struct DateCodecTests {
-    @Test(arguments: [
-        ("2024-06-01 12:00:00+00", 1_717_243_200_000_000),
-        ("2024-06-01 12:00:00.5+00", 1_717_243_200_500_000),
-        ("2024-06-01 17:30:00.000001+05:30", 1_717_243_200_000_001),
-        ("2024-06-01 08:29:45-03:30:15", 1_717_243_200_000_000),
-        ("2024-06-01T12:00:00Z", 1_717_243_200_000_000),
-        ("2024-06-01 12:00:00", 1_717_243_200_000_000),
-        ("1970-01-01", 0),
-        ("1969-12-31 23:59:59.999999+00", -1),
-        ("0001-01-01 00:00:00+00", -62_135_596_800_000_000),
-    ] as [(String, Int64)])
+    @Test(
+        arguments: [
+            ("2024-06-01 12:00:00+00", 1_717_243_200_000_000),
+            ("2024-06-01 12:00:00.5+00", 1_717_243_200_500_000),
+            ("2024-06-01 17:30:00.000001+05:30", 1_717_243_200_000_001),
+            ("2024-06-01 08:29:45-03:30:15", 1_717_243_200_000_000),
+            ("2024-06-01T12:00:00Z", 1_717_243_200_000_000),
+            ("2024-06-01 12:00:00", 1_717_243_200_000_000),
+            ("1970-01-01", 0),
+            ("1969-12-31 23:59:59.999999+00", -1),
+            ("0001-01-01 00:00:00+00", -62_135_596_800_000_000),
+        ] as [(String, Int64)]
+    )
     func parses(_ text: String, _ micros: Int64) throws {
         let date = try #require(PostgresDateCodec.parse(text))
         #expect(Int64((date.timeIntervalSince1970 * 1_000_000).rounded()) == micros)
     }
 
-    @Test(arguments: ["", "2024-13-01", "2024-06-01 12:00", "2024-06-01 12:00:00+", "yesterday", "2024-06-01 12:00:00+00 junk"])
+    @Test(arguments: [
+        "", "2024-13-01", "2024-06-01 12:00", "2024-06-01 12:00:00+", "yesterday", "2024-06-01 12:00:00+00 junk",
+    ])
     func rejects(_ text: String) {
         #expect(PostgresDateCodec.parse(text) == nil)
     }
@@ -41,12 +45,14 @@ import Testing
         #expect(PostgresDateCodec.parse("-infinity") == .distantPast)
     }
 
-    @Test(arguments: [
-        ("{}", [] as [String?]),
-        ("{a,b}", ["a", "b"]),
-        (#"{"a b","c\"d","e\\f",NULL,"NULL"}"#, ["a b", "c\"d", "e\\f", nil, "NULL"]),
-        ("[0:1]={x,y}", ["x", "y"]),
-    ] as [(String, [String?])])
+    @Test(
+        arguments: [
+            ("{}", [] as [String?]),
+            ("{a,b}", ["a", "b"]),
+            (#"{"a b","c\"d","e\\f",NULL,"NULL"}"#, ["a b", "c\"d", "e\\f", nil, "NULL"]),
+            ("[0:1]={x,y}", ["x", "y"]),
+        ] as [(String, [String?])]
+    )
     func arrayLiterals(_ text: String, _ expected: [String?]) {
         #expect(PostgresArrayLiteral.parse(text) == expected)
     }

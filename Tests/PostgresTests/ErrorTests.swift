@@ -1,7 +1,7 @@
 import Foundation
 import Postgres
-import Testing
 import TestSupport
+import Testing
 
 @Suite struct ErrorTests {
     @Test func uniqueViolationSurfacesSQLState() throws {
@@ -49,7 +49,10 @@ import TestSupport
 
     @Test(arguments: [
         ("postgresql://app:hunter2@db:5432/rr", "postgresql://app:***@db:5432/rr"),
-        ("postgres://app:hunter2@db/rr?sslmode=require&password=hunter2", "postgres://app:***@db/rr?sslmode=require&password=***"),
+        (
+            "postgres://app:hunter2@db/rr?sslmode=require&password=hunter2",
+            "postgres://app:***@db/rr?sslmode=require&password=***"
+        ),
         ("postgresql://app@db/rr", "postgresql://app@db/rr"),
         ("host=db user=app password=hunter2 dbname=rr", "host=db user=app password=*** dbname=rr"),
         ("host=db password = 'hun ter\\'2' dbname=rr", "host=db password=*** dbname=rr"),
@@ -63,10 +66,13 @@ import TestSupport
     @Test func replacingDatabase() {
         #expect(
             PostgresConnectionString.replacingDatabase(in: "postgresql://u:p@h:5/old?sslmode=disable", with: "new")
-                == "postgresql://u:p@h:5/new?sslmode=disable")
+                == "postgresql://u:p@h:5/new?sslmode=disable"
+        )
         #expect(PostgresConnectionString.replacingDatabase(in: "postgresql://h", with: "new") == "postgresql://h/new")
         #expect(
-            PostgresConnectionString.replacingDatabase(in: "host=h dbname=old", with: "new") == "host=h dbname=old dbname=new")
+            PostgresConnectionString.replacingDatabase(in: "host=h dbname=old", with: "new")
+                == "host=h dbname=old dbname=new"
+        )
     }
 
     @Test func concurrentUseIsRefusedNotCorrupting() async throws {
@@ -89,7 +95,10 @@ import TestSupport
                 }
             }
             var total = (ok: 0, refused: 0)
-            for await outcome in group { total.ok += outcome.ok; total.refused += outcome.refused }
+            for await outcome in group {
+                total.ok += outcome.ok
+                total.refused += outcome.refused
+            }
             return total
         }
         #expect(outcomes.ok + outcomes.refused == 400)

@@ -1,7 +1,7 @@
 import Foundation
 import Postgres
-import Testing
 import TestSupport
+import Testing
 
 /// Values go through real parameters and come back unchanged.
 @Suite struct RoundTripTests {
@@ -34,7 +34,9 @@ import TestSupport
 
     @Test func nullsDecodeAsOptionalsAndFailAsNonOptionals() throws {
         let missing: String? = nil
-        let row = try #require(try conn.queryFirst("SELECT $1::text AS a, $2::int AS b, NULL::timestamptz AS c", [missing, nil]))
+        let row = try #require(
+            try conn.queryFirst("SELECT $1::text AS a, $2::int AS b, NULL::timestamptz AS c", [missing, nil])
+        )
         #expect(try row.decode("a", as: String?.self) == nil)
         #expect(try row.decode("b", as: Int?.self) == nil)
         #expect(try row.decode("c", as: Date?.self) == nil)
@@ -74,7 +76,8 @@ import TestSupport
 
     @Test func timestampWithoutTimeZoneAndDateDecodeAsUTC() throws {
         let row = try #require(
-            try conn.queryFirst("SELECT '2024-02-29 23:59:59.5'::timestamp AS ts, '2024-03-01'::date AS d"))
+            try conn.queryFirst("SELECT '2024-02-29 23:59:59.5'::timestamp AS ts, '2024-03-01'::date AS d")
+        )
         #expect(try row.decode("ts", as: Date.self).timeIntervalSince1970 == 1_709_251_199.5)
         #expect(try row.decode("d", as: Date.self).timeIntervalSince1970 == 1_709_251_200)
     }
@@ -84,7 +87,9 @@ import TestSupport
             try conn.queryFirst(
                 "SELECT 9223372036854775807::bigint AS big, -42::int AS i, true AS t, false AS f, "
                     + "0.1::float8 AS d, 12345678901234567890.123456789::numeric AS n, $1::float8 AS p, $2::numeric AS q",
-                [Double.pi, Decimal(string: "0.000001")]))
+                [Double.pi, Decimal(string: "0.000001")]
+            )
+        )
         #expect(try row.decode("big", as: Int64.self) == Int64.max)
         #expect(try row.decode("i", as: Int.self) == -42)
         #expect(try row.decode("t", as: Bool.self) == true)
@@ -111,14 +116,20 @@ import TestSupport
         let ids = ["a", "b'c", "d\"e", "f\\g", "h,i", "NULL", "{}", "x y"]
         let numbers: [Int64] = [1, 2, 3, 4, 5, 6, 7, 8]
         let inserted = try conn.execute(
-            "INSERT INTO subs SELECT * FROM unnest($1::text[], $2::bigint[])", [ids, numbers])
+            "INSERT INTO subs SELECT * FROM unnest($1::text[], $2::bigint[])",
+            [ids, numbers]
+        )
         #expect(inserted.rowsAffected == ids.count)
         let rows = try conn.query("SELECT id, n FROM subs WHERE id = ANY($1) ORDER BY n", [ids])
         #expect(try rows.map { try $0.decode("id", as: String.self) } == ids)
-        let agg = try #require(try conn.queryFirst("SELECT array_agg(id ORDER BY n) AS ids, array_agg(n ORDER BY n) AS ns FROM subs"))
+        let agg = try #require(
+            try conn.queryFirst("SELECT array_agg(id ORDER BY n) AS ids, array_agg(n ORDER BY n) AS ns FROM subs")
+        )
         #expect(try agg.decode("ids", as: [String].self) == ids)
         #expect(try agg.decode("ns", as: [Int64].self) == numbers)
-        let withNull = try #require(try conn.queryFirst("SELECT $1::text[] AS a", [PostgresValue.textArray(["x", nil])]))
+        let withNull = try #require(
+            try conn.queryFirst("SELECT $1::text[] AS a", [PostgresValue.textArray(["x", nil])])
+        )
         #expect(try withNull.decode("a", as: [String?].self) == ["x", nil])
     }
 

@@ -1,7 +1,7 @@
 import Foundation
 import Postgres
-import Testing
 import TestSupport
+import Testing
 
 @Suite struct ThrowawayPostgresTests {
     @Test func startsOnTCPAndSocketAndStopRemovesDirectory() throws {

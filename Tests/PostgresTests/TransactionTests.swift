@@ -1,7 +1,7 @@
 import Foundation
 import Postgres
-import Testing
 import TestSupport
+import Testing
 
 @Suite struct TransactionTests {
     struct Boom: Error {}

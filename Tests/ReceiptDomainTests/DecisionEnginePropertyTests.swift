@@ -64,19 +64,26 @@ import Testing
             let expires = randomInstant(&rng)
             others.append(
                 ReceiptTransaction(
-                    transactionId: "20000009\(index)", originalTransactionId: "2000000922222222",
-                    productId: "com.example.reader.video", purchaseDate: date(expires - 30 * day),
-                    expiresDate: date(expires)))
+                    transactionId: "20000009\(index)",
+                    originalTransactionId: "2000000922222222",
+                    productId: "com.example.reader.video",
+                    purchaseDate: date(expires - 30 * day),
+                    expiresDate: date(expires)
+                )
+            )
         }
         var pending: [PendingRenewalInfo] = []
         if Int.random(in: 0..<5, using: &rng) > 0 {
             pending.append(
                 PendingRenewalInfo(
-                    originalTransactionId: otid, autoRenewProductId: products[Int.random(in: 0..<3, using: &rng)],
+                    originalTransactionId: otid,
+                    autoRenewProductId: products[Int.random(in: 0..<3, using: &rng)],
                     autoRenewStatus: Bool.random(using: &rng),
                     expirationIntent: Bool.random(using: &rng) ? Int.random(in: 1...5, using: &rng) : nil,
                     isInBillingRetryPeriod: Bool.random(using: &rng),
-                    gracePeriodExpiresDate: Bool.random(using: &rng) ? date(randomInstant(&rng)) : nil))
+                    gracePeriodExpiresDate: Bool.random(using: &rng) ? date(randomInstant(&rng)) : nil
+                )
+            )
         }
         pending.append(PendingRenewalInfo(originalTransactionId: "2000000922222222", autoRenewStatus: true))
         pending.shuffle(using: &rng)
@@ -109,10 +116,18 @@ import Testing
     @Test func engineInvariantsHoldForRandomCases() {
         var rng = SplitMix64(seed: 0x5EED_2024_0601)
         let now = Self.date(Self.nowMs)
-        var revokedSeen = 0, activeSeen = 0, rejectedSeen = 0, backwardsSeen = 0
+        var revokedSeen = 0
+        var activeSeen = 0
+        var rejectedSeen = 0
+        var backwardsSeen = 0
         for caseNumber in 0..<4000 {
             let sample = Self.randomCase(&rng)
-            let decision = DecisionEngine.decide(stored: sample.stored, response: sample.response, now: now, bundleId: Self.bundle)
+            let decision = DecisionEngine.decide(
+                stored: sample.stored,
+                response: sample.response,
+                now: now,
+                bundleId: Self.bundle
+            )
             let label = "case \(caseNumber)"
 
             // A move backwards is always recorded with its reason, and only a real move is flagged.
@@ -120,7 +135,10 @@ import Testing
                 !DecisionEngine.sameInstant(after, before)
             {
                 #expect(decision.expiryMovedBackwards, "\(label): silent backwards move")
-                #expect(decision.expiryMovedBackwardsReason?.isEmpty == false, "\(label): backwards move without a reason")
+                #expect(
+                    decision.expiryMovedBackwardsReason?.isEmpty == false,
+                    "\(label): backwards move without a reason"
+                )
                 backwardsSeen += 1
             } else {
                 #expect(!decision.expiryMovedBackwards, "\(label): flagged backwards without moving back")
@@ -164,11 +182,16 @@ import Testing
                 otherStored.productId = "com.example.reader.lifetime"
                 otherStored.state = .active
                 let fromOther = DecisionEngine.decide(
-                    stored: otherStored, response: sample.response, now: now, bundleId: Self.bundle)
+                    stored: otherStored,
+                    response: sample.response,
+                    now: now,
+                    bundleId: Self.bundle
+                )
                 #expect(
                     fromOther.state == decision.state && fromOther.expiresAt == decision.expiresAt
                         && fromOther.productId == decision.productId,
-                    "\(label): the stored row changed Apple's verdict")
+                    "\(label): the stored row changed Apple's verdict"
+                )
             }
             if decision.state == .revoked { revokedSeen += 1 }
             // Active means strictly after now.
@@ -187,7 +210,12 @@ import Testing
             shuffled.latestReceiptInfo?.shuffle(using: &rng)
             shuffled.receipt?.inApp.shuffle(using: &rng)
             shuffled.pendingRenewalInfo.shuffle(using: &rng)
-            let again = DecisionEngine.decide(stored: sample.stored, response: shuffled, now: now, bundleId: Self.bundle)
+            let again = DecisionEngine.decide(
+                stored: sample.stored,
+                response: shuffled,
+                now: now,
+                bundleId: Self.bundle
+            )
             #expect(again == decision, "\(label): decision depends on array order")
         }
         // The generator must actually reach the interesting regions.

@@ -14,19 +14,31 @@ import Testing
     let now = Date(timeIntervalSince1970: 1_717_200_000)
 
     func explain(
-        _ file: String, otid: String? = nil, bundle: String? = "com.example.reader",
+        _ file: String,
+        otid: String? = nil,
+        bundle: String? = "com.example.reader",
         environment: AppleEnvironment? = .production
     ) throws -> ExplainReport {
         try ExplainReport.build(
-            body: try Scenario.fixtureBytes(file), sourceName: file, originalTransactionId: otid, bundleId: bundle,
-            now: now, environment: environment)
+            body: try Scenario.fixtureBytes(file),
+            sourceName: file,
+            originalTransactionId: otid,
+            bundleId: bundle,
+            now: now,
+            environment: environment
+        )
     }
 
     func explainError(_ body: String, source: String = "resp.json") -> ExplainError? {
         do {
             _ = try ExplainReport.build(
-                body: Array(body.utf8), sourceName: source, originalTransactionId: nil, bundleId: nil, now: now,
-                environment: nil)
+                body: Array(body.utf8),
+                sourceName: source,
+                originalTransactionId: nil,
+                bundleId: nil,
+                now: now,
+                environment: nil
+            )
             return nil
         } catch {
             return error
@@ -104,8 +116,13 @@ import Testing
              "original_transaction_id": "9", "product_id": "p", "expires_date_ms": "1717286400250"}]}
             """#
         let report = try ExplainReport.build(
-            body: Array(body.utf8), sourceName: "ms.json", originalTransactionId: nil, bundleId: "b", now: now,
-            environment: nil)
+            body: Array(body.utf8),
+            sourceName: "ms.json",
+            originalTransactionId: nil,
+            bundleId: "b",
+            now: now,
+            environment: nil
+        )
         let parsed = try Self.decode(report.jsonString())
         #expect(parsed["expires_at"] == .string("2024-06-02T00:00:00.250Z"))
         #expect(parsed["environment"] == .null)
@@ -128,7 +145,8 @@ import Testing
         #expect(secret["verdict"] == .string("reject"))
         #expect(secret["reason"]?.string?.contains("21004") == true)
         let loop = try Self.decode(
-            try explain("status_21007_from_sandbox_is_a_loop.json", environment: .sandbox).jsonString())
+            try explain("status_21007_from_sandbox_is_a_loop.json", environment: .sandbox).jsonString()
+        )
         #expect(loop["verdict"] == .string("reject"))
         #expect(loop["environment"] == .string("Sandbox"))
     }
@@ -155,7 +173,9 @@ import Testing
             #expect(error.description.contains("2000000922222222 (com.example.reader.video.monthly)"))
             #expect(error.candidates.map(\.originalTransactionId) == ["1000000811111111", "2000000922222222"])
         }
-        let chosen = try Self.decode(try explain("several_subscription_groups.json", otid: "2000000922222222").jsonString())
+        let chosen = try Self.decode(
+            try explain("several_subscription_groups.json", otid: "2000000922222222").jsonString()
+        )
         #expect(chosen["product_id"] == .string("com.example.reader.video.monthly"))
     }
 
@@ -163,7 +183,8 @@ import Testing
         #expect(explainError(#"{"status": 0,, }"#)?.description.hasPrefix("resp.json: not JSON at byte 13") == true)
         #expect(
             explainError(#"{"error": "x"}"#)?.description
-                == "resp.json: no `status` field: is this a verifyReceipt response?")
+                == "resp.json: no `status` field: is this a verifyReceipt response?"
+        )
         #expect(explainError("", source: "empty.json")?.description.hasPrefix("empty.json: not JSON at byte 0") == true)
         let wrongType = explainError(#"{"status": 0, "pending_renewal_info": {}}"#)
         #expect(wrongType?.description.hasPrefix("resp.json: field `pending_renewal_info`") == true)
@@ -178,8 +199,13 @@ import Testing
             guard let file = scenario.sidecar["body"]?.string, let body = scenario.body else { continue }
             do {
                 let report = try ExplainReport.build(
-                    body: body, sourceName: file, originalTransactionId: nil, bundleId: "com.example.reader", now: now,
-                    environment: scenario.requestedEnvironment)
+                    body: body,
+                    sourceName: file,
+                    originalTransactionId: nil,
+                    bundleId: "com.example.reader",
+                    now: now,
+                    environment: scenario.requestedEnvironment
+                )
                 #expect(Self.keyOrder(report.jsonString()) == Self.expectedKeys, "\(name)")
             } catch {
                 #expect(error.description.hasPrefix(file + ": "), "\(name): \(error)")

@@ -24,7 +24,9 @@ import Testing
             guard let status else { continue }
             statuses.insert(status)
             if (21100...21199).contains(status) {
-                let flag = json["is_retryable"].map { "is_retryable=\($0)" } ?? json["is-retryable"].map { "is-retryable=\($0)" }
+                let flag =
+                    json["is_retryable"].map { "is_retryable=\($0)" }
+                    ?? json["is-retryable"].map { "is-retryable=\($0)" }
                 retryFlags.insert(flag ?? "absent")
             }
         }
@@ -59,7 +61,10 @@ import Testing
             #expect(verdict.reason?.code.rawValue == code, "\(name): reason \(String(describing: verdict.reason))")
         }
         if let text = expect["reason_contains"]?.string {
-            #expect(verdict.reason?.description.contains(text) == true, "\(name): \(String(describing: verdict.reason))")
+            #expect(
+                verdict.reason?.description.contains(text) == true,
+                "\(name): \(String(describing: verdict.reason))"
+            )
         }
         if let earliest = expect["earliest"] {
             guard case .retry(_, let actual) = verdict else {
@@ -70,7 +75,10 @@ import Testing
                 #expect(actual == nil)
             } else {
                 let wanted = try #require(earliest.string.flatMap(SidecarJSON.date))
-                #expect(actual.map { abs($0.timeIntervalSince(wanted)) < 0.001 } == true, "\(name): earliest \(String(describing: actual))")
+                #expect(
+                    actual.map { abs($0.timeIntervalSince(wanted)) < 0.001 } == true,
+                    "\(name): earliest \(String(describing: actual))"
+                )
             }
         }
         if let target = expect["switch_to"]?.string {
@@ -82,7 +90,9 @@ import Testing
                 Issue.record("\(name): expected a parse error \(parseCode)")
             } catch {
                 #expect(error.code.rawValue == parseCode, "\(name): \(error)")
-                if let offset = expect["parse_error_byte"]?.int { #expect(error.byteOffset == offset, "\(name): \(error)") }
+                if let offset = expect["parse_error_byte"]?.int {
+                    #expect(error.byteOffset == offset, "\(name): \(error)")
+                }
                 if let field = expect["parse_error_field"]?.string {
                     #expect(error.field == field, "\(name): \(error)")
                     #expect(error.description.contains(field))
@@ -104,7 +114,11 @@ import Testing
             let response = decidable
             let stored = try #require(try scenario.stored, "\(name): a decision needs a stored row")
             let decision = DecisionEngine.decide(
-                stored: stored, response: response, now: now, bundleId: scenario.sidecar["bundle_id"]?.string)
+                stored: stored,
+                response: response,
+                now: now,
+                bundleId: scenario.sidecar["bundle_id"]?.string
+            )
             try Self.check(decision, against: decisionExpect, name: name)
             Self.checkInvariants(decision, stored: stored, name: name)
         }
@@ -119,7 +133,8 @@ import Testing
             } else if let text = wanted.string, let date = SidecarJSON.date(text) {
                 #expect(
                     actual.map { abs($0.timeIntervalSince(date)) < 0.0005 } == true,
-                    "\(name): \(key) \(actual.map(RFC3339.string) ?? "nil") != \(text)")
+                    "\(name): \(key) \(actual.map(RFC3339.string) ?? "nil") != \(text)"
+                )
             } else {
                 Issue.record("\(name): unreadable expected date for \(key)")
             }

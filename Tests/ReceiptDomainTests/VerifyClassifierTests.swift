@@ -7,13 +7,22 @@ import Testing
 @Suite struct VerifyClassifierTests {
     let now = Date(timeIntervalSince1970: 1_717_200_000)
 
-    func classify(http: Int, body: String = "", retryAfter: String? = nil, transport: TransportFailure? = nil)
+    func classify(
+        http: Int,
+        body: String = "",
+        retryAfter: String? = nil,
+        transport: TransportFailure? = nil
+    )
         -> VerifyVerdict
     {
         VerifyClassifier.classify(
-            transportFailure: transport, httpStatus: http,
+            transportFailure: transport,
+            httpStatus: http,
             header: { $0.lowercased() == "retry-after" ? retryAfter : nil },
-            body: Array(body.utf8), requestedEnvironment: .production, now: now)
+            body: Array(body.utf8),
+            requestedEnvironment: .production,
+            now: now
+        )
     }
 
     @Test func httpStatusTable() {
@@ -43,7 +52,10 @@ import Testing
     }
 
     @Test func retryAfterDeltaSeconds() {
-        #expect(classify(http: 503, retryAfter: "30") == .retry(VerdictReason(.httpServerError, httpStatus: 503), earliest: now + 30))
+        #expect(
+            classify(http: 503, retryAfter: "30")
+                == .retry(VerdictReason(.httpServerError, httpStatus: 503), earliest: now + 30)
+        )
         #expect(RetryAfter.earliest("0", now: now) == now)
         #expect(RetryAfter.earliest("999999999999999999999", now: now) == now + 86_400)
         #expect(RetryAfter.earliest("-5", now: now) == nil)
@@ -53,8 +65,13 @@ import Testing
 
     @Test func headerDictionaryIsCaseInsensitive() {
         let verdict = VerifyClassifier.classify(
-            transportFailure: nil, httpStatus: 429, headers: ["retry-AFTER": "15"], body: [UInt8](),
-            requestedEnvironment: .production, now: now)
+            transportFailure: nil,
+            httpStatus: 429,
+            headers: ["retry-AFTER": "15"],
+            body: [UInt8](),
+            requestedEnvironment: .production,
+            now: now
+        )
         #expect(verdict == .retry(VerdictReason(.httpRateLimited, httpStatus: 429), earliest: now + 15))
     }
 

@@ -70,7 +70,8 @@ import Testing
 
     @Test func stringsDecodeEscapesAndUnicode() throws {
         let response = try parse(
-            #"{"status": 0, "receipt": {"bundle_id": "com.ex\u0061mple.\ud83d\ude00.caf\u00e9\n\"q\"\/"}}"#)
+            #"{"status": 0, "receipt": {"bundle_id": "com.ex\u0061mple.\ud83d\ude00.caf\u00e9\n\"q\"\/"}}"#
+        )
         #expect(response.receipt?.bundleId == "com.example.😀.café\n\"q\"/")
         let raw = try parse("{\"status\": 0, \"receipt\": {\"bundle_id\": \"日本語\"}}")
         #expect(raw.receipt?.bundleId == "日本語")
@@ -102,7 +103,8 @@ import Testing
                "auto_renew_product_id": "q", "expiration_intent": "2", "is_in_billing_retry_period": "1",
                "grace_period_expires_date_ms": "1717300000000", "price_consent_status": "1"}],
              "latest_receipt": "MIIabc"}
-            """#)
+            """#
+        )
         #expect(response.environment == .sandbox)
         let transaction = try #require(response.latestReceiptInfo?.first)
         #expect(transaction.transactionId == "42")
@@ -134,7 +136,9 @@ import Testing
 
     @Test func errorDescriptionsTruncateValues() {
         let receiptLike = String(repeating: "MIIUVQYJKoZIhvcNAQcCoIIURjCCFEICAQExCzAJBgUrDgMCGgUAMIID", count: 200)
-        let error = parseError(#"{"status": 0, "latest_receipt_info": [{"transaction_id": "1", "original_transaction_id": "1", "product_id": "p", "expires_date_ms": "\#(receiptLike)"}]}"#)
+        let error = parseError(
+            #"{"status": 0, "latest_receipt_info": [{"transaction_id": "1", "original_transaction_id": "1", "product_id": "p", "expires_date_ms": "\#(receiptLike)"}]}"#
+        )
         let text = error?.description ?? ""
         #expect(text.contains("latest_receipt_info[0].expires_date_ms"))
         #expect(text.count < 200, "\(text)")
@@ -143,7 +147,8 @@ import Testing
 
     @Test func absentLatestReceiptInfoFallsBackToInApp() throws {
         let response = try parse(
-            #"{"status": 0, "receipt": {"in_app": [{"transaction_id": "1", "original_transaction_id": "1", "product_id": "p"}]}}"#)
+            #"{"status": 0, "receipt": {"in_app": [{"transaction_id": "1", "original_transaction_id": "1", "product_id": "p"}]}}"#
+        )
         #expect(response.latestReceiptInfo == nil)
         #expect(response.subscriptionTransactions.map(\.transactionId) == ["1"])
     }

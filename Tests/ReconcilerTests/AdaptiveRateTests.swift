@@ -43,7 +43,11 @@ import Testing
 
     @Test func sustainedSuccessRecoversGraduallyButNeverAboveConfigured() throws {
         var controller = try AdaptiveRateController(
-            configuredRate: 10, throttleThreshold: 1, recoveryInterval: .seconds(5), recoveryStep: 2)
+            configuredRate: 10,
+            throttleThreshold: 1,
+            recoveryInterval: .seconds(5),
+            recoveryStep: 2
+        )
         #expect(controller.record(.throttled, now: 0) == 5)
         // Successes within the quiet interval change nothing.
         #expect(controller.record(.success, now: 4 * second) == 5)
@@ -56,7 +60,11 @@ import Testing
 
     @Test func throttlingDuringRecoveryRestartsTheQuietInterval() throws {
         var controller = try AdaptiveRateController(
-            configuredRate: 10, throttleThreshold: 2, recoveryInterval: .seconds(5), recoveryStep: 1)
+            configuredRate: 10,
+            throttleThreshold: 2,
+            recoveryInterval: .seconds(5),
+            recoveryStep: 1
+        )
         controller.record(.throttled, now: 0)
         #expect(controller.record(.throttled, now: 1) == 5)
         // A lone throttle (below threshold) does not cut, but postpones recovery.

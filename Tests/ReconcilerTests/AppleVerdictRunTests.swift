@@ -14,8 +14,15 @@ import Testing
     static func insert(_ world: StoreWorld, count: Int) throws -> [Int64] {
         try (1...count).map { n in
             try world.insertSubscription(
-                "v\(n)", expiresAt: StoreWorld.day(10), state: "active", receipt: "rcpt-v\(n)",
-                lastVerifiedAt: StoreWorld.day(-3), version: 2, verifiedVersion: 2, autoRenew: true)
+                "v\(n)",
+                expiresAt: StoreWorld.day(10),
+                state: "active",
+                receipt: "rcpt-v\(n)",
+                lastVerifiedAt: StoreWorld.day(-3),
+                version: 2,
+                verifiedVersion: 2,
+                autoRenew: true
+            )
         }
     }
 
@@ -28,11 +35,18 @@ import Testing
         options.backoffBaseSeconds = 0.01
         options.backoffCapSeconds = 0.05
         let apple = AppleConfiguration(
-            productionURL: server.productionURL, sandboxURL: server.sandboxURL, sharedSecret: Secret("s3cr3t-value"),
-            bundleId: bundleId)
+            productionURL: server.productionURL,
+            sandboxURL: server.sandboxURL,
+            sharedSecret: Secret("s3cr3t-value"),
+            bundleId: bundleId
+        )
         let request = ReconciliationRunner.Request(
-            mode: .backfill, selection: .backfill(BackfillFilter(all: true)), options: options, apple: apple,
-            now: StoreWorld.asOf)
+            mode: .backfill,
+            selection: .backfill(BackfillFilter(all: true)),
+            options: options,
+            apple: apple,
+            now: StoreWorld.asOf
+        )
         let runner = ReconciliationRunner(connectionString: world.database.url, logger: Logger(label: "test"))
         return try runner.run(request)
     }
@@ -65,8 +79,10 @@ import Testing
                 #expect(try row.decode("last_apple_status", as: Int?.self) == 21004)
                 #expect(try row.decode("expires_at", as: Date?.self) == StoreWorld.day(10))
                 let reason = try world.connection.queryFirst(
-                    "SELECT reason FROM reconciliation_items WHERE subscription_id = $1", [id])?
-                    .decode("reason", as: String?.self)
+                    "SELECT reason FROM reconciliation_items WHERE subscription_id = $1",
+                    [id]
+                )?
+                .decode("reason", as: String?.self)
                 #expect(reason?.hasPrefix("shared_secret_mismatch: ") == true, "\(reason ?? "nil")")
             } else {
                 #expect(try row.decode("expires_at", as: Date?.self) == StoreWorld.day(40))
@@ -102,7 +118,9 @@ import Testing
         }
         let run = try #require(
             try world.connection.queryFirst(
-                "SELECT status, exit_code, error FROM reconciliation_runs ORDER BY id DESC"))
+                "SELECT status, exit_code, error FROM reconciliation_runs ORDER BY id DESC"
+            )
+        )
         #expect(try run.decode("exit_code", as: Int?.self) == 78)
         #expect(try run.decode("error", as: String?.self)?.contains("shared secret looks wrong") == true)
     }
@@ -150,7 +168,10 @@ import Testing
                 """
                 SELECT outcome, reason, expiry_moved_backwards, apple_status FROM reconciliation_items
                  WHERE subscription_id = $1
-                """, [ids[1]]))
+                """,
+                [ids[1]]
+            )
+        )
         #expect(try item.decode("outcome", as: String?.self) == "lapsed")
         #expect(try item.decode("expiry_moved_backwards", as: Bool.self))
         #expect(try item.decode("apple_status", as: Int?.self) == 21010)

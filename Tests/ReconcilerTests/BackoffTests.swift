@@ -23,7 +23,8 @@ import Testing
                 .retry(afterNanoseconds: 100 * ms), .retry(afterNanoseconds: 200 * ms),
                 .retry(afterNanoseconds: 400 * ms), .retry(afterNanoseconds: 500 * ms),
                 .retry(afterNanoseconds: 500 * ms), .giveUp(.attemptsExhausted(attempts: 6)),
-            ])
+            ]
+        )
         #expect(backoff.failedAttempts == 6)
     }
 

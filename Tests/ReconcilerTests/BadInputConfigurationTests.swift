@@ -49,7 +49,8 @@ import Testing
         return Outcome(
             status: process.terminationStatus,
             stdout: (try? String(contentsOf: outURL, encoding: .utf8)) ?? "",
-            stderr: (try? String(contentsOf: errURL, encoding: .utf8)) ?? "")
+            stderr: (try? String(contentsOf: errURL, encoding: .utf8)) ?? ""
+        )
     }
 
     // MARK: AppleConfiguration.validateEndpoint
@@ -161,7 +162,8 @@ import Testing
 
         let fromFlag = try Self.runReconciler(
             ["backfill", "--all", "--sandbox-verify-url", "http://sandbox.itunes.apple.com/verifyReceipt"],
-            environment: base)
+            environment: base
+        )
         #expect(fromFlag.status == 78)
         #expect(fromFlag.stderr.contains("--sandbox-verify-url"))
         #expect(!fromFlag.stderr.contains(secret))
@@ -171,7 +173,8 @@ import Testing
         for command in [["migrate"], ["import", "--file", "/dev/null"], ["run"]] {
             let outcome = try Self.runReconciler(
                 command + ["--database-url", "postgresql://reconciler:hunter2-pw@127.0.0.1:1/app"],
-                environment: ["APPLE_SHARED_SECRET": "s", "APPLE_BUNDLE_ID": "com.example.renewals"])
+                environment: ["APPLE_SHARED_SECRET": "s", "APPLE_BUNDLE_ID": "com.example.renewals"]
+            )
             #expect(outcome.status == 78, "\(command)")
             #expect(outcome.stderr.contains("--database-url must not contain a password"), "\(command)")
             #expect(!outcome.stderr.contains("hunter2-pw"), "\(command)")
@@ -189,15 +192,20 @@ import Testing
             for option in options {
                 let lower = option.lowercased()
                 if lower.contains("secret") { #expect(option == "--shared-secret-file", "\(command): \(option)") }
-                #expect(!lower.contains("insecure") && !lower.contains("no-verify") && !lower.contains("skip-verif")
-                        && !lower.contains("allow-http") && !lower.contains("tls"), "\(command): \(option)")
+                #expect(
+                    !lower.contains("insecure") && !lower.contains("no-verify") && !lower.contains("skip-verif")
+                        && !lower.contains("allow-http") && !lower.contains("tls"),
+                    "\(command): \(option)"
+                )
                 #expect(!lower.contains("password"), "\(command): \(option)")
             }
         }
         // And a secret passed as a flag is a usage error (exit 64), not silently accepted.
         for flag in ["--shared-secret", "--password", "--apple-shared-secret"] {
             let attempt = try Self.runReconciler(
-                ["backfill", "--all", flag, "abc123"], environment: ["DATABASE_URL": "postgresql://nobody@127.0.0.1:1/x"])
+                ["backfill", "--all", flag, "abc123"],
+                environment: ["DATABASE_URL": "postgresql://nobody@127.0.0.1:1/x"]
+            )
             #expect(attempt.status == 64, "\(flag)")
         }
     }

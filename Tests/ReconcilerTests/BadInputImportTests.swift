@@ -1,8 +1,8 @@
 import Foundation
 import Postgres
 import Reconciler
-import Testing
 import TestSupport
+import Testing
 
 /// Bad input: malformed import files (bad JSON, missing columns, duplicate ids, wrong dates,
 /// CSV quoting errors) through the real `renewal-reconciler import` against a real database. Every bad
@@ -56,7 +56,8 @@ import TestSupport
         return Set(
             try conn.query("SELECT original_transaction_id FROM subscriptions").map {
                 try $0.decode("original_transaction_id", as: String.self)
-            })
+            }
+        )
     }
 
     /// `stderr` names each of `lines` as `line N:` and no other line.
@@ -65,7 +66,8 @@ import TestSupport
             stderr.split(separator: "\n").compactMap { row -> Int? in
                 guard let range = row.range(of: "line ") else { return nil }
                 return Int(row[range.upperBound...].prefix { $0.isNumber })
-            })
+            }
+        )
         #expect(named == Set(lines), "stderr:\n\(stderr)", sourceLocation: sourceLocation)
     }
 
@@ -74,14 +76,16 @@ import TestSupport
             let lines = [
                 Self.jsonLine("2001"),  // 1 good
                 #"{"user_id":"u2","product_id":"#,  // 2 bad JSON
-                #"{"user_id":"u","product_id":"p","original_transaction_id":"2003","expires_at":"2026-12-01T00:00:00Z"}"#,  // 3 missing latest_receipt
+                // 3 missing latest_receipt
+                #"{"user_id":"u","product_id":"p","original_transaction_id":"2003","expires_at":"2026-12-01T00:00:00Z"}"#,
                 Self.jsonLine("2001"),  // 4 duplicate of line 1
                 Self.jsonLine("2005", expires: "2026-13-01T00:00:00Z"),  // 5 month 13
                 Self.jsonLine("2006"),  // 6 good
                 "[1, 2, 3]",  // 7 not an object
                 Self.jsonLine("2008", expires: "2026-12-01"),  // 8 no time or zone
                 Self.jsonLine("2009", expires: "2026-02-30T00:00:00Z"),  // 9 no such day
-                #"{"user_id":7,"product_id":"p","original_transaction_id":"2010","latest_receipt":"QUJD","expires_at":"2026-12-01T00:00:00Z"}"#,  // 10 number
+                // 10 number
+                #"{"user_id":7,"product_id":"p","original_transaction_id":"2010","latest_receipt":"QUJD","expires_at":"2026-12-01T00:00:00Z"}"#,
                 "",  // 11 blank: skipped, not an error
                 Self.jsonLine("1000"),  // 12 good: updates an existing row
             ]
@@ -115,7 +119,8 @@ import TestSupport
                 Self.csvLine("3001"),  // 6 duplicate of line 2
                 Self.csvLine("3006", expires: "yesterday"),  // 7 not a date
                 Self.csvLine("3007", expires: "2026-12-01T25:00:00Z"),  // 8 hour 25
-                "\"u,2\",\"com.example.\"\"quoted\"\"\",3008,\(Self.receipt),2026-12-01T00:00:00+01:00",  // 9 good, quoted
+                // 9 good, quoted
+                "\"u,2\",\"com.example.\"\"quoted\"\"\",3008,\(Self.receipt),2026-12-01T00:00:00+01:00",
                 "u,p,3009,@@@not base64@@@,2026-12-01T00:00:00Z",  // 10 receipt not base64
                 "u,p,3010,\(Self.receipt),2026-12-01T00:00:00Z,extra",  // 11 too many fields
                 "u,\"p,3011,\(Self.receipt),2026-12-01T00:00:00Z",  // 12 quote never closed (to the end)
@@ -162,7 +167,9 @@ import TestSupport
             // Line 2: invalid UTF-8 inside a CSV field; line 3: a 9 MiB field (over the 8 MiB record limit);
             // line 4: good.
             var data = Data((Self.csvHeader + "\n").utf8)
-            data.append(Data("u,p".utf8) + Data([0xFF, 0xFE]) + Data(",5001,\(Self.receipt),2026-12-01T00:00:00Z\n".utf8))
+            data.append(
+                Data("u,p".utf8) + Data([0xFF, 0xFE]) + Data(",5001,\(Self.receipt),2026-12-01T00:00:00Z\n".utf8)
+            )
             let huge = String(repeating: "QUJD", count: (9 << 20) / 4)
             data.append(Data("u,p,5002,\(huge),2026-12-01T00:00:00Z\n".utf8))
             data.append(Data((Self.csvLine("5003") + "\n").utf8))

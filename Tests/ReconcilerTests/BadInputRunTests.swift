@@ -2,8 +2,8 @@ import CivilTime
 import Foundation
 import Postgres
 import Reconciler
-import Testing
 import TestSupport
+import Testing
 
 /// Bad input: stored rows that are broken after import (an empty receipt, invalid base64, a
 /// 300,000-character non-receipt, another app's receipt, a receipt that does not contain the row's
@@ -36,17 +36,24 @@ import TestSupport
         try withTemporaryDirectory { dir in
             let export = dir.appendingPathComponent("export")
             try SimulatorProcess.export(
-                binary: simulator, seed: UInt64(seed), subscriptions: population, now: try #require(RFC3339.parse(Self.asOf)),
-                into: export.path)
+                binary: simulator,
+                seed: UInt64(seed),
+                subscriptions: population,
+                now: try #require(RFC3339.parse(Self.asOf)),
+                into: export.path
+            )
             let truthLines = try String(contentsOf: export.appendingPathComponent("truth.jsonl"), encoding: .utf8)
                 .split(separator: "\n").map(String.init)
-            let truths = try truthLines.map { try #require(try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]) }
+            let truths = try truthLines.map {
+                try #require(try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any])
+            }
             var receipts: [String: String] = [:]
             for line in try String(contentsOf: export.appendingPathComponent("purchases.jsonl"), encoding: .utf8)
                 .split(separator: "\n")
             {
                 let object = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
-                receipts[try #require(object["original_transaction_id"] as? String)] = object["latest_receipt"] as? String
+                receipts[try #require(object["original_transaction_id"] as? String)] =
+                    object["latest_receipt"] as? String
             }
 
             // Victims: ordinary production rows Apple would answer with status 0 for this app.
@@ -58,34 +65,53 @@ import TestSupport
             }.compactMap { $0["original_transaction_id"] as? String }
             try #require(ordinary.count >= 6, "population too small: \(ordinary.count) ordinary rows")
             let foreignDonor = try #require(
-                truths.first { $0["scenario"] as? String == "foreign_app" }?["original_transaction_id"] as? String)
+                truths.first { $0["scenario"] as? String == "foreign_app" }?["original_transaction_id"] as? String
+            )
             let otherFamilyDonor = ordinary[5]
             let tamperings = [
                 Tampering(
-                    label: "empty receipt", id: ordinary[0], receipt: "",
+                    label: "empty receipt",
+                    id: ordinary[0],
+                    receipt: "",
                     expectedReasons: ["receipt_malformed_or_temporary", "invalid_receipt"],
-                    expectedVerifyStatus: "invalid_receipt"),
+                    expectedVerifyStatus: "invalid_receipt"
+                ),
                 Tampering(
-                    label: "invalid base64", id: ordinary[1], receipt: "@@@not base64@@@",
-                    expectedReasons: ["invalid_receipt"], expectedVerifyStatus: "invalid_receipt"),
+                    label: "invalid base64",
+                    id: ordinary[1],
+                    receipt: "@@@not base64@@@",
+                    expectedReasons: ["invalid_receipt"],
+                    expectedVerifyStatus: "invalid_receipt"
+                ),
                 Tampering(
-                    label: "300,000-character non-receipt", id: ordinary[2],
+                    label: "300,000-character non-receipt",
+                    id: ordinary[2],
                     receipt: String(repeating: "QUJD", count: 75_000),
-                    expectedReasons: ["invalid_receipt"], expectedVerifyStatus: "invalid_receipt"),
+                    expectedReasons: ["invalid_receipt"],
+                    expectedVerifyStatus: "invalid_receipt"
+                ),
                 Tampering(
-                    label: "another app's receipt", id: ordinary[3], receipt: try #require(receipts[foreignDonor]),
-                    expectedReasons: ["bundle_mismatch"], expectedVerifyStatus: "rejected"),
+                    label: "another app's receipt",
+                    id: ordinary[3],
+                    receipt: try #require(receipts[foreignDonor]),
+                    expectedReasons: ["bundle_mismatch"],
+                    expectedVerifyStatus: "rejected"
+                ),
                 Tampering(
-                    label: "receipt without the row's id", id: ordinary[4],
+                    label: "receipt without the row's id",
+                    id: ordinary[4],
                     receipt: try #require(receipts[otherFamilyDonor]),
-                    expectedReasons: ["subscription_not_in_receipt"], expectedVerifyStatus: "rejected"),
+                    expectedReasons: ["subscription_not_in_receipt"],
+                    expectedVerifyStatus: "rejected"
+                ),
             ]
             let tamperedIds = Set(tamperings.map(\.id))
 
             let sim = try SimulatorProcess(
                 binary: simulator,
                 arguments: ["--seed", String(seed), "--subscriptions", String(population), "--now", Self.asOf],
-                sharedSecret: secret)
+                sharedSecret: secret
+            )
             defer { sim.stop() }
             let env = [
                 "DATABASE_URL": db.url, "APPLE_SHARED_SECRET": secret, "APPLE_BUNDLE_ID": Self.bundleId,
@@ -105,11 +131,17 @@ import TestSupport
             for t in tamperings {
                 let row = try #require(
                     try conn.queryFirst(
-                        "SELECT expires_at, product_id FROM subscriptions WHERE original_transaction_id = $1", [t.id]))
-                before[t.id] = (try row.decode("expires_at", as: Date?.self), try row.decode("product_id", as: String.self))
+                        "SELECT expires_at, product_id FROM subscriptions WHERE original_transaction_id = $1",
+                        [t.id]
+                    )
+                )
+                before[t.id] = (
+                    try row.decode("expires_at", as: Date?.self), try row.decode("product_id", as: String.self)
+                )
                 let updated = try conn.query(
                     "UPDATE subscriptions SET latest_receipt = $1 WHERE original_transaction_id = $2 RETURNING id",
-                    [t.receipt, t.id])
+                    [t.receipt, t.id]
+                )
                 try #require(updated.count == 1, "\(t.label)")
             }
 
@@ -122,32 +154,47 @@ import TestSupport
 
             // Each tampered row: a named rejection in the run's items, its bookkeeping, nothing extended.
             let runId = try #require(
-                try conn.queryFirst("SELECT max(id) AS id FROM reconciliation_runs")).decode("id", as: Int64.self)
+                try conn.queryFirst("SELECT max(id) AS id FROM reconciliation_runs")
+            ).decode("id", as: Int64.self)
             for t in tamperings {
                 let item = try #require(
                     try conn.queryFirst(
                         "SELECT outcome, reason, status FROM reconciliation_items WHERE run_id = $1 AND original_transaction_id = $2",
-                        [runId, t.id]), "\(t.label): no item")
+                        [runId, t.id]
+                    ),
+                    "\(t.label): no item"
+                )
                 let outcome: String? = try item.decode("outcome")
                 let reason: String = try item.decode("reason", as: String?.self) ?? ""
                 #expect(outcome == "rejected", "\(t.label): outcome \(outcome ?? "nil")")
                 #expect(try item.decode("status", as: String.self) == "done", "\(t.label)")
                 let code = String(reason.prefix { $0 != ":" })
                 #expect(t.expectedReasons.contains(code), "\(t.label): reason \(reason)")
-                #expect(!reason.contains(String(t.receipt.prefix(40))) || t.receipt.count < 40, "\(t.label): receipt echoed")
+                #expect(
+                    !reason.contains(String(t.receipt.prefix(40))) || t.receipt.count < 40,
+                    "\(t.label): receipt echoed"
+                )
 
                 let row = try #require(
                     try conn.queryFirst(
                         """
                         SELECT state, expires_at, product_id, latest_receipt, last_verify_status
                           FROM subscriptions WHERE original_transaction_id = $1
-                        """, [t.id]))
+                        """,
+                        [t.id]
+                    )
+                )
                 #expect(try row.decode("state", as: String?.self) == nil, "\(t.label): state changed")
-                #expect(try row.decode("expires_at", as: Date?.self) == before[t.id]?.expires, "\(t.label): expiry moved")
+                #expect(
+                    try row.decode("expires_at", as: Date?.self) == before[t.id]?.expires,
+                    "\(t.label): expiry moved"
+                )
                 #expect(try row.decode("product_id", as: String.self) == before[t.id]?.product, "\(t.label)")
                 #expect(try row.decode("latest_receipt", as: String.self) == t.receipt, "\(t.label): receipt replaced")
                 #expect(
-                    try row.decode("last_verify_status", as: String?.self) == t.expectedVerifyStatus, "\(t.label)")
+                    try row.decode("last_verify_status", as: String?.self) == t.expectedVerifyStatus,
+                    "\(t.label)"
+                )
             }
 
             // errors.csv lists each of them with its reason.
@@ -176,7 +223,8 @@ import TestSupport
             }
             .joined(separator: "\n").write(to: untampered, atomically: true, encoding: .utf8)
             let comparison = try TruthComparison(connection: conn, bundleId: Self.bundleId).compare(
-                truthFile: untampered.path)
+                truthFile: untampered.path
+            )
             #expect(comparison.compared == population - tamperings.count - deletedIds.count)
             #expect(try EndToEndFixture.accountNotFoundProblems(conn, ids: deletedIds, asOf: Self.asOf).isEmpty)
             #expect(comparison.missing == 0)

@@ -1,8 +1,8 @@
 import Foundation
 import Postgres
 import Reconciler
-import Testing
 import TestSupport
+import Testing
 
 /// After a real demo run (the built binary, the simulator, a real database), every
 /// report file exists with the documented columns, and the counts in summary.json equal the counts in the
@@ -22,7 +22,9 @@ import TestSupport
             "transaction_id", "original_transaction_id", "product_id", "purchase_date", "expires_date", "kind",
             "is_trial", "is_intro_offer", "offer", "cancellation_date", "cancellation_reason",
         ],
-        "errors.csv": ["original_transaction_id", "user_id", "product_id", "outcome", "apple_status", "attempts", "reason"],
+        "errors.csv": [
+            "original_transaction_id", "user_id", "product_id", "outcome", "apple_status", "attempts", "reason",
+        ],
     ]
 
     @Test func demoReportCountsEqualDatabaseAndCSVs() throws {
@@ -79,17 +81,26 @@ import TestSupport
             }
             // By outcome: summary == database.
             var total = 0
-            for outcome in ["renewed", "unchanged", "lapsed", "recovered", "revoked", "changed", "rejected", "unresolved", "conflict"] {
-                let db = try count("SELECT count(*) AS n FROM reconciliation_items WHERE run_id = $1 AND outcome = '\(outcome)'")
+            for outcome in [
+                "renewed", "unchanged", "lapsed", "recovered", "revoked", "changed", "rejected", "unresolved",
+                "conflict",
+            ] {
+                let db = try count(
+                    "SELECT count(*) AS n FROM reconciliation_items WHERE run_id = $1 AND outcome = '\(outcome)'"
+                )
                 #expect((byOutcome[outcome] as? NSNumber)?.intValue == db, "by_outcome.\(outcome)")
                 total += db
             }
             #expect(total == 1500)
             #expect((counts["done"] as? NSNumber)?.intValue == 1500)
-            #expect((counts["due"] as? NSNumber)?.intValue == (try count("SELECT due_count AS n FROM reconciliation_runs WHERE id = $1")))
+            #expect(
+                (counts["due"] as? NSNumber)?.intValue
+                    == (try count("SELECT due_count AS n FROM reconciliation_runs WHERE id = $1"))
+            )
             // errors.csv == summary == database.
             let errors = try count(
-                "SELECT count(*) AS n FROM reconciliation_items WHERE run_id = $1 AND outcome IN ('unresolved','rejected','conflict')")
+                "SELECT count(*) AS n FROM reconciliation_items WHERE run_id = $1 AND outcome IN ('unresolved','rejected','conflict')"
+            )
             #expect(errors > 0, "the population has rejected receipts")
             #expect(rows["errors.csv"]?.count == errors)
             #expect((counts["errors"] as? NSNumber)?.intValue == errors)
@@ -100,13 +111,15 @@ import TestSupport
                    AND outcome NOT IN ('unresolved','rejected','conflict')
                    AND (previous_state IS DISTINCT FROM new_state OR previous_expires_at IS DISTINCT FROM new_expires_at
                         OR previous_product_id IS DISTINCT FROM product_id OR previous_auto_renew IS DISTINCT FROM auto_renew)
-                """)
+                """
+            )
             #expect(changes > 0)
             #expect(rows["changes.csv"]?.count == changes)
             #expect((counts["changed"] as? NSNumber)?.intValue == changes)
             // transactions.csv == summary == ledger rows first seen (or refunded) in this run.
             let ledger = try count(
-                "SELECT count(*) AS n FROM subscription_transactions WHERE first_seen_run_id = $1 OR refund_seen_run_id = $1")
+                "SELECT count(*) AS n FROM subscription_transactions WHERE first_seen_run_id = $1 OR refund_seen_run_id = $1"
+            )
             #expect(ledger > 1500)
             #expect(rows["transactions.csv"]?.count == ledger)
             #expect((transactions["total"] as? NSNumber)?.intValue == ledger)
@@ -114,14 +127,16 @@ import TestSupport
             let sampleIds = Set((rows["changes.csv"] ?? []).prefix(50).map { $0[0] })
             let known = try conn.query(
                 "SELECT original_transaction_id FROM reconciliation_items WHERE run_id = $1 AND original_transaction_id = ANY($2::text[])",
-                [runId, Array(sampleIds).map { Optional($0) }])
+                [runId, Array(sampleIds).map { Optional($0) }]
+            )
             #expect(known.count == sampleIds.count)
             // Rows Apple answered 21010: entitlement ended (state expired, auto-renew off, expiry not after as-of).
             let ended = try conn.query(
                 """
                 SELECT original_transaction_id, state, auto_renew, expires_at <= '2026-11-21T03:00:00Z' AS ended
                   FROM subscriptions WHERE last_apple_status = 21010
-                """)
+                """
+            )
             #expect(!ended.isEmpty, "the population has deleted accounts")
             for row in ended {
                 #expect(try row.decode("state", as: String?.self) == "expired")
@@ -141,24 +156,35 @@ import TestSupport
         while let c = chars.popFirst() {
             if quoted {
                 if c == "\"" {
-                    if chars.first == "\"" { field.unicodeScalars.append("\""); chars.removeFirst() } else { quoted = false }
+                    if chars.first == "\"" {
+                        field.unicodeScalars.append("\"")
+                        chars.removeFirst()
+                    } else {
+                        quoted = false
+                    }
                 } else {
                     field.unicodeScalars.append(c)
                 }
             } else if c == "\"" {
                 quoted = true
             } else if c == "," {
-                record.append(field); field = ""
+                record.append(field)
+                field = ""
             } else if c == "\r" {
                 continue
             } else if c == "\n" {
-                record.append(field); field = ""
-                records.append(record); record = []
+                record.append(field)
+                field = ""
+                records.append(record)
+                record = []
             } else {
                 field.unicodeScalars.append(c)
             }
         }
-        if !field.isEmpty || !record.isEmpty { record.append(field); records.append(record) }
+        if !field.isEmpty || !record.isEmpty {
+            record.append(field)
+            records.append(record)
+        }
         return records
     }
 }

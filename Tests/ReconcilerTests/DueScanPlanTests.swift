@@ -24,10 +24,13 @@ import Testing
                    CASE WHEN g % 20 = 0 THEN 'revoked' ELSE 'active' END,
                    timestamptz '2026-11-19T00:00:00Z', 'ok'
               FROM generate_series(1, 20000) AS g
-            """)
+            """
+        )
         try conn.execute("ANALYZE subscriptions")
         let settings = try conn.queryFirst("SELECT current_setting('enable_seqscan') AS s")?.decode(
-            "s", as: String.self)
+            "s",
+            as: String.self
+        )
         #expect(settings == "on")
 
         let asOf = try #require(RFC3339.parse(EndToEndFixture.defaultNow))
@@ -40,7 +43,8 @@ import Testing
         // The window really holds more than a page, so the plan was chosen for a real range.
         let inWindow = try conn.count(
             "SELECT count(*) AS n FROM subscriptions WHERE state IS DISTINCT FROM 'revoked' AND expires_at >= $1 AND expires_at <= $2",
-            [asOf.addingTimeInterval(-60 * 86_400), asOf.addingTimeInterval(86_400)])
+            [asOf.addingTimeInterval(-60 * 86_400), asOf.addingTimeInterval(86_400)]
+        )
         #expect(inWindow > 5000 && inWindow < 10_000)
 
         // A later page (cursor mid-window, fewer rows left than a page): still the due index, never a Seq Scan.
@@ -65,7 +69,8 @@ import Testing
                    timestamptz '2026-11-21T02:30:00Z' - (g % 14) * interval '1 day', 'ok',
                    2, CASE WHEN g % 60 = 0 THEN 1 ELSE 2 END
               FROM generate_series(1, 20000) AS g
-            """)
+            """
+        )
         try conn.execute("ANALYZE subscriptions")
         let asOf = try #require(RFC3339.parse(EndToEndFixture.defaultNow))
         for cursor: Int64 in [0, 10_000] {
@@ -80,7 +85,8 @@ import Testing
                         OR last_verified_at IS NULL OR last_verified_at < $2)
                  ORDER BY id
                  LIMIT $3
-                """, [cursor, asOf.addingTimeInterval(-7 * 86_400), Int64(5000)]
+                """,
+                [cursor, asOf.addingTimeInterval(-7 * 86_400), Int64(5000)]
             ).map { try $0.decode(0, as: String.self) }.joined(separator: "\n")
             #expect(plan.contains("subscriptions_revoked_idx"), "\(plan)")
             #expect(!plan.contains("Seq Scan"), "\(plan)")

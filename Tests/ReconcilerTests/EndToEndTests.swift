@@ -40,8 +40,10 @@ import Testing
         #expect(try conn.count("SELECT count(*) AS n FROM reconciliation_items") == 10_000)
         #expect(
             try conn.count(
-                "SELECT count(*) AS n FROM reconciliation_items WHERE status = 'done' AND outcome IS NOT NULL")
-                == 10_000)
+                "SELECT count(*) AS n FROM reconciliation_items WHERE status = 'done' AND outcome IS NOT NULL"
+            )
+                == 10_000
+        )
         #expect(try conn.count("SELECT count(*) AS n FROM reconciliation_runs WHERE status = 'completed'") == 1)
 
         let folders = world.reportFolders()
@@ -49,9 +51,11 @@ import Testing
         let files = Set(try FileManager.default.contentsOfDirectory(atPath: folders[0].path))
         #expect(
             files.isSuperset(of: ["summary.json", "changes.csv", "transactions.csv", "errors.csv", "report.html"]),
-            "\(files)")
+            "\(files)"
+        )
         let runId = try #require(
-            try conn.queryFirst("SELECT max(id) AS id FROM reconciliation_runs")?.decode("id", as: Int64.self))
+            try conn.queryFirst("SELECT max(id) AS id FROM reconciliation_runs")?.decode("id", as: Int64.self)
+        )
         let summary = try world.summary(runId: runId)
         let outcomes = try #require(summary["by_outcome"] as? [String: Int])
         #expect(outcomes.values.reduce(0, +) == 10_000)
@@ -73,7 +77,8 @@ import Testing
         // What it would have added to the ledger is listed for the report.
         #expect(try conn.count("SELECT count(*) AS n FROM dry_run_transactions") > 0)
         let runId = try #require(
-            try conn.queryFirst("SELECT max(id) AS id FROM reconciliation_runs")?.decode("id", as: Int64.self))
+            try conn.queryFirst("SELECT max(id) AS id FROM reconciliation_runs")?.decode("id", as: Int64.self)
+        )
         let summary = try world.summary(runId: runId)
         #expect(summary["dry_run"] as? Bool == true)
         let folder = try #require(world.reportFolders().first)
@@ -88,7 +93,8 @@ import Testing
         defer { conn.close() }
         // The last row in due-scan order (never-verified rows are scanned by id) is verified last.
         let target = try #require(
-            try conn.queryFirst("SELECT id, original_transaction_id FROM subscriptions ORDER BY id DESC LIMIT 1"))
+            try conn.queryFirst("SELECT id, original_transaction_id FROM subscriptions ORDER BY id DESC LIMIT 1")
+        )
         let targetId: Int64 = try target.decode("id")
         let run = try world.startRun(["--rate", "5", "--concurrency", "1", "--batch-size", "1"])
         // The pipeline reads pending items (with their row versions) in pages of at least 100: once one item
@@ -97,20 +103,26 @@ import Testing
             try conn.count("SELECT count(*) AS n FROM reconciliation_items WHERE status = 'done'") >= 1
                 && conn.count(
                     "SELECT count(*) AS n FROM reconciliation_items WHERE subscription_id = $1 AND status = 'pending'",
-                    [targetId]) == 1
+                    [targetId]
+                ) == 1
         }
         try #require(selected)
         try conn.execute(
             "UPDATE subscriptions SET state = 'active', expires_at = '2030-01-01T00:00:00Z', auto_renew = true WHERE id = $1",
-            [targetId])
+            [targetId]
+        )
         let outcome = run.wait()
         #expect(outcome.status == 0 || outcome.status == 2, "\(outcome)")
         let item = try #require(
             try conn.queryFirst(
-                "SELECT status, outcome FROM reconciliation_items WHERE subscription_id = $1", [targetId]))
+                "SELECT status, outcome FROM reconciliation_items WHERE subscription_id = $1",
+                [targetId]
+            )
+        )
         #expect(try item.decode("outcome", as: String?.self) == "conflict")
         let row = try #require(
-            try conn.queryFirst("SELECT state, expires_at, auto_renew FROM subscriptions WHERE id = $1", [targetId]))
+            try conn.queryFirst("SELECT state, expires_at, auto_renew FROM subscriptions WHERE id = $1", [targetId])
+        )
         #expect(try row.decode("state", as: String?.self) == "active")
         #expect(try row.decode("expires_at", as: Date?.self) == RFC3339.parse("2030-01-01T00:00:00Z"))
         #expect(try row.decode("auto_renew", as: Bool?.self) == true)

@@ -17,7 +17,9 @@ import Testing
     /// Parses stdout as one JSON object and returns it with its top-level keys in output order.
     private func parse(_ stdout: String) throws -> (object: [String: Any], keys: [String]) {
         let object = try #require(
-            try JSONSerialization.jsonObject(with: Data(stdout.utf8)) as? [String: Any], "not a JSON object: \(stdout)")
+            try JSONSerialization.jsonObject(with: Data(stdout.utf8)) as? [String: Any],
+            "not a JSON object: \(stdout)"
+        )
         // Pretty output puts one member per line: `  "key": value`.
         let keys = stdout.split(separator: "\n").compactMap { line -> String? in
             guard line.hasPrefix("  \""), let end = line.dropFirst(3).firstIndex(of: "\"") else { return nil }
@@ -174,7 +176,10 @@ import Testing
         #expect(run.stdout.isEmpty)
         #expect(run.stderr.contains(path))
         for id in ["1000000811111111", "2000000922222222"] {
-            #expect(run.stderr.components(separatedBy: id).count - 1 == 1, "\(id) listed more than once:\n\(run.stderr)")
+            #expect(
+                run.stderr.components(separatedBy: id).count - 1 == 1,
+                "\(id) listed more than once:\n\(run.stderr)"
+            )
         }
         #expect(run.stderr.contains("--original-transaction-id"))
 
@@ -198,7 +203,9 @@ import Testing
     }
 
     @Test func badEnvironmentIsAnErrorNamingTheFlag() throws {
-        let run = try ExplainRunner.run(["explain", "--response", fixture("grace_period.json"), "--environment", "staging"])
+        let run = try ExplainRunner.run([
+            "explain", "--response", fixture("grace_period.json"), "--environment", "staging",
+        ])
         #expect(run.status == 64)
         #expect(run.stderr.contains("--environment"))
     }
@@ -226,10 +233,14 @@ enum ExplainRunner {
         var candidates: [URL] = []
         if let exe = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe") {
             // .build/<triple>/debug/renewal-reconcilerPackageTests.xctest
-            candidates.append(URL(fileURLWithPath: exe).deletingLastPathComponent().appendingPathComponent("renewal-reconciler"))
+            candidates.append(
+                URL(fileURLWithPath: exe).deletingLastPathComponent().appendingPathComponent("renewal-reconciler")
+            )
         }
         candidates.append(Bundle.main.bundleURL.appendingPathComponent("renewal-reconciler"))
-        candidates.append(Bundle.main.bundleURL.deletingLastPathComponent().appendingPathComponent("renewal-reconciler"))
+        candidates.append(
+            Bundle.main.bundleURL.deletingLastPathComponent().appendingPathComponent("renewal-reconciler")
+        )
         let root = fixturesDirectory.deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
         candidates.append(root.appendingPathComponent(".build/debug/renewal-reconciler"))
         guard let found = candidates.first(where: { FileManager.default.isExecutableFile(atPath: $0.path) }) else {
@@ -259,7 +270,9 @@ enum ExplainRunner {
         let stderrData = err.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
         return Run(
-            status: process.terminationStatus, stdout: String(decoding: stdoutData, as: UTF8.self),
-            stderr: String(decoding: stderrData, as: UTF8.self))
+            status: process.terminationStatus,
+            stdout: String(decoding: stdoutData, as: UTF8.self),
+            stderr: String(decoding: stderrData, as: UTF8.self)
+        )
     }
 }

@@ -39,7 +39,9 @@ import Testing
                      WHERE t.original_transaction_id = s.original_transaction_id) AS ledger
               FROM subscriptions s JOIN reconciliation_items i ON i.subscription_id = s.id
              WHERE s.original_transaction_id = ANY($1::text[])
-            """, [wrongIds.map { Optional($0) }])
+            """,
+            [wrongIds.map { Optional($0) }]
+        )
         #expect(unresolved.count == wrongIds.count)
         let details = Dictionary(grouping: report.mismatches, by: \.originalTransactionId)
         var wrong: [String] = []
@@ -60,7 +62,8 @@ import Testing
                 wrong.append(
                     "\(id): outcome \(try row.decode("outcome", as: String?.self) ?? "nil"), verify status "
                         + "\(try row.decode("last_verify_status", as: String?.self) ?? "nil"): "
-                        + "\(details[id]?.map(\.description).joined(separator: "; ") ?? "")")
+                        + "\(details[id]?.map(\.description).joined(separator: "; ") ?? "")"
+                )
             }
         }
         #expect(wrong.isEmpty, "\(wrong.count) items neither correct nor unresolved-and-untouched: \(wrong.prefix(10))")
@@ -73,12 +76,14 @@ import Testing
               FROM subscriptions s JOIN reconciliation_items i ON i.subscription_id = s.id
              WHERE s.original_transaction_id = ANY($1::text[]) AND i.outcome = 'unresolved' AND s.version = 1
                AND s.state IS NULL
-            """, [deletedIds.map { Optional($0) }]
+            """,
+            [deletedIds.map { Optional($0) }]
         ).map { try $0.decode("original_transaction_id", as: String.self) }
         let deletedProblems = try EndToEndFixture.accountNotFoundProblems(conn, ids: deletedIds, asOf: world.now)
         #expect(Set(deletedProblems.map { String($0.prefix { $0 != ":" }) }) == Set(unresolvedDeleted))
         let unresolvedItems = try conn.count(
-            "SELECT count(*) AS n FROM reconciliation_items WHERE outcome = 'unresolved'")
+            "SELECT count(*) AS n FROM reconciliation_items WHERE outcome = 'unresolved'"
+        )
         // The truth comparison covers 21010 rows too: an unresolved one is among `wrongIds` already.
         #expect(Set(unresolvedDeleted).isSubset(of: Set(wrongIds)))
         #expect(unresolvedItems == wrongIds.count)

@@ -8,7 +8,10 @@ import Testing
 /// expiry never moved backwards, CSV and JSONL, very large receipts.
 @Suite struct ImportDBTests {
     static func jsonLine(
-        _ otid: String, receipt: String = "QUJDRA==", expires: String = "2026-12-01T00:00:00Z", user: String = "u1"
+        _ otid: String,
+        receipt: String = "QUJDRA==",
+        expires: String = "2026-12-01T00:00:00Z",
+        user: String = "u1"
     ) -> String {
         #"{"user_id":"\#(user)","product_id":"com.example.renewals.pro.monthly","original_transaction_id":"\#(otid)","latest_receipt":"\#(receipt)","expires_at":"\#(expires)"}"#
     }
@@ -22,14 +25,16 @@ import Testing
     @Test func oneBadLineLoadsNothingAndNamesEveryBadLine() throws {
         let world = try EndToEndFixture(subscriptions: 0)
         let file = try write(
-            world, "bad.jsonl",
+            world,
+            "bad.jsonl",
             [
                 Self.jsonLine("1001"),
                 Self.jsonLine("1002", expires: "2026-13-01T00:00:00Z"),
                 Self.jsonLine("1003"),
                 #"{"user_id":"u4","product_id":"p","original_transaction_id":"1004"}"#,
                 Self.jsonLine("1005", receipt: "not base64!"),
-            ])
+            ]
+        )
         let outcome = world.runReconciler(["import", "--file", file])
         #expect(outcome.status == 64, "\(outcome)")
         for line in [2, 4, 5] { #expect(outcome.stderr.contains("line \(line):"), "\(outcome.stderr)") }
@@ -45,7 +50,8 @@ import Testing
         #expect(
             try conn.query("SELECT original_transaction_id FROM subscriptions ORDER BY 1").map {
                 try $0.decode("original_transaction_id", as: String.self)
-            } == ["1001", "1003"])
+            } == ["1001", "1003"]
+        )
     }
 
     @Test func upsertByOriginalTransactionIdNeverMovesExpiryBackwards() throws {
@@ -57,26 +63,36 @@ import Testing
 
         // Newer expiry: receipt and expiry replaced, same row.
         let newer = try write(
-            world, "b.jsonl", [Self.jsonLine("2001", receipt: "QkJCQg==", expires: "2027-01-01T00:00:00Z", user: "u9")])
+            world,
+            "b.jsonl",
+            [Self.jsonLine("2001", receipt: "QkJCQg==", expires: "2027-01-01T00:00:00Z", user: "u9")]
+        )
         let updated = world.runReconciler(["import", "--file", newer])
         #expect(updated.status == 0, "\(updated)")
         #expect(updated.stdout.contains("1 updated"), "\(updated.stdout)")
         #expect(try conn.count("SELECT count(*) AS n FROM subscriptions") == 2)
         var row = try #require(
             try conn.queryFirst(
-                "SELECT latest_receipt, expires_at FROM subscriptions WHERE original_transaction_id = '2001'"))
+                "SELECT latest_receipt, expires_at FROM subscriptions WHERE original_transaction_id = '2001'"
+            )
+        )
         #expect(try row.decode("latest_receipt", as: String.self) == "QkJCQg==")
         #expect(try row.decode("expires_at", as: Date?.self) == RFC3339.parse("2027-01-01T00:00:00Z"))
 
         // Older expiry in the file: the stored (newer) expiry and receipt stay.
         let older = try write(
-            world, "c.jsonl", [Self.jsonLine("2001", receipt: "Q0NDQw==", expires: "2026-06-01T00:00:00Z")])
+            world,
+            "c.jsonl",
+            [Self.jsonLine("2001", receipt: "Q0NDQw==", expires: "2026-06-01T00:00:00Z")]
+        )
         let kept = world.runReconciler(["import", "--file", older])
         #expect(kept.status == 0, "\(kept)")
         #expect(kept.stdout.contains("1 kept"), "\(kept.stdout)")
         row = try #require(
             try conn.queryFirst(
-                "SELECT latest_receipt, expires_at FROM subscriptions WHERE original_transaction_id = '2001'"))
+                "SELECT latest_receipt, expires_at FROM subscriptions WHERE original_transaction_id = '2001'"
+            )
+        )
         #expect(try row.decode("expires_at", as: Date?.self) == RFC3339.parse("2027-01-01T00:00:00Z"))
         #expect(try row.decode("latest_receipt", as: String.self) == "QkJCQg==")
         #expect(try conn.count("SELECT count(*) AS n FROM subscriptions") == 2)
@@ -89,20 +105,25 @@ import Testing
         let big = String(repeating: "QUJD", count: 75_000)  // 300,000 base64 characters
         #expect(big.utf8.count == 300_000)
         let csv = try write(
-            world, "subs.csv",
+            world,
+            "subs.csv",
             [
                 "expires_at,original_transaction_id,latest_receipt,product_id,user_id,environment",
                 "2026-12-01T00:00:00Z,3001,\(big),com.example.renewals.pro.monthly,u1,Production",
                 "2026-12-02T00:00:00+01:00,3002,QUJDRA==,com.example.renewals.pro.yearly,\"u,2\",Sandbox",
-            ])
+            ]
+        )
         let outcome = world.runReconciler(["import", "--file", csv])
         #expect(outcome.status == 0, "\(outcome)")
         let length = try conn.count(
-            "SELECT length(latest_receipt) AS n FROM subscriptions WHERE original_transaction_id = '3001'")
+            "SELECT length(latest_receipt) AS n FROM subscriptions WHERE original_transaction_id = '3001'"
+        )
         #expect(length == 300_000)
         let row = try #require(
             try conn.queryFirst(
-                "SELECT user_id, environment, expires_at FROM subscriptions WHERE original_transaction_id = '3002'"))
+                "SELECT user_id, environment, expires_at FROM subscriptions WHERE original_transaction_id = '3002'"
+            )
+        )
         #expect(try row.decode("user_id", as: String.self) == "u,2")
         #expect(try row.decode("environment", as: String?.self) == "Sandbox")
         #expect(try row.decode("expires_at", as: Date?.self) == RFC3339.parse("2026-12-01T23:00:00Z"))

@@ -33,12 +33,18 @@ private final class TempFile {
     }
 
     private func jsonLine(
-        _ id: Int, expires: String = "2024-05-01T12:00:00Z", extra: String = ""
+        _ id: Int,
+        expires: String = "2024-05-01T12:00:00Z",
+        extra: String = ""
     ) -> String {
         #"{"user_id":"u\#(id)","product_id":"com.example.monthly","original_transaction_id":"1000000\#(id)","latest_receipt":"\#(Self.receipt)","expires_at":"\#(expires)"\#(extra)}"#
     }
 
-    private func parseAll(_ file: TempFile, format: ImportFormat? = nil, options: ImportParser.Options = .init())
+    private func parseAll(
+        _ file: TempFile,
+        format: ImportFormat? = nil,
+        options: ImportParser.Options = .init()
+    )
         throws -> (ImportParser, [Result<ImportRecord, ImportLineError>])
     {
         let parser = try ImportParser(path: file.path, format: format, options: options)
@@ -116,7 +122,9 @@ private final class TempFile {
         #expect(body.count == 300_000)
         let json = try TempFile(
             #"{"user_id":"u","product_id":"p","original_transaction_id":"9","latest_receipt":"\#(body)","expires_at":"2030-01-01T00:00:00Z"}"#
-                + "\n", extension: "ndjson")
+                + "\n",
+            extension: "ndjson"
+        )
         let csv = try TempFile("\(Self.header)\nu,p,9,\"\(body)\",2030-01-01T00:00:00Z\n", extension: "csv")
         for file in [json, csv] {
             let (_, results) = try parseAll(file, options: .init(chunkSize: 4096))
@@ -206,14 +214,16 @@ private final class TempFile {
                 "line 14: latest_receipt: is not base64: data after '=' padding at offset 5 (length 9)",
                 "line 15: bundle_id: expected a string, got a boolean",
                 "ok 16",
-            ])
+            ]
+        )
         let codes = errors(results).map(\.code)
         #expect(
             codes == [
                 .missingField, .emptyField, .invalidValue, .invalidReceipt, .invalidTimestamp, .invalidTimestamp,
                 .invalidValue, .invalidValue, .malformedJSON, .malformedJSON, .duplicateTransaction,
                 .invalidTimestamp, .invalidReceipt, .invalidValue,
-            ])
+            ]
+        )
         #expect(errors(results).first { $0.code == .duplicateTransaction }?.firstLine == 1)
         #expect(!messages.joined().contains("secret"))
     }
@@ -237,7 +247,8 @@ private final class TempFile {
         let error = try #require(errors(results).first)
         #expect(
             error.description
-                == "line 1: latest_receipt: is not base64: invalid character U+0021 at offset 800 (length 801)")
+                == "line 1: latest_receipt: is not base64: invalid character U+0021 at offset 800 (length 801)"
+        )
         #expect(!error.description.contains("c2VjcmV0"))
     }
 
@@ -283,11 +294,13 @@ private final class TempFile {
                 "line 6: expected 5 fields, found 6",
                 "ok 6 @7",
                 "line 8: expires_at: unterminated quoted field (quote opened on line 8)",
-            ])
+            ]
+        )
         #expect(
             errors(results).map(\.code) == [
                 .malformedCSV, .malformedCSV, .wrongFieldCount, .wrongFieldCount, .malformedCSV,
-            ])
+            ]
+        )
     }
 
     @Test func emptyCSVFieldsAndQuotedHeaders() throws {
@@ -300,7 +313,8 @@ private final class TempFile {
         #expect(
             errors(results).map(\.description) == [
                 "line 2: product_id: must not be empty", "line 3: latest_receipt: must not be empty",
-            ])
+            ]
+        )
         let parsed = records(results)
         #expect(parsed.map(\.originalTransactionID) == ["3"])
         #expect(parsed.first?.bundleID == nil)
@@ -320,7 +334,9 @@ private final class TempFile {
 
         let json = try TempFile(
             jsonLine(1) + "\n" + jsonLine(2, extra: ",\"pad\":\"\(String(repeating: "x", count: 500))\"") + "\n"
-                + jsonLine(3), extension: "jsonl")
+                + jsonLine(3),
+            extension: "jsonl"
+        )
         let (_, jsonResults) = try parseAll(json, options: .init(maxRecordBytes: 300, chunkSize: 32))
         #expect(errors(jsonResults).map(\.description) == ["line 2: line is longer than 300 bytes"])
         #expect(records(jsonResults).map(\.line) == [1, 3])
@@ -369,7 +385,8 @@ private final class TempFile {
 
         let json = try TempFile(
             [jsonLine(1, extra: #","zeta":1"#), jsonLine(2, extra: #","alpha":true,"zeta":2"#)].joined(separator: "\n"),
-            extension: "jsonl")
+            extension: "jsonl"
+        )
         let (jsonParser, results) = try parseAll(json)
         #expect(records(results).count == 2)
         #expect(jsonParser.unknownFields == ["alpha", "zeta"])

@@ -59,7 +59,10 @@ import Testing
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: dir) }
         let migrate = try RunningProcess(
-            EndToEndFixture.reconcilerBinary, ["migrate"], environment: env, directory: dir
+            EndToEndFixture.reconcilerBinary,
+            ["migrate"],
+            environment: env,
+            directory: dir
         )
         .wait()
         #expect(migrate.status == 0, "\(migrate)")

@@ -14,7 +14,9 @@ import Testing
     @Test(
         .enabled(
             if: slowEnabled,
-            "set RENEWAL_RECONCILER_SLOW_TESTS=1 and RENEWAL_RECONCILER_BIN_DIR=.build/release (takes ~40 s)"))
+            "set RENEWAL_RECONCILER_SLOW_TESTS=1 and RENEWAL_RECONCILER_BIN_DIR=.build/release (takes ~40 s)"
+        )
+    )
     func rate200HoldsForThirtySeconds() throws {
         let world = try EndToEndFixture(subscriptions: 6000, seed: 404)
         // --max-rps 210 turns any excess into visible 429s.

@@ -22,10 +22,17 @@ import Testing
     }
 
     static func pipeline(
-        _ store: InMemoryPipelineStore, _ source: FakeSource, _ options: RunOptions
+        _ store: InMemoryPipelineStore,
+        _ source: FakeSource,
+        _ options: RunOptions
     ) throws -> ReconciliationPipeline {
         try ReconciliationPipeline(
-            store: store, source: source, options: options, logger: quiet, clock: source.clock)
+            store: store,
+            source: source,
+            options: options,
+            logger: quiet,
+            clock: source.clock
+        )
     }
 
     /// The most sends of `budget` in any half-open one-second window.
@@ -138,7 +145,9 @@ import Testing
         let result = clock.drive(try Self.pipeline(store, source, Self.options(rate: 20)))
         #expect(result.written == 200)
         let pauseStart = try #require(source.sends.first { $0.subscriptionId == 2 }).tick + 50_000_000
-        let window = source.sends.filter { $0.tick > pauseStart + Self.second / 10 && $0.tick < pauseStart + 5 * Self.second }
+        let window = source.sends.filter {
+            $0.tick > pauseStart + Self.second / 10 && $0.tick < pauseStart + 5 * Self.second
+        }
         #expect(window.allSatisfy { $0.budget == other }, "a paused budget sent during its Retry-After")
         #expect(window.count >= 4 * 20 - 2, "the other budget kept its rate: \(window.count) sends")
     }
@@ -160,7 +169,11 @@ import Testing
         let clock = VirtualClock()
         let budget = RateBudget(name: "apple", rate: 40)
         let stormEnds = 8 * Self.second
-        let source = FakeSource(clock: clock, budgets: [budget], latency: 20_000_000, maxAttempts: 50) { _, _, _, tick in
+        let source = FakeSource(clock: clock, budgets: [budget], latency: 20_000_000, maxAttempts: 50) {
+            _,
+            _,
+            _,
+            tick in
             tick >= 2 * Self.second && tick < stormEnds ? .retry(throttled: true, retryAfter: nil, pause: false) : .ok
         }
         let store = InMemoryPipelineStore(count: 2000)

@@ -34,7 +34,8 @@ import Testing
             [
                 run.id, run.mode, run.dryRun, run.status, run.asOf, "password=\(secretMarker)", run.startedAt,
                 run.finishedAt, run.dueCount, run.doneCount, run.unresolvedCount, stats, run.exitCode,
-            ])
+            ]
+        )
     }
 
     static func insert(_ data: ReportData, earlierRunId: Int64, connection: PostgresConnection) throws {
@@ -52,7 +53,8 @@ import Testing
                 [
                     item.subscriptionId, item.userId ?? "u", item.previousProductId ?? "p", item.originalTransactionId,
                     receiptMarker,
-                ])
+                ]
+            )
             try connection.execute(
                 """
                 INSERT INTO reconciliation_items (run_id, subscription_id, original_transaction_id, status, outcome,
@@ -68,41 +70,71 @@ import Testing
                     item.previousProductId, item.productId, item.subscriptionGroupId, item.autoRenew,
                     item.previousAutoRenew, item.autoRenewProductId, item.environment, item.appleStatus,
                     item.attempts, item.reason, item.expiryMovedBackwards,
-                ])
+                ]
+            )
         }
         for t in data.transactions {
             try insertLedger(
-                t, firstSeen: t.firstSeenInRun ? data.run.id : earlierRunId,
-                refundSeen: t.refundSeenInRun ? data.run.id : nil, connection: connection)
+                t,
+                firstSeen: t.firstSeenInRun ? data.run.id : earlierRunId,
+                refundSeen: t.refundSeenInRun ? data.run.id : nil,
+                connection: connection
+            )
         }
         // History from the earlier run: the trial before 1000001's renewal, the intro offer before
         // 1000004's, the trial 1000003 lapsed on, and a renewal that must not appear in run 42's report.
         let d = ReportSampleData.date
         let history = [
             ReportTransaction(
-                transactionId: "1900001", originalTransactionId: "1000001", productId: "pro.monthly", kind: "initial",
-                purchaseDate: d(-8, ReportSampleData.asOf), expiresDate: d(-1, ReportSampleData.asOf), isTrial: true),
+                transactionId: "1900001",
+                originalTransactionId: "1000001",
+                productId: "pro.monthly",
+                kind: "initial",
+                purchaseDate: d(-8, ReportSampleData.asOf),
+                expiresDate: d(-1, ReportSampleData.asOf),
+                isTrial: true
+            ),
             ReportTransaction(
-                transactionId: "1900004", originalTransactionId: "1000004", productId: "pro.monthly", kind: "initial",
-                purchaseDate: d(-35, ReportSampleData.asOf), expiresDate: d(-5, ReportSampleData.asOf),
-                isIntroOffer: true),
+                transactionId: "1900004",
+                originalTransactionId: "1000004",
+                productId: "pro.monthly",
+                kind: "initial",
+                purchaseDate: d(-35, ReportSampleData.asOf),
+                expiresDate: d(-5, ReportSampleData.asOf),
+                isIntroOffer: true
+            ),
             ReportTransaction(
-                transactionId: "1900003", originalTransactionId: "1000003", productId: "pro.yearly", kind: "initial",
-                purchaseDate: d(-9, ReportSampleData.asOf), expiresDate: d(-2, ReportSampleData.asOf), isTrial: true),
+                transactionId: "1900003",
+                originalTransactionId: "1000003",
+                productId: "pro.yearly",
+                kind: "initial",
+                purchaseDate: d(-9, ReportSampleData.asOf),
+                expiresDate: d(-2, ReportSampleData.asOf),
+                isTrial: true
+            ),
             ReportTransaction(
-                transactionId: "1900002", originalTransactionId: "1000002", productId: "pro.monthly", kind: "renewal",
-                purchaseDate: d(-20, ReportSampleData.asOf), expiresDate: d(10, ReportSampleData.asOf)),
+                transactionId: "1900002",
+                originalTransactionId: "1000002",
+                productId: "pro.monthly",
+                kind: "renewal",
+                purchaseDate: d(-20, ReportSampleData.asOf),
+                expiresDate: d(10, ReportSampleData.asOf)
+            ),
         ]
         for t in history { try insertLedger(t, firstSeen: earlierRunId, refundSeen: nil, connection: connection) }
         for price in data.prices {
             try connection.execute(
                 "INSERT INTO products (product_id, currency, price, period) VALUES ($1, $2, $3, $4)",
-                [price.productId, price.currency, price.price, price.period])
+                [price.productId, price.currency, price.price, price.period]
+            )
         }
     }
 
     static func insertLedger(
-        _ t: ReportTransaction, firstSeen: Int64, refundSeen: Int64?, connection: PostgresConnection
+        _ t: ReportTransaction,
+        firstSeen: Int64,
+        refundSeen: Int64?,
+        connection: PostgresConnection
     ) throws {
         try connection.execute(
             """
@@ -115,7 +147,8 @@ import Testing
                 t.transactionId, t.originalTransactionId, t.productId, t.subscriptionGroupId, t.kind, t.purchaseDate,
                 t.expiresDate, t.isTrial, t.isIntroOffer, t.offer, t.cancellationDate, t.cancellationReason, firstSeen,
                 refundSeen,
-            ])
+            ]
+        )
     }
 
     static func count(_ connection: PostgresConnection, _ sql: String) throws -> Int {
@@ -124,7 +157,10 @@ import Testing
 
     @Test func loadedDataMatchesWhatWasInserted() throws {
         let (database, connection) = try Self.prepare()
-        defer { connection.close(); database.drop() }
+        defer {
+            connection.close()
+            database.drop()
+        }
         let loaded = try ReportLoader(connection: connection).load(runId: 42)
         let expected = ReportSampleData.data(runId: 42)
         #expect(loaded.run == expected.run)
@@ -136,7 +172,10 @@ import Testing
 
     @Test func summaryCountsEqualDatabaseAndCSVCounts() throws {
         let (database, connection) = try Self.prepare()
-        defer { connection.close(); database.drop() }
+        defer {
+            connection.close()
+            database.drop()
+        }
         let directory = try ReportTempDirectory()
         let folder = try ReportGenerator(connection: connection).generate(runId: 42, reportDirectory: directory.path)
         #expect(folder.lastPathComponent == "2024-05-01_run-42")
@@ -152,12 +191,20 @@ import Testing
         #expect(errors.header == ReportTables.errorColumns)
 
         let c = connection
-        #expect(summary.counts.selected == (try Self.count(c, "SELECT count(*) FROM reconciliation_items WHERE run_id = 42")))
-        #expect(summary.counts.done == (try Self.count(c, "SELECT count(*) FROM reconciliation_items WHERE run_id = 42 AND status = 'done'")))
+        #expect(
+            summary.counts.selected
+                == (try Self.count(c, "SELECT count(*) FROM reconciliation_items WHERE run_id = 42"))
+        )
+        #expect(
+            summary.counts.done
+                == (try Self.count(c, "SELECT count(*) FROM reconciliation_items WHERE run_id = 42 AND status = 'done'"))
+        )
         #expect(summary.counts.due == (try Self.count(c, "SELECT due_count FROM reconciliation_runs WHERE id = 42")))
         for outcome in ReportOutcome.all {
             let inDatabase = try Self.count(
-                c, "SELECT count(*) FROM reconciliation_items WHERE run_id = 42 AND outcome = '\(outcome)'")
+                c,
+                "SELECT count(*) FROM reconciliation_items WHERE run_id = 42 AND outcome = '\(outcome)'"
+            )
             #expect(summary.byOutcome[outcome] == inDatabase, "outcome \(outcome)")
         }
         let changedInDatabase = try Self.count(
@@ -167,26 +214,41 @@ import Testing
                AND outcome NOT IN ('unresolved', 'rejected', 'conflict')
                AND (previous_state IS DISTINCT FROM new_state OR previous_expires_at IS DISTINCT FROM new_expires_at
                     OR previous_product_id IS DISTINCT FROM product_id OR previous_auto_renew IS DISTINCT FROM auto_renew)
-            """)
+            """
+        )
         #expect(summary.counts.changed == changedInDatabase)
         #expect(changes.rows.count == changedInDatabase)
         let errorsInDatabase = try Self.count(
-            c, "SELECT count(*) FROM reconciliation_items WHERE run_id = 42 AND outcome IN ('unresolved', 'rejected', 'conflict')")
+            c,
+            "SELECT count(*) FROM reconciliation_items WHERE run_id = 42 AND outcome IN ('unresolved', 'rejected', 'conflict')"
+        )
         #expect(summary.counts.errors == errorsInDatabase)
         #expect(errors.rows.count == errorsInDatabase)
         let transactionsInDatabase = try Self.count(
-            c, "SELECT count(*) FROM subscription_transactions WHERE first_seen_run_id = 42 OR refund_seen_run_id = 42")
+            c,
+            "SELECT count(*) FROM subscription_transactions WHERE first_seen_run_id = 42 OR refund_seen_run_id = 42"
+        )
         #expect(summary.transactions.total == transactionsInDatabase)
         #expect(transactions.rows.count == transactionsInDatabase)
-        #expect(summary.transactions.refundsSeen == (try Self.count(c, "SELECT count(*) FROM subscription_transactions WHERE refund_seen_run_id = 42")))
-        #expect(summary.counts.unresolved == (try Self.count(c, "SELECT count(*) FROM reconciliation_items WHERE run_id = 42 AND outcome = 'unresolved'")))
+        #expect(
+            summary.transactions.refundsSeen
+                == (try Self.count(c, "SELECT count(*) FROM subscription_transactions WHERE refund_seen_run_id = 42"))
+        )
+        #expect(
+            summary.counts.unresolved
+                == (try Self.count(
+                    c,
+                    "SELECT count(*) FROM reconciliation_items WHERE run_id = 42 AND outcome = 'unresolved'"
+                ))
+        )
         // Backwards expiry moves: counted, flagged with their reason in changes.csv, listed in report.html.
         let backwardsInDatabase = try Self.count(
             c,
             """
             SELECT count(*) FROM reconciliation_items WHERE run_id = 42 AND status = 'done' AND expiry_moved_backwards
                AND outcome NOT IN ('unresolved', 'rejected', 'conflict')
-            """)
+            """
+        )
         #expect(backwardsInDatabase == 2)
         #expect(summary.counts.expiryMovedBackwards == backwardsInDatabase)
         let flag = try #require(changes.header.firstIndex(of: "expiry_moved_backwards"))
@@ -218,7 +280,10 @@ import Testing
 
     @Test func reportsAndMetricsNeverContainReceiptsOrSecrets() throws {
         let (database, connection) = try Self.prepare()
-        defer { connection.close(); database.drop() }
+        defer {
+            connection.close()
+            database.drop()
+        }
         let directory = try ReportTempDirectory()
         let folder = try ReportGenerator(connection: connection).generate(runId: 42, reportDirectory: directory.path)
         let metrics = directory.path + "/metrics.prom"
@@ -235,7 +300,10 @@ import Testing
 
     @Test func dryRunListsItsDryRunTransactionsAndCarriesTheBanner() throws {
         let (database, connection) = try Self.prepare()
-        defer { connection.close(); database.drop() }
+        defer {
+            connection.close()
+            database.drop()
+        }
         var dry = ReportSampleData.data(runId: 43, dryRun: true)
         dry.run.asOf = dry.run.asOf.addingTimeInterval(86_400)
         try Self.insertRun(dry.run, connection: connection)
@@ -244,21 +312,27 @@ import Testing
             INSERT INTO reconciliation_items (run_id, subscription_id, original_transaction_id, status, outcome,
                 previous_state, new_state, previous_expires_at, new_expires_at, product_id, previous_product_id)
             VALUES (43, 1, '1000001', 'done', 'renewed', 'active', 'active', $1, $2, 'pro.monthly', 'pro.monthly')
-            """, [ReportSampleData.date(29), ReportSampleData.date(59)])
+            """,
+            [ReportSampleData.date(29), ReportSampleData.date(59)]
+        )
         try connection.execute(
             """
             INSERT INTO dry_run_transactions (run_id, transaction_id, original_transaction_id, product_id, kind,
                 purchase_date, expires_date)
             VALUES (43, '2100001', '1000001', 'pro.monthly', 'renewal', $1, $2),
                    (43, '2000001', '1000001', 'pro.monthly', 'refund', $3, $1)
-            """, [ReportSampleData.date(29), ReportSampleData.date(59), ReportSampleData.date(-1)])
+            """,
+            [ReportSampleData.date(29), ReportSampleData.date(59), ReportSampleData.date(-1)]
+        )
         let directory = try ReportTempDirectory()
         let folder = try ReportGenerator(connection: connection).generate(runId: 43, reportDirectory: directory.path)
         #expect(folder.lastPathComponent == "2024-05-02_run-43")
         let transactions = try CSVTestReader.read(folder.appendingPathComponent("transactions.csv"))
         #expect(transactions.rows.map { $0[0] }.sorted() == ["2000001", "2100001"])
         let summary = try JSONDecoder().decode(
-            RunSummary.self, from: try Data(contentsOf: folder.appendingPathComponent("summary.json")))
+            RunSummary.self,
+            from: try Data(contentsOf: folder.appendingPathComponent("summary.json"))
+        )
         #expect(summary.dryRun)
         #expect(summary.transactions.refundsSeen == 1)
         #expect(summary.money.renewalRevenue.first?.amount == "9.99")
@@ -269,18 +343,25 @@ import Testing
 
     @Test func regenerationReplacesTheFolderAndRunListingShowsRuns() throws {
         let (database, connection) = try Self.prepare()
-        defer { connection.close(); database.drop() }
+        defer {
+            connection.close()
+            database.drop()
+        }
         let directory = try ReportTempDirectory()
         let generator = ReportGenerator(connection: connection)
         let first = try generator.generate(runId: 42, reportDirectory: directory.path)
-        try connection.execute("UPDATE reconciliation_items SET reason = 'regenerated' WHERE run_id = 42 AND outcome = 'conflict'")
+        try connection.execute(
+            "UPDATE reconciliation_items SET reason = 'regenerated' WHERE run_id = 42 AND outcome = 'conflict'"
+        )
         let second = try generator.generate(runId: 42, reportDirectory: directory.path)
         #expect(first == second)
         let errors = try CSVTestReader.read(second.appendingPathComponent("errors.csv"))
         #expect(errors.rows.contains { $0.last == "regenerated" })
         #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path) == ["2024-05-01_run-42"])
 
-        let error = #expect(throws: ReportError.self) { try generator.generate(runId: 999, reportDirectory: directory.path) }
+        let error = #expect(throws: ReportError.self) {
+            try generator.generate(runId: 999, reportDirectory: directory.path)
+        }
         #expect(error?.code == .runNotFound)
 
         let rows = try RunListing(connection: connection).recent(limit: 10)
@@ -313,23 +394,38 @@ enum CSVTestReader {
             if quoted {
                 if scalar == "\"" {
                     if let next = iterator.next() {
-                        if next == "\"" { field.unicodeScalars.append("\"") } else { quoted = false; pending = next }
-                    } else { quoted = false }
-                } else { field.unicodeScalars.append(scalar) }
+                        if next == "\"" {
+                            field.unicodeScalars.append("\"")
+                        } else {
+                            quoted = false
+                            pending = next
+                        }
+                    } else {
+                        quoted = false
+                    }
+                } else {
+                    field.unicodeScalars.append(scalar)
+                }
             } else if scalar == "\"" {
                 quoted = true
             } else if scalar == "," {
-                record.append(field); field = ""
+                record.append(field)
+                field = ""
             } else if scalar == "\r" {
                 continue
             } else if scalar == "\n" {
-                record.append(field); field = ""
-                records.append(record); record = []
+                record.append(field)
+                field = ""
+                records.append(record)
+                record = []
             } else {
                 field.unicodeScalars.append(scalar)
             }
         }
-        if !field.isEmpty || !record.isEmpty { record.append(field); records.append(record) }
+        if !field.isEmpty || !record.isEmpty {
+            record.append(field)
+            records.append(record)
+        }
         guard let header = records.first else { return Table(header: [], rows: []) }
         return Table(header: header, rows: Array(records.dropFirst()))
     }
@@ -346,7 +442,10 @@ enum CSVTestReader {
 
     @Test(arguments: [false, true]) func streamedFolderEqualsInMemoryRendering(dryRun: Bool) throws {
         let (database, connection) = try ReportDatabaseTests.prepare()
-        defer { connection.close(); database.drop() }
+        defer {
+            connection.close()
+            database.drop()
+        }
         var runId: Int64 = 42
         if dryRun {
             runId = 43
@@ -360,7 +459,9 @@ enum CSVTestReader {
                 VALUES (43, '2100001', '1000001', 'pro.monthly', 'renewal', $1, $2, false),
                        (43, '2000001', '1000001', 'pro.monthly', 'refund', $3, $1, false),
                        (43, '2100002', '1000002', 'pro.monthly', 'renewal', NULL, $2, true)
-                """, [ReportSampleData.date(29), ReportSampleData.date(59), ReportSampleData.date(-1)])
+                """,
+                [ReportSampleData.date(29), ReportSampleData.date(59), ReportSampleData.date(-1)]
+            )
         }
         // More change rows than report.html shows, so the page's "first 200 of N" path is compared too.
         try connection.execute(
@@ -370,7 +471,9 @@ enum CSVTestReader {
             SELECT $1, 500000 + g, (3000000 + g)::text, 'done', 'lapsed', 'active', 'expired', 'pro.monthly',
                    CASE WHEN g % 7 = 0 THEN '=cmd' || g ELSE 'u' || g END
               FROM generate_series(1, 250) g
-            """, [runId])
+            """,
+            [runId]
+        )
         let loaded = try ReportLoader(connection: connection).load(runId: runId)
         #expect(loaded.items.count > ReportHTML.tableRowLimit)
         let expected = Dictionary(uniqueKeysWithValues: try ReportFiles.render(loaded).map { ($0.name, $0.data) })
@@ -378,7 +481,10 @@ enum CSVTestReader {
         let directory = try ReportTempDirectory()
         let metrics = directory.path + "/metrics.prom"
         let folder = try ReportGenerator(connection: connection).generate(
-            runId: runId, reportDirectory: directory.path, metricsFile: metrics)
+            runId: runId,
+            reportDirectory: directory.path,
+            metricsFile: metrics
+        )
         let streamed = try Self.files(folder)
         #expect(Set(streamed.keys) == Set(expected.keys))
         for name in ReportFiles.names {
@@ -388,24 +494,35 @@ enum CSVTestReader {
         #expect(html.contains("Showing the first \(ReportHTML.tableRowLimit) of"))
         let metricsText = try String(contentsOfFile: metrics, encoding: .utf8)
         let expectedMetrics = MetricsFile.render(
-            run: loaded.run, summary: RunSummary(data: loaded), previousLastSuccess: nil)
+            run: loaded.run,
+            summary: RunSummary(data: loaded),
+            previousLastSuccess: nil
+        )
         #expect(metricsText == expectedMetrics)
         #expect(try ReportGenerator(connection: connection).summary(runId: runId).summary == RunSummary(data: loaded))
         // Nothing temporary left behind.
-        #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path).sorted()
-            == ["metrics.prom", folder.lastPathComponent].sorted())
+        #expect(
+            try FileManager.default.contentsOfDirectory(atPath: directory.path).sorted()
+                == ["metrics.prom", folder.lastPathComponent].sorted()
+        )
     }
 
     @Test func metricsAreWrittenEvenWhenTheFolderCannotBe() throws {
         let (database, connection) = try ReportDatabaseTests.prepare()
-        defer { connection.close(); database.drop() }
+        defer {
+            connection.close()
+            database.drop()
+        }
         let directory = try ReportTempDirectory()
         let blocker = directory.path + "/not-a-dir"
         try Data("x".utf8).write(to: URL(fileURLWithPath: blocker))
         let metrics = directory.path + "/metrics.prom"
         let error = #expect(throws: ReportError.self) {
             try ReportGenerator(connection: connection).generate(
-                runId: 42, reportDirectory: blocker, metricsFile: metrics)
+                runId: 42,
+                reportDirectory: blocker,
+                metricsFile: metrics
+            )
         }
         #expect(error?.description.contains(blocker) == true)
         #expect(try String(contentsOfFile: metrics, encoding: .utf8).contains("renewal_reconciler_last_run_id 42"))

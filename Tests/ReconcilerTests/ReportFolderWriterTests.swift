@@ -8,7 +8,9 @@ import Testing
         let reports = directory.path + "/reports/nested"
         let writer = ReportFolderWriter(reportDirectory: reports)
         let first = try writer.write(
-            folderName: "2024-05-01_run-1", files: [("a.txt", Data("one".utf8)), ("b.txt", Data("two".utf8))])
+            folderName: "2024-05-01_run-1",
+            files: [("a.txt", Data("one".utf8)), ("b.txt", Data("two".utf8))]
+        )
         #expect(first == reports + "/2024-05-01_run-1")
         #expect(try String(contentsOfFile: first + "/a.txt", encoding: .utf8) == "one")
 

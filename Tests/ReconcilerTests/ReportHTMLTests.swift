@@ -1,6 +1,7 @@
 import Foundation
-@testable import Reconciler
 import Testing
+
+@testable import Reconciler
 
 @Suite struct ReportHTMLTests {
     let data = ReportSampleData.data()

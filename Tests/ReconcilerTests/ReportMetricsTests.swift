@@ -8,7 +8,11 @@ import Testing
         let text = MetricsFile.render(run: data.run, summary: RunSummary(data: data), previousLastSuccess: nil)
         #expect(text.contains("# HELP renewal_reconciler_last_run_timestamp_seconds "))
         #expect(text.contains("# TYPE renewal_reconciler_last_run_timestamp_seconds gauge"))
-        #expect(text.contains("renewal_reconciler_last_run_timestamp_seconds{mode=\"nightly\",dry_run=\"false\"} 1714522020"))
+        #expect(
+            text.contains(
+                "renewal_reconciler_last_run_timestamp_seconds{mode=\"nightly\",dry_run=\"false\"} 1714522020"
+            )
+        )
         #expect(text.contains("renewal_reconciler_last_run_duration_seconds 300\n"))
         #expect(text.contains("renewal_reconciler_last_run_items{outcome=\"lapsed\"} 2\n"))
         #expect(text.contains("renewal_reconciler_last_run_apple_responses_by_status{status=\"21002\"} 2\n"))
@@ -17,7 +21,9 @@ import Testing
         #expect(text.contains("renewal_reconciler_last_run_exit_code 0\n"))
         #expect(text.contains("renewal_reconciler_last_success_timestamp_seconds 1714522020\n"))
         // Every sample line belongs to a metric declared with HELP and TYPE.
-        let declared = Set(text.split(separator: "\n").filter { $0.hasPrefix("# TYPE ") }.map { $0.split(separator: " ")[2] })
+        let declared = Set(
+            text.split(separator: "\n").filter { $0.hasPrefix("# TYPE ") }.map { $0.split(separator: " ")[2] }
+        )
         for line in text.split(separator: "\n") where !line.hasPrefix("#") {
             let name = line.prefix { $0 != "{" && $0 != " " }
             #expect(declared.contains(name), "undeclared metric in \(line)")

@@ -58,7 +58,8 @@ import Testing
 
     @Test func summaryJSONHasEveryKeyIncludingNulls() throws {
         let summary = RunSummary(
-            data: ReportSampleData.data(status: "running", exitCode: nil).withRun { $0.finishedAt = nil })
+            data: ReportSampleData.data(status: "running", exitCode: nil).withRun { $0.finishedAt = nil }
+        )
         let object = try #require(try JSONSerialization.jsonObject(with: summary.jsonData()) as? [String: Any])
         #expect(object["schema_version"] as? Int == 1)
         #expect(object["finished_at"] is NSNull)

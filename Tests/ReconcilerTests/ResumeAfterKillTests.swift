@@ -32,14 +32,16 @@ import Testing
         try world.startSimulator()
         let killed = try world.run(
             ["--rate", "2000", "--concurrency", "64", "--batch-size", "100"],
-            extraEnvironment: ["RENEWAL_RECONCILER_CRASH_AT": crashAt])
+            extraEnvironment: ["RENEWAL_RECONCILER_CRASH_AT": crashAt]
+        )
         #expect(killed.killedBySIGKILL, "\(killed)")
         #expect(killed.stderr.contains("crash point \(crashAt) reached"))
 
         let conn = try world.connect()
         defer { conn.close() }
         let pendingBefore = try conn.count(
-            "SELECT count(*) AS n FROM reconciliation_items WHERE status = 'pending'")
+            "SELECT count(*) AS n FROM reconciliation_items WHERE status = 'pending'"
+        )
         let doneBefore = try conn.count("SELECT count(*) AS n FROM reconciliation_items WHERE status = 'done'")
         #expect(doneBefore < Self.subscriptions, "the kill came after everything was done")
         if crashAt.hasPrefix("batch") { #expect(pendingBefore > 0) }
@@ -49,7 +51,9 @@ import Testing
         #expect(try conn.count("SELECT count(*) AS n FROM reconciliation_runs") == 1)
         #expect(
             try conn.count(
-                "SELECT count(*) AS n FROM reconciliation_runs WHERE resume_count = 1 AND status = 'completed'") == 1)
+                "SELECT count(*) AS n FROM reconciliation_runs WHERE resume_count = 1 AND status = 'completed'"
+            ) == 1
+        )
         let actual = try Self.endState(world, runId: 1)
         #expect(actual.subscriptions == expected.subscriptions)
         #expect(actual.ledger == expected.ledger)

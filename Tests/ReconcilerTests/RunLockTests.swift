@@ -17,7 +17,10 @@ import Testing
         try #require(started)
         let holder = try #require(
             try conn.queryFirst("SELECT id FROM reconciliation_runs WHERE status = 'running'")?.decode(
-                "id", as: Int64.self))
+                "id",
+                as: Int64.self
+            )
+        )
 
         let second = try world.run(["--rate", "5"])
         #expect(second.status == 75, "\(second)")

@@ -1,7 +1,7 @@
 import Foundation
 import Postgres
-import Reconciler
 import ReceiptDomain
+import Reconciler
 import Testing
 
 /// RunStore against a real PostgreSQL: Apple's answer is written as it is (an earlier expiry included),
@@ -14,7 +14,11 @@ import Testing
     @Test func anEarlierExpiryFromAppleIsWrittenAsItIsAndRecordedOnTheItem() throws {
         let world = try StoreWorld()
         let upgraded = try world.insertSubscription(
-            "1001", expiresAt: StoreWorld.day(29), state: "active", productId: "com.example.renewals.pro.yearly")
+            "1001",
+            expiresAt: StoreWorld.day(29),
+            state: "active",
+            productId: "com.example.renewals.pro.yearly"
+        )
         let wrongDate = try world.insertSubscription("1002", expiresAt: StoreWorld.day(300), state: "active")
         let runId = try world.createRun(items: [upgraded, wrongDate])
         let store = try world.store(runId: runId)
@@ -27,13 +31,23 @@ import Testing
             TestDecisions.decided(
                 items[0],
                 TestDecisions.decision(
-                    items[0], expiresAt: StoreWorld.day(5), productId: StoreWorld.product,
-                    movedBackwards: upgradeReason, outcome: .changed)),
+                    items[0],
+                    expiresAt: StoreWorld.day(5),
+                    productId: StoreWorld.product,
+                    movedBackwards: upgradeReason,
+                    outcome: .changed
+                )
+            ),
             TestDecisions.decided(
                 items[1],
                 TestDecisions.decision(
-                    items[1], state: .expired, expiresAt: StoreWorld.day(-3), movedBackwards: wrongReason,
-                    outcome: .lapsed)),
+                    items[1],
+                    state: .expired,
+                    expiresAt: StoreWorld.day(-3),
+                    movedBackwards: wrongReason,
+                    outcome: .lapsed
+                )
+            ),
         ])
         #expect(written.conflicts.isEmpty && written.refused.isEmpty && written.batchFailure == nil)
 
@@ -67,10 +81,13 @@ import Testing
         // The app stores a later purchase meanwhile.
         try world.connection.execute(
             "UPDATE subscriptions SET expires_at = $2, product_id = 'com.example.renewals.pro.yearly' WHERE id = $1",
-            [id, StoreWorld.day(365)])
+            [id, StoreWorld.day(365)]
+        )
         let written = try store.write([
             TestDecisions.decided(
-                item, TestDecisions.decision(item, expiresAt: StoreWorld.day(1), movedBackwards: "earlier"))
+                item,
+                TestDecisions.decision(item, expiresAt: StoreWorld.day(1), movedBackwards: "earlier")
+            )
         ])
         #expect(written.conflicts == [id])
         let row = try world.subscription(id)
@@ -99,20 +116,32 @@ import Testing
             TestDecisions.decided(
                 items[1],
                 TestDecisions.decision(
-                    items[1], expiresAt: StoreWorld.day(31), productId: "com.example\u{0}.pro",
-                    latestReceipt: Self.receiptMarker)),
+                    items[1],
+                    expiresAt: StoreWorld.day(31),
+                    productId: "com.example\u{0}.pro",
+                    latestReceipt: Self.receiptMarker
+                )
+            ),
             TestDecisions.decided(items[2], TestDecisions.decision(items[2], expiresAt: year300000)),
             TestDecisions.decided(
                 items[3],
-                TestDecisions.decision(items[3], expiresAt: StoreWorld.day(31), expirationIntent: Int(Int32.max) + 1)),
+                TestDecisions.decision(items[3], expiresAt: StoreWorld.day(31), expirationIntent: Int(Int32.max) + 1)
+            ),
             TestDecisions.decided(
                 items[4],
                 TestDecisions.decision(
-                    items[4], expiresAt: StoreWorld.day(31), ledgerCancellationReason: -3_000_000_000)),
+                    items[4],
+                    expiresAt: StoreWorld.day(31),
+                    ledgerCancellationReason: -3_000_000_000
+                )
+            ),
             TestDecisions.decided(items[5], TestDecisions.decision(items[5], expiresAt: StoreWorld.day(31))),
             // Apple's status beyond 32 bits on a rejection: stored NULL, the reason keeps the number.
             TestDecisions.rejected(
-                items[6], VerdictReason(.unknownStatus, appleStatus: 99_999_999_999), appleStatus: 99_999_999_999),
+                items[6],
+                VerdictReason(.unknownStatus, appleStatus: 99_999_999_999),
+                appleStatus: 99_999_999_999
+            ),
         ]
         let written = try store.write(results)
         #expect(written.conflicts.isEmpty)
@@ -150,11 +179,14 @@ import Testing
         #expect(try rejectedItem.decode("apple_status", as: Int?.self) == nil)
         #expect(try rejectedItem.decode("reason", as: String?.self)?.contains("99999999999") == true)
         #expect(
-            try world.connection.count("SELECT done_count AS n FROM reconciliation_runs WHERE id = $1", [runId]) == 7)
+            try world.connection.count("SELECT done_count AS n FROM reconciliation_runs WHERE id = $1", [runId]) == 7
+        )
         #expect(
             try world.connection.count(
                 "SELECT count(*) AS n FROM reconciliation_items WHERE run_id = $1 AND status = 'pending'",
-                [runId]) == 0)
+                [runId]
+            ) == 0
+        )
     }
 
     @Test func aBatchTheDatabaseRefusesIsWrittenItemByItem() throws {
@@ -165,7 +197,8 @@ import Testing
         }
         // A rule the app's database enforces that the reconciler knows nothing about.
         try world.connection.execute(
-            "ALTER TABLE subscriptions ADD CONSTRAINT product_not_refused CHECK (product_id <> 'com.example.refused')")
+            "ALTER TABLE subscriptions ADD CONSTRAINT product_not_refused CHECK (product_id <> 'com.example.refused')"
+        )
         let runId = try world.createRun(items: ids)
         let store = try world.store(runId: runId)
         let items = try store.fetchPending(after: 0, limit: 10)
@@ -173,8 +206,12 @@ import Testing
             TestDecisions.decided(
                 item,
                 TestDecisions.decision(
-                    item, expiresAt: StoreWorld.day(31), productId: index == 2 ? "com.example.refused" : nil,
-                    latestReceipt: Self.receiptMarker))
+                    item,
+                    expiresAt: StoreWorld.day(31),
+                    productId: index == 2 ? "com.example.refused" : nil,
+                    latestReceipt: Self.receiptMarker
+                )
+            )
         }
         let written = try store.write(results)
         #expect(written.batchFailure?.contains("23514") == true, "\(written.batchFailure ?? "nil")")
@@ -200,7 +237,8 @@ import Testing
             }
         }
         #expect(
-            try world.connection.count("SELECT done_count AS n FROM reconciliation_runs WHERE id = $1", [runId]) == 4)
+            try world.connection.count("SELECT done_count AS n FROM reconciliation_runs WHERE id = $1", [runId]) == 4
+        )
     }
 
     @Test func whenEvenAnItemsBookkeepingCannotBeWrittenTheWriteFails() throws {
@@ -212,12 +250,14 @@ import Testing
             """
             ALTER TABLE reconciliation_items
               ADD CONSTRAINT never_done CHECK (status = 'pending' OR subscription_id <> \(stuck))
-            """)
+            """
+        )
         let store = try world.store(runId: runId)
         let items = try store.fetchPending(after: 0, limit: 10)
         #expect(throws: PostgresError.self) {
             try store.write(
-                items.map { TestDecisions.decided($0, TestDecisions.decision($0, expiresAt: StoreWorld.day(31))) })
+                items.map { TestDecisions.decided($0, TestDecisions.decision($0, expiresAt: StoreWorld.day(31))) }
+            )
         }
         // The item before it was written on its own; the stuck one stays pending for --resume.
         #expect(try world.item(runId: runId, subscriptionId: good).decode("status", as: String.self) == "done")

@@ -2,8 +2,8 @@ import CivilTime
 import Foundation
 import Postgres
 import Reconciler
-import Testing
 import TestSupport
+import Testing
 
 /// Secrets never leak: a real run (the built binaries, a real database, the simulator) with both log
 /// formats at the most verbose level, a report folder and a metrics file: none of it contains the
@@ -23,9 +23,17 @@ import TestSupport
         try withTemporaryDirectory { dir in
             let export = dir.appendingPathComponent("export")
             try SimulatorProcess.export(
-                binary: simulator, seed: 77, subscriptions: 300, now: RFC3339.parse(asOf)!, into: export.path)
+                binary: simulator,
+                seed: 77,
+                subscriptions: 300,
+                now: RFC3339.parse(asOf)!,
+                into: export.path
+            )
             let sim = try SimulatorProcess(
-                binary: simulator, arguments: ["--seed", "77", "--subscriptions", "300", "--now", asOf], sharedSecret: secret)
+                binary: simulator,
+                arguments: ["--seed", "77", "--subscriptions", "300", "--now", asOf],
+                sharedSecret: secret
+            )
             defer { sim.stop() }
             var env = ProcessInfo.processInfo.environment
             env["DATABASE_URL"] = db.url
@@ -47,7 +55,8 @@ import TestSupport
                 try p.run()
                 if watchArguments {
                     // While it runs, its command line (what `ps` shows) must not hold the secret.
-                    let cmdline = (try? String(contentsOfFile: "/proc/\(p.processIdentifier)/cmdline", encoding: .utf8)) ?? ""
+                    let cmdline =
+                        (try? String(contentsOfFile: "/proc/\(p.processIdentifier)/cmdline", encoding: .utf8)) ?? ""
                     #expect(!cmdline.contains(secret))
                 }
                 let o = out.fileHandleForReading.readDataToEndOfFile()
@@ -61,12 +70,19 @@ import TestSupport
             let reports = dir.appendingPathComponent("reports").path
             let metrics = dir.appendingPathComponent("metrics.prom").path
             let first = try run(
-                ["run", "--now", asOf, "--rate", "2000", "--log-level", "trace", "--log-format", "text",
-                 "--report-dir", reports, "--metrics-file", metrics], watchArguments: true)
+                [
+                    "run", "--now", asOf, "--rate", "2000", "--log-level", "trace", "--log-format", "text",
+                    "--report-dir", reports, "--metrics-file", metrics,
+                ],
+                watchArguments: true
+            )
             #expect(first == 0 || first == 2)
             let second = try run(
-                ["backfill", "--all", "--now", asOf, "--rate", "2000", "--log-level", "trace", "--log-format", "json",
-                 "--report-dir", reports, "--metrics-file", metrics, "--dry-run"])
+                [
+                    "backfill", "--all", "--now", asOf, "--rate", "2000", "--log-level", "trace", "--log-format",
+                    "json",
+                    "--report-dir", reports, "--metrics-file", metrics, "--dry-run",
+                ])
             #expect(second == 0 || second == 2)
             // A wrong secret: Apple (the simulator) says 21004; the error must not echo either secret.
             env["APPLE_SHARED_SECRET"] = "wrong-\(secret)"
@@ -93,10 +109,14 @@ import TestSupport
             // Receipts: what was imported and what Apple returned (now stored).
             let conn = try db.connect()
             defer { conn.close() }
-            var receipts = try conn.query("SELECT latest_receipt FROM subscriptions").map { try $0.decode("latest_receipt", as: String.self) }
-            for line in try String(contentsOfFile: export.appendingPathComponent("purchases.jsonl").path, encoding: .utf8)
-                .split(separator: "\n")
-            {
+            var receipts = try conn.query("SELECT latest_receipt FROM subscriptions").map {
+                try $0.decode("latest_receipt", as: String.self)
+            }
+            for line in try String(
+                contentsOfFile: export.appendingPathComponent("purchases.jsonl").path,
+                encoding: .utf8
+            )
+            .split(separator: "\n") {
                 if let object = try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any],
                     let receipt = object["latest_receipt"] as? String
                 {

@@ -19,15 +19,23 @@ import Testing
         #expect(
             parameters.selection
                 == .due(
-                    lookaheadSeconds: 86_400, lookbackSeconds: 5_184_000, minRecheckSeconds: 72_000,
-                    recheckRevokedSeconds: 7 * 86_400))
+                    lookaheadSeconds: 86_400,
+                    lookbackSeconds: 5_184_000,
+                    minRecheckSeconds: 72_000,
+                    recheckRevokedSeconds: 7 * 86_400
+                )
+        )
         #expect(Selection.defaultRecheckRevokedSeconds == 7 * 86_400)
         #expect(parameters.bundleId == "com.example.renewals")
     }
 
     @Test func dueAndBackfillSelectionsRoundTripInTheStoredShape() throws {
         let due = Selection.due(
-            lookaheadSeconds: 3600, lookbackSeconds: 7200, minRecheckSeconds: 60, recheckRevokedSeconds: 36 * 3600)
+            lookaheadSeconds: 3600,
+            lookbackSeconds: 7200,
+            minRecheckSeconds: 60,
+            recheckRevokedSeconds: 36 * 3600
+        )
         let parameters = RunParameters(selection: due, options: RunOptions(), bundleId: nil, fixedClock: false)
         let json = try parameters.jsonString()
         #expect(json.contains(#""due":{"lookaheadSeconds":3600,"lookbackSeconds":7200,"minRecheckSeconds":60,"#))
@@ -36,7 +44,11 @@ import Testing
 
         let filter = BackfillFilter(originalTransactionIds: ["1000"], states: ["revoked"])
         let backfill = RunParameters(
-            selection: .backfill(filter), options: RunOptions(), bundleId: "b", fixedClock: true)
+            selection: .backfill(filter),
+            options: RunOptions(),
+            bundleId: "b",
+            fixedClock: true
+        )
         let backfillJSON = try backfill.jsonString()
         #expect(backfillJSON.contains(#""selection":{"backfill":{"_0":{"#))
         #expect(try RunParameters.decode(backfillJSON) == backfill)
@@ -47,7 +59,8 @@ import Testing
     }
 
     @Test func aSelectionWithTwoKindsIsRefused() {
-        let both = #"{"due":{"lookaheadSeconds":1,"lookbackSeconds":1,"minRecheckSeconds":1},"#
+        let both =
+            #"{"due":{"lookaheadSeconds":1,"lookbackSeconds":1,"minRecheckSeconds":1},"#
             + #""backfill":{"_0":{"all":true}}}"#
         #expect(throws: DecodingError.self) { try JSONDecoder().decode(Selection.self, from: Data(both.utf8)) }
     }

@@ -48,7 +48,8 @@ import Testing
         let rsaLike = try temporaryFile("wrong.p8", P384.Signing.PrivateKey().pemRepresentation)
         do {
             _ = try AppStoreAPIConfiguration.load(
-                environment: environment.merging(["APPLE_PRIVATE_KEY_FILE": rsaLike]) { $1 })
+                environment: environment.merging(["APPLE_PRIVATE_KEY_FILE": rsaLike]) { $1 }
+            )
             Issue.record("a P-384 key was accepted")
         } catch let error as ConfigurationError {
             #expect(error.message.contains("APPLE_PRIVATE_KEY_FILE") && error.message.contains("EC P-384"))

@@ -50,8 +50,10 @@ import Testing
         let stderr = err.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
         return ExplainRunner.Run(
-            status: process.terminationStatus, stdout: String(decoding: stdout, as: UTF8.self),
-            stderr: String(decoding: stderr, as: UTF8.self))
+            status: process.terminationStatus,
+            stdout: String(decoding: stdout, as: UTF8.self),
+            stderr: String(decoding: stderr, as: UTF8.self)
+        )
     }
 
     private func object(_ text: String) throws -> [String: Any] {
@@ -72,7 +74,8 @@ import Testing
         #expect(
             header["x5c"] as? [String] == [
                 "Test App Store Receipt Signing", "Test Worldwide Developer Relations CA", "Test Root CA",
-            ])
+            ]
+        )
         let payload = try #require(json["payload"] as? [String: Any])
         #expect(payload["transactionId"] as? String == "2000000811111203")
         #expect(payload["expiresDate"] as? String == "2026-12-18T11:06:40Z")
@@ -125,7 +128,8 @@ import Testing
             (json["header"] as? [String: Any])?["x5c"] as? [String] == [
                 "Prod ECC Mac App Store and iTunes Store Receipt Signing",
                 "Apple Worldwide Developer Relations Certification Authority", "Apple Root CA - G3",
-            ])
+            ]
+        )
         #expect((json["payload"] as? [String: Any])?["notificationType"] as? String == "TEST")
         // Trusting only a test root, Apple's own data no longer verifies.
         let work = try Workspace()
@@ -213,12 +217,14 @@ import Testing
         let refunded = Self.pki.jws(
             payload: TestPayloads.transaction(extra: [
                 #""revocationDate":1795500000000"#, #""revocationReason":1"#, #""revocationType":"REFUND_FULL""#,
-            ]))
+            ])
+        )
         let refundPath = try work.write("refund.json", statusBody(refunded, renewal))
         let revoked = try object(
             try run([
                 "explain", "--response", refundPath, "--root-ca", work.root, "--now", "2026-11-25T00:00:00Z",
-            ]).stdout)
+            ]).stdout
+        )
         #expect(revoked["state"] as? String == "revoked")
         #expect(revoked["cancellation_reason"] as? Int == 1)
 
@@ -260,7 +266,9 @@ import Testing
         #expect(json["signature_verified"] as? Bool == true)
         // Through the systemd credential as well.
         try FileManager.default.createDirectory(
-            at: work.url.appendingPathComponent("creds"), withIntermediateDirectories: true)
+            at: work.url.appendingPathComponent("creds"),
+            withIntermediateDirectories: true
+        )
         try work.write("creds/apple-private-key", key.pemRepresentation)
         var viaCredential = ids
         viaCredential["CREDENTIALS_DIRECTORY"] = work.url.appendingPathComponent("creds").path

@@ -25,8 +25,15 @@ import Testing
 
     /// A row as the run left it, and (when `run` is given) a done item of that run.
     static func row(
-        _ c: PostgresConnection, _ otid: String, state: String?, expires: String, product: String = "p.monthly",
-        autoRenew: Bool? = nil, verify: String? = "ok", run: Int64? = 1, movedBackwards: Bool = false,
+        _ c: PostgresConnection,
+        _ otid: String,
+        state: String?,
+        expires: String,
+        product: String = "p.monthly",
+        autoRenew: Bool? = nil,
+        verify: String? = "ok",
+        run: Int64? = 1,
+        movedBackwards: Bool = false,
         ledger: Int = 0
     ) throws {
         let id = try c.queryFirst(
@@ -34,21 +41,27 @@ import Testing
             INSERT INTO subscriptions (user_id, product_id, original_transaction_id, latest_receipt, expires_at, state,
                                        auto_renew, last_verify_status)
             VALUES ('u', $1, $2, 'receipt', $3::timestamptz, $4, $5, $6) RETURNING id
-            """, [product, otid, expires, state, autoRenew, verify])?.decode("id", as: Int64.self)
+            """,
+            [product, otid, expires, state, autoRenew, verify]
+        )?.decode("id", as: Int64.self)
         if let run {
             try c.execute(
                 """
                 INSERT INTO reconciliation_items (run_id, subscription_id, original_transaction_id, status,
                                                   expiry_moved_backwards)
                 VALUES ($1, $2, $3, 'done', $4)
-                """, [run, id, otid, movedBackwards])
+                """,
+                [run, id, otid, movedBackwards]
+            )
         }
         for n in 0..<ledger {
             try c.execute(
                 """
                 INSERT INTO subscription_transactions (transaction_id, original_transaction_id, product_id, kind)
                 VALUES ($1, $2, $3, 'renewal')
-                """, [otid + "-\(n)", otid, product])
+                """,
+                [otid + "-\(n)", otid, product]
+            )
         }
     }
 
@@ -80,7 +93,9 @@ import Testing
             INSERT INTO reconciliation_runs (id, mode, status, as_of, parameters, finished_at)
             VALUES ($1, 'nightly', 'completed', $2::timestamptz, jsonb_build_object('fixedClock', $3::boolean),
                     $4::timestamptz)
-            """, [id, asOf, fixedClock, finished])
+            """,
+            [id, asOf, fixedClock, finished]
+        )
     }
 
     @Test func eachExpectationIsComparedByItsOwnRules() throws {
@@ -97,11 +112,24 @@ import Testing
             "stored_expires_at": "2027-11-16T10:10:50.748Z", "expires_at_rule": NSNull(), "prior_run": NSNull(),
         ]
         // Apple's earlier expiry taken and the move backwards recorded: a match.
-        try Self.row(c, "d-ok", state: "expired", expires: "2026-11-16T10:10:50.748Z", autoRenew: false,
-                     movedBackwards: true, ledger: 2)
+        try Self.row(
+            c,
+            "d-ok",
+            state: "expired",
+            expires: "2026-11-16T10:10:50.748Z",
+            autoRenew: false,
+            movedBackwards: true,
+            ledger: 2
+        )
         // The same values, but the run did not record the move backwards.
-        try Self.row(c, "d-silent", state: "expired", expires: "2026-11-16T10:10:50.748Z", autoRenew: false,
-                     ledger: 2)
+        try Self.row(
+            c,
+            "d-silent",
+            state: "expired",
+            expires: "2026-11-16T10:10:50.748Z",
+            autoRenew: false,
+            ledger: 2
+        )
         // The stored (later) expiry kept: the old bug.
         try Self.row(c, "d-kept", state: "active", expires: "2027-11-16T10:10:50.748Z", autoRenew: false, ledger: 2)
 
@@ -149,9 +177,11 @@ import Testing
                     [
                         "state": "active", "expires_at": "2026-12-01T00:00:00Z", "product_id": "p.monthly",
                         "auto_renew": true,
-                    ]),
+                    ]
+                ),
                 Self.truthLine("absent", decided),
-            ])
+            ]
+        )
         #expect(report.compared == 13 && report.missing == 1)
         #expect(report.matched == 6, "\(report.mismatches)")
         for ok in ["d-ok", "r-ok", "e-ok", "e-past", "legacy-rejected", "legacy-decided"] {
@@ -163,7 +193,8 @@ import Testing
         #expect(Self.fields(report, "r-moved") == ["expires_at (untouched)"])
         #expect(Self.fields(report, "r-decided") == ["verification", "state (untouched)", "expires_at (untouched)"])
         #expect(
-            Self.fields(report, "e-active") == ["state", "expires_at (not after the run)", "auto_renew", backwards])
+            Self.fields(report, "e-active") == ["state", "expires_at (not after the run)", "auto_renew", backwards]
+        )
         #expect(Self.fields(report, "e-norun") == ["expires_at (not after the run)"])
         let ruleMismatch = report.mismatches.first {
             $0.originalTransactionId == "e-active" && $0.field.hasPrefix("expires_at")
@@ -183,10 +214,24 @@ import Testing
             "expires_at": "2026-12-11T00:00:00Z", "expires_at_rule": "not_after_run", "product_id": "p.monthly",
             "auto_renew": false, "stored_product_id": "p.monthly", "stored_expires_at": "2026-12-11T00:00:00Z",
         ]
-        try Self.row(c, "during", state: "expired", expires: "2026-11-21T02:35:12.345Z", autoRenew: false, run: 7,
-                     movedBackwards: true)
-        try Self.row(c, "after", state: "expired", expires: "2026-11-21T03:00:00Z", autoRenew: false, run: 7,
-                     movedBackwards: true)
+        try Self.row(
+            c,
+            "during",
+            state: "expired",
+            expires: "2026-11-21T02:35:12.345Z",
+            autoRenew: false,
+            run: 7,
+            movedBackwards: true
+        )
+        try Self.row(
+            c,
+            "after",
+            state: "expired",
+            expires: "2026-11-21T03:00:00Z",
+            autoRenew: false,
+            run: 7,
+            movedBackwards: true
+        )
         let report = try Self.compare(c, [Self.truthLine("during", ended), Self.truthLine("after", ended)])
         #expect(Self.fields(report, "during").isEmpty, "\(report.mismatches)")
         #expect(Self.fields(report, "after") == ["expires_at (not after the run)"])
@@ -199,8 +244,15 @@ import Testing
             c.close()
             database.drop()
         }
-        try Self.row(c, "revoked-row", state: nil, expires: "2027-09-09T05:51:38.683Z", product: "p.yearly",
-                     verify: nil, run: nil)
+        try Self.row(
+            c,
+            "revoked-row",
+            state: nil,
+            expires: "2027-09-09T05:51:38.683Z",
+            product: "p.yearly",
+            verify: nil,
+            run: nil
+        )
         try Self.row(c, "plain", state: nil, expires: "2026-11-30T00:00:00Z", verify: nil, run: nil)
         let prior: [String: Any] = [
             "verified_at": "2026-11-03T17:26:10.517Z", "state": "revoked", "expires_at": "2026-10-30T18:46:05.470Z",
@@ -220,18 +272,23 @@ import Testing
                 """
                 SELECT state, expires_at, revoked_at, last_verified_at, last_verify_status, product_id
                   FROM subscriptions WHERE original_transaction_id = 'revoked-row'
-                """))
+                """
+            )
+        )
         #expect(try revoked.decode("state", as: String?.self) == "revoked")
         func ms(_ date: Date?) -> Int64? { date.map { Int64(($0.timeIntervalSince1970 * 1000).rounded()) } }
         #expect(ms(try revoked.decode("expires_at", as: Date?.self)) == ms(RFC3339.parse("2026-10-30T18:46:05.470Z")))
         #expect(ms(try revoked.decode("revoked_at", as: Date?.self)) == ms(RFC3339.parse("2026-10-30T18:46:05.470Z")))
         #expect(
-            ms(try revoked.decode("last_verified_at", as: Date?.self)) == ms(RFC3339.parse("2026-11-03T17:26:10.517Z")))
+            ms(try revoked.decode("last_verified_at", as: Date?.self)) == ms(RFC3339.parse("2026-11-03T17:26:10.517Z"))
+        )
         #expect(try revoked.decode("product_id", as: String.self) == "p.yearly")
         #expect(try revoked.decode("last_verify_status", as: String?.self) == "ok")
         let plain = try #require(
             try c.queryFirst(
-                "SELECT state, last_verified_at FROM subscriptions WHERE original_transaction_id = 'plain'"))
+                "SELECT state, last_verified_at FROM subscriptions WHERE original_transaction_id = 'plain'"
+            )
+        )
         #expect(try plain.decode("state", as: String?.self) == nil)
         #expect(try plain.decode("last_verified_at", as: Date?.self) == nil)
     }

@@ -21,14 +21,18 @@ import Testing
                 """
                 SELECT id, original_transaction_id FROM subscriptions WHERE original_transaction_id = ANY($1::text[])
                  ORDER BY id DESC LIMIT 1
-                """, [ordinary.map { Optional($0) }]))
+                """,
+                [ordinary.map { Optional($0) }]
+            )
+        )
         let targetId: Int64 = try target.decode("id")
         let targetOtid: String = try target.decode("original_transaction_id")
         try conn.execute(
             """
             ALTER TABLE subscriptions ADD CONSTRAINT never_verify_target
                 CHECK (original_transaction_id <> '\(targetOtid)' OR last_verified_at IS NULL)
-            """)
+            """
+        )
 
         // 1. The run completes; the refused row's item is rejected naming what PostgreSQL refused.
         let first = try world.run()
@@ -37,13 +41,16 @@ import Testing
         let item = try #require(
             try conn.queryFirst(
                 "SELECT status, outcome, reason FROM reconciliation_items WHERE run_id = 1 AND subscription_id = $1",
-                [targetId]))
+                [targetId]
+            )
+        )
         #expect(try item.decode("outcome", as: String?.self) == "rejected")
         let reason = try item.decode("reason", as: String?.self) ?? ""
         #expect(reason.hasPrefix("implausible_value: "), "\(reason)")
         #expect(reason.contains("never_verify_target") && reason.contains("23514"), "\(reason)")
         let row = try #require(
-            try conn.queryFirst("SELECT version, state, last_verified_at FROM subscriptions WHERE id = $1", [targetId]))
+            try conn.queryFirst("SELECT version, state, last_verified_at FROM subscriptions WHERE id = $1", [targetId])
+        )
         #expect(try row.decode("version", as: Int64.self) == 1)
         #expect(try row.decode("last_verified_at", as: Date?.self) == nil)
         #expect(try conn.count("SELECT count(*) AS n FROM reconciliation_runs WHERE status = 'completed'") == 1)
@@ -70,16 +77,20 @@ import Testing
 
         // 3. A run killed after its first batch resumes to the end, the refused row rejected again.
         let killed = world.runReconciler(
-            ["backfill", "--all", "--now", world.now, "--rate", "2000", "--concurrency", "4", "--batch-size", "5",
-             "--report-dir", world.reportDirectory],
-            extraEnvironment: ["RENEWAL_RECONCILER_CRASH_AT": "batch-committed:1"])
+            [
+                "backfill", "--all", "--now", world.now, "--rate", "2000", "--concurrency", "4", "--batch-size", "5",
+                "--report-dir", world.reportDirectory,
+            ],
+            extraEnvironment: ["RENEWAL_RECONCILER_CRASH_AT": "batch-committed:1"]
+        )
         #expect(killed.killedBySIGKILL, "\(killed)")
         #expect(try Self.itemOutcome(conn, run: 3, targetId) == "pending")
         let resumed = try world.run(["--resume"])
         #expect(resumed.status == 0, "\(resumed)")
         #expect(try Self.runStatus(conn, 3) == "completed")
         #expect(
-            try conn.count("SELECT count(*) AS n FROM reconciliation_items WHERE run_id = 3 AND status <> 'done'") == 0)
+            try conn.count("SELECT count(*) AS n FROM reconciliation_items WHERE run_id = 3 AND status <> 'done'") == 0
+        )
         #expect(try Self.itemOutcome(conn, run: 3, targetId) == "rejected")
     }
 
@@ -92,6 +103,8 @@ import Testing
         try conn.queryFirst(
             """
             SELECT COALESCE(outcome, status) AS o FROM reconciliation_items WHERE run_id = $1 AND subscription_id = $2
-            """, [runId, subscriptionId])?.decode("o")
+            """,
+            [runId, subscriptionId]
+        )?.decode("o")
     }
 }

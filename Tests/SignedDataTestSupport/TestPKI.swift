@@ -46,27 +46,41 @@ public struct TestPKI: Sendable {
             OrganizationName("renewal-reconciler tests")
         }
         root = try Certificate(
-            version: .v3, serialNumber: .init(), publicKey: .init(rootKey.publicKey),
-            notValidBefore: options.notBefore, notValidAfter: options.notAfter, issuer: rootName, subject: rootName,
+            version: .v3,
+            serialNumber: .init(),
+            publicKey: .init(rootKey.publicKey),
+            notValidBefore: options.notBefore,
+            notValidAfter: options.notAfter,
+            issuer: rootName,
+            subject: rootName,
             signatureAlgorithm: .ecdsaWithSHA256,
             extensions: try Certificate.Extensions {
                 Critical(BasicConstraints.isCertificateAuthority(maxPathLength: nil))
                 Critical(KeyUsage(keyCertSign: true, cRLSign: true))
             },
-            issuerPrivateKey: .init(rootKey))
+            issuerPrivateKey: .init(rootKey)
+        )
         var intermediateExtensions = try Certificate.Extensions {
             Critical(BasicConstraints.isCertificateAuthority(maxPathLength: 0))
             Critical(KeyUsage(keyCertSign: true, cRLSign: true))
         }
         if options.intermediateHasAppleOID {
             try intermediateExtensions.append(
-                Certificate.Extension(oid: Self.intermediateOID, critical: false, value: [0x05, 0x00]))
+                Certificate.Extension(oid: Self.intermediateOID, critical: false, value: [0x05, 0x00])
+            )
         }
         intermediate = try Certificate(
-            version: .v3, serialNumber: .init(), publicKey: .init(intermediateKey.publicKey),
-            notValidBefore: options.notBefore, notValidAfter: options.notAfter, issuer: rootName,
-            subject: intermediateName, signatureAlgorithm: .ecdsaWithSHA256, extensions: intermediateExtensions,
-            issuerPrivateKey: .init(rootKey))
+            version: .v3,
+            serialNumber: .init(),
+            publicKey: .init(intermediateKey.publicKey),
+            notValidBefore: options.notBefore,
+            notValidAfter: options.notAfter,
+            issuer: rootName,
+            subject: intermediateName,
+            signatureAlgorithm: .ecdsaWithSHA256,
+            extensions: intermediateExtensions,
+            issuerPrivateKey: .init(rootKey)
+        )
         var leafExtensions = try Certificate.Extensions {
             Critical(BasicConstraints.notCertificateAuthority)
             Critical(KeyUsage(digitalSignature: true))
@@ -75,10 +89,17 @@ public struct TestPKI: Sendable {
             try leafExtensions.append(Certificate.Extension(oid: Self.leafOID, critical: false, value: [0x05, 0x00]))
         }
         leaf = try Certificate(
-            version: .v3, serialNumber: .init(), publicKey: .init(leafKey.publicKey),
+            version: .v3,
+            serialNumber: .init(),
+            publicKey: .init(leafKey.publicKey),
             notValidBefore: options.leafNotBefore ?? options.notBefore,
-            notValidAfter: options.leafNotAfter ?? options.notAfter, issuer: intermediateName, subject: leafName,
-            signatureAlgorithm: .ecdsaWithSHA256, extensions: leafExtensions, issuerPrivateKey: .init(intermediateKey))
+            notValidAfter: options.leafNotAfter ?? options.notAfter,
+            issuer: intermediateName,
+            subject: leafName,
+            signatureAlgorithm: .ecdsaWithSHA256,
+            extensions: leafExtensions,
+            issuerPrivateKey: .init(intermediateKey)
+        )
     }
 
     /// DER of a certificate.
@@ -103,7 +124,10 @@ public struct TestPKI: Sendable {
     /// Signs `payload` (JSON text) as a compact JWS with this chain. `alg`, `x5c` and the signing key can be
     /// overridden to build refusals; `hmacSecret` signs HS256 instead (algorithm confusion).
     public func jws(
-        payload: String, alg: String = "ES256", x5c: [String]? = nil, signingKey: P256.Signing.PrivateKey? = nil,
+        payload: String,
+        alg: String = "ES256",
+        x5c: [String]? = nil,
+        signingKey: P256.Signing.PrivateKey? = nil,
         hmacSecret: [UInt8]? = nil
     ) -> String {
         let chain = (x5c ?? self.x5c).map { "\"\($0)\"" }.joined(separator: ",")

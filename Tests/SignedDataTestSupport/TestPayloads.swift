@@ -8,10 +8,14 @@ public enum TestPayloads {
 
     /// A renewal of a monthly subscription. `extra` members are spliced in verbatim (`"price":1990`).
     public static func transaction(
-        transactionId: String = "2000000811111203", originalTransactionId: String = "2000000811111111",
-        bundleId: String = bundleId, environment: String = "Production",
+        transactionId: String = "2000000811111203",
+        originalTransactionId: String = "2000000811111111",
+        bundleId: String = bundleId,
+        environment: String = "Production",
         productId: String = "com.example.reader.monthly",
-        purchaseMs: Int64 = 1_795_000_000_000, expiresMs: Int64 = 1_797_592_000_000, signedDateMs: Int64 = signedDateMs,
+        purchaseMs: Int64 = 1_795_000_000_000,
+        expiresMs: Int64 = 1_797_592_000_000,
+        signedDateMs: Int64 = signedDateMs,
         extra: [String] = []
     ) -> String {
         var members = [
@@ -30,8 +34,11 @@ public enum TestPayloads {
     }
 
     public static func renewalInfo(
-        originalTransactionId: String = "2000000811111111", environment: String = "Production",
-        autoRenewStatus: Int = 1, signedDateMs: Int64 = signedDateMs, extra: [String] = []
+        originalTransactionId: String = "2000000811111111",
+        environment: String = "Production",
+        autoRenewStatus: Int = 1,
+        signedDateMs: Int64 = signedDateMs,
+        extra: [String] = []
     ) -> String {
         var members = [
             #""originalTransactionId":"\#(originalTransactionId)""#,
@@ -46,8 +53,12 @@ public enum TestPayloads {
     }
 
     public static func notification(
-        type: String = "DID_RENEW", signedTransaction: String?, signedRenewal: String?, bundleId: String = bundleId,
-        environment: String = "Production", appAppleId: Int64 = 1_234_567_890
+        type: String = "DID_RENEW",
+        signedTransaction: String?,
+        signedRenewal: String?,
+        bundleId: String = bundleId,
+        environment: String = "Production",
+        appAppleId: Int64 = 1_234_567_890
     ) -> String {
         var data = [
             #""environment":"\#(environment)""#, #""appAppleId":\#(appAppleId)"#, #""bundleId":"\#(bundleId)""#,

@@ -13,8 +13,11 @@ public enum TestReceipt {
         public var quantity: Int
 
         public init(
-            transactionId: String, originalTransactionId: String, productId: String = "com.example.reader.monthly",
-            purchaseDate: String = "2026-10-21T03:00:00Z", expiresDate: String = "2026-11-21T03:00:00Z",
+            transactionId: String,
+            originalTransactionId: String,
+            productId: String = "com.example.reader.monthly",
+            purchaseDate: String = "2026-10-21T03:00:00Z",
+            expiresDate: String = "2026-11-21T03:00:00Z",
             quantity: Int = 1
         ) {
             self.transactionId = transactionId
@@ -46,7 +49,9 @@ public enum TestReceipt {
                     attribute(1704, ia5(record.purchaseDate), ber: ber),
                     attribute(1706, ia5(record.purchaseDate), ber: ber),
                     attribute(1708, ia5(record.expiresDate), ber: ber),
-                ], ber: ber)
+                ],
+                ber: ber
+            )
             attributes.append(attribute(17, inner, ber: ber))
         }
         let payload = set(attributes, ber: ber)
@@ -72,7 +77,9 @@ public enum TestReceipt {
 
     /// An iOS 6 style transaction receipt's bytes (plist text; base64 them to store).
     public static func transactionReceipt(
-        transactionId: String, originalTransactionId: String, bundleId: String
+        transactionId: String,
+        originalTransactionId: String,
+        bundleId: String
     ) -> [UInt8] {
         let info = """
             {

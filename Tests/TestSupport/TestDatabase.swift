@@ -21,8 +21,10 @@ public struct TestDatabase: Sendable {
         defer { connection.close() }
         try connection.execute("CREATE DATABASE \(name)")
         return TestDatabase(
-            url: PostgresConnectionString.replacingDatabase(in: admin, with: String(name)), name: String(name),
-            adminURL: admin)
+            url: PostgresConnectionString.replacingDatabase(in: admin, with: String(name)),
+            name: String(name),
+            adminURL: admin
+        )
     }
 
     /// Opens a connection to this database.

@@ -17,12 +17,14 @@ public struct APIPrivateKey: Sendable, CustomStringConvertible, CustomDebugStrin
         let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
         guard trimmed.hasPrefix("-----BEGIN ") else {
             throw APIKeyError(
-                "not a PEM file (expected -----BEGIN PRIVATE KEY-----, the .p8 file App Store Connect issues)")
+                "not a PEM file (expected -----BEGIN PRIVATE KEY-----, the .p8 file App Store Connect issues)"
+            )
         }
         let label = trimmed.dropFirst("-----BEGIN ".count).prefix { $0 != "-" }
         guard label == "PRIVATE KEY" else {
             throw APIKeyError(
-                "a PEM \(label.prefix(40)) block, not a PKCS#8 PRIVATE KEY (the .p8 file App Store Connect issues)")
+                "a PEM \(label.prefix(40)) block, not a PKCS#8 PRIVATE KEY (the .p8 file App Store Connect issues)"
+            )
         }
         let document: PEMDocument
         do {

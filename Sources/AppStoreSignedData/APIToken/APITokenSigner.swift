@@ -23,8 +23,13 @@ public final class APITokenSigner: Sendable {
 
     /// - Throws: `APIKeyError` when the lifetime is not in 1...3600 seconds or an id is empty.
     public init(
-        key: APIPrivateKey, keyId: String, issuerId: String, bundleId: String, lifetime: TimeInterval = 300,
-        renewalMargin: TimeInterval = 60, clock: @escaping @Sendable () -> Date = { Date() }
+        key: APIPrivateKey,
+        keyId: String,
+        issuerId: String,
+        bundleId: String,
+        lifetime: TimeInterval = 300,
+        renewalMargin: TimeInterval = 60,
+        clock: @escaping @Sendable () -> Date = { Date() }
     ) throws(APIKeyError) {
         guard lifetime >= 1, lifetime <= Self.maximumLifetime else {
             throw APIKeyError("token lifetime \(Int(lifetime)) s is outside 1...3600 s (Apple's limit is 60 minutes)")
@@ -73,7 +78,8 @@ public final class APITokenSigner: Sendable {
         return APIToken(
             value: signingInput + "." + Base64URL.encode(signature.rawRepresentation),
             issuedAt: Date(timeIntervalSince1970: TimeInterval(issuedAt)),
-            expiresAt: Date(timeIntervalSince1970: TimeInterval(expiresAt)))
+            expiresAt: Date(timeIntervalSince1970: TimeInterval(expiresAt))
+        )
     }
 
     /// A JSON string literal (quotes, backslashes and control characters escaped).

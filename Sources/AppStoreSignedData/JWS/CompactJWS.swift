@@ -24,7 +24,8 @@ struct CompactJWS {
         guard dots.count == 2 else {
             throw SignedDataError(
                 .malformed,
-                "a compact JWS has 3 dot-separated parts, this has \(dots.count > 2 ? "more" : "\(dots.count + 1)")")
+                "a compact JWS has 3 dot-separated parts, this has \(dots.count > 2 ? "more" : "\(dots.count + 1)")"
+            )
         }
         let header = trimmed[trimmed.startIndex..<dots[0]]
         let payload = trimmed[trimmed.utf8.index(after: dots[0])..<dots[1]]

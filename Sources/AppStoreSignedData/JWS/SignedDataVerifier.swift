@@ -30,7 +30,9 @@ public struct SignedDataVerifier: Sendable {
         public var validationTime: ValidationTime
 
         public init(
-            bundleId: String? = nil, environment: AppStoreEnvironment? = nil, appAppleId: Int64? = nil,
+            bundleId: String? = nil,
+            environment: AppStoreEnvironment? = nil,
+            appAppleId: Int64? = nil,
             validationTime: ValidationTime = .signedDate
         ) {
             self.bundleId = bundleId
@@ -87,12 +89,16 @@ public struct SignedDataVerifier: Sendable {
             let header = try Self.decodeHeader(try parts.headerJSON())
             guard header.alg == "ES256" else {
                 throw SignedDataError(
-                    .wrongAlgorithm, "alg is \(header.alg.map { "\"\($0)\"" } ?? "absent"), not ES256")
+                    .wrongAlgorithm,
+                    "alg is \(header.alg.map { "\"\($0)\"" } ?? "absent"), not ES256"
+                )
             }
             guard let chain = header.x5c else { throw SignedDataError(.chainInvalid, "the header has no x5c chain") }
             guard chain.count == 3 else {
                 throw SignedDataError(
-                    .chainInvalid, "x5c holds \(chain.count) certificates, not 3 (leaf, intermediate, root)")
+                    .chainInvalid,
+                    "x5c holds \(chain.count) certificates, not 3 (leaf, intermediate, root)"
+                )
             }
             x5c = chain
         }
@@ -112,13 +118,18 @@ public struct SignedDataVerifier: Sendable {
             let signature = try? P256.Signing.ECDSASignature(rawRepresentation: parts.signature)
         else {
             throw SignedDataError(
-                .badSignature, "the signature is \(parts.signature.count) bytes, not a raw ES256 r||s (64)")
+                .badSignature,
+                "the signature is \(parts.signature.count) bytes, not a raw ES256 r||s (64)"
+            )
         }
         guard chain.leafKey.isValidSignature(signature, for: Data(parts.signingInput)) else {
             throw SignedDataError(.badSignature, "the ES256 signature does not verify with the leaf certificate's key")
         }
         return VerifiedJWS(
-            algorithm: "ES256", certificateNames: chain.subjectNames, payload: parts.payloadJSON, signedDate: signedDate
+            algorithm: "ES256",
+            certificateNames: chain.subjectNames,
+            payload: parts.payloadJSON,
+            signedDate: signedDate
         )
     }
 
@@ -167,7 +178,8 @@ public struct SignedDataVerifier: Sendable {
             let reason = failures.first.map { "\($0.policyFailureReason)" } ?? "no path to a trusted root"
             throw SignedDataError(
                 .chainInvalid,
-                "the chain does not verify to a trusted root (\(roots.certificates.count) trusted): \(reason)")
+                "the chain does not verify to a trusted root (\(roots.certificates.count) trusted): \(reason)"
+            )
         }
         guard validated.count == 3 else {
             throw SignedDataError(.chainInvalid, "the verified chain has \(validated.count) certificates, not 3")
@@ -178,7 +190,8 @@ public struct SignedDataVerifier: Sendable {
         return VerifiedChain(
             leafKey: leafKey,
             windows: windows + [VerifiedChain.window("root", validated[2])],
-            subjectNames: validated.map(VerifiedChain.commonName))
+            subjectNames: validated.map(VerifiedChain.commonName)
+        )
     }
 
     // MARK: Inspection without verification (for explain's output)

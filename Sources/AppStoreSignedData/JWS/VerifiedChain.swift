@@ -29,13 +29,15 @@ struct VerifiedChain: Sendable {
                 return SignedDataError(
                     .certificateExpiredAtSignedDate,
                     "the \(window.role) certificate expired at \(RFC3339Text.format(window.notAfter)), "
-                        + "before \(timeName) \(RFC3339Text.format(time))")
+                        + "before \(timeName) \(RFC3339Text.format(time))"
+                )
             }
             if time < window.notBefore {
                 return SignedDataError(
                     .certificateNotYetValidAtSignedDate,
                     "the \(window.role) certificate is valid only from \(RFC3339Text.format(window.notBefore)), "
-                        + "after \(timeName) \(RFC3339Text.format(time))")
+                        + "after \(timeName) \(RFC3339Text.format(time))"
+                )
             }
         }
         return nil

@@ -8,7 +8,10 @@ public struct LastTransactionsItem: Decodable, Sendable, Equatable {
     public var signedRenewalInfo: String?
 
     public init(
-        status: Int?, originalTransactionId: String?, signedTransactionInfo: String?, signedRenewalInfo: String?
+        status: Int?,
+        originalTransactionId: String?,
+        signedTransactionInfo: String?,
+        signedRenewalInfo: String?
     ) {
         self.status = status
         self.originalTransactionId = originalTransactionId

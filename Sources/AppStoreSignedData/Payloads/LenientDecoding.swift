@@ -12,14 +12,17 @@ extension KeyedDecodingContainer {
         }
         if let text = try? decode(String.self, forKey: key), let value = Int64(text) { return value }
         throw DecodingError.typeMismatch(
-            Int64.self, .init(codingPath: codingPath + [key], debugDescription: "\(key.stringValue) is not an integer"))
+            Int64.self,
+            .init(codingPath: codingPath + [key], debugDescription: "\(key.stringValue) is not an integer")
+        )
     }
 
     func lenientInt(_ key: Key) throws -> Int? {
         guard let wide = try lenientInt64(key) else { return nil }
         guard let value = Int(exactly: wide) else {
             throw DecodingError.dataCorrupted(
-                .init(codingPath: codingPath + [key], debugDescription: "\(key.stringValue) is out of range"))
+                .init(codingPath: codingPath + [key], debugDescription: "\(key.stringValue) is out of range")
+            )
         }
         return value
     }
@@ -29,7 +32,8 @@ extension KeyedDecodingContainer {
         guard let milliseconds = try lenientInt64(key) else { return nil }
         guard milliseconds.magnitude <= 253_402_300_799_999 else {
             throw DecodingError.dataCorrupted(
-                .init(codingPath: codingPath + [key], debugDescription: "\(key.stringValue) is not a plausible date"))
+                .init(codingPath: codingPath + [key], debugDescription: "\(key.stringValue) is not a plausible date")
+            )
         }
         return Date(timeIntervalSince1970: Double(milliseconds) / 1000)
     }
@@ -40,7 +44,9 @@ extension KeyedDecodingContainer {
         if let text = try? decode(String.self, forKey: key) { return text }
         if let number = try? decode(Int64.self, forKey: key) { return String(number) }
         throw DecodingError.typeMismatch(
-            String.self, .init(codingPath: codingPath + [key], debugDescription: "\(key.stringValue) is not a string"))
+            String.self,
+            .init(codingPath: codingPath + [key], debugDescription: "\(key.stringValue) is not a string")
+        )
     }
 
     /// A boolean; `0`/`1` and `"true"`/`"false"` are accepted.
@@ -56,7 +62,9 @@ extension KeyedDecodingContainer {
             }
         }
         throw DecodingError.typeMismatch(
-            Bool.self, .init(codingPath: codingPath + [key], debugDescription: "\(key.stringValue) is not a boolean"))
+            Bool.self,
+            .init(codingPath: codingPath + [key], debugDescription: "\(key.stringValue) is not a boolean")
+        )
     }
 
     func optional<T: Decodable>(_ type: T.Type, _ key: Key) throws -> T? {

@@ -33,15 +33,26 @@ public struct ResponseBodyV2DecodedPayload: SignedPayload, Equatable {
     public func checkClaims(_ options: SignedDataVerifier.Options) throws(SignedDataError) {
         if let data {
             try Self.check(
-                bundleId: data.bundleId, environment: data.environment, appAppleId: data.appAppleId, against: options)
+                bundleId: data.bundleId,
+                environment: data.environment,
+                appAppleId: data.appAppleId,
+                against: options
+            )
         } else if let summary {
             try Self.check(
-                bundleId: summary.bundleId, environment: summary.environment, appAppleId: summary.appAppleId,
-                against: options)
+                bundleId: summary.bundleId,
+                environment: summary.environment,
+                appAppleId: summary.appAppleId,
+                against: options
+            )
         } else if let token = externalPurchaseToken {
             let environment = (token.externalPurchaseId ?? "").hasPrefix("SANDBOX") ? "Sandbox" : "Production"
             try Self.check(
-                bundleId: token.bundleId, environment: environment, appAppleId: token.appAppleId, against: options)
+                bundleId: token.bundleId,
+                environment: environment,
+                appAppleId: token.appAppleId,
+                against: options
+            )
         } else {
             throw SignedDataError(.malformed, "the notification has no data, summary or externalPurchaseToken")
         }

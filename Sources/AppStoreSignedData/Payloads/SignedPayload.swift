@@ -10,24 +10,31 @@ public protocol SignedPayload: Decodable, Sendable {
 
 extension SignedPayload {
     static func check(
-        bundleId: String?, environment: String?, appAppleId: Int64?, against options: SignedDataVerifier.Options,
+        bundleId: String?,
+        environment: String?,
+        appAppleId: Int64?,
+        against options: SignedDataVerifier.Options,
         checksBundle: Bool = true
     ) throws(SignedDataError) {
         if checksBundle, let expected = options.bundleId, bundleId != expected {
             throw SignedDataError(
-                .bundleMismatch, "the payload is for bundle \(bundleId ?? "(none)"), expected \(expected)")
+                .bundleMismatch,
+                "the payload is for bundle \(bundleId ?? "(none)"), expected \(expected)"
+            )
         }
         if let expected = options.environment, environment.flatMap(AppStoreEnvironment.init(appleValue:)) != expected {
             throw SignedDataError(
                 .environmentMismatch,
-                "the payload is from environment \(environment ?? "(none)"), expected \(expected.rawValue)")
+                "the payload is from environment \(environment ?? "(none)"), expected \(expected.rawValue)"
+            )
         }
         if let expected = options.appAppleId, environment.flatMap(AppStoreEnvironment.init(appleValue:)) == .production,
             appAppleId != expected
         {
             throw SignedDataError(
                 .appAppleIdMismatch,
-                "the payload is for appAppleId \(appAppleId.map(String.init) ?? "(none)"), expected \(expected)")
+                "the payload is for appAppleId \(appAppleId.map(String.init) ?? "(none)"), expected \(expected)"
+            )
         }
     }
 }

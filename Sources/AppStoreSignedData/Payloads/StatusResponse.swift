@@ -20,7 +20,9 @@ public struct StatusResponse: Decodable, Sendable, Equatable {
         appAppleId = try c.int64("appAppleId")
         guard let groups = try c.value([SubscriptionGroupIdentifierItem].self, "data") else {
             throw DecodingError.keyNotFound(
-                AnyKey("data"), .init(codingPath: [], debugDescription: "a status response has a data array"))
+                AnyKey("data"),
+                .init(codingPath: [], debugDescription: "a status response has a data array")
+            )
         }
         data = groups
     }

@@ -19,7 +19,9 @@ enum AppReceiptParser {
         }
         guard type == signedDataOID else {
             throw AppReceiptError(
-                .wrongContentType, "PKCS#7 content type \(type), not signedData (1.2.840.113549.1.7.2)")
+                .wrongContentType,
+                "PKCS#7 content type \(type), not signedData (1.2.840.113549.1.7.2)"
+            )
         }
         guard contentInfo.count >= 2,
             contentInfo[1].identifier == ASN1Identifier(tagWithNumber: 0, tagClass: .contextSpecific)
@@ -41,7 +43,9 @@ enum AppReceiptParser {
         }
         guard eContentType == dataOID else {
             throw AppReceiptError(
-                .wrongContentType, "the signed content type is \(eContentType), not data (1.2.840.113549.1.7.1)")
+                .wrongContentType,
+                "the signed content type is \(eContentType), not data (1.2.840.113549.1.7.1)"
+            )
         }
         guard encap.count >= 2, encap[1].identifier == ASN1Identifier(tagWithNumber: 0, tagClass: .contextSpecific)
         else {
@@ -83,10 +87,16 @@ enum AppReceiptParser {
         found.reserveCapacity(members.count)
         for (index, member) in members.enumerated() {
             let fields = try children(
-                member, what: "\(what), attribute \(index)", expect: .sequence, error: .malformedAttribute)
+                member,
+                what: "\(what), attribute \(index)",
+                expect: .sequence,
+                error: .malformedAttribute
+            )
             guard fields.count >= 3, let type = try? Int64(berEncoded: fields[0]) else {
                 throw AppReceiptError(
-                    .malformedAttribute, "\(what), attribute \(index) is not SEQUENCE { type, version, value }")
+                    .malformedAttribute,
+                    "\(what), attribute \(index) is not SEQUENCE { type, version, value }"
+                )
             }
             let value = try octetString(fields[2], what: "\(what), attribute \(index) (type \(type))")
             found.append(Attribute(type: type, value: value))
@@ -110,7 +120,8 @@ enum AppReceiptParser {
             case 1708: record.expiresDate = try date(attribute, what: "\(what), expires date (1708)")
             case 1711:
                 record.webOrderLineItemId = try integer(attribute, what: "\(what), web order line item (1711)").map(
-                    String.init)
+                    String.init
+                )
             case 1712: record.cancellationDate = try date(attribute, what: "\(what), cancellation date (1712)")
             default: continue
             }
@@ -166,7 +177,10 @@ enum AppReceiptParser {
     }
 
     static func children(
-        _ node: ASN1Node, what: String, expect: ASN1Identifier?, error code: AppReceiptError.Code
+        _ node: ASN1Node,
+        what: String,
+        expect: ASN1Identifier?,
+        error code: AppReceiptError.Code
     ) throws(AppReceiptError) -> [ASN1Node] {
         if let expect, node.identifier != expect {
             throw AppReceiptError(code, "\(what) is not a \(expect == .sequence ? "SEQUENCE" : "\(expect)")")
@@ -179,7 +193,10 @@ enum AppReceiptParser {
 
     /// An OCTET STRING's bytes, primitive or (BER) constructed from segments.
     static func octetString(
-        _ node: ASN1Node, what: String, allowing tag: ASN1Identifier = .octetString, depth: Int = 0
+        _ node: ASN1Node,
+        what: String,
+        allowing tag: ASN1Identifier = .octetString,
+        depth: Int = 0
     ) throws(AppReceiptError) -> ArraySlice<UInt8> {
         guard node.identifier == tag else {
             throw AppReceiptError(.malformedAttribute, "\(what) is not an OCTET STRING")

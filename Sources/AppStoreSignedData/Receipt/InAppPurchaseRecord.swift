@@ -24,9 +24,15 @@ public struct InAppPurchaseRecord: Sendable, Equatable {
     public var cancellationDate: Date?
 
     public init(
-        quantity: Int? = nil, productId: String? = nil, transactionId: String? = nil,
-        originalTransactionId: String? = nil, purchaseDate: Date? = nil, originalPurchaseDate: Date? = nil,
-        expiresDate: Date? = nil, webOrderLineItemId: String? = nil, cancellationDate: Date? = nil
+        quantity: Int? = nil,
+        productId: String? = nil,
+        transactionId: String? = nil,
+        originalTransactionId: String? = nil,
+        purchaseDate: Date? = nil,
+        originalPurchaseDate: Date? = nil,
+        expiresDate: Date? = nil,
+        webOrderLineItemId: String? = nil,
+        cancellationDate: Date? = nil
     ) {
         self.quantity = quantity
         self.productId = productId

@@ -44,7 +44,9 @@ public struct StoredReceipt: Sendable, Equatable {
         if bytes.first == 0x30 { return try AppReceiptParser.parse(bytes) }
         if first == UInt8(ascii: "{") { return try TransactionReceiptParser.parse(bytes) }
         throw AppReceiptError(
-            .notAReceipt, "neither PKCS#7 (first byte 0x30) nor a transaction receipt plist (first byte \"{\")")
+            .notAReceipt,
+            "neither PKCS#7 (first byte 0x30) nor a transaction receipt plist (first byte \"{\")"
+        )
     }
 
     static func isSpace(_ byte: UInt8) -> Bool { byte == 0x20 || byte == 0x09 || byte == 0x0A || byte == 0x0D }

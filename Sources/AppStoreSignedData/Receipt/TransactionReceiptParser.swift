@@ -25,7 +25,8 @@ enum TransactionReceiptParser {
             originalPurchaseDate: info["original-purchase-date-ms"].flatMap(ReceiptDate.fromMilliseconds),
             expiresDate: (info["expires-date"] ?? info["expires-date-ms"]).flatMap(ReceiptDate.fromMilliseconds),
             webOrderLineItemId: info["web-order-line-item-id"],
-            cancellationDate: info["cancellation-date-ms"].flatMap(ReceiptDate.fromMilliseconds))
+            cancellationDate: info["cancellation-date-ms"].flatMap(ReceiptDate.fromMilliseconds)
+        )
         return StoredReceipt(kind: .transactionReceipt, bundleId: info["bid"], inApp: [record])
     }
 

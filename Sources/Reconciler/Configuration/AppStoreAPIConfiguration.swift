@@ -19,8 +19,11 @@ public struct AppStoreAPIConfiguration: Sendable {
 
     /// - Throws: `ConfigurationError` (exit 78) naming the setting at fault; a key that is not EC P-256 says so.
     public static func load(
-        environment: [String: String] = ProcessInfo.processInfo.environment, privateKeyFile: String? = nil,
-        keyId flagKeyId: String? = nil, issuerId flagIssuerId: String? = nil, bundleId flagBundleId: String? = nil
+        environment: [String: String] = ProcessInfo.processInfo.environment,
+        privateKeyFile: String? = nil,
+        keyId flagKeyId: String? = nil,
+        issuerId flagIssuerId: String? = nil,
+        bundleId flagBundleId: String? = nil
     ) throws -> AppStoreAPIConfiguration {
         let key = try loadPrivateKey(environment: environment, flagFile: privateKeyFile)
         guard let keyId = flagKeyId ?? nonEmpty(environment["APPLE_KEY_ID"]) else {
@@ -39,7 +42,12 @@ public struct AppStoreAPIConfiguration: Sendable {
     public func signer(lifetime: TimeInterval = 300) throws -> APITokenSigner {
         do {
             return try APITokenSigner(
-                key: key, keyId: keyId, issuerId: issuerId, bundleId: bundleId, lifetime: lifetime)
+                key: key,
+                keyId: keyId,
+                issuerId: issuerId,
+                bundleId: bundleId,
+                lifetime: lifetime
+            )
         } catch {
             throw ConfigurationError("App Store Server API token: \(error.message)")
         }
@@ -60,7 +68,8 @@ public struct AppStoreAPIConfiguration: Sendable {
         } else {
             throw ConfigurationError(
                 "no App Store Server API private key: set APPLE_PRIVATE_KEY_FILE (the .p8 file), pass "
-                    + "--private-key-file, or provide a systemd credential named \(credentialName)")
+                    + "--private-key-file, or provide a systemd credential named \(credentialName)"
+            )
         }
         guard let data = FileManager.default.contents(atPath: path) else {
             throw ConfigurationError("\(setting): cannot read \(path)")

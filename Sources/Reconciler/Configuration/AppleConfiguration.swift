@@ -48,12 +48,18 @@ public struct AppleConfiguration: Sendable {
         let sandbox = flagSandboxURL ?? nonEmpty(environment["APPLE_SANDBOX_VERIFY_URL"]) ?? defaultSandboxURL
         try validateEndpoint(production, setting: flagProductionURL != nil ? "--verify-url" : "APPLE_VERIFY_URL")
         try validateEndpoint(
-            sandbox, setting: flagSandboxURL != nil ? "--sandbox-verify-url" : "APPLE_SANDBOX_VERIFY_URL")
+            sandbox,
+            setting: flagSandboxURL != nil ? "--sandbox-verify-url" : "APPLE_SANDBOX_VERIFY_URL"
+        )
         let secret = try loadSecret(environment: environment, flagFile: flagSecretFile)
         let bundle = flagBundleId ?? nonEmpty(environment["APPLE_BUNDLE_ID"])
         return AppleConfiguration(
-            productionURL: production, sandboxURL: sandbox, sharedSecret: secret, bundleId: bundle,
-            excludeOldTransactions: excludeOldTransactions)
+            productionURL: production,
+            sandboxURL: sandbox,
+            sharedSecret: secret,
+            bundleId: bundle,
+            excludeOldTransactions: excludeOldTransactions
+        )
     }
 
     /// The shared secret, from (in order) `--shared-secret-file`, `APPLE_SHARED_SECRET_FILE`, the systemd
@@ -76,7 +82,8 @@ public struct AppleConfiguration: Sendable {
         }
         throw ConfigurationError(
             "no App Store shared secret: set APPLE_SHARED_SECRET_FILE (a file holding it), "
-                + "APPLE_SHARED_SECRET, or a systemd credential named \(credentialName)")
+                + "APPLE_SHARED_SECRET, or a systemd credential named \(credentialName)"
+        )
     }
 
     static func readSecretFile(_ path: String, setting: String) throws -> Secret {
@@ -105,7 +112,8 @@ public struct AppleConfiguration: Sendable {
             guard isLoopback(host) else {
                 throw ConfigurationError(
                     "\(setting): plain http:// is allowed only to a loopback host (127.0.0.0/8, ::1, localhost), "
-                        + "not \(host); use https://")
+                        + "not \(host); use https://"
+                )
             }
         default:
             throw ConfigurationError("\(setting): unsupported scheme \(scheme)://; use https://")

@@ -8,7 +8,8 @@ import Foundation
 public enum TrustedRootsConfiguration {
     /// - Throws: `ConfigurationError` (exit 78) naming the setting and the file, never its bytes.
     public static func load(
-        environment: [String: String] = ProcessInfo.processInfo.environment, flagFiles: [String] = [],
+        environment: [String: String] = ProcessInfo.processInfo.environment,
+        flagFiles: [String] = [],
         only flagOnly: Bool = false
     ) throws -> TrustedRoots {
         var sources: [(path: String, setting: String)] = flagFiles.map { ($0, "--root-ca") }
@@ -19,7 +20,8 @@ public enum TrustedRootsConfiguration {
         if only && sources.isEmpty {
             throw ConfigurationError(
                 "--root-ca-only (APPLE_ROOT_CA_ONLY) without a root file: nothing would be trusted; "
-                    + "name one with --root-ca or APPLE_ROOT_CA_FILE")
+                    + "name one with --root-ca or APPLE_ROOT_CA_FILE"
+            )
         }
         var roots = only ? TrustedRoots([]) : TrustedRoots.apple
         for (path, setting) in sources {

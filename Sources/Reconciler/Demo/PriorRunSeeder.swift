@@ -52,7 +52,9 @@ public struct PriorRunSeeder {
                           $6::timestamptz[]) AS v(original_transaction_id, state, expires_at, product_id,
                                                   revoked_at, verified_at)
              WHERE s.original_transaction_id = v.original_transaction_id
-            """, [ids, states, expiries, products, revoked, verified])
+            """,
+            [ids, states, expiries, products, revoked, verified]
+        )
         return result.rowsAffected
     }
 }

@@ -70,14 +70,21 @@ public final class SimulatorProcess: @unchecked Sendable {
 
     /// Runs `binary export` into `directory` (purchases.jsonl, truth.jsonl).
     public static func export(
-        binary: String, seed: UInt64, subscriptions: Int, now: Date, into directory: String, extra: [String] = []
+        binary: String,
+        seed: UInt64,
+        subscriptions: Int,
+        now: Date,
+        into directory: String,
+        extra: [String] = []
     ) throws {
         let p = Process()
         p.executableURL = URL(fileURLWithPath: binary)
-        p.arguments = [
-            "export", "--seed", String(seed), "--subscriptions", String(subscriptions), "--now", RFC3339.string(now),
-            "--out", directory,
-        ] + extra
+        p.arguments =
+            [
+                "export", "--seed", String(seed), "--subscriptions", String(subscriptions), "--now",
+                RFC3339.string(now),
+                "--out", directory,
+            ] + extra
         let errors = Pipe()
         p.standardError = errors
         p.standardOutput = FileHandle.nullDevice
@@ -86,7 +93,8 @@ public final class SimulatorProcess: @unchecked Sendable {
         p.waitUntilExit()
         guard p.terminationStatus == 0 else {
             throw ConfigurationError(
-                "appstore-simulator export failed (\(p.terminationStatus)): \(String(decoding: output, as: UTF8.self).suffix(2000))")
+                "appstore-simulator export failed (\(p.terminationStatus)): \(String(decoding: output, as: UTF8.self).suffix(2000))"
+            )
         }
     }
 }

@@ -83,7 +83,8 @@ public struct TruthComparison {
             SELECT id, as_of, COALESCE((parameters->>'fixedClock')::boolean, false) AS fixed,
                    COALESCE(finished_at, now()) AS ended
               FROM reconciliation_runs
-            """)
+            """
+        )
         var clocks: [Int64: RunClock] = [:]
         for row in rows {
             let asOf: Date = try row.decode("as_of")
@@ -111,7 +112,9 @@ public struct TruthComparison {
                    WHERE i.run_id = ANY($2::bigint[]) AND i.subscription_id = s.id AND i.status = 'done'
               ) i ON true
              WHERE s.original_transaction_id = ANY($1::text[])
-            """, [ids.map { Optional($0) }, runs.keys.sorted().map { Optional($0) }])
+            """,
+            [ids.map { Optional($0) }, runs.keys.sorted().map { Optional($0) }]
+        )
         var byId: [String: PostgresRow] = [:]
         for row in rows { byId[try row.decode("original_transaction_id", as: String.self)] = row }
         for truth in truths {
@@ -125,9 +128,14 @@ public struct TruthComparison {
                 report.missing += 1
                 record(
                     Mismatch(
-                        originalTransactionId: otid, scenario: scenario, field: "row", expected: "present",
-                        actual: "missing"),
-                    into: &report)
+                        originalTransactionId: otid,
+                        scenario: scenario,
+                        field: "row",
+                        expected: "present",
+                        actual: "missing"
+                    ),
+                    into: &report
+                )
                 continue
             }
             var problems: [Mismatch] = []
@@ -135,8 +143,13 @@ public struct TruthComparison {
                 if expected != actual {
                     problems.append(
                         Mismatch(
-                            originalTransactionId: otid, scenario: scenario, field: field, expected: expected,
-                            actual: actual))
+                            originalTransactionId: otid,
+                            scenario: scenario,
+                            field: field,
+                            expected: expected,
+                            actual: actual
+                        )
+                    )
                 }
             }
             try compareRow(truth, row, runs: runs, check)
@@ -151,11 +164,14 @@ public struct TruthComparison {
 
     /// The checks for one truth record against its row; `check(field, expected, actual)` notes a difference.
     private func compareRow(
-        _ truth: [String: Any], _ row: PostgresRow, runs: [Int64: RunClock],
+        _ truth: [String: Any],
+        _ row: PostgresRow,
+        runs: [Int64: RunClock],
         _ check: (String, String, String) -> Void
     ) throws {
         let appleStatus = (truth["apple_status"] as? NSNumber)?.intValue ?? -1
-        let expect = truth["expect"] as? String
+        let expect =
+            truth["expect"] as? String
             ?? (appleStatus != 0 || truth["bundle_id"] as? String != bundleId ? "rejected" : "decision")
         let state: String? = try row.decode("state")
         let expiresAt: Date? = try row.decode("expires_at")
@@ -196,14 +212,20 @@ public struct TruthComparison {
         }
         check("product_id", truth["product_id"] as? String ?? "null", productId)
         check(
-            "auto_renew", (truth["auto_renew"] as? Bool).map { String($0) } ?? "null",
-            (try row.decode("auto_renew", as: Bool?.self)).map { String($0) } ?? "null")
+            "auto_renew",
+            (truth["auto_renew"] as? Bool).map { String($0) } ?? "null",
+            (try row.decode("auto_renew", as: Bool?.self)).map { String($0) } ?? "null"
+        )
         check(
-            "auto_renew_product_id", truth["auto_renew_product_id"] as? String ?? "null",
-            (try row.decode("auto_renew_product_id", as: String?.self)) ?? "null")
+            "auto_renew_product_id",
+            truth["auto_renew_product_id"] as? String ?? "null",
+            (try row.decode("auto_renew_product_id", as: String?.self)) ?? "null"
+        )
         check(
-            "grace_period_expires_at", Self.normalise(truth["grace_period_expires_at"] as? String),
-            Self.normalise(try row.decode("grace_period_expires_at", as: Date?.self)))
+            "grace_period_expires_at",
+            Self.normalise(truth["grace_period_expires_at"] as? String),
+            Self.normalise(try row.decode("grace_period_expires_at", as: Date?.self))
+        )
         if let count = (truth["transaction_count"] as? NSNumber)?.intValue {
             check("ledger transactions", String(count), String(try row.decode("ledger_count", as: Int.self)))
         }

@@ -11,7 +11,8 @@ extension TruthComparison.Report {
         if !partial.isEmpty {
             lines.append(
                 "scenarios not matched: "
-                    + partial.map { "\($0.key) \($0.value.matched)/\($0.value.total)" }.joined(separator: ", "))
+                    + partial.map { "\($0.key) \($0.value.matched)/\($0.value.total)" }.joined(separator: ", ")
+            )
         }
         for mismatch in mismatches.prefix(limit) { lines.append("  mismatch: \(mismatch)") }
         if mismatchCount > limit { lines.append("  ... \(mismatchCount - limit) more") }

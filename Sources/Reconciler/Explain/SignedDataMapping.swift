@@ -15,24 +15,40 @@ public enum SignedDataMapping {
         }
         let intro = t.offerType == 1
         return ReceiptTransaction(
-            transactionId: transactionId, originalTransactionId: original, productId: product, quantity: t.quantity,
-            webOrderLineItemId: t.webOrderLineItemId, subscriptionGroupIdentifier: t.subscriptionGroupIdentifier,
-            purchaseDate: t.purchaseDate, originalPurchaseDate: t.originalPurchaseDate, expiresDate: t.expiresDate,
-            cancellationDate: t.revocationDate, cancellationReason: t.revocationDate == nil ? nil : t.revocationReason,
-            isUpgraded: t.isUpgraded ?? false, isTrialPeriod: intro && t.offerDiscountType == "FREE_TRIAL",
+            transactionId: transactionId,
+            originalTransactionId: original,
+            productId: product,
+            quantity: t.quantity,
+            webOrderLineItemId: t.webOrderLineItemId,
+            subscriptionGroupIdentifier: t.subscriptionGroupIdentifier,
+            purchaseDate: t.purchaseDate,
+            originalPurchaseDate: t.originalPurchaseDate,
+            expiresDate: t.expiresDate,
+            cancellationDate: t.revocationDate,
+            cancellationReason: t.revocationDate == nil ? nil : t.revocationReason,
+            isUpgraded: t.isUpgraded ?? false,
+            isTrialPeriod: intro && t.offerDiscountType == "FREE_TRIAL",
             isInIntroOfferPeriod: intro && t.offerDiscountType != "FREE_TRIAL",
-            inAppOwnershipType: t.inAppOwnershipType, offerCodeRefName: t.offerType == 3 ? t.offerIdentifier : nil,
-            promotionalOfferId: t.offerType == 2 ? t.offerIdentifier : nil, appAccountToken: t.appAccountToken)
+            inAppOwnershipType: t.inAppOwnershipType,
+            offerCodeRefName: t.offerType == 3 ? t.offerIdentifier : nil,
+            promotionalOfferId: t.offerType == 2 ? t.offerIdentifier : nil,
+            appAccountToken: t.appAccountToken
+        )
     }
 
     public static func renewal(_ r: JWSRenewalInfoDecodedPayload) -> PendingRenewalInfo {
         PendingRenewalInfo(
-            originalTransactionId: r.originalTransactionId, productId: r.productId,
-            autoRenewProductId: r.autoRenewProductId, autoRenewStatus: r.autoRenewStatus.map { $0 == 1 },
-            expirationIntent: r.expirationIntent, isInBillingRetryPeriod: r.isInBillingRetryPeriod,
-            gracePeriodExpiresDate: r.gracePeriodExpiresDate, priceConsentStatus: r.priceIncreaseStatus,
+            originalTransactionId: r.originalTransactionId,
+            productId: r.productId,
+            autoRenewProductId: r.autoRenewProductId,
+            autoRenewStatus: r.autoRenewStatus.map { $0 == 1 },
+            expirationIntent: r.expirationIntent,
+            isInBillingRetryPeriod: r.isInBillingRetryPeriod,
+            gracePeriodExpiresDate: r.gracePeriodExpiresDate,
+            priceConsentStatus: r.priceIncreaseStatus,
             offerCodeRefName: r.offerType == 3 ? r.offerIdentifier : nil,
-            promotionalOfferId: r.offerType == 2 ? r.offerIdentifier : nil)
+            promotionalOfferId: r.offerType == 2 ? r.offerIdentifier : nil
+        )
     }
 
     public static func environment(_ text: String?) -> AppleEnvironment? {

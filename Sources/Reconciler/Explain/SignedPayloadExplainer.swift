@@ -79,7 +79,10 @@ public enum SignedPayloadExplainer {
     }
 
     private static func unverifiedPayload(
-        _ jws: String, kind: String, bytes: [UInt8]?, verifier: SignedDataVerifier
+        _ jws: String,
+        kind: String,
+        bytes: [UInt8]?,
+        verifier: SignedDataVerifier
     ) -> ExplainJSON {
         switch kind {
         case "transaction":
@@ -105,7 +108,9 @@ public enum SignedPayloadExplainer {
 
     /// Replaces a notification's nested JWS strings by their own verification and decoded payload.
     private static func nested(
-        _ rendered: ExplainJSON, _ data: NotificationData?, verifier: SignedDataVerifier
+        _ rendered: ExplainJSON,
+        _ data: NotificationData?,
+        verifier: SignedDataVerifier
     )
         -> ExplainJSON
     {

@@ -21,16 +21,22 @@ public enum SubscriptionStatusExplainer {
     }
 
     public static func explain(
-        body: [UInt8], sourceName: String, verifier: SignedDataVerifier, originalTransactionId: String?,
-        bundleId: String?, now: Date
+        body: [UInt8],
+        sourceName: String,
+        verifier: SignedDataVerifier,
+        originalTransactionId: String?,
+        bundleId: String?,
+        now: Date
     ) throws -> Outcome {
         let statuses: StatusResponse
         do {
             statuses = try StatusResponse.decode(body)
         } catch {
             throw ExplainError(
-                code: .unreadable, source: sourceName,
-                problem: "not a Get All Subscription Statuses body: \(error.detail)")
+                code: .unreadable,
+                source: sourceName,
+                problem: "not a Get All Subscription Statuses body: \(error.detail)"
+            )
         }
         var transactions: [ReceiptTransaction] = []
         var renewals: [PendingRenewalInfo] = []
@@ -65,11 +71,20 @@ public enum SubscriptionStatusExplainer {
             return Outcome(json: json, verified: false)
         }
         let response = VerifyReceiptResponse(
-            status: 0, environment: environment, receipt: ReceiptInfo(bundleId: signedBundle ?? statuses.bundleId),
-            latestReceiptInfo: transactions, pendingRenewalInfo: renewals)
+            status: 0,
+            environment: environment,
+            receipt: ReceiptInfo(bundleId: signedBundle ?? statuses.bundleId),
+            latestReceiptInfo: transactions,
+            pendingRenewalInfo: renewals
+        )
         let report = try ExplainReport.build(
-            response: response, sourceName: sourceName, originalTransactionId: originalTransactionId,
-            bundleId: bundleId, now: now, environment: environment)
+            response: response,
+            sourceName: sourceName,
+            originalTransactionId: originalTransactionId,
+            bundleId: bundleId,
+            now: now,
+            environment: environment
+        )
         let json = ExplainJSON.object(report.fields.map { ($0.key, ExplainJSON.from($0.value)) })
             .setting("apple_status", .null)
             .setting("verified", .bool(true))

@@ -105,8 +105,11 @@ struct CSVRecordScanner {
         let event: Event
         if overflowed {
             event = .error(
-                line: recordStartLine, fieldIndex: nil, code: .recordTooLong,
-                message: "record is longer than \(maxRecordBytes) bytes or \(maxFields) fields")
+                line: recordStartLine,
+                fieldIndex: nil,
+                code: .recordTooLong,
+                message: "record is longer than \(maxRecordBytes) bytes or \(maxFields) fields"
+            )
         } else if !sawQuote && fieldEnds.count == 1 && bytes.allSatisfy({ $0 == 0x20 || $0 == 0x09 }) {
             event = .blank
         } else {
@@ -123,7 +126,11 @@ struct CSVRecordScanner {
 
     private mutating func syntaxError(_ message: String) -> Event {
         let event = Event.error(
-            line: recordStartLine, fieldIndex: fieldEnds.count, code: .malformedCSV, message: message)
+            line: recordStartLine,
+            fieldIndex: fieldEnds.count,
+            code: .malformedCSV,
+            message: message
+        )
         state = .skipLine
         return event
     }
@@ -214,8 +221,11 @@ struct CSVRecordScanner {
             return nil
         case .quoted:
             let event = Event.error(
-                line: recordStartLine, fieldIndex: fieldEnds.count, code: .malformedCSV,
-                message: "unterminated quoted field (quote opened on line \(quoteOpenLine))")
+                line: recordStartLine,
+                fieldIndex: fieldEnds.count,
+                code: .malformedCSV,
+                message: "unterminated quoted field (quote opened on line \(quoteOpenLine))"
+            )
             state = .skipLine
             return event
         case .fieldStart where fieldEnds.isEmpty && bytes.isEmpty:

@@ -65,7 +65,11 @@ public final class ImportParser: Sequence, IteratorProtocol {
     /// - Parameter format: overrides detection by extension and content.
     /// - Throws: `ImportFileError` if the file cannot be opened or read, or the CSV header is
     ///   missing, malformed, lacks required columns or repeats a column.
-    public convenience init(path: String, format: ImportFormat? = nil, options: Options = Options())
+    public convenience init(
+        path: String,
+        format: ImportFormat? = nil,
+        options: Options = Options()
+    )
         throws(ImportFileError)
     {
         let fd = open(path, O_RDONLY | O_CLOEXEC)
@@ -74,22 +78,40 @@ public final class ImportParser: Sequence, IteratorProtocol {
             throw ImportFileError(file: path, code: .cannotOpen, problem: "cannot open: \(message)")
         }
         try self.init(
-            descriptor: fd, owned: true, handle: nil, name: path,
-            format: format ?? ImportFormat.fromExtension(of: path), options: options)
+            descriptor: fd,
+            owned: true,
+            handle: nil,
+            name: path,
+            format: format ?? ImportFormat.fromExtension(of: path),
+            options: options
+        )
     }
 
     /// Reads from an open `fileHandle` (e.g. standard input) from its current position; the
     /// caller keeps ownership and closes it. `name` is used in messages.
     public convenience init(
-        fileHandle: FileHandle, name: String, format: ImportFormat? = nil, options: Options = Options()
+        fileHandle: FileHandle,
+        name: String,
+        format: ImportFormat? = nil,
+        options: Options = Options()
     ) throws(ImportFileError) {
         try self.init(
-            descriptor: fileHandle.fileDescriptor, owned: false, handle: fileHandle, name: name, format: format,
-            options: options)
+            descriptor: fileHandle.fileDescriptor,
+            owned: false,
+            handle: fileHandle,
+            name: name,
+            format: format,
+            options: options
+        )
     }
 
     private init(
-        descriptor: Int32, owned: Bool, handle: FileHandle?, name: String, format: ImportFormat?, options: Options
+        descriptor: Int32,
+        owned: Bool,
+        handle: FileHandle?,
+        name: String,
+        format: ImportFormat?,
+        options: Options
     ) throws(ImportFileError) {
         reader = ChunkedByteReader(fileDescriptor: descriptor, chunkSize: options.chunkSize)
         ownedDescriptor = owned ? descriptor : nil
@@ -161,7 +183,8 @@ public final class ImportParser: Sequence, IteratorProtocol {
                     return csvRecord(line: line)
                 case .error(let line, let fieldIndex, let code, let message):
                     return .failure(
-                        ImportLineError(line: line, field: fieldIndex.map(columnName), code: code, problem: message))
+                        ImportLineError(line: line, field: fieldIndex.map(columnName), code: code, problem: message)
+                    )
                 }
             case .jsonLines:
                 if needsPrepare { jsonLines.prepareForNext() }
@@ -171,8 +194,12 @@ public final class ImportParser: Sequence, IteratorProtocol {
                 case .tooLong(let line):
                     return .failure(
                         ImportLineError(
-                            line: line, field: nil, code: .recordTooLong,
-                            problem: "line is longer than \(jsonLines.maxRecordBytes) bytes"))
+                            line: line,
+                            field: nil,
+                            code: .recordTooLong,
+                            problem: "line is longer than \(jsonLines.maxRecordBytes) bytes"
+                        )
+                    )
                 case .line(let line):
                     if let result = jsonRecord(line: line) { return result }
                 case .readFailed(let line):
@@ -203,7 +230,11 @@ public final class ImportParser: Sequence, IteratorProtocol {
             return try reader.readMore() > 0
         } catch {
             readFailure = ImportLineError(
-                line: 0, field: nil, code: .readFailed, problem: "read failed: \(error.message)")
+                line: 0,
+                field: nil,
+                code: .readFailed,
+                problem: "read failed: \(error.message)"
+            )
             return false
         }
     }
@@ -268,14 +299,20 @@ public final class ImportParser: Sequence, IteratorProtocol {
         let duplicated = counts.filter { $0.value > 1 }.map(\.key).sorted()
         guard duplicated.isEmpty else {
             throw ImportFileError(
-                file: source, code: .duplicateColumns,
-                problem: "header repeats columns: " + duplicated.joined(separator: ", "), columns: duplicated)
+                file: source,
+                code: .duplicateColumns,
+                problem: "header repeats columns: " + duplicated.joined(separator: ", "),
+                columns: duplicated
+            )
         }
         let missing = Self.requiredFields.filter { counts[$0] == nil }.sorted()
         guard missing.isEmpty else {
             throw ImportFileError(
-                file: source, code: .missingColumns,
-                problem: "missing required columns: " + missing.joined(separator: ", "), columns: missing)
+                file: source,
+                code: .missingColumns,
+                problem: "missing required columns: " + missing.joined(separator: ", "),
+                columns: missing
+            )
         }
         columnFields = names.map { Self.knownFields.contains($0) ? $0 : nil }
         for (name, spelling) in zip(names, spelled) where !Self.knownFields.contains(name) {
@@ -292,15 +329,20 @@ public final class ImportParser: Sequence, IteratorProtocol {
         guard csv.fieldCount == columnFields.count else {
             return .failure(
                 ImportLineError(
-                    line: line, field: nil, code: .wrongFieldCount,
-                    problem: "expected \(columnFields.count) fields, found \(csv.fieldCount)"))
+                    line: line,
+                    field: nil,
+                    code: .wrongFieldCount,
+                    problem: "expected \(columnFields.count) fields, found \(csv.fieldCount)"
+                )
+            )
         }
         var values: [String: String] = [:]
         for (index, name) in columnFields.enumerated() {
             guard let name else { continue }
             guard let value = String(validating: csv.field(index), as: UTF8.self) else {
                 return .failure(
-                    ImportLineError(line: line, field: name, code: .invalidUTF8, problem: "is not valid UTF-8"))
+                    ImportLineError(line: line, field: name, code: .invalidUTF8, problem: "is not valid UTF-8")
+                )
             }
             if !value.isEmpty { values[name] = value }
         }
@@ -320,13 +362,18 @@ public final class ImportParser: Sequence, IteratorProtocol {
             object = try JSONSerialization.jsonObject(with: Data(bytes), options: [])
         } catch {
             return .failure(
-                ImportLineError(line: line, field: nil, code: .malformedJSON, problem: "is not valid JSON"))
+                ImportLineError(line: line, field: nil, code: .malformedJSON, problem: "is not valid JSON")
+            )
         }
         guard let dictionary = object as? [String: Any] else {
             return .failure(
                 ImportLineError(
-                    line: line, field: nil, code: .malformedJSON,
-                    problem: "expected a JSON object, got \(Self.jsonTypeName(object))"))
+                    line: line,
+                    field: nil,
+                    code: .malformedJSON,
+                    problem: "expected a JSON object, got \(Self.jsonTypeName(object))"
+                )
+            )
         }
         var values: [String: String] = [:]
         var present: Set<String> = []
@@ -339,8 +386,12 @@ public final class ImportParser: Sequence, IteratorProtocol {
             guard let string = value as? String else {
                 return .failure(
                     ImportLineError(
-                        line: line, field: key, code: .invalidValue,
-                        problem: "expected a string, got \(Self.jsonTypeName(value))"))
+                        line: line,
+                        field: key,
+                        code: .invalidValue,
+                        problem: "expected a string, got \(Self.jsonTypeName(value))"
+                    )
+                )
             }
             present.insert(key)
             if !string.isEmpty { values[key] = string }
@@ -369,7 +420,9 @@ public final class ImportParser: Sequence, IteratorProtocol {
     /// Validates the fields of one record (`values` holds non-empty values; `present` the names
     /// that appeared at all) and checks the transaction id for duplicates.
     private func finishRecord(
-        _ values: [String: String], present: Set<String>, line: Int
+        _ values: [String: String],
+        present: Set<String>,
+        line: Int
     ) -> Result<ImportRecord, ImportLineError> {
         switch ImportRecordValidator.validate(values: values, present: present, line: line) {
         case .failure(let error):
@@ -379,10 +432,14 @@ public final class ImportParser: Sequence, IteratorProtocol {
             if let firstLine = seenTransactions[record.originalTransactionID] {
                 return .failure(
                     ImportLineError(
-                        line: line, field: "original_transaction_id", code: .duplicateTransaction,
+                        line: line,
+                        field: "original_transaction_id",
+                        code: .duplicateTransaction,
                         problem: "\(ImportRecordValidator.quoted(record.originalTransactionID)) "
                             + "already appeared on line \(firstLine)",
-                        firstLine: firstLine))
+                        firstLine: firstLine
+                    )
+                )
             }
             seenTransactions[record.originalTransactionID] = line
             return .success(record)

@@ -25,8 +25,14 @@ public struct ImportRecord: Sendable, Equatable {
     public let bundleID: String?
 
     public init(
-        line: Int, userID: String, productID: String, originalTransactionID: String, latestReceipt: String,
-        expiresAt: Date, environment: Environment?, bundleID: String?
+        line: Int,
+        userID: String,
+        productID: String,
+        originalTransactionID: String,
+        latestReceipt: String,
+        expiresAt: Date,
+        environment: Environment?,
+        bundleID: String?
     ) {
         self.line = line
         self.userID = userID

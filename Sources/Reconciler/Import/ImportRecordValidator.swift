@@ -5,10 +5,18 @@ import Foundation
 /// the JSON Lines and CSV paths of `ImportParser`.
 enum ImportRecordValidator {
     /// `values`: non-empty field values by name; `present`: names that appeared (even empty).
-    static func validate(values: [String: String], present: Set<String>, line: Int) -> Result<
+    static func validate(
+        values: [String: String],
+        present: Set<String>,
+        line: Int
+    ) -> Result<
         ImportRecord, ImportLineError
     > {
-        func failure(_ field: String, _ code: ImportLineError.Code, _ problem: String) -> Result<
+        func failure(
+            _ field: String,
+            _ code: ImportLineError.Code,
+            _ problem: String
+        ) -> Result<
             ImportRecord, ImportLineError
         > {
             .failure(ImportLineError(line: line, field: field, code: code, problem: problem))
@@ -37,8 +45,12 @@ enum ImportRecordValidator {
             let reason = failure.reason.map { ": \($0)" } ?? ""
             return .failure(
                 ImportLineError(
-                    line: line, field: "expires_at", code: .invalidTimestamp,
-                    problem: "\(quoted(expiresText)) is not an RFC 3339 timestamp\(reason)"))
+                    line: line,
+                    field: "expires_at",
+                    code: .invalidTimestamp,
+                    problem: "\(quoted(expiresText)) is not an RFC 3339 timestamp\(reason)"
+                )
+            )
         }
         var environment: ImportRecord.Environment?
         if let text = values["environment"] {
@@ -53,9 +65,16 @@ enum ImportRecordValidator {
         }
         return .success(
             ImportRecord(
-                line: line, userID: userID, productID: productID, originalTransactionID: transactionID,
-                latestReceipt: receipt, expiresAt: expiresAt, environment: environment,
-                bundleID: values["bundle_id"]))
+                line: line,
+                userID: userID,
+                productID: productID,
+                originalTransactionID: transactionID,
+                latestReceipt: receipt,
+                expiresAt: expiresAt,
+                environment: environment,
+                bundleID: values["bundle_id"]
+            )
+        )
     }
 
     /// A value for a message: quoted, escaped, and cut to 40 characters.

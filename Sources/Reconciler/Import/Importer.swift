@@ -53,7 +53,8 @@ public struct Importer {
                 """
                 CREATE TEMP TABLE import_seen (original_transaction_id text PRIMARY KEY, line integer NOT NULL)
                 ON COMMIT DROP
-                """)
+                """
+            )
             var batch: [ImportRecord] = []
             batch.reserveCapacity(batchSize)
             for item in parser {
@@ -91,7 +92,12 @@ public struct Importer {
 
     /// Names the batch's repeated ids (against every earlier line, via the temporary table), then upserts
     /// the rest unless the all-or-nothing import has already failed.
-    private func flush(_ batch: [ImportRecord], _ conn: PostgresConnection, skipInvalid: Bool, into result: inout Result) throws {
+    private func flush(
+        _ batch: [ImportRecord],
+        _ conn: PostgresConnection,
+        skipInvalid: Bool,
+        into result: inout Result
+    ) throws {
         var firstInBatch: [String: Int] = [:]
         var unique: [ImportRecord] = []
         unique.reserveCapacity(batch.count)
@@ -114,10 +120,14 @@ public struct Importer {
             SELECT s.original_transaction_id, s.line FROM import_seen s JOIN v USING (original_transaction_id)
              WHERE s.original_transaction_id NOT IN (SELECT original_transaction_id FROM inserted)
             """,
-            [unique.map { Optional($0.originalTransactionID) }, unique.map { Optional(Int64($0.line)) }])
+            [unique.map { Optional($0.originalTransactionID) }, unique.map { Optional(Int64($0.line)) }]
+        )
         var seenBefore: [String: Int] = [:]
         for row in earlier {
-            seenBefore[try row.decode("original_transaction_id", as: String.self)] = try row.decode("line", as: Int.self)
+            seenBefore[try row.decode("original_transaction_id", as: String.self)] = try row.decode(
+                "line",
+                as: Int.self
+            )
         }
         var fresh: [ImportRecord] = []
         fresh.reserveCapacity(unique.count)
@@ -133,9 +143,13 @@ public struct Importer {
 
     static func duplicate(_ record: ImportRecord, firstLine: Int) -> ImportLineError {
         ImportLineError(
-            line: record.line, field: "original_transaction_id", code: .duplicateTransaction,
-            problem: "\(ImportRecordValidator.quoted(record.originalTransactionID)) already appeared on line \(firstLine)",
-            firstLine: firstLine)
+            line: record.line,
+            field: "original_transaction_id",
+            code: .duplicateTransaction,
+            problem:
+                "\(ImportRecordValidator.quoted(record.originalTransactionID)) already appeared on line \(firstLine)",
+            firstLine: firstLine
+        )
     }
 
     private func upsert(_ records: [ImportRecord], _ conn: PostgresConnection, into result: inout Result) throws {
@@ -179,7 +193,8 @@ public struct Importer {
                 records.map { Optional($0.expiresAt) },
                 records.map { $0.environment?.rawValue },
                 records.map { $0.bundleID },
-            ])
+            ]
+        )
         for row in rows {
             if try row.decode("inserted", as: Bool.self) {
                 result.inserted += 1

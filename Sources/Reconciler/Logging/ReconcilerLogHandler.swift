@@ -44,15 +44,20 @@ public struct ReconcilerLogHandler: LogHandler {
         let text: String
         switch format {
         case .text:
-            var line = "\(time) \(level.rawValue.uppercased().padding(toLength: 7, withPad: " ", startingAt: 0)) \(message)"
+            var line =
+                "\(time) \(level.rawValue.uppercased().padding(toLength: 7, withPad: " ", startingAt: 0)) \(message)"
             if !all.isEmpty {
-                line += " " + all.sorted { $0.key < $1.key }.map { "\($0.key)=\(Self.flatten($0.value))" }
+                line +=
+                    " "
+                    + all.sorted { $0.key < $1.key }.map { "\($0.key)=\(Self.flatten($0.value))" }
                     .joined(separator: " ")
             }
             text = line
         case .json:
-            var object: [String: Any] = ["time": time, "level": level.rawValue, "message": "\(message)",
-                                         "logger": label]
+            var object: [String: Any] = [
+                "time": time, "level": level.rawValue, "message": "\(message)",
+                "logger": label,
+            ]
             for (key, value) in all { object[key] = Self.jsonValue(value) }
             if let data = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys]),
                 let json = String(data: data, encoding: .utf8)
@@ -79,8 +84,15 @@ public struct ReconcilerLogHandler: LogHandler {
         var parts = tm()
         gmtime_r(&t, &parts)
         return String(
-            format: "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", parts.tm_year + 1900, parts.tm_mon + 1, parts.tm_mday,
-            parts.tm_hour, parts.tm_min, parts.tm_sec, Int(tv.tv_usec / 1000))
+            format: "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ",
+            parts.tm_year + 1900,
+            parts.tm_mon + 1,
+            parts.tm_mday,
+            parts.tm_hour,
+            parts.tm_min,
+            parts.tm_sec,
+            Int(tv.tv_usec / 1000)
+        )
     }
 
     private static func flatten(_ value: Logger.MetadataValue) -> String {
@@ -92,7 +104,8 @@ public struct ReconcilerLogHandler: LogHandler {
         case .array(let a):
             return "[" + a.map(flatten).joined(separator: ",") + "]"
         case .dictionary(let d):
-            return "{" + d.sorted { $0.key < $1.key }.map { "\($0.key)=\(flatten($0.value))" }.joined(separator: ",") + "}"
+            return "{" + d.sorted { $0.key < $1.key }.map { "\($0.key)=\(flatten($0.value))" }.joined(separator: ",")
+                + "}"
         }
     }
 

@@ -18,7 +18,8 @@ public struct MigrationDirectory: Sendable {
     /// `sql/` folder of the source tree the binary was built in, `/usr/share/renewal-reconciler/sql`.
     /// - Throws: `ConfigurationError` listing every place it looked.
     public static func locate(
-        explicit: String?, environment: [String: String] = ProcessInfo.processInfo.environment
+        explicit: String?,
+        environment: [String: String] = ProcessInfo.processInfo.environment
     ) throws -> MigrationDirectory {
         if let explicit {
             guard isDirectory(explicit) else { throw ConfigurationError("--sql-dir: \(explicit) is not a directory") }
@@ -35,7 +36,8 @@ public struct MigrationDirectory: Sendable {
         let exe = URL(fileURLWithPath: CommandLine.arguments.first ?? "").resolvingSymlinksInPath()
         candidates.append(
             exe.deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-                .deletingLastPathComponent().appendingPathComponent("sql").path)
+                .deletingLastPathComponent().appendingPathComponent("sql").path
+        )
         candidates.append("/usr/share/renewal-reconciler/sql")
         for candidate in candidates where isDirectory(candidate) {
             let dir = MigrationDirectory(path: candidate)
@@ -43,7 +45,8 @@ public struct MigrationDirectory: Sendable {
         }
         throw ConfigurationError(
             "no migrations directory found (looked in \(candidates.joined(separator: ", "))): "
-                + "pass --sql-dir or set RENEWAL_RECONCILER_SQL_DIR")
+                + "pass --sql-dir or set RENEWAL_RECONCILER_SQL_DIR"
+        )
     }
 
     /// The migration files, sorted by version.
@@ -63,8 +66,12 @@ public struct MigrationDirectory: Sendable {
                 throw ConfigurationError("\(path)/\(name): migration files must be named NNN_name.sql")
             }
             result.append(
-                MigrationFile(version: version, name: String(stem[stem.index(after: underscore)...]),
-                              path: path + "/" + name))
+                MigrationFile(
+                    version: version,
+                    name: String(stem[stem.index(after: underscore)...]),
+                    path: path + "/" + name
+                )
+            )
         }
         result.sort { $0.version < $1.version }
         for (a, b) in zip(result, result.dropFirst()) where a.version == b.version {

@@ -38,7 +38,8 @@ public struct Migrator {
                     try tx.executeScript(sql)
                     try tx.execute(
                         "INSERT INTO schema_migrations (version, name) VALUES ($1, $2) ON CONFLICT (version) DO NOTHING",
-                        [Int64(file.version), file.name])
+                        [Int64(file.version), file.name]
+                    )
                 }
             } catch {
                 throw MigrationError(file: file.fileName, underlying: error)
@@ -61,7 +62,8 @@ public struct Migrator {
         let files = try directory.files()
         let conn = try PostgresConnection(connectionString)
         defer { conn.close() }
-        let exists = try conn.queryFirst("SELECT to_regclass('schema_migrations') IS NOT NULL AS e")?
+        let exists =
+            try conn.queryFirst("SELECT to_regclass('schema_migrations') IS NOT NULL AS e")?
             .decode("e", as: Bool.self) ?? false
         let applied = exists ? try appliedVersions(conn) : []
         var lines = files.map { "\(applied.contains($0.version) ? "applied" : "pending")  \($0.fileName)" }
@@ -80,7 +82,8 @@ public struct Migrator {
                 name       text        NOT NULL,
                 applied_at timestamptz NOT NULL DEFAULT now()
             )
-            """)
+            """
+        )
     }
 
     private func appliedVersions(_ conn: PostgresConnection) throws -> Set<Int> {

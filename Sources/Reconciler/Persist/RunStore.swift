@@ -33,7 +33,11 @@ public final class RunStore: PipelineStore, @unchecked Sendable {
     private let connectionRetries: Int
 
     public init(
-        connection: PostgresConnection, readConnection: PostgresConnection, runId: Int64, dryRun: Bool, verifiedAt: Date,
+        connection: PostgresConnection,
+        readConnection: PostgresConnection,
+        runId: Int64,
+        dryRun: Bool,
+        verifiedAt: Date,
         connectionRetries: Int = 12
     ) {
         self.connection = connection
@@ -57,7 +61,9 @@ public final class RunStore: PipelineStore, @unchecked Sendable {
                  WHERE i.run_id = $1 AND i.status = 'pending' AND i.subscription_id > $2
                  ORDER BY i.subscription_id
                  LIMIT $3
-                """, [runId, subscriptionId, Int64(limit)])
+                """,
+                [runId, subscriptionId, Int64(limit)]
+            )
         }
         return try rows.map { row in
             let otid: String = try row.decode("original_transaction_id")
@@ -67,7 +73,9 @@ public final class RunStore: PipelineStore, @unchecked Sendable {
                 userId: try row.decode("user_id", as: String?.self) ?? "",
                 productId: try row.decode("product_id", as: String?.self) ?? "",
                 bundleId: try row.decode("bundle_id"),
-                environment: (try row.decode("environment", as: String?.self)).flatMap(AppleEnvironment.init(appleValue:)),
+                environment: (try row.decode("environment", as: String?.self)).flatMap(
+                    AppleEnvironment.init(appleValue:)
+                ),
                 expiresAt: try row.decode("expires_at"),
                 state: (try row.decode("state", as: String?.self)).flatMap(SubscriptionState.init(rawValue:)),
                 autoRenew: try row.decode("auto_renew"),
@@ -76,14 +84,16 @@ public final class RunStore: PipelineStore, @unchecked Sendable {
                 latestTransactionId: try row.decode("latest_transaction_id"),
                 revokedAt: try row.decode("revoked_at"),
                 expirationIntent: (try row.decode("expiration_intent", as: Int?.self)),
-                inBillingRetry: try row.decode("in_billing_retry"))
+                inBillingRetry: try row.decode("in_billing_retry")
+            )
             return WorkItem(
                 subscriptionId: try row.decode("subscription_id"),
                 version: try row.decode("version", as: Int64?.self) ?? 0,
                 stored: stored,
                 receipt: try row.decode("latest_receipt", as: String?.self) ?? "",
                 subscriptionGroupId: try row.decode("subscription_group_id"),
-                rowExists: exists)
+                rowExists: exists
+            )
         }
     }
 
@@ -119,7 +129,9 @@ public final class RunStore: PipelineStore, @unchecked Sendable {
                     let rejected = item.refused(
                         VerdictReason(
                             .implausibleValue,
-                            detail: "PostgreSQL refused this item's write (\(Self.safeDescription(itemError)))"))
+                            detail: "PostgreSQL refused this item's write (\(Self.safeDescription(itemError)))"
+                        )
+                    )
                     // The bare bookkeeping: the item and the run's counters, the subscription row untouched.
                     _ = try withConnectionRetry {
                         try connection.transaction { conn in try self.writeLocked([rejected], skipRows: [id], conn) }
@@ -173,7 +185,11 @@ public final class RunStore: PipelineStore, @unchecked Sendable {
 
     /// Writes `results` on `conn` (inside its transaction); the subscription rows of `skipRows` (items the
     /// store refused) are not touched, only their items.
-    private func writeLocked(_ results: [ItemResult], skipRows: Set<Int64>, _ conn: PostgresConnection) throws
+    private func writeLocked(
+        _ results: [ItemResult],
+        skipRows: Set<Int64>,
+        _ conn: PostgresConnection
+    ) throws
         -> Set<Int64>
     {
         var conflicts = Set<Int64>()
@@ -214,7 +230,9 @@ public final class RunStore: PipelineStore, @unchecked Sendable {
             UPDATE reconciliation_runs
                SET done_count = done_count + $2, unresolved_count = unresolved_count + $3, heartbeat_at = now()
              WHERE id = $1
-            """, [runId, Int64(results.count), Int64(unresolved)])
+            """,
+            [runId, Int64(results.count), Int64(unresolved)]
+        )
         return conflicts
     }
 
@@ -276,12 +294,16 @@ public final class RunStore: PipelineStore, @unchecked Sendable {
                 decided.map { $0.1.revokedAt },
                 decided.map { $0.1.cancellationReason.map(Int64.init) },
                 decided.map { StorableValueCheck.integerOrNull($0.0.appleStatus) },
-            ])
+            ]
+        )
         return Set(try rows.map { try $0.decode("id", as: Int64.self) })
     }
 
     /// Rejections change no entitlement: only the verification bookkeeping columns.
-    private func updateRejected(_ rejected: [(ItemResult, VerdictReason, Bool)], _ conn: PostgresConnection) throws -> Set<Int64> {
+    private func updateRejected(
+        _ rejected: [(ItemResult, VerdictReason, Bool)],
+        _ conn: PostgresConnection
+    ) throws -> Set<Int64> {
         let rows = try conn.query(
             """
             UPDATE subscriptions AS s SET
@@ -302,7 +324,8 @@ public final class RunStore: PipelineStore, @unchecked Sendable {
                 rejected.map { Optional($0.2 ? "invalid_receipt" : "rejected") },
                 rejected.map { StorableValueCheck.integerOrNull($0.0.appleStatus) },
                 rejected.map { Optional(StorableValueCheck.storableText("\($0.1.code.rawValue): \($0.1)")) },
-            ])
+            ]
+        )
         return Set(try rows.map { try $0.decode("id", as: Int64.self) })
     }
 
@@ -330,7 +353,9 @@ public final class RunStore: PipelineStore, @unchecked Sendable {
             WHERE t.cancellation_date IS DISTINCT FROM EXCLUDED.cancellation_date
                OR t.is_upgraded IS DISTINCT FROM EXCLUDED.is_upgraded
                OR (EXCLUDED.kind = 'refund' AND t.kind <> 'refund')
-            """, [runId] + Self.ledgerColumns(unique))
+            """,
+            [runId] + Self.ledgerColumns(unique)
+        )
     }
 
     private func insertDryRunLedger(_ entries: [(ItemResult, LedgerEntry)], _ conn: PostgresConnection) throws {
@@ -350,7 +375,9 @@ public final class RunStore: PipelineStore, @unchecked Sendable {
                  WHERE t.transaction_id = v.transaction_id
                    AND t.cancellation_date IS NOT DISTINCT FROM v.cancellation_date)
             ON CONFLICT (run_id, transaction_id) DO NOTHING
-            """, [runId] + Self.ledgerColumns(unique))
+            """,
+            [runId] + Self.ledgerColumns(unique)
+        )
     }
 
     /// The same transaction can only be written once per statement (ON CONFLICT DO UPDATE refuses to
@@ -437,7 +464,9 @@ public final class RunStore: PipelineStore, @unchecked Sendable {
                 results.map { $0.item.stored.expiresAt },
                 results.map { $0.item.rowExists ? $0.item.stored.productId : nil },
                 results.map { $0.item.stored.autoRenew },
-                results.map { r -> String? in conflicts.contains(r.item.subscriptionId) ? nil : decision(r)?.state?.rawValue },
+                results.map { r -> String? in
+                    conflicts.contains(r.item.subscriptionId) ? nil : decision(r)?.state?.rawValue
+                },
                 results.map { r -> Date? in
                     guard !conflicts.contains(r.item.subscriptionId), let d = decision(r) else { return nil }
                     // What was stored: Apple's expiry as it is (see updateDecided).
@@ -462,6 +491,7 @@ public final class RunStore: PipelineStore, @unchecked Sendable {
                 results.map { r -> Bool? in
                     conflicts.contains(r.item.subscriptionId) ? false : (decision(r)?.expiryMovedBackwards ?? false)
                 },
-            ])
+            ]
+        )
     }
 }

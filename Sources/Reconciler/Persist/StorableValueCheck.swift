@@ -59,7 +59,8 @@ public enum StorableValueCheck {
                     ("cancellation_date", entry.cancellationDate),
                 ],
                 integers: [("cancellation_reason", entry.cancellationReason)],
-                prefix: prefix)
+                prefix: prefix
+            )
             if let problem { return problem }
         }
         return nil
@@ -96,7 +97,10 @@ public enum StorableValueCheck {
     }
 
     private static func firstProblem(
-        texts: [(String, String?)], dates: [(String, Date?)], integers: [(String, Int?)], prefix: String
+        texts: [(String, String?)],
+        dates: [(String, Date?)],
+        integers: [(String, Int?)],
+        prefix: String
     ) -> String? {
         for (field, value) in texts {
             if let value, !isStorable(value) { return "\(prefix)\(field) contains a NUL character" }

@@ -75,8 +75,11 @@ extension ItemResult {
     /// `integer` column. The subscription row is not touched for it (see `RunStore`).
     func refused(_ reason: VerdictReason) -> ItemResult {
         ItemResult(
-            item: item, kind: .rejected(reason, invalidReceipt: false), environment: environment,
+            item: item,
+            kind: .rejected(reason, invalidReceipt: false),
+            environment: environment,
             appleStatus: appleStatus.flatMap { StorableValueCheck.integerRange.contains($0) ? $0 : nil },
-            attempts: attempts)
+            attempts: attempts
+        )
     }
 }

@@ -91,8 +91,12 @@ public final class ReconciliationPipeline: @unchecked Sendable {
     private var maxActive: Int { options.concurrency * 3 + options.batchSize }
 
     public init(
-        store: any PipelineStore, source: any AppleSource, options: RunOptions, logger: Logger,
-        clock: any PipelineClock = SystemPipelineClock(), progress: ProgressHandler? = nil
+        store: any PipelineStore,
+        source: any AppleSource,
+        options: RunOptions,
+        logger: Logger,
+        clock: any PipelineClock = SystemPipelineClock(),
+        progress: ProgressHandler? = nil
     ) throws {
         self.store = store
         self.source = source
@@ -106,8 +110,10 @@ public final class ReconciliationPipeline: @unchecked Sendable {
             base: .milliseconds(Int64(options.backoffBaseSeconds * 1000)),
             cap: .milliseconds(Int64(max(options.backoffCapSeconds, options.backoffBaseSeconds) * 1000)),
             // The source bounds the attempts; the backoff only spaces them.
-            maxAttempts: options.maxAttempts + 2, jitter: .full,
-            maxRetryAfter: .milliseconds(Int64(options.maxRetryAfterSeconds * 1000)))
+            maxAttempts: options.maxAttempts + 2,
+            jitter: .full,
+            maxRetryAfter: .milliseconds(Int64(options.maxRetryAfterSeconds * 1000))
+        )
     }
 
     /// Processes every pending item of the run (or until stopped); blocks the calling thread until done.
@@ -185,7 +191,12 @@ public final class ReconciliationPipeline: @unchecked Sendable {
                     for item in items {
                         self.active += 1
                         self.ready.append(
-                            ItemTask(item: item, verification: self.source.verification(for: item), backoff: self.backoffTemplate))
+                            ItemTask(
+                                item: item,
+                                verification: self.source.verification(for: item),
+                                backoff: self.backoffTemplate
+                            )
+                        )
                     }
                     self.pump()
                     self.fetchMore()
@@ -232,8 +243,11 @@ public final class ReconciliationPipeline: @unchecked Sendable {
                 finish(
                     task,
                     SourceResult(
-                        kind: .unresolved("\(reason) (gave up: \(why))"), environment: request.environment,
-                        appleStatus: appleStatus))
+                        kind: .unresolved("\(reason) (gave up: \(why))"),
+                        environment: request.environment,
+                        appleStatus: appleStatus
+                    )
+                )
             case .retry(let nanoseconds):
                 waitingForRetry[ObjectIdentifier(task)] = task
                 clock.schedule(after: nanoseconds, on: queue) {
@@ -255,7 +269,10 @@ public final class ReconciliationPipeline: @unchecked Sendable {
     private func send(_ task: ItemTask, _ request: SourceRequest) {
         let budget = request.budget
         guard var limiter = limiter(for: budget) else {
-            finish(task, SourceResult(kind: .unresolved("no usable rate for \(budget)"), environment: nil, appleStatus: nil))
+            finish(
+                task,
+                SourceResult(kind: .unresolved("no usable rate for \(budget)"), environment: nil, appleStatus: nil)
+            )
             stop(.configuration("the rate of \(budget) (\(budget.rate)) is not usable"))
             return
         }
@@ -353,7 +370,8 @@ public final class ReconciliationPipeline: @unchecked Sendable {
                     """
                     Apple is pushing back (HTTP \(answer.httpStatus ?? 0)) on \(budget): slowing to \
                     \(String(format: "%.1f", rate)) requests/s
-                    """)
+                    """
+                )
             }
             if let until = answer.pauseBudgetUntil {
                 let wait = clock.nanoseconds(until: until)
@@ -371,8 +389,13 @@ public final class ReconciliationPipeline: @unchecked Sendable {
     private func finish(_ task: ItemTask, _ finished: SourceResult) {
         pendingResults.append(
             ItemResult(
-                item: task.item, kind: finished.kind, environment: finished.environment,
-                appleStatus: finished.appleStatus, attempts: task.requests))
+                item: task.item,
+                kind: finished.kind,
+                environment: finished.environment,
+                appleStatus: finished.appleStatus,
+                attempts: task.requests
+            )
+        )
         flush(force: false)
     }
 
@@ -418,7 +441,8 @@ public final class ReconciliationPipeline: @unchecked Sendable {
                 case .failure(let error) where attempt < Self.writeAttempts:
                     let wait = UInt64(1 << (attempt - 1)) * 1_000_000_000
                     self.logger.warning(
-                        "writing a batch of \(batch.count) results failed (attempt \(attempt)): \(error); trying again")
+                        "writing a batch of \(batch.count) results failed (attempt \(attempt)): \(error); trying again"
+                    )
                     self.clock.schedule(after: wait, on: self.queue) { self.write(batch, attempt: attempt + 1) }
                     return
                 case .failure(let error):
@@ -442,7 +466,8 @@ public final class ReconciliationPipeline: @unchecked Sendable {
         }
         if let failure = written.batchFailure {
             logger.warning(
-                "a batch of \(batch.count) results could not be written at once (\(failure)); written item by item")
+                "a batch of \(batch.count) results could not be written at once (\(failure)); written item by item"
+            )
         }
         if !written.refused.isEmpty {
             let examples = written.refused.sorted { $0.key < $1.key }.prefix(3)
@@ -451,7 +476,8 @@ public final class ReconciliationPipeline: @unchecked Sendable {
                 """
                 \(written.refused.count) item(s) hold values the database cannot store; \
                 recorded as rejected (\(examples))
-                """)
+                """
+            )
         }
         progress?(result.written, result.outcomes[.unresolved, default: 0], currentStats())
     }

@@ -57,25 +57,34 @@ public struct AdaptiveRateController: Sendable {
     ) throws {
         guard configuredRate.isFinite, configuredRate > 0 else {
             throw RateLimitConfigurationError(
-                parameter: "configuredRate", problem: "must be a finite number > 0, got \(configuredRate)")
+                parameter: "configuredRate",
+                problem: "must be a finite number > 0, got \(configuredRate)"
+            )
         }
         let floor = minimumRate ?? min(configuredRate, max(1, configuredRate * 0.05))
         guard floor.isFinite, floor > 0, floor <= configuredRate else {
             throw RateLimitConfigurationError(
-                parameter: "minimumRate", problem: "must be > 0 and <= configuredRate (\(configuredRate)), got \(floor)"
+                parameter: "minimumRate",
+                problem: "must be > 0 and <= configuredRate (\(configuredRate)), got \(floor)"
             )
         }
         guard decreaseFactor.isFinite, decreaseFactor > 0, decreaseFactor < 1 else {
             throw RateLimitConfigurationError(
-                parameter: "decreaseFactor", problem: "must be in (0, 1), got \(decreaseFactor)")
+                parameter: "decreaseFactor",
+                problem: "must be in (0, 1), got \(decreaseFactor)"
+            )
         }
         guard throttleThreshold >= 1 else {
             throw RateLimitConfigurationError(
-                parameter: "throttleThreshold", problem: "must be >= 1, got \(throttleThreshold)")
+                parameter: "throttleThreshold",
+                problem: "must be >= 1, got \(throttleThreshold)"
+            )
         }
         guard throttleWindow > .zero, recoveryInterval > .zero else {
             throw RateLimitConfigurationError(
-                parameter: throttleWindow > .zero ? "recoveryInterval" : "throttleWindow", problem: "must be > 0")
+                parameter: throttleWindow > .zero ? "recoveryInterval" : "throttleWindow",
+                problem: "must be > 0"
+            )
         }
         let step = recoveryStep ?? configuredRate * 0.1
         guard step.isFinite, step > 0 else {

@@ -66,7 +66,9 @@ public struct Backoff: Sendable {
         }
         guard maxRetryAfter >= .zero else {
             throw RateLimitConfigurationError(
-                parameter: "maxRetryAfter", problem: "must be >= 0, got \(maxRetryAfter)")
+                parameter: "maxRetryAfter",
+                problem: "must be >= 0, got \(maxRetryAfter)"
+            )
         }
         self.base = base
         self.cap = cap
@@ -82,7 +84,9 @@ public struct Backoff: Sendable {
     ///     (from `Retry-After`), if any; the delay is then at least `earliest - now`.
     ///   - rng: the random source for jitter (inject a `SeededRandomNumberGenerator` in tests).
     public mutating func nextDelay(
-        now: UInt64, earliest: UInt64? = nil, using rng: inout some RandomNumberGenerator
+        now: UInt64,
+        earliest: UInt64? = nil,
+        using rng: inout some RandomNumberGenerator
     ) -> Decision {
         failedAttempts += 1
         if failedAttempts >= maxAttempts {

@@ -27,7 +27,9 @@ public struct TokenBucket: Sendable {
     public init(rate: Double, burst: Int = 1) throws {
         guard rate.isFinite, rate >= Self.minimumRate else {
             throw RateLimitConfigurationError(
-                parameter: "rate", problem: "must be a finite number >= \(Self.minimumRate) per second, got \(rate)")
+                parameter: "rate",
+                problem: "must be a finite number >= \(Self.minimumRate) per second, got \(rate)"
+            )
         }
         guard burst >= 1 else {
             throw RateLimitConfigurationError(parameter: "burst", problem: "must be >= 1, got \(burst)")

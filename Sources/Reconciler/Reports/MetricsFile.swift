@@ -16,7 +16,8 @@ public enum MetricsFile {
         func metric(_ name: String, _ help: String, _ samples: [(labels: [(String, String)], value: String)]) {
             out += "# HELP \(name) \(help)\n# TYPE \(name) gauge\n"
             for sample in samples {
-                let labels = sample.labels.isEmpty
+                let labels =
+                    sample.labels.isEmpty
                     ? "" : "{" + sample.labels.map { "\($0.0)=\"\(escapeLabel($0.1))\"" }.joined(separator: ",") + "}"
                 out += "\(name)\(labels) \(sample.value)\n"
             }
@@ -26,39 +27,64 @@ public enum MetricsFile {
         metric(
             "renewal_reconciler_last_run_timestamp_seconds",
             "Unix time the last run finished (started, if it did not finish).",
-            [(runLabels, number(finished))])
-        metric("renewal_reconciler_last_run_id", "Id of the last run (reconciliation_runs.id).", [([], "\(summary.runId)")])
+            [(runLabels, number(finished))]
+        )
         metric(
-            "renewal_reconciler_last_run_duration_seconds", "Wall time of the last run in seconds.",
-            [([], number(summary.durationSeconds ?? 0))])
+            "renewal_reconciler_last_run_id",
+            "Id of the last run (reconciliation_runs.id).",
+            [([], "\(summary.runId)")]
+        )
         metric(
-            "renewal_reconciler_last_run_exit_code", "Exit code of the last run (0 success, 2 unresolved above threshold).",
-            [([], "\(summary.exitCode ?? 1)")])
+            "renewal_reconciler_last_run_duration_seconds",
+            "Wall time of the last run in seconds.",
+            [([], number(summary.durationSeconds ?? 0))]
+        )
+        metric(
+            "renewal_reconciler_last_run_exit_code",
+            "Exit code of the last run (0 success, 2 unresolved above threshold).",
+            [([], "\(summary.exitCode ?? 1)")]
+        )
         metric("renewal_reconciler_last_run_due", "Subscriptions due in the last run.", [([], "\(summary.counts.due)")])
         metric(
-            "renewal_reconciler_last_run_items", "Items of the last run by outcome.",
-            summary.byOutcome.sorted { $0.key < $1.key }.map { ([("outcome", $0.key)], "\($0.value)") })
+            "renewal_reconciler_last_run_items",
+            "Items of the last run by outcome.",
+            summary.byOutcome.sorted { $0.key < $1.key }.map { ([("outcome", $0.key)], "\($0.value)") }
+        )
         metric(
-            "renewal_reconciler_last_run_unresolved", "Items of the last run left unresolved.",
-            [([], "\(summary.counts.unresolved)")])
+            "renewal_reconciler_last_run_unresolved",
+            "Items of the last run left unresolved.",
+            [([], "\(summary.counts.unresolved)")]
+        )
         metric(
-            "renewal_reconciler_last_run_apple_requests", "verifyReceipt requests of the last run (retries included).",
-            [([], "\(summary.apple.requests)")])
+            "renewal_reconciler_last_run_apple_requests",
+            "verifyReceipt requests of the last run (retries included).",
+            [([], "\(summary.apple.requests)")]
+        )
         metric(
-            "renewal_reconciler_last_run_apple_retries", "verifyReceipt retries of the last run.",
-            [([], "\(summary.apple.retries)")])
+            "renewal_reconciler_last_run_apple_retries",
+            "verifyReceipt retries of the last run.",
+            [([], "\(summary.apple.retries)")]
+        )
         metric(
-            "renewal_reconciler_last_run_apple_responses_by_http_status", "verifyReceipt responses by HTTP status.",
-            summary.apple.byHTTPStatus.sorted { $0.key < $1.key }.map { ([("code", $0.key)], "\($0.value)") })
+            "renewal_reconciler_last_run_apple_responses_by_http_status",
+            "verifyReceipt responses by HTTP status.",
+            summary.apple.byHTTPStatus.sorted { $0.key < $1.key }.map { ([("code", $0.key)], "\($0.value)") }
+        )
         metric(
-            "renewal_reconciler_last_run_apple_responses_by_status", "verifyReceipt responses by Apple status field.",
-            summary.apple.byAppleStatus.sorted { $0.key < $1.key }.map { ([("status", $0.key)], "\($0.value)") })
+            "renewal_reconciler_last_run_apple_responses_by_status",
+            "verifyReceipt responses by Apple status field.",
+            summary.apple.byAppleStatus.sorted { $0.key < $1.key }.map { ([("status", $0.key)], "\($0.value)") }
+        )
         metric(
-            "renewal_reconciler_last_run_apple_transport_errors", "verifyReceipt transport errors by kind.",
-            summary.apple.transportErrors.sorted { $0.key < $1.key }.map { ([("kind", $0.key)], "\($0.value)") })
+            "renewal_reconciler_last_run_apple_transport_errors",
+            "verifyReceipt transport errors by kind.",
+            summary.apple.transportErrors.sorted { $0.key < $1.key }.map { ([("kind", $0.key)], "\($0.value)") }
+        )
         metric(
-            "renewal_reconciler_last_run_apple_request_rate", "Achieved verifyReceipt requests per second.",
-            [([], number(summary.apple.achievedRate))])
+            "renewal_reconciler_last_run_apple_request_rate",
+            "Achieved verifyReceipt requests per second.",
+            [([], number(summary.apple.achievedRate))]
+        )
         let lastSuccess = run.succeeded ? finished : previousLastSuccess
         if let lastSuccess {
             metric(lastSuccessMetric, "Unix time the last successful run finished.", [([], number(lastSuccess))])
@@ -73,7 +99,8 @@ public enum MetricsFile {
         let previous = run.succeeded ? nil : previousLastSuccess(path: path)
         let text = render(run: run, summary: summary, previousLastSuccess: previous)
         let directory = (path as NSString).deletingLastPathComponent
-        let temporary = (directory.isEmpty ? "." : directory) + "/.\((path as NSString).lastPathComponent).tmp-"
+        let temporary =
+            (directory.isEmpty ? "." : directory) + "/.\((path as NSString).lastPathComponent).tmp-"
             + AtomicFiles.uniqueSuffix()
         try AtomicFiles.writeNewFile(temporary, Data(text.utf8))
         do throws(ReportError) {

@@ -88,7 +88,9 @@ public struct MoneySummary: Sendable, Equatable, Codable {
     /// Computes the money figures from per-product counts of paid renewals (of which bought with an
     /// introductory offer) and paid refunds seen in the run, with the catalog `prices`.
     public init(
-        paidRenewals renewals: [String: Int], introOfferRenewals intro: [String: Int], paidRefunds refunds: [String: Int],
+        paidRenewals renewals: [String: Int],
+        introOfferRenewals intro: [String: Int],
+        paidRefunds refunds: [String: Int],
         prices: [ProductPrice]
     ) {
         let pricesByProduct = Dictionary(grouping: prices, by: \.productId)
@@ -115,13 +117,23 @@ public struct MoneySummary: Sendable, Equatable, Codable {
                 }
                 priceLines.append(
                     Price(
-                        currency: price.currency, price: Self.format(price.price), period: price.period,
-                        renewalRevenue: Self.format(revenue), refunded: Self.format(refunded)))
+                        currency: price.currency,
+                        price: Self.format(price.price),
+                        period: price.period,
+                        renewalRevenue: Self.format(revenue),
+                        refunded: Self.format(refunded)
+                    )
+                )
             }
             lines.append(
                 ProductLine(
-                    productId: productId, paidRenewals: renewalCount, paidRefunds: refundCount,
-                    introOfferRenewals: intro[productId] ?? 0, prices: priceLines))
+                    productId: productId,
+                    paidRenewals: renewalCount,
+                    paidRefunds: refundCount,
+                    introOfferRenewals: intro[productId] ?? 0,
+                    prices: priceLines
+                )
+            )
         }
         renewalRevenue = revenueByCurrency.sorted { $0.key < $1.key }.map {
             Amount(currency: $0.key, amount: Self.format($0.value.0), transactions: $0.value.1)

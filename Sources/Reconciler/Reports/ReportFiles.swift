@@ -16,25 +16,35 @@ public enum ReportFiles {
                 (
                     "changes.csv",
                     try csv(
-                        ReportTables.changeColumns, numeric: ReportTables.changeNumericColumns,
-                        rows: ReportTables.changeRows(data))
+                        ReportTables.changeColumns,
+                        numeric: ReportTables.changeNumericColumns,
+                        rows: ReportTables.changeRows(data)
+                    )
                 ),
                 (
                     "transactions.csv",
                     try csv(
-                        ReportTables.transactionColumns, numeric: ReportTables.transactionNumericColumns,
-                        rows: ReportTables.transactionRows(data))
+                        ReportTables.transactionColumns,
+                        numeric: ReportTables.transactionNumericColumns,
+                        rows: ReportTables.transactionRows(data)
+                    )
                 ),
                 (
                     "errors.csv",
                     try csv(
-                        ReportTables.errorColumns, numeric: ReportTables.errorNumericColumns,
-                        rows: ReportTables.errorRows(data))
+                        ReportTables.errorColumns,
+                        numeric: ReportTables.errorNumericColumns,
+                        rows: ReportTables.errorRows(data)
+                    )
                 ),
                 ("report.html", Data(ReportHTML.render(data: data, summary: summary).utf8)),
             ]
         } catch {
-            throw ReportError(.encoding, path: data.run.folderName, "cannot encode the report of run \(data.run.id): \(error)")
+            throw ReportError(
+                .encoding,
+                path: data.run.folderName,
+                "cannot encode the report of run \(data.run.id): \(error)"
+            )
         }
     }
 

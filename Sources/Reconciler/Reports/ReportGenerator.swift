@@ -21,7 +21,11 @@ public struct ReportGenerator {
     ///   file) that is not writable or full (the message names the path; the database is untouched,
     ///   regenerate later). A folder error is thrown in preference to a metrics error.
     @discardableResult
-    public func generate(runId: Int64, reportDirectory: String, metricsFile: String? = nil) throws(ReportError)
+    public func generate(
+        runId: Int64,
+        reportDirectory: String,
+        metricsFile: String? = nil
+    ) throws(ReportError)
         -> URL
     {
         var folderError: ReportError?
@@ -32,8 +36,15 @@ public struct ReportGenerator {
                 let (run, hasCatalog) = try ReportLoader.beginSnapshot(db, runId: runId)
                 let prices = try ReportLoader.prices(db, hasCatalog: hasCatalog)
                 do {
-                    folder = try ReportFolderWriter(reportDirectory: reportDirectory).write(folderName: run.folderName) {
-                        let summary = try Self.writeFiles(db, run: run, hasCatalog: hasCatalog, prices: prices, into: $0)
+                    folder = try ReportFolderWriter(reportDirectory: reportDirectory).write(folderName: run.folderName)
+                    {
+                        let summary = try Self.writeFiles(
+                            db,
+                            run: run,
+                            hasCatalog: hasCatalog,
+                            prices: prices,
+                            into: $0
+                        )
                         summarized = (run, summary)
                     }
                 } catch let error as ReportError where error.code != .runNotFound && metricsFile != nil {
@@ -63,7 +74,9 @@ public struct ReportGenerator {
     public static func write(_ data: ReportData, reportDirectory: String) throws(ReportError) -> URL {
         let files = try ReportFiles.render(data)
         let path = try ReportFolderWriter(reportDirectory: reportDirectory).write(
-            folderName: data.run.folderName, files: files)
+            folderName: data.run.folderName,
+            files: files
+        )
         return URL(fileURLWithPath: path, isDirectory: true)
     }
 
@@ -91,7 +104,12 @@ public struct ReportGenerator {
 
     // MARK: Passes
 
-    static func summarize(_ db: PostgresConnection, run: ReportRun, hasCatalog: Bool, prices: [ProductPrice]) throws
+    static func summarize(
+        _ db: PostgresConnection,
+        run: ReportRun,
+        hasCatalog: Bool,
+        prices: [ProductPrice]
+    ) throws
         -> RunSummary
     {
         var accumulator = RunSummaryAccumulator()
@@ -103,13 +121,23 @@ public struct ReportGenerator {
     /// Two passes (items, then transactions) writing the CSVs row by row into `directory`, then
     /// summary.json and report.html from the folded counts and the kept first rows.
     static func writeFiles(
-        _ db: PostgresConnection, run: ReportRun, hasCatalog: Bool, prices: [ProductPrice], into directory: String
+        _ db: PostgresConnection,
+        run: ReportRun,
+        hasCatalog: Bool,
+        prices: [ProductPrice],
+        into directory: String
     ) throws -> RunSummary {
         var accumulator = RunSummaryAccumulator()
         let changes = try ReportCSVFile(
-            path: "\(directory)/changes.csv", ReportTables.changeColumns, numeric: ReportTables.changeNumericColumns)
+            path: "\(directory)/changes.csv",
+            ReportTables.changeColumns,
+            numeric: ReportTables.changeNumericColumns
+        )
         let errors = try ReportCSVFile(
-            path: "\(directory)/errors.csv", ReportTables.errorColumns, numeric: ReportTables.errorNumericColumns)
+            path: "\(directory)/errors.csv",
+            ReportTables.errorColumns,
+            numeric: ReportTables.errorNumericColumns
+        )
         var backwards = ReportRowSample()
         try ReportLoader.forEachItem(db, runId: run.id, hasCatalog: hasCatalog) { item in
             accumulator.add(item)
@@ -120,8 +148,10 @@ public struct ReportGenerator {
         try changes.close()
         try errors.close()
         let transactions = try ReportCSVFile(
-            path: "\(directory)/transactions.csv", ReportTables.transactionColumns,
-            numeric: ReportTables.transactionNumericColumns)
+            path: "\(directory)/transactions.csv",
+            ReportTables.transactionColumns,
+            numeric: ReportTables.transactionNumericColumns
+        )
         try ReportLoader.forEachTransaction(db, run: run, hasCatalog: hasCatalog) { transaction in
             accumulator.add(transaction)
             try transactions.add(ReportTables.transactionRow(transaction))
@@ -137,8 +167,12 @@ public struct ReportGenerator {
         }
         try AtomicFiles.writeNewFile("\(directory)/summary.json", json)
         let html = ReportHTML.render(
-            summary: summary, changes: changes.sample, backwards: backwards, errors: errors.sample,
-            transactions: transactions.sample)
+            summary: summary,
+            changes: changes.sample,
+            backwards: backwards,
+            errors: errors.sample,
+            transactions: transactions.sample
+        )
         try AtomicFiles.writeNewFile("\(directory)/report.html", Data(html.utf8))
         return summary
     }

@@ -18,16 +18,21 @@ public enum ReportHTML {
     /// The whole page from in-memory `data`.
     public static func render(data: ReportData, summary: RunSummary) -> String {
         render(
-            summary: summary, changes: ReportRowSample(rows: ReportTables.changeRows(data)),
+            summary: summary,
+            changes: ReportRowSample(rows: ReportTables.changeRows(data)),
             backwards: ReportRowSample(rows: ReportTables.backwardsRows(data)),
             errors: ReportRowSample(rows: ReportTables.errorRows(data)),
-            transactions: ReportRowSample(rows: ReportTables.transactionRows(data)))
+            transactions: ReportRowSample(rows: ReportTables.transactionRows(data))
+        )
     }
 
     /// The whole page from the summary and the first rows of each table (at least `tableRowLimit`
     /// of them, or all when fewer) with each table's total row count.
     public static func render(
-        summary: RunSummary, changes: ReportRowSample, backwards: ReportRowSample, errors: ReportRowSample,
+        summary: RunSummary,
+        changes: ReportRowSample,
+        backwards: ReportRowSample,
+        errors: ReportRowSample,
         transactions: ReportRowSample
     ) -> String {
         var html = """
@@ -52,14 +57,26 @@ public enum ReportHTML {
         html += appleSection(summary.apple)
         html += backwardsSection(backwards)
         html += rowsSection(
-            title: "Changed subscriptions", file: "changes.csv", columns: ReportTables.changeColumns,
-            sample: changes, id: "changes")
+            title: "Changed subscriptions",
+            file: "changes.csv",
+            columns: ReportTables.changeColumns,
+            sample: changes,
+            id: "changes"
+        )
         html += rowsSection(
-            title: "Errors (unresolved, rejected, conflict)", file: "errors.csv", columns: ReportTables.errorColumns,
-            sample: errors, id: "errors")
+            title: "Errors (unresolved, rejected, conflict)",
+            file: "errors.csv",
+            columns: ReportTables.errorColumns,
+            sample: errors,
+            id: "errors"
+        )
         html += rowsSection(
-            title: "Transactions first seen in this run", file: "transactions.csv",
-            columns: ReportTables.transactionColumns, sample: transactions, id: "transactions")
+            title: "Transactions first seen in this run",
+            file: "transactions.csv",
+            columns: ReportTables.transactionColumns,
+            sample: transactions,
+            id: "transactions"
+        )
         html += """
             <footer>Built from the database alone (tables reconciliation_runs, reconciliation_items, \
             subscription_transactions, dry_run_transactions, products); regenerate with \
@@ -86,7 +103,8 @@ public enum ReportHTML {
         }
         if s.status != "completed" {
             out += "<div class=\"banner incomplete\">This run is <b>\(e(s.status))</b>: "
-            out += "\(s.counts.pending) of \(s.counts.selected) items were not finished; the numbers are incomplete.</div>\n"
+            out +=
+                "\(s.counts.pending) of \(s.counts.selected) items were not finished; the numbers are incomplete.</div>\n"
         }
         return out
     }
@@ -103,7 +121,10 @@ public enum ReportHTML {
             cards.append(("Est. renewal revenue", "n/a"))
         } else {
             cards.append(
-                ("Est. renewal revenue", s.money.renewalRevenue.map { "\($0.amount) \($0.currency)" }.joined(separator: "<br>"))
+                (
+                    "Est. renewal revenue",
+                    s.money.renewalRevenue.map { "\($0.amount) \($0.currency)" }.joined(separator: "<br>")
+                )
             )
         }
         var out = "<section class=\"headline\">\n"
@@ -118,10 +139,14 @@ public enum ReportHTML {
     static func outcomesSection(_ s: RunSummary) -> String {
         let outcomes = outcomeColumns(s)
         let chart = SVGBarChart(
-            id: chartIds[0], title: "Outcomes by product",
+            id: chartIds[0],
+            title: "Outcomes by product",
             series: outcomes.map { .init(name: $0, color: outcomeColors[$0] ?? "#78909c") },
-            rows: s.byProduct.map { group in .init(label: group.id, values: outcomes.map { group.byOutcome[$0] ?? 0 }) })
-        var rows = s.byProduct.map { group in [group.id] + outcomes.map { "\(group.byOutcome[$0] ?? 0)" } + ["\(group.selected)"] }
+            rows: s.byProduct.map { group in .init(label: group.id, values: outcomes.map { group.byOutcome[$0] ?? 0 }) }
+        )
+        var rows = s.byProduct.map { group in
+            [group.id] + outcomes.map { "\(group.byOutcome[$0] ?? 0)" } + ["\(group.selected)"]
+        }
         rows.append(["All products"] + outcomes.map { "\(s.byOutcome[$0] ?? 0)" } + ["\(s.counts.selected)"])
         var out = section("Outcomes by product", chart: chart.render())
         out += table(columns: ["product"] + outcomes + ["total"], rows: rows, numericFrom: 1, lastRowTotal: true)
@@ -131,7 +156,9 @@ public enum ReportHTML {
                 columns: ["subscription group"] + outcomes + ["total"],
                 rows: s.bySubscriptionGroup.map { group in
                     [group.id] + outcomes.map { "\(group.byOutcome[$0] ?? 0)" } + ["\(group.selected)"]
-                }, numericFrom: 1)
+                },
+                numericFrom: 1
+            )
         }
         let states = ReportOutcome.states + s.byNewState.keys.filter { !ReportOutcome.states.contains($0) }.sorted()
         out += "<h3>Subscriptions by new state (finished items)</h3>\n"
@@ -167,7 +194,11 @@ public enum ReportHTML {
             ("Entered billing retry", f.enteredBillingRetry),
         ]
         let chart = SVGBarChart(
-            id: chartIds[2], title: "Billing retry and grace period funnel", color: "#ef6c00", bars: bars)
+            id: chartIds[2],
+            title: "Billing retry and grace period funnel",
+            color: "#ef6c00",
+            bars: bars
+        )
         var out = section("Billing retry and grace period", chart: chart.render())
         out += "<p class=\"note\">Grace period keeps the entitlement while Apple retries billing; billing retry "
         out += "does not. \"Before\" counts subscriptions that were in either state when the run started.</p>\n"
@@ -182,7 +213,12 @@ public enum ReportHTML {
             ("Trials lapsed", t.trialsLapsed), ("Intro offers started", t.introOffersStarted),
             ("Intro offers converted", t.introOfferConversions), ("Intro offers lapsed", t.introOffersLapsed),
         ]
-        let chart = SVGBarChart(id: chartIds[3], title: "Trial and intro offer conversions", color: "#00897b", bars: bars)
+        let chart = SVGBarChart(
+            id: chartIds[3],
+            title: "Trial and intro offer conversions",
+            color: "#00897b",
+            bars: bars
+        )
         var out = section("Trial and introductory offer conversions", chart: chart.render())
         out += "<p class=\"note\">A conversion is a paid, full-price renewal first seen in this run whose previous "
         out += "transaction was a free trial (or an introductory offer).</p>\n"
@@ -207,10 +243,13 @@ public enum ReportHTML {
                     let revenue = m.renewalRevenue.first { $0.currency == currency }
                     let refunded = m.refunded.first { $0.currency == currency }
                     return [
-                        currency, revenue?.amount ?? "0.00", "\(revenue?.transactions ?? 0)", refunded?.amount ?? "0.00",
+                        currency, revenue?.amount ?? "0.00", "\(revenue?.transactions ?? 0)",
+                        refunded?.amount ?? "0.00",
                         "\(refunded?.transactions ?? 0)",
                     ]
-                }, numericFrom: 1)
+                },
+                numericFrom: 1
+            )
             var rows: [[String]] = []
             for line in m.products {
                 if line.prices.isEmpty {
@@ -226,7 +265,9 @@ public enum ReportHTML {
             out += "<h3>Per product</h3>\n"
             out += table(
                 columns: ["product", "paid renewals", "refunds", "price", "period", "renewal revenue", "refunded"],
-                rows: rows, numericFrom: 1)
+                rows: rows,
+                numericFrom: 1
+            )
         }
         if !m.productsWithoutPrice.isEmpty {
             out += "<p class=\"warn\" id=\"missing-prices\">No price in the products table for: "
@@ -235,7 +276,9 @@ public enum ReportHTML {
         }
         if !m.productsWithSeveralCurrencies.isEmpty {
             out += "<p class=\"note\">Priced in several currencies (each currency's figure assumes every transaction "
-            out += "was billed in it): " + m.productsWithSeveralCurrencies.map { "<code>\(e($0))</code>" }
+            out +=
+                "was billed in it): "
+                + m.productsWithSeveralCurrencies.map { "<code>\(e($0))</code>" }
                 .joined(separator: ", ") + ".</p>\n"
         }
         let introRenewals = m.products.reduce(0) { $0 + $1.introOfferRenewals }
@@ -250,13 +293,19 @@ public enum ReportHTML {
         var out = "<section id=\"apple\"><h2>Apple verifyReceipt requests</h2>\n"
         out += table(
             columns: ["requests", "retries", "elapsed", "achieved rate"],
-            rows: [["\(a.requests)", "\(a.retries)", formatSeconds(a.elapsedSeconds), "\(rate(a.achievedRate)) req/s"]],
-            numericFrom: 0)
+            rows: [
+                ["\(a.requests)", "\(a.retries)", formatSeconds(a.elapsedSeconds), "\(rate(a.achievedRate)) req/s"]
+            ],
+            numericFrom: 0
+        )
         out += "<div class=\"cols\">"
         out += "<div><h3>By HTTP status</h3>\n"
-        out += table(columns: ["HTTP status", "responses"], rows: sortedCounts(a.byHTTPStatus), numericFrom: 1) + "</div>"
+        out +=
+            table(columns: ["HTTP status", "responses"], rows: sortedCounts(a.byHTTPStatus), numericFrom: 1) + "</div>"
         out += "<div><h3>By Apple status</h3>\n"
-        out += table(columns: ["Apple status", "responses"], rows: sortedCounts(a.byAppleStatus), numericFrom: 1) + "</div>"
+        out +=
+            table(columns: ["Apple status", "responses"], rows: sortedCounts(a.byAppleStatus), numericFrom: 1)
+            + "</div>"
         out += "<div><h3>Transport errors</h3>\n"
         out += table(columns: ["error", "count"], rows: sortedCounts(a.transportErrors), numericFrom: 1) + "</div>"
         out += "</div>\n</section>\n"
@@ -282,17 +331,27 @@ public enum ReportHTML {
         }
         out += "<div class=\"scroll\">"
         out += table(
-            columns: ["subscription", "user", "expiry (old → new)", "product change", "reason"], rows: rows,
-            numericFrom: nil, small: true)
+            columns: ["subscription", "user", "expiry (old → new)", "product change", "reason"],
+            rows: rows,
+            numericFrom: nil,
+            small: true
+        )
         return out + "</div></section>\n"
     }
 
-    static func rowsSection(title: String, file: String, columns: [String], sample: ReportRowSample, id: String) -> String {
+    static func rowsSection(
+        title: String,
+        file: String,
+        columns: [String],
+        sample: ReportRowSample,
+        id: String
+    ) -> String {
         let total = sample.total
         var out = "<section id=\"\(id)\" class=\"rows\"><h2>\(e(title)) (\(total))</h2>\n"
         if total == 0 || sample.rows.isEmpty { return out + "<p>None.</p></section>\n" }
         if total > tableRowLimit {
-            out += "<p class=\"note\">Showing the first \(tableRowLimit) of \(total) rows; \(e(file)) has them all.</p>\n"
+            out +=
+                "<p class=\"note\">Showing the first \(tableRowLimit) of \(total) rows; \(e(file)) has them all.</p>\n"
         }
         out += "<div class=\"scroll\">"
         out += table(columns: columns, rows: Array(sample.rows.prefix(tableRowLimit)), numericFrom: nil, small: true)
@@ -307,7 +366,11 @@ public enum ReportHTML {
 
     /// An HTML table; every cell escaped. Columns from `numericFrom` on are right-aligned.
     static func table(
-        columns: [String], rows: [[String]], numericFrom: Int?, lastRowTotal: Bool = false, small: Bool = false
+        columns: [String],
+        rows: [[String]],
+        numericFrom: Int?,
+        lastRowTotal: Bool = false,
+        small: Bool = false
     ) -> String {
         var out = "<table\(small ? " class=\"small\"" : "")><thead><tr>"
         for (index, column) in columns.enumerated() {
@@ -331,7 +394,8 @@ public enum ReportHTML {
 
     /// Outcomes shown as columns: every known one, then `pending` and unknown ones when present.
     static func outcomeColumns(_ s: RunSummary) -> [String] {
-        ReportOutcome.all + s.byOutcome.keys.filter { !ReportOutcome.all.contains($0) && (s.byOutcome[$0] ?? 0) > 0 }
+        ReportOutcome.all
+            + s.byOutcome.keys.filter { !ReportOutcome.all.contains($0) && (s.byOutcome[$0] ?? 0) > 0 }
             .sorted()
     }
 

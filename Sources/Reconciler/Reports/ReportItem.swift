@@ -33,12 +33,27 @@ public struct ReportItem: Sendable, Equatable {
     public var expiryMovedBackwards: Bool
 
     public init(
-        subscriptionId: Int64, originalTransactionId: String, status: String = "done", outcome: String?,
-        userId: String? = nil, previousState: String? = nil, newState: String? = nil, previousExpiresAt: Date? = nil,
-        newExpiresAt: Date? = nil, previousProductId: String? = nil, productId: String? = nil,
-        subscriptionGroupId: String? = nil, autoRenew: Bool? = nil, previousAutoRenew: Bool? = nil,
-        autoRenewProductId: String? = nil, environment: String? = nil, appleStatus: Int? = nil, attempts: Int = 0,
-        reason: String? = nil, lastTransactionWasTrial: Bool = false, lastTransactionWasIntroOffer: Bool = false,
+        subscriptionId: Int64,
+        originalTransactionId: String,
+        status: String = "done",
+        outcome: String?,
+        userId: String? = nil,
+        previousState: String? = nil,
+        newState: String? = nil,
+        previousExpiresAt: Date? = nil,
+        newExpiresAt: Date? = nil,
+        previousProductId: String? = nil,
+        productId: String? = nil,
+        subscriptionGroupId: String? = nil,
+        autoRenew: Bool? = nil,
+        previousAutoRenew: Bool? = nil,
+        autoRenewProductId: String? = nil,
+        environment: String? = nil,
+        appleStatus: Int? = nil,
+        attempts: Int = 0,
+        reason: String? = nil,
+        lastTransactionWasTrial: Bool = false,
+        lastTransactionWasIntroOffer: Bool = false,
         expiryMovedBackwards: Bool = false
     ) {
         self.subscriptionId = subscriptionId

@@ -51,7 +51,10 @@ public struct ReportLoader {
     /// Streams the run's items, ordered by original transaction id then subscription id (byte order,
     /// as Swift compares strings), one row in memory at a time.
     static func forEachItem(
-        _ db: PostgresConnection, runId: Int64, hasCatalog: Bool, _ body: (ReportItem) throws -> Void
+        _ db: PostgresConnection,
+        runId: Int64,
+        hasCatalog: Bool,
+        _ body: (ReportItem) throws -> Void
     ) throws {
         try db.forEachRow(hasCatalog ? itemsSQL : itemsWithoutDryRunsSQL, [runId]) { try body(try item($0)) }
     }
@@ -59,7 +62,10 @@ public struct ReportLoader {
     /// Streams the run's ledger transactions (a dry run's would-be ones), ordered by purchase date
     /// (missing first) then transaction id.
     static func forEachTransaction(
-        _ db: PostgresConnection, run: ReportRun, hasCatalog: Bool, _ body: (ReportTransaction) throws -> Void
+        _ db: PostgresConnection,
+        run: ReportRun,
+        hasCatalog: Bool,
+        _ body: (ReportTransaction) throws -> Void
     ) throws {
         if run.dryRun && !hasCatalog { return }
         try db.forEachRow(run.dryRun ? dryRunTransactionsSQL : transactionsSQL, [run.id]) {
@@ -76,49 +82,77 @@ public struct ReportLoader {
 
     static func run(_ row: PostgresRow) throws -> ReportRun {
         ReportRun(
-            id: try row.decode("id"), mode: try row.decode("mode"), dryRun: try row.decode("dry_run"),
-            status: try row.decode("status"), asOf: try row.decode("as_of"), startedAt: try row.decode("started_at"),
-            finishedAt: try row.decode("finished_at"), dueCount: try row.decode("due_count"),
-            doneCount: try row.decode("done_count"), unresolvedCount: try row.decode("unresolved_count"),
+            id: try row.decode("id"),
+            mode: try row.decode("mode"),
+            dryRun: try row.decode("dry_run"),
+            status: try row.decode("status"),
+            asOf: try row.decode("as_of"),
+            startedAt: try row.decode("started_at"),
+            finishedAt: try row.decode("finished_at"),
+            dueCount: try row.decode("due_count"),
+            doneCount: try row.decode("done_count"),
+            unresolvedCount: try row.decode("unresolved_count"),
             exitCode: try row.decode("exit_code"),
-            appleStats: AppleRequestStats.fromJSON(try row.decode("apple_stats", as: String?.self)))
+            appleStats: AppleRequestStats.fromJSON(try row.decode("apple_stats", as: String?.self))
+        )
     }
 
     static func item(_ row: PostgresRow) throws -> ReportItem {
         ReportItem(
             subscriptionId: try row.decode("subscription_id"),
-            originalTransactionId: try row.decode("original_transaction_id"), status: try row.decode("status"),
-            outcome: try row.decode("outcome"), userId: try row.decode("user_id"),
-            previousState: try row.decode("previous_state"), newState: try row.decode("new_state"),
-            previousExpiresAt: try row.decode("previous_expires_at"), newExpiresAt: try row.decode("new_expires_at"),
-            previousProductId: try row.decode("previous_product_id"), productId: try row.decode("product_id"),
-            subscriptionGroupId: try row.decode("subscription_group_id"), autoRenew: try row.decode("auto_renew"),
+            originalTransactionId: try row.decode("original_transaction_id"),
+            status: try row.decode("status"),
+            outcome: try row.decode("outcome"),
+            userId: try row.decode("user_id"),
+            previousState: try row.decode("previous_state"),
+            newState: try row.decode("new_state"),
+            previousExpiresAt: try row.decode("previous_expires_at"),
+            newExpiresAt: try row.decode("new_expires_at"),
+            previousProductId: try row.decode("previous_product_id"),
+            productId: try row.decode("product_id"),
+            subscriptionGroupId: try row.decode("subscription_group_id"),
+            autoRenew: try row.decode("auto_renew"),
             previousAutoRenew: try row.decode("previous_auto_renew"),
-            autoRenewProductId: try row.decode("auto_renew_product_id"), environment: try row.decode("environment"),
-            appleStatus: try row.decode("apple_status"), attempts: try row.decode("attempts"),
-            reason: try row.decode("reason"), lastTransactionWasTrial: try row.decode("last_is_trial"),
+            autoRenewProductId: try row.decode("auto_renew_product_id"),
+            environment: try row.decode("environment"),
+            appleStatus: try row.decode("apple_status"),
+            attempts: try row.decode("attempts"),
+            reason: try row.decode("reason"),
+            lastTransactionWasTrial: try row.decode("last_is_trial"),
             lastTransactionWasIntroOffer: try row.decode("last_is_intro"),
-            expiryMovedBackwards: try row.decode("expiry_moved_backwards"))
+            expiryMovedBackwards: try row.decode("expiry_moved_backwards")
+        )
     }
 
     static func transaction(_ row: PostgresRow) throws -> ReportTransaction {
         ReportTransaction(
             transactionId: try row.decode("transaction_id"),
-            originalTransactionId: try row.decode("original_transaction_id"), productId: try row.decode("product_id"),
-            subscriptionGroupId: try row.decode("subscription_group_id"), kind: try row.decode("kind"),
-            purchaseDate: try row.decode("purchase_date"), expiresDate: try row.decode("expires_date"),
-            isTrial: try row.decode("is_trial"), isIntroOffer: try row.decode("is_intro_offer"),
-            offer: try row.decode("offer"), cancellationDate: try row.decode("cancellation_date"),
-            cancellationReason: try row.decode("cancellation_reason"), firstSeenInRun: try row.decode("first_seen"),
-            refundSeenInRun: try row.decode("refund_seen"), previousWasTrial: try row.decode("prev_trial"),
-            previousWasIntroOffer: try row.decode("prev_intro"))
+            originalTransactionId: try row.decode("original_transaction_id"),
+            productId: try row.decode("product_id"),
+            subscriptionGroupId: try row.decode("subscription_group_id"),
+            kind: try row.decode("kind"),
+            purchaseDate: try row.decode("purchase_date"),
+            expiresDate: try row.decode("expires_date"),
+            isTrial: try row.decode("is_trial"),
+            isIntroOffer: try row.decode("is_intro_offer"),
+            offer: try row.decode("offer"),
+            cancellationDate: try row.decode("cancellation_date"),
+            cancellationReason: try row.decode("cancellation_reason"),
+            firstSeenInRun: try row.decode("first_seen"),
+            refundSeenInRun: try row.decode("refund_seen"),
+            previousWasTrial: try row.decode("prev_trial"),
+            previousWasIntroOffer: try row.decode("prev_intro")
+        )
     }
 
     static func price(_ row: PostgresRow) throws -> ProductPrice {
         ProductPrice(
-            productId: try row.decode("product_id"), currency: try row.decode("currency"),
-            price: try row.decode("price"), period: try row.decode("period"),
-            displayName: try row.decode("display_name"))
+            productId: try row.decode("product_id"),
+            currency: try row.decode("currency"),
+            price: try row.decode("price"),
+            period: try row.decode("period"),
+            displayName: try row.decode("display_name")
+        )
     }
 
     // MARK: SQL

@@ -22,8 +22,18 @@ public struct ReportRun: Sendable, Equatable {
     public var appleStats: AppleRequestStats
 
     public init(
-        id: Int64, mode: String, dryRun: Bool, status: String, asOf: Date, startedAt: Date, finishedAt: Date?,
-        dueCount: Int, doneCount: Int, unresolvedCount: Int, exitCode: Int?, appleStats: AppleRequestStats
+        id: Int64,
+        mode: String,
+        dryRun: Bool,
+        status: String,
+        asOf: Date,
+        startedAt: Date,
+        finishedAt: Date?,
+        dueCount: Int,
+        doneCount: Int,
+        unresolvedCount: Int,
+        exitCode: Int?,
+        appleStats: AppleRequestStats
     ) {
         self.id = id
         self.mode = mode

@@ -1,4 +1,5 @@
 import CivilTime
+
 /// The rows of the three CSV files (changes, transactions, errors) as plain strings in a stable
 /// column order, built from `ReportData`. The HTML tables show the same rows.
 ///

@@ -26,11 +26,22 @@ public struct ReportTransaction: Sendable, Equatable {
     public var previousWasIntroOffer: Bool
 
     public init(
-        transactionId: String, originalTransactionId: String, productId: String, subscriptionGroupId: String? = nil,
-        kind: String, purchaseDate: Date? = nil, expiresDate: Date? = nil, isTrial: Bool = false,
-        isIntroOffer: Bool = false, offer: String? = nil, cancellationDate: Date? = nil,
-        cancellationReason: Int? = nil, firstSeenInRun: Bool = true, refundSeenInRun: Bool = false,
-        previousWasTrial: Bool = false, previousWasIntroOffer: Bool = false
+        transactionId: String,
+        originalTransactionId: String,
+        productId: String,
+        subscriptionGroupId: String? = nil,
+        kind: String,
+        purchaseDate: Date? = nil,
+        expiresDate: Date? = nil,
+        isTrial: Bool = false,
+        isIntroOffer: Bool = false,
+        offer: String? = nil,
+        cancellationDate: Date? = nil,
+        cancellationReason: Int? = nil,
+        firstSeenInRun: Bool = true,
+        refundSeenInRun: Bool = false,
+        previousWasTrial: Bool = false,
+        previousWasIntroOffer: Bool = false
     ) {
         self.transactionId = transactionId
         self.originalTransactionId = originalTransactionId

@@ -36,13 +36,19 @@ public struct RunListing {
         do {
             return try connection.query(Self.sql, [max(1, limit)]).map { row in
                 Row(
-                    id: try row.decode("id"), mode: try row.decode("mode"), dryRun: try row.decode("dry_run"),
-                    status: try row.decode("status"), asOf: try row.decode("as_of"),
-                    startedAt: try row.decode("started_at"), finishedAt: try row.decode("finished_at"),
-                    dueCount: try row.decode("due_count"), doneCount: try row.decode("done_count"),
+                    id: try row.decode("id"),
+                    mode: try row.decode("mode"),
+                    dryRun: try row.decode("dry_run"),
+                    status: try row.decode("status"),
+                    asOf: try row.decode("as_of"),
+                    startedAt: try row.decode("started_at"),
+                    finishedAt: try row.decode("finished_at"),
+                    dueCount: try row.decode("due_count"),
+                    doneCount: try row.decode("done_count"),
                     unresolvedCount: try row.decode("unresolved_count"),
                     outcomes: Self.outcomes(try row.decode("outcomes", as: String?.self)),
-                    exitCode: try row.decode("exit_code"))
+                    exitCode: try row.decode("exit_code")
+                )
             }
         } catch {
             throw ReportError(.database, "listing runs: \(error)")
@@ -52,8 +58,10 @@ public struct RunListing {
     /// A text table: one line per run (id, mode, status, as-of, duration, due, done, renewed, lapsed,
     /// unresolved, exit code), newest first.
     public static func format(_ rows: [Row]) -> String {
-        let header = ["RUN", "MODE", "STATUS", "AS OF (UTC)", "DURATION", "DUE", "DONE", "RENEWED", "LAPSED",
-                      "UNRESOLVED", "EXIT"]
+        let header = [
+            "RUN", "MODE", "STATUS", "AS OF (UTC)", "DURATION", "DUE", "DONE", "RENEWED", "LAPSED",
+            "UNRESOLVED", "EXIT",
+        ]
         let lines = rows.map { row -> [String] in
             [
                 String(row.id), row.mode + (row.dryRun ? " (dry)" : ""), row.status, RFC3339.string(row.asOf),

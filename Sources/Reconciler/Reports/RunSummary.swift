@@ -182,23 +182,39 @@ public struct RunSummary: Sendable, Equatable, Codable {
         exitCode = run.exitCode
         exitStatus = Self.exitStatusName(run.exitCode)
         counts = Counts(
-            due: run.dueCount, selected: a.selected, done: a.done, pending: a.selected - a.done,
-            verified: a.verified, unresolved: a.unresolved, changed: a.changed, errors: a.errors,
-            expiryMovedBackwards: a.expiryMovedBackwards)
+            due: run.dueCount,
+            selected: a.selected,
+            done: a.done,
+            pending: a.selected - a.done,
+            verified: a.verified,
+            unresolved: a.unresolved,
+            changed: a.changed,
+            errors: a.errors,
+            expiryMovedBackwards: a.expiryMovedBackwards
+        )
         byOutcome = a.byOutcome
         byNewState = a.byNewState
         byProduct = RunSummaryAccumulator.groupCounts(a.byProduct)
         bySubscriptionGroup = RunSummaryAccumulator.groupCounts(a.byGroup)
         transactions = TransactionCounts(
-            total: a.transactionTotal, firstSeenByKind: a.firstSeenByKind, refundsSeen: a.refundsSeen,
-            trialsStarted: a.trialsStarted, introOffersStarted: a.introOffersStarted,
-            trialConversions: a.trialConversions, introOfferConversions: a.introOfferConversions,
-            trialsLapsed: a.trialsLapsed, introOffersLapsed: a.introOffersLapsed)
+            total: a.transactionTotal,
+            firstSeenByKind: a.firstSeenByKind,
+            refundsSeen: a.refundsSeen,
+            trialsStarted: a.trialsStarted,
+            introOffersStarted: a.introOffersStarted,
+            trialConversions: a.trialConversions,
+            introOfferConversions: a.introOfferConversions,
+            trialsLapsed: a.trialsLapsed,
+            introOffersLapsed: a.introOffersLapsed
+        )
         retryFunnel = a.funnel
         apple = run.appleStats
         money = MoneySummary(
-            paidRenewals: a.paidRenewals, introOfferRenewals: a.introRenewals, paidRefunds: a.paidRefunds,
-            prices: prices)
+            paidRenewals: a.paidRenewals,
+            introOfferRenewals: a.introRenewals,
+            paidRefunds: a.paidRefunds,
+            prices: prices
+        )
     }
 
     /// Writes every key, `null` included, so the schema is the same for finished and unfinished runs.
@@ -256,11 +272,15 @@ extension RunSummary.Counts {
     public init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: CodingKeys.self)
         self.init(
-            due: try c.decode(Int.self, forKey: .due), selected: try c.decode(Int.self, forKey: .selected),
-            done: try c.decode(Int.self, forKey: .done), pending: try c.decode(Int.self, forKey: .pending),
+            due: try c.decode(Int.self, forKey: .due),
+            selected: try c.decode(Int.self, forKey: .selected),
+            done: try c.decode(Int.self, forKey: .done),
+            pending: try c.decode(Int.self, forKey: .pending),
             verified: try c.decode(Int.self, forKey: .verified),
             unresolved: try c.decode(Int.self, forKey: .unresolved),
-            changed: try c.decode(Int.self, forKey: .changed), errors: try c.decode(Int.self, forKey: .errors),
-            expiryMovedBackwards: try c.decodeIfPresent(Int.self, forKey: .expiryMovedBackwards) ?? 0)
+            changed: try c.decode(Int.self, forKey: .changed),
+            errors: try c.decode(Int.self, forKey: .errors),
+            expiryMovedBackwards: try c.decodeIfPresent(Int.self, forKey: .expiryMovedBackwards) ?? 0
+        )
     }
 }

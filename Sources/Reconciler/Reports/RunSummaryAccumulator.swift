@@ -26,8 +26,15 @@ public struct RunSummaryAccumulator: Sendable {
     var trialsLapsed = 0
     var introOffersLapsed = 0
     var funnel = RunSummary.RetryFunnel(
-        inRetryOrGraceBefore: 0, recovered: 0, stillInGracePeriod: 0, stillInBillingRetry: 0, expired: 0,
-        revoked: 0, enteredGracePeriod: 0, enteredBillingRetry: 0)
+        inRetryOrGraceBefore: 0,
+        recovered: 0,
+        stillInGracePeriod: 0,
+        stillInBillingRetry: 0,
+        expired: 0,
+        revoked: 0,
+        enteredGracePeriod: 0,
+        enteredBillingRetry: 0
+    )
 
     var transactionTotal = 0
     var firstSeenByKind = Dictionary(uniqueKeysWithValues: ReportOutcome.kinds.map { ($0, 0) })
@@ -58,8 +65,10 @@ public struct RunSummaryAccumulator: Sendable {
         if isDone { byNewState[state, default: 0] += 1 }
         Self.count(&byProduct[item.groupingProductId, default: Group()], outcome: outcome, state: isDone ? state : nil)
         Self.count(
-            &byGroup[item.subscriptionGroupId ?? ReportOutcome.unknown, default: Group()], outcome: outcome,
-            state: isDone ? state : nil)
+            &byGroup[item.subscriptionGroupId ?? ReportOutcome.unknown, default: Group()],
+            outcome: outcome,
+            state: isDone ? state : nil
+        )
         if item.outcome == "lapsed" {
             if item.lastTransactionWasTrial { trialsLapsed += 1 }
             if item.lastTransactionWasIntroOffer { introOffersLapsed += 1 }
@@ -109,7 +118,11 @@ public struct RunSummaryAccumulator: Sendable {
     static func groupCounts(_ groups: [String: Group]) -> [RunSummary.GroupCounts] {
         groups.map { id, group in
             RunSummary.GroupCounts(
-                id: id, selected: group.selected, byOutcome: group.byOutcome, byNewState: group.byNewState)
+                id: id,
+                selected: group.selected,
+                byOutcome: group.byOutcome,
+                byNewState: group.byNewState
+            )
         }.sorted { $0.id < $1.id }
     }
 }

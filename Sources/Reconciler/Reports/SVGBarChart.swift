@@ -35,8 +35,11 @@ struct SVGBarChart {
     /// A single-series chart: one bar per (label, value).
     init(id: String, title: String, color: String, bars: [(String, Int)]) {
         self.init(
-            id: id, title: title, series: [Series(name: title, color: color)],
-            rows: bars.map { Row(label: $0.0, values: [$0.1]) })
+            id: id,
+            title: title,
+            series: [Series(name: title, color: color)],
+            rows: bars.map { Row(label: $0.0, values: [$0.1]) }
+        )
     }
 
     func render() -> String {

@@ -38,8 +38,14 @@ public final class ReconciliationRunner: @unchecked Sendable {
         public var metricsFile: String?
 
         public init(
-            mode: Mode, selection: Selection, options: RunOptions, apple: AppleConfiguration, now: Date? = nil,
-            resume: Int64?? = nil, progressStyle: ProgressReporter.Style = .quiet, reportDirectory: String? = nil,
+            mode: Mode,
+            selection: Selection,
+            options: RunOptions,
+            apple: AppleConfiguration,
+            now: Date? = nil,
+            resume: Int64?? = nil,
+            progressStyle: ProgressReporter.Style = .quiet,
+            reportDirectory: String? = nil,
             metricsFile: String? = nil
         ) {
             self.mode = mode
@@ -86,7 +92,10 @@ public final class ReconciliationRunner: @unchecked Sendable {
         var summary = try runToEnd(request)
         if request.reportDirectory != nil || request.metricsFile != nil {
             summary.reportPath = try RunReportWriter(connectionString: connectionString, logger: logger).write(
-                runId: summary.runId, reportDirectory: request.reportDirectory, metricsFile: request.metricsFile)
+                runId: summary.runId,
+                reportDirectory: request.reportDirectory,
+                metricsFile: request.metricsFile
+            )
         }
         return summary
     }
@@ -99,7 +108,8 @@ public final class ReconciliationRunner: @unchecked Sendable {
                 """
                 SELECT id, mode, hostname, pid, started_at FROM reconciliation_runs
                  WHERE status = 'running' ORDER BY id DESC LIMIT 1
-                """)
+                """
+            )
             let id: Int64? = try holder?.decode("id", as: Int64.self)
             var detail: String?
             if let holder {
@@ -107,7 +117,8 @@ public final class ReconciliationRunner: @unchecked Sendable {
                 let host: String? = try holder.decode("hostname")
                 let pid: Int? = try holder.decode("pid")
                 let started: Date = try holder.decode("started_at")
-                detail = "\(mode), started \(RFC3339.string(started)) on \(host ?? "?") pid \(pid.map(String.init) ?? "?")"
+                detail =
+                    "\(mode), started \(RFC3339.string(started)) on \(host ?? "?") pid \(pid.map(String.init) ?? "?")"
             }
             throw RunLockedError(holderRunId: id, holderDetail: detail)
         }
@@ -119,7 +130,6 @@ public final class ReconciliationRunner: @unchecked Sendable {
             l[metadataKey: "run"] = "\(runId)"
             return l
         }()
-
 
         do {
             // Heartbeat (and lock check) on the control connection, every 10 s, on its own queue.
@@ -151,40 +161,64 @@ public final class ReconciliationRunner: @unchecked Sendable {
             defer { work.close() }
             let scanner = RunScanner(connection: work, runId: runId, asOf: asOf)
             let due = try scanner.scan(parameters.selection)
-            let alreadyDone = try work.queryFirst(
-                "SELECT count(*) AS n FROM reconciliation_items WHERE run_id = $1 AND status = 'done'", [runId])?
+            let alreadyDone =
+                try work.queryFirst(
+                    "SELECT count(*) AS n FROM reconciliation_items WHERE run_id = $1 AND status = 'done'",
+                    [runId]
+                )?
                 .decode("n", as: Int.self) ?? 0
-            runLogger.info("run \(runId): \(due) subscriptions selected\(alreadyDone > 0 ? ", \(alreadyDone) already done" : "")")
+            runLogger.info(
+                "run \(runId): \(due) subscriptions selected\(alreadyDone > 0 ? ", \(alreadyDone) already done" : "")"
+            )
 
             // Apple client and pipeline.
             let http = CurlHTTPClient(
                 configuration: CurlHTTPClient.Configuration(
                     maxConnections: max(8, parameters.options.concurrency),
-                    maxHostConnections: max(8, parameters.options.concurrency)))
+                    maxHostConnections: max(8, parameters.options.concurrency)
+                )
+            )
             defer { http.shutdown() }
             let endpoints = VerifyReceiptEndpoints(
-                production: request.apple.productionURL, sandbox: request.apple.sandboxURL,
+                production: request.apple.productionURL,
+                sandbox: request.apple.sandboxURL,
                 password: request.apple.sharedSecret.value,
                 excludeOldTransactions: parameters.options.excludeOldTransactions,
                 connectTimeout: .milliseconds(Int64(parameters.options.connectTimeoutSeconds * 1000)),
-                requestTimeout: .milliseconds(Int64(parameters.options.requestTimeoutSeconds * 1000)))
+                requestTimeout: .milliseconds(Int64(parameters.options.requestTimeoutSeconds * 1000))
+            )
             let client = VerifyReceiptClient(http: http, endpoints: endpoints)
             let reader = try PostgresConnection(connectionString)
             defer { reader.close() }
             let store = RunStore(
-                connection: work, readConnection: reader, runId: runId, dryRun: parameters.options.dryRun,
-                verifiedAt: parameters.fixedClock ? asOf : Date())
+                connection: work,
+                readConnection: reader,
+                runId: runId,
+                dryRun: parameters.options.dryRun,
+                verifiedAt: parameters.fixedClock ? asOf : Date()
+            )
             let reporter = ProgressReporter(style: request.progressStyle, total: due, alreadyDone: alreadyDone)
             let fixedNow: Date? = parameters.fixedClock ? asOf : nil
             let source = VerifyReceiptSource(
-                client: client, rate: parameters.options.rate, maxAttempts: parameters.options.maxAttempts,
-                bundleId: parameters.bundleId, logger: runLogger, now: { fixedNow ?? Date() })
+                client: client,
+                rate: parameters.options.rate,
+                maxAttempts: parameters.options.maxAttempts,
+                bundleId: parameters.bundleId,
+                logger: runLogger,
+                now: { fixedNow ?? Date() }
+            )
             let pipeline = try ReconciliationPipeline(
-                store: store, source: source, options: parameters.options, logger: runLogger,
-                progress: { written, unresolved, _ in reporter.update(written: written, unresolved: unresolved) })
+                store: store,
+                source: source,
+                options: parameters.options,
+                logger: runLogger,
+                progress: { written, unresolved, _ in reporter.update(written: written, unresolved: unresolved) }
+            )
 
             let signals = SignalTrap { signal in
-                runLogger.warning("received \(signal): finishing requests in flight, then stopping (resume with `run --resume \(runId)`)")
+                runLogger.warning(
+                    "received \(signal): finishing requests in flight, then stopping (resume with `run --resume \(runId)`)"
+                )
                 pipeline.requestStop(.interrupted(signal))
             }
             defer { signals.cancel() }
@@ -201,7 +235,13 @@ public final class ReconciliationRunner: @unchecked Sendable {
             reporter.finish()
 
             return try finishRun(
-                runId: runId, parameters: parameters, asOf: asOf, result: result, connection: work, logger: runLogger)
+                runId: runId,
+                parameters: parameters,
+                asOf: asOf,
+                result: result,
+                connection: work,
+                logger: runLogger
+            )
         } catch {
             // The run cannot go on (bad backfill selection, database gone for good, ...): record it as
             // failed, so it does not look alive and can be resumed, then report the error.
@@ -210,7 +250,9 @@ public final class ReconciliationRunner: @unchecked Sendable {
                 """
                 UPDATE reconciliation_runs SET status = 'failed', finished_at = now(), exit_code = $2, error = $3
                  WHERE id = $1 AND status = 'running'
-                """, [runId, Int64(code.rawValue), String(Redactor.shared.redact(String(describing: error)).prefix(1000))])
+                """,
+                [runId, Int64(code.rawValue), String(Redactor.shared.redact(String(describing: error)).prefix(1000))]
+            )
             throw error
         }
     }
@@ -225,14 +267,16 @@ public final class ReconciliationRunner: @unchecked Sendable {
                    error = COALESCE(error, 'process stopped without finishing (last heartbeat ' || heartbeat_at || ')')
              WHERE status = 'running'
             RETURNING id, done_count, due_count, heartbeat_at
-            """)
+            """
+        )
         for row in rows {
             let id: Int64 = try row.decode("id")
             let done: Int = try row.decode("done_count")
             let due: Int = try row.decode("due_count")
             let heartbeat: Date = try row.decode("heartbeat_at")
             logger.warning(
-                "run \(id) was interrupted (last heartbeat \(RFC3339.string(heartbeat)), \(done) of \(due) items done); marked interrupted")
+                "run \(id) was interrupted (last heartbeat \(RFC3339.string(heartbeat)), \(done) of \(due) items done); marked interrupted"
+            )
         }
     }
 
@@ -241,21 +285,26 @@ public final class ReconciliationRunner: @unchecked Sendable {
             let row: PostgresRow?
             if let id = resume {
                 row = try conn.queryFirst(
-                    "SELECT id, status, parameters::text AS parameters, as_of FROM reconciliation_runs WHERE id = $1", [id])
+                    "SELECT id, status, parameters::text AS parameters, as_of FROM reconciliation_runs WHERE id = $1",
+                    [id]
+                )
                 guard row != nil else { throw UsageError("--resume \(id): no such run") }
             } else {
                 row = try conn.queryFirst(
                     """
                     SELECT id, status, parameters::text AS parameters, as_of FROM reconciliation_runs
                      WHERE status IN ('interrupted', 'failed') ORDER BY id DESC LIMIT 1
-                    """)
+                    """
+                )
                 guard row != nil else { throw UsageError("--resume: there is no interrupted or failed run to resume") }
             }
             guard let row else { throw UsageError("--resume: no run") }
             let id: Int64 = try row.decode("id")
             let status: String = try row.decode("status")
             guard status == "interrupted" || status == "failed" else {
-                throw UsageError("--resume \(id): run \(id) is \(status); only interrupted or failed runs can be resumed")
+                throw UsageError(
+                    "--resume \(id): run \(id) is \(status); only interrupted or failed runs can be resumed"
+                )
             }
             let parameters = try RunParameters.decode(try row.decode("parameters"))
             let asOf: Date = try row.decode("as_of")
@@ -264,26 +313,32 @@ public final class ReconciliationRunner: @unchecked Sendable {
                 UPDATE reconciliation_runs SET status = 'running', resume_count = resume_count + 1, heartbeat_at = now(),
                        finished_at = NULL, exit_code = NULL, error = NULL, hostname = $2, pid = $3
                  WHERE id = $1
-                """, [id, ProcessInfo.processInfo.hostName, Int64(getpid())])
+                """,
+                [id, ProcessInfo.processInfo.hostName, Int64(getpid())]
+            )
             logger.notice("resuming run \(id) (as of \(RFC3339.string(asOf)), parameters as first started)")
             return (id, parameters, asOf)
         }
 
         let asOf = request.now ?? Date()
         let parameters = RunParameters(
-            selection: request.selection, options: request.options, bundleId: request.apple.bundleId,
-            fixedClock: request.now != nil)
+            selection: request.selection,
+            options: request.options,
+            bundleId: request.apple.bundleId,
+            fixedClock: request.now != nil
+        )
         if let previous = try conn.queryFirst(
             """
             SELECT id, done_count, due_count FROM reconciliation_runs
              WHERE status = 'interrupted' AND done_count < due_count ORDER BY id DESC LIMIT 1
-            """)
-        {
+            """
+        ) {
             let id: Int64 = try previous.decode("id")
             let done: Int = try previous.decode("done_count")
             let due: Int = try previous.decode("due_count")
             logger.notice(
-                "run \(id) was interrupted with \(done) of \(due) items done; its finished work is kept and this new run re-selects what is still due (use `--resume \(id)` to finish run \(id) as planned instead)")
+                "run \(id) was interrupted with \(done) of \(due) items done; its finished work is kept and this new run re-selects what is still due (use `--resume \(id)` to finish run \(id) as planned instead)"
+            )
         }
         let row = try conn.queryFirst(
             """
@@ -291,25 +346,35 @@ public final class ReconciliationRunner: @unchecked Sendable {
             VALUES ($1, $2, 'running', $3, $4::jsonb, $5, $6)
             RETURNING id
             """,
-            [request.mode.rawValue, request.options.dryRun, asOf, try parameters.jsonString(),
-             ProcessInfo.processInfo.hostName, Int64(getpid())])
+            [
+                request.mode.rawValue, request.options.dryRun, asOf, try parameters.jsonString(),
+                ProcessInfo.processInfo.hostName, Int64(getpid()),
+            ]
+        )
         guard let id: Int64 = try row?.decode("id") else {
             throw PostgresError(code: .query, message: "creating the run row returned no id")
         }
         logger.info(
-            "run \(id) started: \(request.mode.rawValue)\(request.options.dryRun ? " (dry run: nothing written to subscriptions or the ledger)" : ""), as of \(RFC3339.string(asOf))")
+            "run \(id) started: \(request.mode.rawValue)\(request.options.dryRun ? " (dry run: nothing written to subscriptions or the ledger)" : ""), as of \(RFC3339.string(asOf))"
+        )
         return (id, parameters, asOf)
     }
 
     private func finishRun(
-        runId: Int64, parameters: RunParameters, asOf: Date, result: ReconciliationPipeline.Result,
-        connection: PostgresConnection, logger: Logger
+        runId: Int64,
+        parameters: RunParameters,
+        asOf: Date,
+        result: ReconciliationPipeline.Result,
+        connection: PostgresConnection,
+        logger: Logger
     ) throws -> Summary {
         let counts = try connection.query(
             """
             SELECT status, COALESCE(outcome, '') AS outcome, count(*) AS n
               FROM reconciliation_items WHERE run_id = $1 GROUP BY status, outcome
-            """, [runId])
+            """,
+            [runId]
+        )
         var outcomes: [String: Int] = [:]
         var done = 0
         var pending = 0
@@ -326,7 +391,9 @@ public final class ReconciliationRunner: @unchecked Sendable {
         let due = done + pending
         let unresolved = outcomes["unresolved", default: 0]
         let previousStats = try connection.queryFirst(
-            "SELECT apple_stats::text AS s FROM reconciliation_runs WHERE id = $1", [runId])?.decode("s", as: String?.self)
+            "SELECT apple_stats::text AS s FROM reconciliation_runs WHERE id = $1",
+            [runId]
+        )?.decode("s", as: String?.self)
         var stats = AppleRequestStats.fromJSON(previousStats)
         stats.merge(result.stats)
 
@@ -354,7 +421,8 @@ public final class ReconciliationRunner: @unchecked Sendable {
             } else if due > 0, Double(unresolved) / Double(due) > parameters.options.maxUnresolvedFraction {
                 status = "partial"
                 exitCode = .unresolvedAboveThreshold
-                message = "\(unresolved) of \(due) items unresolved (above --max-unresolved \(parameters.options.maxUnresolvedFraction * 100)%); they stay due for the next run"
+                message =
+                    "\(unresolved) of \(due) items unresolved (above --max-unresolved \(parameters.options.maxUnresolvedFraction * 100)%); they stay due for the next run"
             } else {
                 status = "completed"
                 exitCode = .success
@@ -367,18 +435,33 @@ public final class ReconciliationRunner: @unchecked Sendable {
                    apple_stats = $5::jsonb, done_count = $6, unresolved_count = $7, due_count = $8
              WHERE id = $1
             """,
-            [runId, status, Int64(exitCode.rawValue), message, stats.jsonString(), Int64(done), Int64(unresolved),
-             Int64(due)])
+            [
+                runId, status, Int64(exitCode.rawValue), message, stats.jsonString(), Int64(done), Int64(unresolved),
+                Int64(due),
+            ]
+        )
         let summaryLine = outcomes.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " ")
         let rate = String(format: "%.1f", stats.achievedRate)
         if exitCode == .success {
-            logger.info("run \(runId) \(status): \(done)/\(due) items, \(summaryLine); \(stats.requests) Apple requests at \(rate)/s")
+            logger.info(
+                "run \(runId) \(status): \(done)/\(due) items, \(summaryLine); \(stats.requests) Apple requests at \(rate)/s"
+            )
         } else {
             logger.error("run \(runId) \(status): \(done)/\(due) items, \(summaryLine). \(message ?? "")")
         }
         return Summary(
-            runId: runId, status: status, exitCode: exitCode, dryRun: parameters.options.dryRun, asOf: asOf, due: due,
-            done: done, pending: pending, outcomes: outcomes, stats: stats, message: message)
+            runId: runId,
+            status: status,
+            exitCode: exitCode,
+            dryRun: parameters.options.dryRun,
+            asOf: asOf,
+            due: due,
+            done: done,
+            pending: pending,
+            outcomes: outcomes,
+            stats: stats,
+            message: message
+        )
     }
 }
 

@@ -21,7 +21,11 @@ struct RunReportWriter {
             }
             // Streamed from one snapshot in constant memory; the metrics file is written even when the
             // folder is not.
-            let folder = try generator.generate(runId: runId, reportDirectory: reportDirectory, metricsFile: metricsFile)
+            let folder = try generator.generate(
+                runId: runId,
+                reportDirectory: reportDirectory,
+                metricsFile: metricsFile
+            )
             logger.info("run \(runId) report: \(folder.path)")
             return folder.path
         } catch {

@@ -15,8 +15,13 @@ public struct BackfillFilter: Sendable, Codable, Equatable {
     public var all: Bool
 
     public init(
-        originalTransactionIds: [String]? = nil, idsFile: String? = nil, userIds: [String]? = nil,
-        productIds: [String]? = nil, expiresFrom: Date? = nil, expiresTo: Date? = nil, states: [String]? = nil,
+        originalTransactionIds: [String]? = nil,
+        idsFile: String? = nil,
+        userIds: [String]? = nil,
+        productIds: [String]? = nil,
+        expiresFrom: Date? = nil,
+        expiresTo: Date? = nil,
+        states: [String]? = nil,
         all: Bool = false
     ) {
         self.originalTransactionIds = originalTransactionIds

@@ -24,8 +24,12 @@ public struct RunScanner {
         switch selection {
         case .due(let lookahead, let lookback, let minRecheck, let recheckRevoked):
             try scanDue(
-                lookahead: lookahead, lookback: lookback, minRecheck: minRecheck, recheckRevoked: recheckRevoked,
-                onPage: onPage)
+                lookahead: lookahead,
+                lookback: lookback,
+                minRecheck: minRecheck,
+                recheckRevoked: recheckRevoked,
+                onPage: onPage
+            )
         case .backfill(let filter):
             try scanBackfill(filter, onPage: onPage)
         }
@@ -43,7 +47,11 @@ public struct RunScanner {
     static let duePhases = ["unverified", "window", "revoked"]
 
     private func scanDue(
-        lookahead: Double, lookback: Double, minRecheck: Double, recheckRevoked: Double, onPage: (Int) -> Void
+        lookahead: Double,
+        lookback: Double,
+        minRecheck: Double,
+        recheckRevoked: Double,
+        onPage: (Int) -> Void
     ) throws {
         // Phase 1: rows never verified (id order, partial index subscriptions_unverified_idx).
         // Phase 2: the expiry window (expires_at, id order, partial index subscriptions_due_idx).
@@ -65,7 +73,9 @@ public struct RunScanner {
                            (scan_cursor->>'expires_at')::timestamptz AS cursor_expires_at,
                            (scan_cursor->>'id')::bigint AS cursor_id
                       FROM reconciliation_runs WHERE id = $1 FOR UPDATE
-                    """, [runId])
+                    """,
+                    [runId]
+                )
                 guard let run, try !run.decode("scan_completed", as: Bool.self) else { return true }
                 let phase: String = try run.decode("phase")
                 let cursorId: Int64 = try run.decode("cursor_id", as: Int64?.self) ?? 0
@@ -126,7 +136,9 @@ public struct RunScanner {
                            (SELECT count(*) FROM inserted) AS inserted_rows,
                            (SELECT expires_at FROM last) AS last_expires_at,
                            (SELECT id FROM last) AS last_id
-                    """, params)
+                    """,
+                    params
+                )
                 let pageRows: Int = try page?.decode("page_rows") ?? 0
                 let inserted: Int = try page?.decode("inserted_rows") ?? 0
                 let phaseDone = pageRows < pageSize
@@ -156,7 +168,9 @@ public struct RunScanner {
                                'phase', $2::text, 'id', $3::bigint, 'expires_at', $4::timestamptz)),
                            due_count = due_count + $5, scan_completed = $6, heartbeat_at = now()
                      WHERE id = $1
-                    """, [runId, nextPhase, nextCursorId, cursorExpires, Int64(inserted), completed])
+                    """,
+                    [runId, nextPhase, nextCursorId, cursorExpires, Int64(inserted), completed]
+                )
                 return completed
             }
             onPage(try currentCount())
@@ -175,7 +189,8 @@ public struct RunScanner {
         if let ids = filter.originalTransactionIds {
             let known = try connection.query(
                 "SELECT original_transaction_id FROM subscriptions WHERE original_transaction_id = ANY($1::text[])",
-                [ids.map { Optional($0) }])
+                [ids.map { Optional($0) }]
+            )
             let knownSet = Set(try known.map { try $0.decode("original_transaction_id", as: String.self) })
             let unknown = ids.filter { !knownSet.contains($0) }
             if !unknown.isEmpty {
@@ -183,7 +198,8 @@ public struct RunScanner {
                 let more = unknown.count > 20 ? " and \(unknown.count - 20) more" : ""
                 throw UsageError(
                     "\(unknown.count) original_transaction_id(s) have no subscription row: \(shown)\(more)"
-                        + (filter.idsFile.map { " (from \($0) or the command line)" } ?? ""))
+                        + (filter.idsFile.map { " (from \($0) or the command line)" } ?? "")
+                )
             }
         }
         var conditions: [String] = []
@@ -192,7 +208,9 @@ public struct RunScanner {
             params.append(value)
             conditions.append(sql("$\(params.count)"))
         }
-        if let ids = filter.originalTransactionIds { add(ids.map { Optional($0) }) { "original_transaction_id = ANY(\($0)::text[])" } }
+        if let ids = filter.originalTransactionIds {
+            add(ids.map { Optional($0) }) { "original_transaction_id = ANY(\($0)::text[])" }
+        }
         if let users = filter.userIds { add(users.map { Optional($0) }) { "user_id = ANY(\($0)::text[])" } }
         if let products = filter.productIds { add(products.map { Optional($0) }) { "product_id = ANY(\($0)::text[])" } }
         if let from = filter.expiresFrom { add(from) { "expires_at >= \($0)" } }
@@ -212,7 +230,8 @@ public struct RunScanner {
             let finished: Bool = try connection.transaction { conn in
                 let run = try conn.queryFirst(
                     "SELECT scan_completed, (scan_cursor->>'id')::bigint AS cursor_id FROM reconciliation_runs WHERE id = $1 FOR UPDATE",
-                    [runId])
+                    [runId]
+                )
                 guard let run, try !run.decode("scan_completed", as: Bool.self) else { return true }
                 var p = params
                 p[p.count - 1] = try run.decode("cursor_id", as: Int64?.self) ?? 0
@@ -235,7 +254,9 @@ public struct RunScanner {
                     )
                     SELECT (SELECT count(*) FROM page) AS page_rows, (SELECT count(*) FROM inserted) AS inserted_rows,
                            (SELECT max(id) FROM page) AS last_id
-                    """, p)
+                    """,
+                    p
+                )
                 let pageRows: Int = try page?.decode("page_rows") ?? 0
                 let inserted: Int = try page?.decode("inserted_rows") ?? 0
                 let done = pageRows < pageSize
@@ -248,7 +269,9 @@ public struct RunScanner {
                                               ELSE jsonb_build_object('id', $2::bigint) END,
                            due_count = due_count + $3, scan_completed = $4, heartbeat_at = now()
                      WHERE id = $1
-                    """, [runId, lastId, Int64(inserted), done])
+                    """,
+                    [runId, lastId, Int64(inserted), done]
+                )
                 return done
             }
             onPage(try currentCount())

@@ -24,7 +24,9 @@ extension Selection: Codable {
             throw DecodingError.dataCorrupted(
                 DecodingError.Context(
                     codingPath: container.codingPath,
-                    debugDescription: "a selection is an object with exactly one key, \"due\" or \"backfill\""))
+                    debugDescription: "a selection is an object with exactly one key, \"due\" or \"backfill\""
+                )
+            )
         }
         switch key {
         case .due:
@@ -34,7 +36,8 @@ extension Selection: Codable {
                 lookbackSeconds: try due.decode(Double.self, forKey: .lookbackSeconds),
                 minRecheckSeconds: try due.decode(Double.self, forKey: .minRecheckSeconds),
                 recheckRevokedSeconds: try due.decodeIfPresent(Double.self, forKey: .recheckRevokedSeconds)
-                    ?? Selection.defaultRecheckRevokedSeconds)
+                    ?? Selection.defaultRecheckRevokedSeconds
+            )
         case .backfill:
             let backfill = try container.nestedContainer(keyedBy: BackfillKeys.self, forKey: .backfill)
             self = .backfill(try backfill.decode(BackfillFilter.self, forKey: .filter))

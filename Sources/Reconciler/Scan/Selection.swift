@@ -11,8 +11,11 @@ public enum Selection: Sendable, Equatable {
     /// rows the app changed since they were last verified, or last verified more than
     /// `max(recheckRevoked, minRecheck)` seconds ago (a customer can buy again after a refund).
     case due(
-        lookaheadSeconds: Double, lookbackSeconds: Double, minRecheckSeconds: Double,
-        recheckRevokedSeconds: Double = Selection.defaultRecheckRevokedSeconds)
+        lookaheadSeconds: Double,
+        lookbackSeconds: Double,
+        minRecheckSeconds: Double,
+        recheckRevokedSeconds: Double = Selection.defaultRecheckRevokedSeconds
+    )
     /// An explicit backfill selection; every given filter must hold (AND).
     case backfill(BackfillFilter)
 

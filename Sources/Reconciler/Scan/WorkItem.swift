@@ -15,8 +15,12 @@ public struct WorkItem: Sendable {
     public let rowExists: Bool
 
     public init(
-        subscriptionId: Int64, version: Int64, stored: StoredSubscription, receipt: String,
-        subscriptionGroupId: String?, rowExists: Bool = true
+        subscriptionId: Int64,
+        version: Int64,
+        stored: StoredSubscription,
+        receipt: String,
+        subscriptionGroupId: String?,
+        rowExists: Bool = true
     ) {
         self.subscriptionId = subscriptionId
         self.version = version

@@ -18,7 +18,9 @@ public enum IdsFile {
             let line = raw.trimmingCharacters(in: .whitespacesAndNewlines)
             if line.isEmpty || line.hasPrefix("#") { continue }
             if line.contains(where: { $0.isWhitespace || $0 == "," }) {
-                throw UsageError("\(path):\(lineNumber): expected one original_transaction_id per line, got \"\(line.prefix(80))\"")
+                throw UsageError(
+                    "\(path):\(lineNumber): expected one original_transaction_id per line, got \"\(line.prefix(80))\""
+                )
             }
             if let first = seen[line] {
                 throw UsageError("\(path):\(lineNumber): \(line) repeats line \(first)")

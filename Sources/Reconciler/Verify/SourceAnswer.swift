@@ -23,8 +23,14 @@ public struct SourceAnswer: Sendable {
     public let sourceData: (any Sendable)?
 
     public init(
-        request: SourceRequest, httpStatus: Int?, appleStatus: Int?, transportFailure: String?, throttled: Bool,
-        pauseBudgetUntil: Date? = nil, notice: String? = nil, decision: Decision? = nil,
+        request: SourceRequest,
+        httpStatus: Int?,
+        appleStatus: Int?,
+        transportFailure: String?,
+        throttled: Bool,
+        pauseBudgetUntil: Date? = nil,
+        notice: String? = nil,
+        decision: Decision? = nil,
         sourceData: (any Sendable)? = nil
     ) {
         self.request = request

@@ -19,7 +19,11 @@ public final class VerifyReceiptSource: AppleSource, @unchecked Sendable {
     private var secretMismatches = SharedSecretMismatchDetector()
 
     public init(
-        client: VerifyReceiptClient, rate: Double, maxAttempts: Int, bundleId: String?, logger: Logger,
+        client: VerifyReceiptClient,
+        rate: Double,
+        maxAttempts: Int,
+        bundleId: String?,
+        logger: Logger,
         now: @escaping @Sendable () -> Date
     ) {
         self.client = client
@@ -39,8 +43,12 @@ public final class VerifyReceiptSource: AppleSource, @unchecked Sendable {
             rejection.code == .sharedSecretMismatch
         else { return result }
         return ItemResult(
-            item: result.item, kind: .unresolved(Self.secretLooksWrong(rejection)), environment: result.environment,
-            appleStatus: result.appleStatus, attempts: result.attempts)
+            item: result.item,
+            kind: .unresolved(Self.secretLooksWrong(rejection)),
+            environment: result.environment,
+            appleStatus: result.appleStatus,
+            attempts: result.attempts
+        )
     }
 
     /// Feeds the 21004 detector with the status that finished an item; returns the evidence when this

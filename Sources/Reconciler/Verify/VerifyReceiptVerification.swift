@@ -22,14 +22,25 @@ final class VerifyReceiptVerification: SourceVerification, @unchecked Sendable {
         if !item.rowExists {
             return finished(
                 .rejected(
-                    VerdictReason(.subscriptionNotInReceipt, detail: "subscription row deleted after the run selected it"),
-                    invalidReceipt: false), environment: nil, appleStatus: nil)
+                    VerdictReason(
+                        .subscriptionNotInReceipt,
+                        detail: "subscription row deleted after the run selected it"
+                    ),
+                    invalidReceipt: false
+                ),
+                environment: nil,
+                appleStatus: nil
+            )
         }
         if item.receipt.isEmpty {
             return finished(
                 .rejected(
                     VerdictReason(.receiptMalformedOrTemporary, detail: "stored latest_receipt is empty"),
-                    invalidReceipt: true), environment: nil, appleStatus: nil)
+                    invalidReceipt: true
+                ),
+                environment: nil,
+                appleStatus: nil
+            )
         }
         return step(plan.start())
     }
@@ -46,13 +57,18 @@ final class VerifyReceiptVerification: SourceVerification, @unchecked Sendable {
             }
             completion(
                 SourceAnswer(
-                    request: request, httpStatus: attempt.httpStatus, appleStatus: attempt.appleStatus,
+                    request: request,
+                    httpStatus: attempt.httpStatus,
+                    appleStatus: attempt.appleStatus,
                     transportFailure: attempt.transportFailure?.description,
                     throttled: attempt.httpStatus == 429 || attempt.httpStatus == 503,
                     notice: (attempt.sunset ?? attempt.deprecation).map {
                         "Apple announces the end of verifyReceipt (Sunset/Deprecation: \($0))"
                     },
-                    decision: decision, sourceData: VerifyAnswer(attempt: attempt)))
+                    decision: decision,
+                    sourceData: VerifyAnswer(attempt: attempt)
+                )
+            )
         }
     }
 
@@ -72,11 +88,15 @@ final class VerifyReceiptVerification: SourceVerification, @unchecked Sendable {
         case .send(let environment):
             // After the first request, `send` is always an environment switch (retries come as `.retry`).
             return .send(
-                SourceRequest(budget: source.budget, environment: environment, switchesEnvironment: plan.requests > 1))
+                SourceRequest(budget: source.budget, environment: environment, switchesEnvironment: plan.requests > 1)
+            )
         case .retry(let environment, _, let earliest, let reason):
             return .retry(
-                SourceRequest(budget: source.budget, environment: environment), earliest: earliest,
-                reason: "\(reason.code.rawValue): \(reason)", appleStatus: reason.appleStatus)
+                SourceRequest(budget: source.budget, environment: environment),
+                earliest: earliest,
+                reason: "\(reason.code.rawValue): \(reason)",
+                appleStatus: reason.appleStatus
+            )
         case .finished(let final):
             return complete(final)
         }
@@ -95,7 +115,8 @@ final class VerifyReceiptVerification: SourceVerification, @unchecked Sendable {
                 """
                 Apple answers 21004 (shared secret does not match) systematically (\(evidence)): \
                 the shared secret looks wrong. Stopping the run.
-                """)
+                """
+            )
         }
         let result: SourceResult
         var configurationError: String?
@@ -103,50 +124,68 @@ final class VerifyReceiptVerification: SourceVerification, @unchecked Sendable {
         case .ok(_, let okEnvironment):
             guard let decision else {
                 return finished(
-                    .unresolved("internal: no decision for an ok response"), environment: okEnvironment,
-                    appleStatus: last?.appleStatus)
+                    .unresolved("internal: no decision for an ok response"),
+                    environment: okEnvironment,
+                    appleStatus: last?.appleStatus
+                )
             }
             if decision.outcome == .rejected {
                 let reason =
                     decision.rejectReason ?? VerdictReason(.unknownStatus, detail: "rejected by the decision engine")
                 result = SourceResult(
-                    kind: .rejected(reason, invalidReceipt: false), environment: okEnvironment,
-                    appleStatus: last?.appleStatus)
+                    kind: .rejected(reason, invalidReceipt: false),
+                    environment: okEnvironment,
+                    appleStatus: last?.appleStatus
+                )
             } else {
                 result = SourceResult(
-                    kind: .decided(decision), environment: decision.environment ?? okEnvironment,
-                    appleStatus: last?.appleStatus)
+                    kind: .decided(decision),
+                    environment: decision.environment ?? okEnvironment,
+                    appleStatus: last?.appleStatus
+                )
             }
         case .rejected(let reason) where reason.code == .internalDataAccessPermanent:
             // 21100-21199 marked not retryable: stop asking now, but it is Apple's internal error, not a verdict
             // on the receipt, so the item is unresolved (row untouched, due again next run), never `rejected`.
             result = SourceResult(
-                kind: .unresolved("\(reason.code.rawValue): \(reason) (not retried)"), environment: environment,
-                appleStatus: reason.appleStatus ?? last?.appleStatus)
+                kind: .unresolved("\(reason.code.rawValue): \(reason) (not retried)"),
+                environment: environment,
+                appleStatus: reason.appleStatus ?? last?.appleStatus
+            )
         case .rejected(let reason) where reason.code == .sharedSecretMismatch && source.secretIsSystematic:
             // Not this receipt's problem: the secret is wrong for every receipt. Row untouched, due again.
             result = SourceResult(
-                kind: .unresolved(VerifyReceiptSource.secretLooksWrong(reason)), environment: environment,
-                appleStatus: reason.appleStatus ?? last?.appleStatus)
+                kind: .unresolved(VerifyReceiptSource.secretLooksWrong(reason)),
+                environment: environment,
+                appleStatus: reason.appleStatus ?? last?.appleStatus
+            )
         case .rejected(let reason) where reason.code == .accountNotFound:
             // 21010: "treat as if a purchase was never made": the entitlement ends, written like any decision.
             let ended = DecisionEngine.accountNotFound(stored: item.stored, now: source.now(), environment: environment)
             result = SourceResult(
-                kind: .decided(ended), environment: ended.environment ?? environment,
-                appleStatus: reason.appleStatus ?? last?.appleStatus)
+                kind: .decided(ended),
+                environment: ended.environment ?? environment,
+                appleStatus: reason.appleStatus ?? last?.appleStatus
+            )
         case .rejected(let reason):
             result = SourceResult(
-                kind: .rejected(reason, invalidReceipt: reason.code == .invalidReceipt), environment: environment,
-                appleStatus: reason.appleStatus ?? last?.appleStatus)
+                kind: .rejected(reason, invalidReceipt: reason.code == .invalidReceipt),
+                environment: environment,
+                appleStatus: reason.appleStatus ?? last?.appleStatus
+            )
         case .unresolved(let reason):
             result = SourceResult(
                 kind: .unresolved("\(reason.code.rawValue): \(reason) after \(plan.failures) attempts"),
-                environment: environment, appleStatus: reason.appleStatus ?? last?.appleStatus)
+                environment: environment,
+                appleStatus: reason.appleStatus ?? last?.appleStatus
+            )
         case .configurationError(let reason):
             source.logger.critical("Apple reports a configuration error: \(reason). Stopping the run.")
             result = SourceResult(
-                kind: .unresolved("\(reason.code.rawValue): \(reason)"), environment: environment,
-                appleStatus: reason.appleStatus)
+                kind: .unresolved("\(reason.code.rawValue): \(reason)"),
+                environment: environment,
+                appleStatus: reason.appleStatus
+            )
             configurationError = "\(reason.code.rawValue): \(reason)"
         }
         if let evidence {

@@ -59,7 +59,11 @@ final class RunningProcess: @unchecked Sendable {
         let out = (try? String(contentsOf: outFile, encoding: .utf8)) ?? ""
         let err = (try? String(contentsOf: errFile, encoding: .utf8)) ?? ""
         return ProcessOutcome(
-            status: process.terminationStatus, reason: process.terminationReason, stdout: out, stderr: err)
+            status: process.terminationStatus,
+            reason: process.terminationReason,
+            stdout: out,
+            stderr: err
+        )
     }
 }
 
@@ -110,7 +114,10 @@ final class EndToEndFixture: @unchecked Sendable {
     /// Creates the database and the temp directory, migrates, and (when `subscriptions > 0`) exports and imports;
     /// with `seedPriorRuns`, puts in what a previous night's run left in some rows, as the demo does.
     init(
-        subscriptions: Int, seed: UInt64 = 2026, now: String = EndToEndFixture.defaultNow, seedPriorRuns: Bool = false
+        subscriptions: Int,
+        seed: UInt64 = 2026,
+        now: String = EndToEndFixture.defaultNow,
+        seedPriorRuns: Bool = false
     ) throws {
         database = try TestDatabase.make()
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("rr-e2e-" + UUID().uuidString)
@@ -124,8 +131,12 @@ final class EndToEndFixture: @unchecked Sendable {
         if subscriptions > 0 {
             guard let date = RFC3339.parse(now) else { throw FixtureError("bad now \(now)") }
             try SimulatorProcess.export(
-                binary: Self.simulatorBinary, seed: seed, subscriptions: subscriptions, now: date,
-                into: directory.path)
+                binary: Self.simulatorBinary,
+                seed: seed,
+                subscriptions: subscriptions,
+                now: date,
+                into: directory.path
+            )
             let imported = runReconciler(["import", "--file", purchasesFile])
             guard imported.status == 0 else { throw FixtureError("import failed: \(imported)") }
             if seedPriorRuns {
@@ -152,7 +163,8 @@ final class EndToEndFixture: @unchecked Sendable {
                 "--seed", String(seed), "--subscriptions", String(max(subscriptions, 1)), "--now", now,
                 "--bundle-id", Self.bundleId,
             ] + extra,
-            sharedSecret: secret)
+            sharedSecret: secret
+        )
         simulator = sim
         return sim
     }
@@ -178,13 +190,17 @@ final class EndToEndFixture: @unchecked Sendable {
         var env = environment
         for (k, v) in extraEnvironment { env[k] = v }
         return try RunningProcess(
-            Self.reconcilerBinary, ["run", "--now", now, "--report-dir", reportDirectory] + arguments,
-            environment: env, directory: directory)
+            Self.reconcilerBinary,
+            ["run", "--now", now, "--report-dir", reportDirectory] + arguments,
+            environment: env,
+            directory: directory
+        )
     }
 
     /// Runs the reconciler to the end with the fast defaults (`--rate 2000 --concurrency 64`) unless overridden.
     func run(
-        _ arguments: [String] = ["--rate", "2000", "--concurrency", "64"], extraEnvironment: [String: String] = [:]
+        _ arguments: [String] = ["--rate", "2000", "--concurrency", "64"],
+        extraEnvironment: [String: String] = [:]
     )
         throws -> ProcessOutcome
     {
@@ -264,7 +280,9 @@ final class EndToEndFixture: @unchecked Sendable {
                            (SELECT count(*) FROM subscription_transactions t
                              WHERE t.original_transaction_id = s.original_transaction_id) AS ledger
                       FROM subscriptions s WHERE original_transaction_id = $1
-                    """, [id])
+                    """,
+                    [id]
+                )
             else {
                 problems.append("\(id): no row")
                 continue
@@ -283,7 +301,8 @@ final class EndToEndFixture: @unchecked Sendable {
                 let shownExpires = expires.map(RFC3339.string) ?? "nil"
                 problems.append(
                     "\(id): state \(state ?? "nil"), verify \(verify ?? "nil"), status \(shownStatus), "
-                        + "auto_renew \(shownAutoRenew), expires \(shownExpires), ledger \(ledger)")
+                        + "auto_renew \(shownAutoRenew), expires \(shownExpires), ledger \(ledger)"
+                )
             }
         }
         return problems

@@ -36,7 +36,10 @@ final class FakeSource: AppleSource, @unchecked Sendable {
     private var peakOutstandingValue = 0
 
     init(
-        clock: VirtualClock, budgets: [RateBudget], latency: UInt64 = 50_000_000, maxAttempts: Int = 5,
+        clock: VirtualClock,
+        budgets: [RateBudget],
+        latency: UInt64 = 50_000_000,
+        maxAttempts: Int = 5,
         script: @escaping @Sendable (Int64, Int, RateBudget, UInt64) -> Answer = { _, _, _, _ in .ok }
     ) {
         self.clock = clock
@@ -56,12 +59,19 @@ final class FakeSource: AppleSource, @unchecked Sendable {
     func revise(_ result: ItemResult, afterConfigurationError reason: String) -> ItemResult {
         guard case .rejected = result.kind else { return result }
         return ItemResult(
-            item: result.item, kind: .unresolved("revised: \(reason)"), environment: result.environment,
-            appleStatus: result.appleStatus, attempts: result.attempts)
+            item: result.item,
+            kind: .unresolved("revised: \(reason)"),
+            environment: result.environment,
+            appleStatus: result.appleStatus,
+            attempts: result.attempts
+        )
     }
 
     fileprivate func perform(
-        _ item: WorkItem, attempt: Int, _ request: SourceRequest, completion: @escaping @Sendable (SourceAnswer) -> Void
+        _ item: WorkItem,
+        attempt: Int,
+        _ request: SourceRequest,
+        completion: @escaping @Sendable (SourceAnswer) -> Void
     ) {
         let tick = clock.now()
         lock.withLock {
@@ -80,8 +90,15 @@ final class FakeSource: AppleSource, @unchecked Sendable {
             }
             completion(
                 SourceAnswer(
-                    request: request, httpStatus: throttled ? 429 : 200, appleStatus: nil, transportFailure: nil,
-                    throttled: throttled, pauseBudgetUntil: pause, sourceData: FakeAnswer(answer: answer)))
+                    request: request,
+                    httpStatus: throttled ? 429 : 200,
+                    appleStatus: nil,
+                    transportFailure: nil,
+                    throttled: throttled,
+                    pauseBudgetUntil: pause,
+                    sourceData: FakeAnswer(answer: answer)
+                )
+            )
         }
     }
 }
@@ -117,7 +134,16 @@ private final class FakeVerification: SourceVerification, @unchecked Sendable {
         switch (answer.sourceData as? FakeAnswer)?.answer {
         case .ok:
             return .finished(
-                result(.decided(TestDecisions.decision(item, expiresAt: Date(timeIntervalSince1970: 1_800_000_000), outcome: .unchanged))))
+                result(
+                    .decided(
+                        TestDecisions.decision(
+                            item,
+                            expiresAt: Date(timeIntervalSince1970: 1_800_000_000),
+                            outcome: .unchanged
+                        )
+                    )
+                )
+            )
         case .retry(_, let retryAfter, _):
             guard attempt < source.maxAttempts else { return .finished(result(.unresolved("gave up"))) }
             let earliest = retryAfter.map { source.clock.date().addingTimeInterval($0) }

@@ -21,10 +21,16 @@ final class InMemoryPipelineStore: PipelineStore, @unchecked Sendable {
     init(count: Int, failingWrites: Int = 0) {
         items = (1...count).map { id in
             WorkItem(
-                subscriptionId: Int64(id), version: 1,
+                subscriptionId: Int64(id),
+                version: 1,
                 stored: StoredSubscription(
-                    originalTransactionId: "10000000\(id)", userId: "user-\(id)", productId: "com.example.monthly"),
-                receipt: "MIIT\(id)", subscriptionGroupId: nil)
+                    originalTransactionId: "10000000\(id)",
+                    userId: "user-\(id)",
+                    productId: "com.example.monthly"
+                ),
+                receipt: "MIIT\(id)",
+                subscriptionGroupId: nil
+            )
         }
         failuresLeft = failingWrites
     }
@@ -36,8 +42,10 @@ final class InMemoryPipelineStore: PipelineStore, @unchecked Sendable {
 
     func fetchPending(after subscriptionId: Int64, limit: Int) throws -> [WorkItem] {
         lock.withLock {
-            Array(items.lazy.filter { $0.subscriptionId > subscriptionId && self.writtenValue[$0.subscriptionId] == nil }
-                .prefix(limit))
+            Array(
+                items.lazy.filter { $0.subscriptionId > subscriptionId && self.writtenValue[$0.subscriptionId] == nil }
+                    .prefix(limit)
+            )
         }
     }
 

@@ -1,7 +1,7 @@
 import Foundation
 
 #if canImport(Glibc)
-    import Glibc
+import Glibc
 #endif
 
 /// A verifyReceipt endpoint on loopback whose answers a test scripts per receipt: plain HTTP/1.1 with
@@ -111,7 +111,8 @@ final class ScriptedAppleServer: @unchecked Sendable {
             lock.unlock()
             let answer = Array(script(receipt).utf8)
             let header = Array(
-                "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: \(answer.count)\r\n\r\n".utf8)
+                "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: \(answer.count)\r\n\r\n".utf8
+            )
             guard Self.writeAll(fd, header + answer) else { return }
         }
     }
@@ -143,7 +144,9 @@ final class ScriptedAppleServer: @unchecked Sendable {
     /// A status-0 answer for one subscription: a single transaction `otid` of `productId` bought 30 days
     /// before `expires`, auto-renew on.
     static func valid(
-        otid: String, productId: String = "com.example.renewals.pro.monthly", expires: Date,
+        otid: String,
+        productId: String = "com.example.renewals.pro.monthly",
+        expires: Date,
         bundleId: String = "com.example.renewals"
     ) -> String {
         let expiresMs = Int64(expires.timeIntervalSince1970 * 1000)

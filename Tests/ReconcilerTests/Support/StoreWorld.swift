@@ -36,8 +36,14 @@ final class StoreWorld {
     /// Inserts a subscription (no trigger runs on INSERT, so `version` and `verified_version` are as given).
     @discardableResult
     func insertSubscription(
-        _ otid: String, expiresAt: Date?, state: String? = nil, productId: String = StoreWorld.product,
-        receipt: String = "QUJDRA==", lastVerifiedAt: Date? = nil, version: Int64 = 1, verifiedVersion: Int64? = nil,
+        _ otid: String,
+        expiresAt: Date?,
+        state: String? = nil,
+        productId: String = StoreWorld.product,
+        receipt: String = "QUJDRA==",
+        lastVerifiedAt: Date? = nil,
+        version: Int64 = 1,
+        verifiedVersion: Int64? = nil,
         autoRenew: Bool? = nil
     ) throws -> Int64 {
         let row = try connection.queryFirst(
@@ -50,7 +56,8 @@ final class StoreWorld {
             [
                 "user-" + otid, productId, otid, receipt, expiresAt, state, lastVerifiedAt, version, verifiedVersion,
                 autoRenew,
-            ])
+            ]
+        )
         guard let id: Int64 = try row?.decode("id") else { throw FixtureError("no id for \(otid)") }
         return id
     }
@@ -62,7 +69,9 @@ final class StoreWorld {
             INSERT INTO reconciliation_runs (mode, status, as_of, scan_cursor)
             VALUES ('nightly', 'running', $1, $2::jsonb)
             RETURNING id
-            """, [asOf, scanCursor])
+            """,
+            [asOf, scanCursor]
+        )
         guard let id: Int64 = try row?.decode("id") else { throw FixtureError("no run id") }
         return id
     }
@@ -76,10 +85,13 @@ final class StoreWorld {
                                               previous_expires_at, previous_product_id, previous_auto_renew)
             SELECT $1, id, original_transaction_id, user_id, state, expires_at, product_id, auto_renew
               FROM subscriptions WHERE id = ANY($2::bigint[])
-            """, [runId, subscriptionIds.map { Optional($0) }])
+            """,
+            [runId, subscriptionIds.map { Optional($0) }]
+        )
         try connection.execute(
             "UPDATE reconciliation_runs SET due_count = $2, scan_completed = true WHERE id = $1",
-            [runId, Int64(subscriptionIds.count)])
+            [runId, Int64(subscriptionIds.count)]
+        )
         return runId
     }
 
@@ -89,20 +101,30 @@ final class StoreWorld {
         let read = try database.connect()
         extraConnections += [write, read]
         return RunStore(
-            connection: write, readConnection: read, runId: runId, dryRun: dryRun, verifiedAt: Self.asOf,
-            connectionRetries: 0)
+            connection: write,
+            readConnection: read,
+            runId: runId,
+            dryRun: dryRun,
+            verifiedAt: Self.asOf,
+            connectionRetries: 0
+        )
     }
 
     /// The subscription ids a due scan of a new run as of `asOf` selects.
     func dueSelection(
-        asOf: Date = StoreWorld.asOf, recheckRevoked: Double = Selection.defaultRecheckRevokedSeconds,
+        asOf: Date = StoreWorld.asOf,
+        recheckRevoked: Double = Selection.defaultRecheckRevokedSeconds,
         pageSize: Int = 5000
     ) throws -> Set<Int64> {
         let runId = try createRun(asOf: asOf)
         try RunScanner(connection: connection, runId: runId, asOf: asOf, pageSize: pageSize).scan(
             .due(
-                lookaheadSeconds: 86_400, lookbackSeconds: 60 * 86_400, minRecheckSeconds: 20 * 3600,
-                recheckRevokedSeconds: recheckRevoked))
+                lookaheadSeconds: 86_400,
+                lookbackSeconds: 60 * 86_400,
+                minRecheckSeconds: 20 * 3600,
+                recheckRevokedSeconds: recheckRevoked
+            )
+        )
         return try selected(runId: runId)
     }
 
@@ -110,7 +132,8 @@ final class StoreWorld {
     func selected(runId: Int64) throws -> Set<Int64> {
         Set(
             try connection.query("SELECT subscription_id FROM reconciliation_items WHERE run_id = $1", [runId])
-                .map { try $0.decode("subscription_id", as: Int64.self) })
+                .map { try $0.decode("subscription_id", as: Int64.self) }
+        )
     }
 
     /// One item of run `runId`.
@@ -121,7 +144,9 @@ final class StoreWorld {
                 SELECT status, outcome, reason, new_state, new_expires_at, product_id, apple_status,
                        expiry_moved_backwards
                   FROM reconciliation_items WHERE run_id = $1 AND subscription_id = $2
-                """, [runId, subscriptionId])
+                """,
+                [runId, subscriptionId]
+            )
         else { throw FixtureError("no item \(subscriptionId) in run \(runId)") }
         return row
     }
@@ -134,7 +159,9 @@ final class StoreWorld {
                 SELECT state, expires_at, product_id, latest_receipt, auto_renew, last_verified_at, last_verify_status,
                        last_apple_status, last_error, expiration_intent, version, verified_version
                   FROM subscriptions WHERE id = $1
-                """, [id])
+                """,
+                [id]
+            )
         else { throw FixtureError("no subscription \(id)") }
         return row
     }

@@ -40,7 +40,8 @@ final class VirtualClock: PipelineClock, @unchecked Sendable {
     /// Runs `pipeline` until its completion: settle, fire the earliest timer, repeat. `beforeEachTimer`
     /// may act at the virtual time of the next timer (for example, ask the pipeline to stop).
     func drive(
-        _ pipeline: ReconciliationPipeline, beforeEachTimer: (UInt64) -> Void = { _ in }
+        _ pipeline: ReconciliationPipeline,
+        beforeEachTimer: (UInt64) -> Void = { _ in }
     ) -> ReconciliationPipeline.Result {
         let box = Box()
         pipeline.start { result in box.set(result) }
@@ -59,9 +60,11 @@ final class VirtualClock: PipelineClock, @unchecked Sendable {
 
     private func popEarliest() -> Timer? {
         lock.withLock {
-            guard let index = timers.indices.min(by: {
-                (timers[$0].deadline, timers[$0].order) < (timers[$1].deadline, timers[$1].order)
-            }) else { return nil }
+            guard
+                let index = timers.indices.min(by: {
+                    (timers[$0].deadline, timers[$0].order) < (timers[$1].deadline, timers[$1].order)
+                })
+            else { return nil }
             let timer = timers.remove(at: index)
             ticks = max(ticks, timer.deadline)
             return timer
