@@ -1,15 +1,12 @@
 import Foundation
+import TestSupport
 import Testing
 
 @testable import AppStoreSimulator
 
 /// Runs the built `appstore-simulator` binary the way a user does.
 @Suite struct CommandLineTests {
-    static var binary: String {
-        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent()
-        return root.appendingPathComponent(".build/debug/appstore-simulator").path
-    }
+    static var binary: String { BuiltBinary.simulator }
 
     private func run(_ args: [String], environment: [String: String] = [:]) throws -> (status: Int32, stderr: String) {
         let p = Process()

@@ -1,5 +1,6 @@
 import Foundation
 import Reconciler
+import TestSupport
 import Testing
 
 /// Secrets: the verifyReceipt endpoints must be https (certificate and host verified) for every
@@ -8,7 +9,7 @@ import Testing
 @Suite struct BadInputConfigurationTests {
     static let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent()
-    static var reconcilerBinary: String { packageRoot.appendingPathComponent(".build/debug/renewal-reconciler").path }
+    static var reconcilerBinary: String { BuiltBinary.reconciler }
 
     /// What a finished `renewal-reconciler` process left behind.
     struct Outcome {

@@ -24,7 +24,7 @@ import Testing
     }
 
     @Test func tamperedRowsAreRejectedByNameAndEveryOtherRowMatchesTheTruth() throws {
-        let bin = BadInputConfigurationTests.packageRoot.appendingPathComponent(".build/debug")
+        let bin = BuiltBinary.directory
         let simulator = bin.appendingPathComponent("appstore-simulator").path
         try #require(FileManager.default.isExecutableFile(atPath: simulator), "build first: \(simulator)")
         let db = try TestDatabase.make()

@@ -28,7 +28,7 @@ import Testing
     ]
 
     @Test func demoReportCountsEqualDatabaseAndCSVs() throws {
-        let bin = Self.packageRoot.appendingPathComponent(".build/debug")
+        let bin = BuiltBinary.directory
         let reconciler = bin.appendingPathComponent("renewal-reconciler").path
         try #require(FileManager.default.isExecutableFile(atPath: reconciler), "build first: \(reconciler)")
         let db = try TestDatabase.make()

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 /// `renewal-reconciler explain`, run as a user runs it: the built binary, a saved response, JSON out.
@@ -211,7 +212,7 @@ import Testing
     }
 }
 
-/// Runs the built `renewal-reconciler` binary (next to the test bundle, or `.build/debug`) and
+/// Runs the built `renewal-reconciler` binary (`BuiltBinary`) and
 /// captures its exit status, standard output and standard error.
 enum ExplainRunner {
     struct Run {
@@ -230,23 +231,9 @@ enum ExplainRunner {
         .deletingLastPathComponent().appendingPathComponent("ReceiptDomainTests/Fixtures")
 
     static func binary() throws -> URL {
-        var candidates: [URL] = []
-        if let exe = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe") {
-            // .build/<triple>/debug/renewal-reconcilerPackageTests.xctest
-            candidates.append(
-                URL(fileURLWithPath: exe).deletingLastPathComponent().appendingPathComponent("renewal-reconciler")
-            )
-        }
-        candidates.append(Bundle.main.bundleURL.appendingPathComponent("renewal-reconciler"))
-        candidates.append(
-            Bundle.main.bundleURL.deletingLastPathComponent().appendingPathComponent("renewal-reconciler")
-        )
-        let root = fixturesDirectory.deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        candidates.append(root.appendingPathComponent(".build/debug/renewal-reconciler"))
-        guard let found = candidates.first(where: { FileManager.default.isExecutableFile(atPath: $0.path) }) else {
-            throw NotBuilt(searched: candidates.map(\.path))
-        }
-        return found
+        let url = URL(fileURLWithPath: BuiltBinary.reconciler)
+        guard FileManager.default.isExecutableFile(atPath: url.path) else { throw NotBuilt(searched: [url.path]) }
+        return url
     }
 
     static func run(_ arguments: [String], stdin: Data? = nil) throws -> Run {

@@ -11,7 +11,7 @@ import Testing
 @Suite struct SecretLeakTests {
     static let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent()
-    static var binDirectory: URL { packageRoot.appendingPathComponent(".build/debug") }
+    static var binDirectory: URL { BuiltBinary.directory }
 
     @Test func noSecretOrReceiptInLogsReportsMetricsOrArguments() throws {
         let reconciler = Self.binDirectory.appendingPathComponent("renewal-reconciler").path

@@ -82,20 +82,7 @@ final class EndToEndFixture: @unchecked Sendable {
         URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .deletingLastPathComponent().deletingLastPathComponent()
     }
-    static var binDirectory: URL {
-        if let dir = ProcessInfo.processInfo.environment["RENEWAL_RECONCILER_BIN_DIR"], !dir.isEmpty {
-            return URL(fileURLWithPath: dir)
-        }
-        // The test bundle lives in .build/<triple>/debug (or release); the binaries next to it.
-        let bundleDir = Bundle.main.bundleURL
-        for candidate in [bundleDir, bundleDir.deletingLastPathComponent()] {
-            if FileManager.default.isExecutableFile(atPath: candidate.appendingPathComponent("renewal-reconciler").path)
-            {
-                return candidate
-            }
-        }
-        return packageRoot.appendingPathComponent(".build/debug")
-    }
+    static var binDirectory: URL { BuiltBinary.directory }
     static var reconcilerBinary: String { binDirectory.appendingPathComponent("renewal-reconciler").path }
     static var simulatorBinary: String { binDirectory.appendingPathComponent("appstore-simulator").path }
 
