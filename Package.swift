@@ -120,7 +120,7 @@ let package = Package(
                 .product(name: "NIOHTTP1", package: "swift-nio"),
             ]
         ),
-        .testTarget(name: "AppStoreClientTests", dependencies: ["AppStoreClient", "AppStoreSimulator"]),
+        .testTarget(name: "AppStoreClientTests", dependencies: ["AppStoreClient", "AppStoreSimulator", "TestSupport"]),
         .testTarget(
             name: "ReconcilerTests",
             dependencies: ["Reconciler", "AppStoreSimulator", "TestSupport", "SignedDataTestSupport", "CivilTime"]

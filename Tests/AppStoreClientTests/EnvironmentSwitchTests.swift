@@ -2,6 +2,7 @@ import AppStoreClient
 import AppStoreSimulator
 import Foundation
 import ReceiptDomain
+import TestSupport
 import Testing
 
 /// The 21007/21008 hops over real HTTP: one switch each way, never a third request.

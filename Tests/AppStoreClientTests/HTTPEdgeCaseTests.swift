@@ -1,6 +1,7 @@
 import AppStoreClient
 import Foundation
 import ReceiptDomain
+import TestSupport
 import Testing
 
 /// HTTP-level answers the simulator does not produce, from a scripted loopback server: headers worth

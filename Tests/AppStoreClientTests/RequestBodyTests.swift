@@ -2,6 +2,7 @@ import AppStoreClient
 import AppStoreSimulator
 import Foundation
 import ReceiptDomain
+import TestSupport
 import Testing
 
 /// What the client puts on the wire: `receipt-data`, `password`, `exclude-old-transactions`, as valid JSON

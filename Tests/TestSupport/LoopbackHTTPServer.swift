@@ -7,49 +7,55 @@ import Glibc
 import Darwin
 #endif
 
-/// A tiny blocking HTTP/1.1 server on 127.0.0.1 (raw sockets, one thread, one request per connection)
-/// whose answers the test scripts: used where the simulator cannot misbehave the way a test needs
-/// (21007 on production AND 21008 on sandbox) and to capture the exact request bodies the client sends.
+/// The one scripted HTTP/1.1 server of the tests, on 127.0.0.1 (raw sockets, a thread per connection,
+/// keep-alive): used where the simulator cannot misbehave the way a test needs (21007 on production AND
+/// 21008 on sandbox, a 21004 for chosen receipts only) and to capture the exact requests a client sends.
 ///
 /// `@unchecked Sendable`: the listening descriptor is immutable after `init`; the request log is
-/// guarded by a `Mutex`; the accept thread only reads the immutable handler.
-final class LoopbackHTTPServer: @unchecked Sendable {
+/// guarded by a `Mutex`; connection threads only read the immutable handler.
+public final class LoopbackHTTPServer: @unchecked Sendable {
     /// One request as received.
-    struct Request: Sendable {
-        var method: String
-        var path: String
-        var headers: [String: String]
-        var body: [UInt8]
+    public struct Request: Sendable {
+        public var method: String
+        public var path: String
+        public var headers: [String: String]
+        public var body: [UInt8]
     }
 
     /// A scripted answer: status, headers, body.
-    struct Response: Sendable {
-        var status: Int
-        var headers: [(String, String)]
-        var body: [UInt8]
+    public struct Response: Sendable {
+        public var status: Int
+        public var headers: [(String, String)]
+        public var body: [UInt8]
 
-        static func json(_ text: String, status: Int = 200) -> Response {
+        public init(status: Int, headers: [(String, String)], body: [UInt8]) {
+            self.status = status
+            self.headers = headers
+            self.body = body
+        }
+
+        public static func json(_ text: String, status: Int = 200) -> Response {
             Response(status: status, headers: [("Content-Type", "application/json")], body: Array(text.utf8))
         }
     }
 
-    let port: Int
+    public let port: Int
     private let listener: Int32
     private let handler: @Sendable (Request) -> Response
     private let log = Mutex<[Request]>([])
     private let finished = DispatchSemaphore(value: 0)
 
-    var baseURL: String { "http://127.0.0.1:\(port)" }
+    public var baseURL: String { "http://127.0.0.1:\(port)" }
 
     /// Requests received so far, in arrival order.
-    var requests: [Request] { log.withLock { $0 } }
+    public var requests: [Request] { log.withLock { $0 } }
 
-    struct StartError: Error, CustomStringConvertible {
+    public struct StartError: Error, CustomStringConvertible {
         var step: String
-        var description: String { "LoopbackHTTPServer: \(step) failed (errno \(errno))" }
+        public var description: String { "LoopbackHTTPServer: \(step) failed (errno \(errno))" }
     }
 
-    init(handler: @escaping @Sendable (Request) -> Response) throws {
+    public init(handler: @escaping @Sendable (Request) -> Response) throws {
         self.handler = handler
         #if canImport(Glibc)
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
@@ -86,8 +92,9 @@ final class LoopbackHTTPServer: @unchecked Sendable {
         thread.start()
     }
 
-    /// Stops accepting and waits for the accept thread to end.
-    func stop() {
+    /// Stops accepting and waits for the accept thread to end (open connections end when their client
+    /// closes them).
+    public func stop() {
         shutdown(listener, Int32(SHUT_RDWR))
         _ = finished.wait(timeout: .now() + 10)
         close(listener)
@@ -101,16 +108,25 @@ final class LoopbackHTTPServer: @unchecked Sendable {
                 if errno == EINTR { continue }
                 return
             }
-            serve(client)
-            close(client)
+            let thread = Thread { [self] in
+                serve(client)
+                close(client)
+            }
+            thread.start()
         }
     }
 
-    /// Reads one request (headers, then Content-Length bytes), answers it, and closes.
+    /// Answers requests on one connection until the client closes it (or asks to).
     private func serve(_ fd: Int32) {
-        var timeout = timeval(tv_sec: 5, tv_usec: 0)
+        var timeout = timeval(tv_sec: 30, tv_usec: 0)
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
         var buffer: [UInt8] = []
+        while serveOne(fd, &buffer) {}
+    }
+
+    /// Reads one request (headers, then Content-Length bytes) and answers it; false when the connection
+    /// should end.
+    private func serveOne(_ fd: Int32, _ buffer: inout [UInt8]) -> Bool {
         var chunk = [UInt8](repeating: 0, count: 64 * 1024)
         let separator: [UInt8] = [13, 10, 13, 10]
         var headerEnd: Int?
@@ -129,10 +145,10 @@ final class LoopbackHTTPServer: @unchecked Sendable {
             }
             if let headerEnd, buffer.count >= headerEnd + contentLength { break }
             let n = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
-            if n <= 0 { return }
+            if n <= 0 { return false }
             buffer.append(contentsOf: chunk[0..<n])
         }
-        guard let headerEnd, let requestLine = head.first else { return }
+        guard let headerEnd, let requestLine = head.first else { return false }
         let words = requestLine.split(separator: " ")
         var headers: [String: String] = [:]
         for line in head.dropFirst() {
@@ -147,19 +163,22 @@ final class LoopbackHTTPServer: @unchecked Sendable {
             headers: headers,
             body: Array(buffer[headerEnd..<(headerEnd + contentLength)])
         )
+        buffer.removeFirst(headerEnd + contentLength)
+        let keepAlive = headers["connection"]?.lowercased() != "close"
         log.withLock { $0.append(request) }
         let response = handler(request)
-        var text =
-            "HTTP/1.1 \(response.status) Scripted\r\nContent-Length: \(response.body.count)\r\nConnection: close\r\n"
+        var text = "HTTP/1.1 \(response.status) Scripted\r\nContent-Length: \(response.body.count)\r\n"
+        text += keepAlive ? "Connection: keep-alive\r\n" : "Connection: close\r\n"
         for (name, value) in response.headers { text += "\(name): \(value)\r\n" }
         text += "\r\n"
         let bytes = Array(text.utf8) + response.body
         var sent = 0
         while sent < bytes.count {
             let n = bytes[sent...].withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
-            if n <= 0 { return }
+            if n <= 0 { return false }
             sent += n
         }
+        return keepAlive
     }
 
     private static func find(_ needle: [UInt8], in haystack: [UInt8]) -> Int? {
