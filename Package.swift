@@ -50,6 +50,7 @@ let package = Package(
         .target(
             name: "AppStoreSignedData",
             dependencies: [
+                "CivilTime",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "X509", package: "swift-certificates"),
                 .product(name: "SwiftASN1", package: "swift-asn1"),

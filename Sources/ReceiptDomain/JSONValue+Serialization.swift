@@ -33,7 +33,7 @@ extension JSONValue {
     }
 
     /// Writes a JSON string literal with the mandatory escapes.
-    static func writeString(_ text: String, to output: inout String) {
+    public static func writeString(_ text: String, to output: inout String) {
         output += "\""
         for scalar in text.unicodeScalars {
             switch scalar {

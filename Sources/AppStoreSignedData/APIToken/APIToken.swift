@@ -1,3 +1,4 @@
+import CivilTime
 import Foundation
 
 /// A signed App Store Server API token (`Authorization: Bearer <value>`). A secret: its `description`
@@ -8,6 +9,6 @@ public struct APIToken: Sendable, CustomStringConvertible, CustomDebugStringConv
     public let issuedAt: Date
     public let expiresAt: Date
 
-    public var description: String { "<redacted API token, expires \(RFC3339Text.format(expiresAt))>" }
+    public var description: String { "<redacted API token, expires \(RFC3339.string(expiresAt))>" }
     public var debugDescription: String { description }
 }

@@ -1,3 +1,4 @@
+import CivilTime
 import Crypto
 import Foundation
 import X509
@@ -28,15 +29,15 @@ struct VerifiedChain: Sendable {
             if time > window.notAfter {
                 return SignedDataError(
                     .certificateExpiredAtSignedDate,
-                    "the \(window.role) certificate expired at \(RFC3339Text.format(window.notAfter)), "
-                        + "before \(timeName) \(RFC3339Text.format(time))"
+                    "the \(window.role) certificate expired at \(RFC3339.string(window.notAfter)), "
+                        + "before \(timeName) \(RFC3339.string(time))"
                 )
             }
             if time < window.notBefore {
                 return SignedDataError(
                     .certificateNotYetValidAtSignedDate,
-                    "the \(window.role) certificate is valid only from \(RFC3339Text.format(window.notBefore)), "
-                        + "after \(timeName) \(RFC3339Text.format(time))"
+                    "the \(window.role) certificate is valid only from \(RFC3339.string(window.notBefore)), "
+                        + "after \(timeName) \(RFC3339.string(time))"
                 )
             }
         }

@@ -86,7 +86,7 @@ public indirect enum ExplainJSON: Sendable, Equatable {
         case .null: output += "null"
         case .bool(let flag): output += flag ? "true" : "false"
         case .integer(let number): output += String(number)
-        case .string(let text): Self.writeString(text, to: &output)
+        case .string(let text): JSONValue.writeString(text, to: &output)
         case .array(let items):
             if items.isEmpty {
                 output += "[]"
@@ -109,30 +109,12 @@ public indirect enum ExplainJSON: Sendable, Equatable {
             for (offset, member) in members.enumerated() {
                 if offset > 0 { output += "," }
                 if pretty { output += "\n" + String(repeating: "  ", count: indent + 1) }
-                Self.writeString(member.0, to: &output)
+                JSONValue.writeString(member.0, to: &output)
                 output += pretty ? ": " : ":"
                 member.1.write(to: &output, pretty: pretty, indent: indent + 1)
             }
             if pretty { output += "\n" + String(repeating: "  ", count: indent) }
             output += "}"
         }
-    }
-
-    static func writeString(_ text: String, to output: inout String) {
-        output += "\""
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "\"": output += "\\\""
-            case "\\": output += "\\\\"
-            case "\n": output += "\\n"
-            case "\r": output += "\\r"
-            case "\t": output += "\\t"
-            case let control where control.value < 0x20:
-                let hex = String(control.value, radix: 16)
-                output += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
-            default: output.unicodeScalars.append(scalar)
-            }
-        }
-        output += "\""
     }
 }
