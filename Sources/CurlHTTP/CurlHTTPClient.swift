@@ -9,7 +9,7 @@ import Synchronization
 public final class CurlHTTPClient: Sendable {
     public let configuration: Configuration
     private let driver: CurlMultiDriver
-    private let nextTransferID = Atomic<UInt64>(1)
+    private let nextTransferId = Atomic<UInt64>(1)
 
     public init(configuration: Configuration = Configuration()) {
         self.configuration = configuration
@@ -32,7 +32,7 @@ public final class CurlHTTPClient: Sendable {
     /// Sends `request` and waits for the complete response. Cancelling the calling task cancels
     /// the transfer, which then fails with `.cancelled`.
     public func execute(_ request: HTTPRequest) async throws(HTTPClientError) -> HTTPResponse {
-        let id = nextTransferID.wrappingAdd(1, ordering: .relaxed).oldValue
+        let id = nextTransferId.wrappingAdd(1, ordering: .relaxed).oldValue
         let gate = CancellationGate()
         let result = await withTaskCancellationHandler {
             await withCheckedContinuation {
@@ -63,7 +63,7 @@ public final class CurlHTTPClient: Sendable {
         completion: @escaping @Sendable (Result<HTTPResponse, HTTPClientError>) -> Void
     ) -> CurlTransfer {
         CurlTransfer(
-            id: id ?? nextTransferID.wrappingAdd(1, ordering: .relaxed).oldValue,
+            id: id ?? nextTransferId.wrappingAdd(1, ordering: .relaxed).oldValue,
             request: request,
             maxResponseBytes: max(0, request.maxResponseBytes ?? configuration.maxResponseBytes),
             completion: completion

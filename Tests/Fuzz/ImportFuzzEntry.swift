@@ -56,14 +56,14 @@ public func importFuzzTestOneInput(_ data: UnsafePointer<UInt8>?, _ size: Int) -
             case .success(let record):
                 line = record.line
                 check(
-                    !record.userID.isEmpty && !record.productID.isEmpty && !record.latestReceipt.isEmpty,
+                    !record.userId.isEmpty && !record.productId.isEmpty && !record.latestReceipt.isEmpty,
                     "an accepted record has an empty required field"
                 )
                 check(
-                    !record.originalTransactionID.unicodeScalars.contains { $0.properties.isWhitespace },
+                    !record.originalTransactionId.unicodeScalars.contains { $0.properties.isWhitespace },
                     "an accepted id contains whitespace"
                 )
-                check(accepted.insert(record.originalTransactionID).inserted, "a duplicate id was accepted")
+                check(accepted.insert(record.originalTransactionId).inserted, "a duplicate id was accepted")
             case .failure(let error):
                 line = error.line
                 check(!error.description.isEmpty, "an error without a description")

@@ -73,12 +73,12 @@ private final class TempFile {
         try #require(parsed.count == 2 && errors(results).isEmpty)
         #expect(parsed[0].latestReceipt == Self.receipt)
         #expect(parsed[0].environment == .sandbox)
-        #expect(parsed[0].bundleID == "com.example.app")
+        #expect(parsed[0].bundleId == "com.example.app")
         #expect(parsed[0].expiresAt == Date(timeIntervalSince1970: 1_714_564_800.25))
         #expect(parsed[0].line == 1)
         #expect(parsed[1].line == 3)
         #expect(parsed[1].environment == nil)
-        #expect(parsed[1].bundleID == nil)
+        #expect(parsed[1].bundleId == nil)
     }
 
     @Test func parsesCSVWithColumnsInAnyOrderQuotingAndCRLF() throws {
@@ -92,9 +92,9 @@ private final class TempFile {
         let parsed = records(results)
         try #require(parsed.count == 3, "\(errors(results))")
         #expect(parser.format == .csv)
-        #expect(parsed[0].userID == "Doe, \"Jane\"")
+        #expect(parsed[0].userId == "Doe, \"Jane\"")
         #expect(parsed[0].environment == .production)
-        #expect(parsed[1].userID == "multi\r\nline\nuser")
+        #expect(parsed[1].userId == "multi\r\nline\nuser")
         #expect(parsed[1].environment == nil)
         #expect(parsed.map(\.line) == [2, 4, 7])
         #expect(parsed[2].environment == .sandbox)
@@ -192,7 +192,7 @@ private final class TempFile {
         #expect(results.count == lines.count)
         let messages = results.map { result -> String in
             switch result {
-            case .success(let record): "ok \(record.originalTransactionID)"
+            case .success(let record): "ok \(record.originalTransactionId)"
             case .failure(let error): error.description
             }
         }
@@ -281,7 +281,7 @@ private final class TempFile {
         let (_, results) = try parseAll(TempFile(text, extension: "csv"))
         let messages = results.map { result -> String in
             switch result {
-            case .success(let record): "ok \(record.originalTransactionID) @\(record.line)"
+            case .success(let record): "ok \(record.originalTransactionId) @\(record.line)"
             case .failure(let error): error.description
             }
         }
@@ -316,8 +316,8 @@ private final class TempFile {
             ]
         )
         let parsed = records(results)
-        #expect(parsed.map(\.originalTransactionID) == ["3"])
-        #expect(parsed.first?.bundleID == nil)
+        #expect(parsed.map(\.originalTransactionId) == ["3"])
+        #expect(parsed.first?.bundleId == nil)
     }
 
     @Test func invalidUTF8AndOverlongRecords() throws {
@@ -329,7 +329,7 @@ private final class TempFile {
         let (parser, results) = try parseAll(file, options: .init(maxRecordBytes: 200, chunkSize: 64))
         #expect(errors(results).map(\.code) == [.invalidUTF8, .recordTooLong])
         #expect(errors(results).map(\.line) == [2, 3])
-        #expect(records(results).map(\.originalTransactionID) == ["3"])
+        #expect(records(results).map(\.originalTransactionId) == ["3"])
         #expect(parser.bufferHighWaterMark < 64 + 1024)
 
         let json = try TempFile(

@@ -429,19 +429,19 @@ public final class ImportParser: Sequence, IteratorProtocol {
             return .failure(error)
         case .success(let record):
             guard detectDuplicates else { return .success(record) }
-            if let firstLine = seenTransactions[record.originalTransactionID] {
+            if let firstLine = seenTransactions[record.originalTransactionId] {
                 return .failure(
                     ImportLineError(
                         line: line,
                         field: "original_transaction_id",
                         code: .duplicateTransaction,
-                        problem: "\(ImportRecordValidator.quoted(record.originalTransactionID)) "
+                        problem: "\(ImportRecordValidator.quoted(record.originalTransactionId)) "
                             + "already appeared on line \(firstLine)",
                         firstLine: firstLine
                     )
                 )
             }
-            seenTransactions[record.originalTransactionID] = line
+            seenTransactions[record.originalTransactionId] = line
             return .success(record)
         }
     }

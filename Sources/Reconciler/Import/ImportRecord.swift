@@ -14,34 +14,34 @@ public struct ImportRecord: Sendable, Equatable {
 
     /// Physical line number (1-based) of the record's first line in the file.
     public let line: Int
-    public let userID: String
-    public let productID: String
+    public let userId: String
+    public let productId: String
     /// Apple's `original_transaction_id`: non-empty, no whitespace, unique within the file.
-    public let originalTransactionID: String
+    public let originalTransactionId: String
     /// The stored base64 app receipt (standard alphabet). Never log it: use `receiptSummary`.
     public let latestReceipt: String
     public let expiresAt: Date
     public let environment: Environment?
-    public let bundleID: String?
+    public let bundleId: String?
 
     public init(
         line: Int,
-        userID: String,
-        productID: String,
-        originalTransactionID: String,
+        userId: String,
+        productId: String,
+        originalTransactionId: String,
         latestReceipt: String,
         expiresAt: Date,
         environment: Environment?,
-        bundleID: String?
+        bundleId: String?
     ) {
         self.line = line
-        self.userID = userID
-        self.productID = productID
-        self.originalTransactionID = originalTransactionID
+        self.userId = userId
+        self.productId = productId
+        self.originalTransactionId = originalTransactionId
         self.latestReceipt = latestReceipt
         self.expiresAt = expiresAt
         self.environment = environment
-        self.bundleID = bundleID
+        self.bundleId = bundleId
     }
 
     /// A loggable stand-in for the receipt: its first 16 characters and its length.

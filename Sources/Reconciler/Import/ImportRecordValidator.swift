@@ -26,13 +26,13 @@ enum ImportRecordValidator {
                 ? failure(field, .emptyField, "must not be empty")
                 : failure(field, .missingField, "is missing")
         }
-        guard let userID = values["user_id"], let productID = values["product_id"],
-            let transactionID = values["original_transaction_id"], let receipt = values["latest_receipt"],
+        guard let userId = values["user_id"], let productId = values["product_id"],
+            let transactionId = values["original_transaction_id"], let receipt = values["latest_receipt"],
             let expiresText = values["expires_at"]
         else { return failure("user_id", .missingField, "is missing") }
 
-        if transactionID.unicodeScalars.contains(where: { $0.properties.isWhitespace }) {
-            return failure("original_transaction_id", .invalidValue, "\(quoted(transactionID)) contains whitespace")
+        if transactionId.unicodeScalars.contains(where: { $0.properties.isWhitespace }) {
+            return failure("original_transaction_id", .invalidValue, "\(quoted(transactionId)) contains whitespace")
         }
         if let problem = base64Problem(receipt) {
             return failure("latest_receipt", .invalidReceipt, problem)
@@ -66,13 +66,13 @@ enum ImportRecordValidator {
         return .success(
             ImportRecord(
                 line: line,
-                userID: userID,
-                productID: productID,
-                originalTransactionID: transactionID,
+                userId: userId,
+                productId: productId,
+                originalTransactionId: transactionId,
                 latestReceipt: receipt,
                 expiresAt: expiresAt,
                 environment: environment,
-                bundleID: values["bundle_id"]
+                bundleId: values["bundle_id"]
             )
         )
     }

@@ -102,10 +102,10 @@ public struct Importer {
         var unique: [ImportRecord] = []
         unique.reserveCapacity(batch.count)
         for record in batch {
-            if let first = firstInBatch[record.originalTransactionID] {
+            if let first = firstInBatch[record.originalTransactionId] {
                 result.invalid.append(Self.duplicate(record, firstLine: first))
             } else {
-                firstInBatch[record.originalTransactionID] = record.line
+                firstInBatch[record.originalTransactionId] = record.line
                 unique.append(record)
             }
         }
@@ -120,7 +120,7 @@ public struct Importer {
             SELECT s.original_transaction_id, s.line FROM import_seen s JOIN v USING (original_transaction_id)
              WHERE s.original_transaction_id NOT IN (SELECT original_transaction_id FROM inserted)
             """,
-            [unique.map { Optional($0.originalTransactionID) }, unique.map { Optional(Int64($0.line)) }]
+            [unique.map { Optional($0.originalTransactionId) }, unique.map { Optional(Int64($0.line)) }]
         )
         var seenBefore: [String: Int] = [:]
         for row in earlier {
@@ -132,7 +132,7 @@ public struct Importer {
         var fresh: [ImportRecord] = []
         fresh.reserveCapacity(unique.count)
         for record in unique {
-            if let first = seenBefore[record.originalTransactionID] {
+            if let first = seenBefore[record.originalTransactionId] {
                 result.invalid.append(Self.duplicate(record, firstLine: first))
             } else {
                 fresh.append(record)
@@ -147,7 +147,7 @@ public struct Importer {
             field: "original_transaction_id",
             code: .duplicateTransaction,
             problem:
-                "\(ImportRecordValidator.quoted(record.originalTransactionID)) already appeared on line \(firstLine)",
+                "\(ImportRecordValidator.quoted(record.originalTransactionId)) already appeared on line \(firstLine)",
             firstLine: firstLine
         )
     }
@@ -186,13 +186,13 @@ public struct Importer {
               LEFT JOIN old USING (original_transaction_id)
             """,
             [
-                records.map { Optional($0.userID) },
-                records.map { Optional($0.productID) },
-                records.map { Optional($0.originalTransactionID) },
+                records.map { Optional($0.userId) },
+                records.map { Optional($0.productId) },
+                records.map { Optional($0.originalTransactionId) },
                 records.map { Optional($0.latestReceipt) },
                 records.map { Optional($0.expiresAt) },
                 records.map { $0.environment?.rawValue },
-                records.map { $0.bundleID },
+                records.map { $0.bundleId },
             ]
         )
         for row in rows {
