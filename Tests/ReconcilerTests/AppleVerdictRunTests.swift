@@ -67,7 +67,7 @@ import Testing
         }
         defer { server.stop() }
         let summary = try Self.run(world, server)
-        #expect(summary.status == "completed", "\(summary.message ?? "")")
+        #expect(summary.status == .completed, "\(summary.message ?? "")")
         #expect(summary.exitCode == .success)
         #expect(summary.done == 30 && summary.pending == 0)
         #expect(summary.outcomes["rejected"] == 3)
@@ -97,7 +97,7 @@ import Testing
         defer { server.stop() }
         let summary = try Self.run(world, server)
         #expect(summary.exitCode == .configuration)
-        #expect(summary.status == "failed")
+        #expect(summary.status == .failed)
         let message = summary.message ?? ""
         #expect(message.contains("the shared secret looks wrong"), "\(message)")
         #expect(message.contains("the first 3 answers of the run were all 21004"), "\(message)")

@@ -101,7 +101,7 @@ public enum ReportHTML {
             out += "<div class=\"banner dry-run\" id=\"dry-run-banner\">DRY RUN: nothing was written to subscriptions "
             out += "or the ledger. These are the changes the run would have made.</div>\n"
         }
-        if s.status != "completed" {
+        if s.status != RunStatus.completed.rawValue {
             out += "<div class=\"banner incomplete\">This run is <b>\(e(s.status))</b>: "
             out +=
                 "\(s.counts.pending) of \(s.counts.selected) items were not finished; the numbers are incomplete.</div>\n"

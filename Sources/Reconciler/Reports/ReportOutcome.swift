@@ -1,18 +1,19 @@
+import ReceiptDomain
+
 /// The vocabularies reports group by (outcomes, states, transaction kinds), in display order.
 ///
-/// Kept as plain strings (as stored in PostgreSQL) so a value the reports do not know yet is still
-/// counted and shown, never dropped.
+/// The lists come from the enums that define the values (`ItemOutcome`, `SubscriptionState`,
+/// `LedgerEntry.Kind`); reports keep the stored strings so a value they do not know yet is still counted
+/// and shown, never dropped.
 public enum ReportOutcome {
     /// Every outcome of `reconciliation_items.outcome`, in display order.
-    public static let all = [
-        "renewed", "unchanged", "lapsed", "recovered", "revoked", "changed", "rejected", "unresolved", "conflict",
-    ]
+    public static let all = ItemOutcome.allCases.map(\.rawValue)
     /// Outcomes that go to errors.csv.
-    public static let errors: Set<String> = ["unresolved", "rejected", "conflict"]
+    public static let errors: Set<String> = Set([ItemOutcome.unresolved, .rejected, .conflict].map(\.rawValue))
     /// Subscription states, in display order.
-    public static let states = ["active", "grace_period", "billing_retry", "expired", "revoked"]
+    public static let states = SubscriptionState.allCases.map(\.rawValue)
     /// Ledger transaction kinds, in display order.
-    public static let kinds = ["initial", "renewal", "upgrade", "refund"]
+    public static let kinds = LedgerEntry.Kind.allCases.map(\.rawValue)
     /// The label used for a missing product, group or state.
     public static let unknown = "(unknown)"
     /// The label used for pending items (no outcome yet).

@@ -55,7 +55,7 @@ public struct ReportRun: Sendable, Equatable {
     }
 
     /// True when the run finished cleanly: status `completed` and exit code 0.
-    public var succeeded: Bool { status == "completed" && exitCode == 0 }
+    public var succeeded: Bool { status == RunStatus.completed.rawValue && exitCode == 0 }
 
     /// The report folder's name: `<as_of date in UTC>_run-<id>`, e.g. `2024-05-01_run-42`.
     public var folderName: String { "\(RFC3339.day(asOf))_run-\(id)" }

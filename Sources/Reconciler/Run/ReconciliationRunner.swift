@@ -63,7 +63,7 @@ public final class ReconciliationRunner: @unchecked Sendable {
     /// How the run ended.
     public struct Summary: Sendable {
         public var runId: Int64
-        public var status: String
+        public var status: RunStatus
         public var exitCode: ReconcilerExitCode
         public var dryRun: Bool
         public var asOf: Date
@@ -300,10 +300,10 @@ public final class ReconciliationRunner: @unchecked Sendable {
             }
             guard let row else { throw UsageError("--resume: no run") }
             let id: Int64 = try row.decode("id")
-            let status: String = try row.decode("status")
-            guard status == "interrupted" || status == "failed" else {
+            let stored: String = try row.decode("status")
+            guard let status = RunStatus(rawValue: stored), status.isResumable else {
                 throw UsageError(
-                    "--resume \(id): run \(id) is \(status); only interrupted or failed runs can be resumed"
+                    "--resume \(id): run \(id) is \(stored); only interrupted or failed runs can be resumed"
                 )
             }
             let parameters = try RunParameters.decode(try row.decode("parameters"))
@@ -397,34 +397,34 @@ public final class ReconciliationRunner: @unchecked Sendable {
         var stats = AppleRequestStats.fromJSON(previousStats)
         stats.merge(result.stats)
 
-        let status: String
+        let status: RunStatus
         let exitCode: ReconcilerExitCode
         var message: String?
         switch result.stopReason {
         case .configuration(let why)?:
-            status = "failed"
+            status = .failed
             exitCode = .configuration
             message = "stopped early: Apple reports a configuration error (\(why)); check the shared secret and URLs"
         case .database(let why)?:
-            status = "failed"
+            status = .failed
             exitCode = .failure
             message = "database error: \(why); finished items are saved, resume with `run --resume \(runId)`"
         case .interrupted(let why)?:
-            status = "interrupted"
+            status = .interrupted
             exitCode = .failure
             message = "interrupted (\(why)) with \(pending) items pending; resume with `run --resume \(runId)`"
         case nil:
             if pending > 0 {
-                status = "interrupted"
+                status = .interrupted
                 exitCode = .failure
                 message = "\(pending) items still pending; resume with `run --resume \(runId)`"
             } else if due > 0, Double(unresolved) / Double(due) > parameters.options.maxUnresolvedFraction {
-                status = "partial"
+                status = .partial
                 exitCode = .unresolvedAboveThreshold
                 message =
                     "\(unresolved) of \(due) items unresolved (above --max-unresolved \(parameters.options.maxUnresolvedFraction * 100)%); they stay due for the next run"
             } else {
-                status = "completed"
+                status = .completed
                 exitCode = .success
             }
         }
@@ -436,7 +436,8 @@ public final class ReconciliationRunner: @unchecked Sendable {
              WHERE id = $1
             """,
             [
-                runId, status, Int64(exitCode.rawValue), message, stats.jsonString(), Int64(done), Int64(unresolved),
+                runId, status.rawValue, Int64(exitCode.rawValue), message, stats.jsonString(), Int64(done),
+                Int64(unresolved),
                 Int64(due),
             ]
         )
