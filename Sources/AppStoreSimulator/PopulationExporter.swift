@@ -1,8 +1,10 @@
 import Foundation
 
-/// Writes `purchases.jsonl` (what the app stored) and `truth.jsonl` (what Apple implies at `now`).
+/// Writes `purchases.jsonl` (what the app stored), `truth.jsonl` (what Apple implies at `now`) and
+/// `server-api/` (the root certificate, the In-App Purchase key and its ids: `ServerAPIIdentity`).
 ///
-/// Output is byte-identical for the same inputs: families in index order, keys in a fixed order.
+/// Output is byte-identical for the same inputs (families in index order, keys in a fixed order), except the
+/// certificates' ECDSA signatures in `server-api/root.pem`.
 public struct PopulationExporter: Sendable {
     /// Export failure naming the file and what went wrong.
     public struct ExportError: Error, CustomStringConvertible {
@@ -68,6 +70,8 @@ public struct PopulationExporter: Sendable {
         }
         try purchases.close()
         try truth.close()
+        try ServerAPIIdentity(seed: population.seed, anchor: population.anchor, bundleID: population.bundleID)
+            .export(to: directory + "/server-api")
         return Summary(counts: Scenario.allCases.map { ($0, counts[$0] ?? 0) })
     }
 }
