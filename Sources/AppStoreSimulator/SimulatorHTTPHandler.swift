@@ -10,15 +10,22 @@ final class SimulatorHTTPHandler: ChannelInboundHandler, RemovableChannelHandler
     typealias OutboundOut = HTTPServerResponsePart
 
     private let service: VerifyService
-    private let stats: SimulatorStats
+    let serverAPI: ServerAPIService
+    let authenticator: APITokenAuthenticator
+    let stats: SimulatorStats
     private let faults: FaultPlan
+    /// The last API token this connection presented that verified, and when it expires (ms): a keep-alive
+    /// client reusing its token is not verified again on every request.
+    var acceptedToken: APITokenAuthenticator.Accepted?
     private var head: HTTPRequestHead?
     private var body: ByteBuffer?
     private var tooLarge = false
     private static let maxBody = 16 * 1024 * 1024
 
-    init(service: VerifyService, stats: SimulatorStats, faults: FaultPlan) {
+    init(service: VerifyService, serverAPI: ServerAPIService, stats: SimulatorStats, faults: FaultPlan) {
         self.service = service
+        self.serverAPI = serverAPI
+        self.authenticator = APITokenAuthenticator(identity: serverAPI.identity)
         self.stats = stats
         self.faults = faults
     }
@@ -61,6 +68,8 @@ final class SimulatorHTTPHandler: ChannelInboundHandler, RemovableChannelHandler
         switch path {
         case "/verifyReceipt", "/sandbox/verifyReceipt":
             verify(context: context, head: head, path: path, body: body, keepAlive: keepAlive)
+        case _ where path.hasPrefix("/inApps/") || path.hasPrefix("/sandbox/inApps/"):
+            serverAPIRequest(context: context, head: head, path: path, body: body, keepAlive: keepAlive)
         case "/_health":
             respond(context: context, status: .ok, body: Self.bytes(Array("ok\n".utf8)), contentType: "text/plain",
                     keepAlive: keepAlive)
@@ -75,7 +84,7 @@ final class SimulatorHTTPHandler: ChannelInboundHandler, RemovableChannelHandler
         }
     }
 
-    private static func bytes(_ b: [UInt8]) -> ByteBuffer {
+    static func bytes(_ b: [UInt8]) -> ByteBuffer {
         var buf = ByteBufferAllocator().buffer(capacity: b.count)
         buf.writeBytes(b)
         return buf
@@ -184,7 +193,7 @@ final class SimulatorHTTPHandler: ChannelInboundHandler, RemovableChannelHandler
         return "<html><head><title>\(code) \(title)</title></head><body><h1>\(title)</h1></body></html>\n"
     }
 
-    private func respond(context: ChannelHandlerContext, status: HTTPResponseStatus, body: ByteBuffer,
+    func respond(context: ChannelHandlerContext, status: HTTPResponseStatus, body: ByteBuffer,
                          contentType: String = "application/json", keepAlive: Bool,
                          extra: [(String, String)] = []) {
         var headers = HTTPHeaders()

@@ -10,6 +10,7 @@ public final class SimulatorServer: Sendable {
     public let configuration: SimulatorConfiguration
     public let population: Population
     public let service: VerifyService
+    public let serverAPI: ServerAPIService
     public let stats: SimulatorStats
     public let host: String
     /// The port actually bound (the chosen one when configured with 0).
@@ -29,6 +30,8 @@ public final class SimulatorServer: Sendable {
         let clock: SimClock = configuration.now.map { .frozen($0) } ?? .real
         let service = VerifyService(population: pop, sharedSecret: configuration.sharedSecret, clock: clock,
                                     secretMismatchForAll: configuration.secretMismatchForAll)
+        let identity = ServerAPIIdentity(seed: configuration.seed, anchor: pop.anchor, bundleID: pop.bundleID)
+        let serverAPI = ServerAPIService(population: pop, identity: identity, clock: clock)
         let stats = SimulatorStats(maxRequestsPerSecond: configuration.maxRequestsPerSecond)
         let group = MultiThreadedEventLoopGroup(numberOfThreads: max(1, configuration.threads))
         let faults = configuration.faults
@@ -41,7 +44,7 @@ public final class SimulatorServer: Sendable {
                 channel.eventLoop.makeCompletedFuture {
                     try channel.pipeline.syncOperations.configureHTTPServerPipeline(withErrorHandling: true)
                     try channel.pipeline.syncOperations.addHandler(
-                        SimulatorHTTPHandler(service: service, stats: stats, faults: faults))
+                        SimulatorHTTPHandler(service: service, serverAPI: serverAPI, stats: stats, faults: faults))
                 }
             }
         let channel: any Channel
@@ -52,15 +55,18 @@ public final class SimulatorServer: Sendable {
             throw error
         }
         let port = channel.localAddress?.port ?? configuration.port
-        return SimulatorServer(configuration: configuration, population: pop, service: service, stats: stats,
+        return SimulatorServer(configuration: configuration, population: pop, service: service, serverAPI: serverAPI,
+                               stats: stats,
                                host: configuration.host, port: port, group: group, channel: channel)
     }
 
     private init(configuration: SimulatorConfiguration, population: Population, service: VerifyService,
-                 stats: SimulatorStats, host: String, port: Int, group: MultiThreadedEventLoopGroup, channel: any Channel) {
+                 serverAPI: ServerAPIService, stats: SimulatorStats, host: String, port: Int,
+                 group: MultiThreadedEventLoopGroup, channel: any Channel) {
         self.configuration = configuration
         self.population = population
         self.service = service
+        self.serverAPI = serverAPI
         self.stats = stats
         self.host = host
         self.port = port

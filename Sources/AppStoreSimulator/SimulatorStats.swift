@@ -46,6 +46,7 @@ public final class SimulatorStats: Sendable {
         var rateLimited = 0
         var paths: [String: PathCounters] = [:]
         var faults: [FaultKind: Int] = [:]
+        var authFailures: [String: Int] = [:]
         var connectionsAccepted = 0
         var connectionsOpen = 0
         var peakConnections = 0
@@ -87,6 +88,11 @@ public final class SimulatorStats: Sendable {
             Self.bump(&s.paths[path, default: PathCounters()], httpStatus, appleStatus)
             if let fault { s.faults[fault, default: 0] += 1 }
         }
+    }
+
+    /// One Server API request refused with 401, by reason (`APITokenAuthenticator.Failure`).
+    public func recordAuthFailure(_ reason: String) {
+        state.withLock { s in s.authFailures[reason, default: 0] += 1 }
     }
 
     private static func bump(_ c: inout PathCounters, _ http: Int, _ apple: Int?) {
@@ -168,6 +174,13 @@ public final class SimulatorStats: Sendable {
             for kind in FaultKind.allCases {
                 w.key(kind.rawValue)
                 w.int(Int64(s.faults[kind] ?? 0))
+            }
+            w.endObject()
+            w.key("auth_failures")
+            w.beginObject()
+            for reason in APITokenAuthenticator.Failure.allCases {
+                w.key(reason.rawValue)
+                w.int(Int64(s.authFailures[reason.rawValue] ?? 0))
             }
             w.endObject()
             w.endObject()

@@ -6,7 +6,7 @@ import X509
 /// The test client's own JWS verification (not the reconciler's): a compact ES256 JWS whose `x5c` chain
 /// (leaf, intermediate, root) verifies to the exported `root.pem` at `signedDate`, with Apple's OIDs on
 /// the intermediate and the leaf, and an r||s signature by the leaf's key.
-struct TestJWSVerifier {
+struct TestJWSVerifier: Sendable {
     struct Refusal: Error, CustomStringConvertible {
         var description: String
         init(_ d: String) { description = d }

@@ -1,0 +1,175 @@
+import NIOCore
+import Synchronization
+
+/// The App Store Server API without the HTTP (docs/simulator.md, "The Server API"): an endpoint, an
+/// environment, a transaction id and a query in; HTTP status, Apple's `errorCode` and a JSON body out.
+///
+/// Answers come from the same population and timelines as verifyReceipt. A transaction id is known in its own
+/// environment once it exists (purchased at or before `now`); ids of another app's receipt and of deleted
+/// accounts are unknown (4040010), as is a sandbox id asked of production and the reverse. Signed answers are
+/// cached per (endpoint, environment, id, query, now), so a frozen clock signs each payload once.
+public final class ServerAPIService: Sendable {
+    public enum Endpoint: String, Sendable, CaseIterable {
+        case subscriptions, transactions, history, refundHistory = "refund_history"
+        case notificationHistory = "notification_history"
+    }
+
+    public struct Outcome: Sendable {
+        public var httpStatus: Int
+        public var errorCode: Int?
+        public var body: ByteBuffer
+    }
+
+    struct CacheKey: Hashable {
+        var endpoint: Endpoint
+        var sandbox: Bool
+        var id: UInt64
+        var query: String
+        var now: Int64
+    }
+
+    public let population: Population
+    public let identity: ServerAPIIdentity
+    public let renderer: ServerAPIRenderer
+    public let clock: SimClock
+    /// Subscription number (original id minus the population's base, over 10,000) to family and plan indices.
+    private let plans: [UInt64: (family: Int, plan: Int)]
+    private let cache = Mutex<[CacheKey: Outcome]>([:])
+    private static let cacheLimit = 50_000
+
+    public init(population: Population, identity: ServerAPIIdentity, clock: SimClock) {
+        self.population = population
+        self.identity = identity
+        self.renderer = ServerAPIRenderer(population: population, identity: identity)
+        self.clock = clock
+        var plans: [UInt64: (Int, Int)] = [:]
+        for (f, family) in population.families.enumerated() {
+            for (p, plan) in family.subscriptions.enumerated() { plans[plan.originalTransactionID] = (f, p) }
+        }
+        self.plans = plans
+    }
+
+    static func buffer(_ bytes: [UInt8]) -> ByteBuffer {
+        var b = ByteBufferAllocator().buffer(capacity: bytes.count)
+        b.writeBytes(bytes)
+        return b
+    }
+
+    public static func error(_ code: Int, httpStatus: Int? = nil) -> Outcome {
+        // Apple's codes start with the HTTP status: 4000006 is a 400, 4040010 a 404, 5000001 a 500.
+        let status = httpStatus ?? code / 10_000
+        return Outcome(httpStatus: status, errorCode: code, body: buffer(ServerAPIRenderer.errorBody(code)))
+    }
+
+    /// Parses a path segment as a transaction id: 1 to 19 decimal digits (else 4000006).
+    static func transactionID(_ text: Substring) -> UInt64? {
+        guard !text.isEmpty, text.count <= 19, text.utf8.allSatisfy({ $0 >= 48 && $0 <= 57 }) else { return nil }
+        return UInt64(text)
+    }
+
+    /// The family, subscription and index of `id` as seen from `sandbox` at `now`, if Apple would know it there.
+    public func locate(_ id: UInt64, sandbox: Bool, now: Int64) -> ServerAPIRenderer.Location? {
+        let original = id - id % 10_000
+        guard let (f, p) = plans[original] else { return nil }
+        let family = population.families[f]
+        guard family.sandbox == sandbox, family.bundleID == population.bundleID, family.fixedStatus != 21010 else {
+            return nil
+        }
+        let plan = family.subscriptions[p]
+        let index = Int(id - original)
+        guard index < plan.timeline(at: now).transactions.count else { return nil }
+        return ServerAPIRenderer.Location(family: family, plan: plan, index: index)
+    }
+
+    /// Answers one request. `idText` is the path's transaction id; `query` the raw query string (may be empty).
+    public func answer(_ endpoint: Endpoint, sandbox: Bool, idText: Substring, query: Substring) -> Outcome {
+        guard let id = Self.transactionID(idText) else { return Self.error(4000006) }
+        let now = clock.now()
+        let key = CacheKey(endpoint: endpoint, sandbox: sandbox, id: id, query: String(query), now: now)
+        if let hit = cache.withLock({ $0[key] }) { return hit }
+        guard let location = locate(id, sandbox: sandbox, now: now) else { return Self.error(4040010) }
+        let outcome: Outcome
+        switch endpoint {
+        case .subscriptions: outcome = subscriptionStatuses(location, query: query, now: now)
+        case .transactions: outcome = transactionInfo(location, now: now)
+        case .history, .refundHistory, .notificationHistory: outcome = Self.error(4040010)
+        }
+        cache.withLock { c in
+            if c.count >= Self.cacheLimit { c.removeAll(keepingCapacity: true) }
+            c[key] = outcome
+        }
+        return outcome
+    }
+
+    private func ok(_ bytes: [UInt8]) -> Outcome { Outcome(httpStatus: 200, errorCode: nil, body: Self.buffer(bytes)) }
+
+    /// Get Transaction Info: `{"signedTransactionInfo": JWS}`.
+    func transactionInfo(_ location: ServerAPIRenderer.Location, now: Int64) -> Outcome {
+        let tl = location.plan.timeline(at: now)
+        let t = tl.transactions[location.index]
+        let payload = renderer.transactionPayload(t, plan: location.plan, family: location.family, signedDate: now)
+        var w = JSONWriter(capacity: 2048)
+        w.beginObject()
+        w.field("signedTransactionInfo", identity.sign(payload: payload))
+        w.endObject()
+        return ok(w.bytes)
+    }
+
+    /// Get All Subscription Statuses: every subscription of the customer (the family), grouped by
+    /// subscription group, each with its latest transaction and renewal info; `status=N` filters (repeatable).
+    func subscriptionStatuses(_ location: ServerAPIRenderer.Location, query: Substring, now: Int64) -> Outcome {
+        var wanted: Set<Int> = []
+        for pair in query.split(separator: "&") where pair.hasPrefix("status=") {
+            guard let n = Int(pair.dropFirst(7)), (1...5).contains(n) else { return Self.error(4000031) }
+            wanted.insert(n)
+        }
+        let family = location.family
+        var groups: [(String, [(Int, SubscriptionPlan, SubscriptionTimeline)])] = []
+        for plan in family.subscriptions {
+            let tl = plan.timeline(at: now)
+            guard let latest = tl.transactions.max(by: { $0.purchase < $1.purchase }) else { continue }
+            let status = ServerAPIRenderer.status(tl, now: now)
+            if !wanted.isEmpty && !wanted.contains(status) { continue }
+            let group = latest.product.groupID
+            if let i = groups.firstIndex(where: { $0.0 == group }) {
+                groups[i].1.append((status, plan, tl))
+            } else {
+                groups.append((group, [(status, plan, tl)]))
+            }
+        }
+        var w = JSONWriter(capacity: 4096)
+        w.beginObject()
+        w.field("environment", ServerAPIRenderer.environment(family))
+        w.field("bundleId", family.bundleID)
+        if !family.sandbox {
+            w.key("appAppleId")
+            w.int(identity.appAppleID)
+        }
+        w.key("data")
+        w.beginArray()
+        for (group, entries) in groups {
+            w.beginObject()
+            w.field("subscriptionGroupIdentifier", group)
+            w.key("lastTransactions")
+            w.beginArray()
+            for (status, plan, tl) in entries {
+                // The non-nil latest was checked above.
+                let latest = tl.transactions.max { $0.purchase < $1.purchase }!
+                w.beginObject()
+                w.key("status")
+                w.int(Int64(status))
+                w.field("originalTransactionId", String(plan.originalTransactionID))
+                w.field("signedTransactionInfo", identity.sign(
+                    payload: renderer.transactionPayload(latest, plan: plan, family: family, signedDate: now)))
+                w.field("signedRenewalInfo", identity.sign(
+                    payload: renderer.renewalPayload(tl, plan: plan, family: family, signedDate: now)))
+                w.endObject()
+            }
+            w.endArray()
+            w.endObject()
+        }
+        w.endArray()
+        w.endObject()
+        return ok(w.bytes)
+    }
+}
