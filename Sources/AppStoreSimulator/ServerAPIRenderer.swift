@@ -158,6 +158,7 @@ public struct ServerAPIRenderer: Sendable {
 
     static func errorMessage(_ code: Int) -> String {
         switch code {
+        case 4000005: "Invalid request revision."
         case 4000006: "Invalid transaction id."
         case 4000014: "Invalid pagination token."
         case 4000031: "Invalid status."

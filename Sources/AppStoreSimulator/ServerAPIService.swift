@@ -92,7 +92,9 @@ public final class ServerAPIService: Sendable {
         switch endpoint {
         case .subscriptions: outcome = subscriptionStatuses(location, query: query, now: now)
         case .transactions: outcome = transactionInfo(location, now: now)
-        case .history, .refundHistory, .notificationHistory: outcome = Self.error(4040010)
+        case .history: outcome = history(location, query: query, now: now)
+        case .refundHistory: outcome = refundHistory(location, query: query, now: now)
+        case .notificationHistory: outcome = Self.error(4040010)
         }
         cache.withLock { c in
             if c.count >= Self.cacheLimit { c.removeAll(keepingCapacity: true) }
@@ -171,5 +173,85 @@ public final class ServerAPIService: Sendable {
         w.endArray()
         w.endObject()
         return ok(w.bytes)
+    }
+
+    /// Every transaction of the customer (all subscriptions of the family) at `now`.
+    private func customerTransactions(_ family: ReceiptFamily, now: Int64) -> [(SimTransaction, SubscriptionPlan)] {
+        family.subscriptions.flatMap { plan in plan.timeline(at: now).transactions.map { ($0, plan) } }
+    }
+
+    /// A page of signed transactions: `revision`, `hasMore`, `signedTransactions`, and the app's ids.
+    private func page(_ items: [(SimTransaction, SubscriptionPlan)], offset: Int, nextToken: String,
+                      family: ReceiptFamily, now: Int64) -> Outcome {
+        let end = min(items.count, offset + HistoryQuery.pageSize)
+        var w = JSONWriter(capacity: 40_000)
+        w.beginObject()
+        w.field("revision", nextToken)
+        w.key("hasMore")
+        w.bool(end < items.count)
+        w.field("bundleId", family.bundleID)
+        if !family.sandbox {
+            w.key("appAppleId")
+            w.int(identity.appAppleID)
+        }
+        w.field("environment", ServerAPIRenderer.environment(family))
+        w.key("signedTransactions")
+        w.beginArray()
+        if offset < end {
+            for (t, plan) in items[offset..<end] {
+                w.string(identity.sign(payload: renderer.transactionPayload(t, plan: plan, family: family,
+                                                                            signedDate: now)))
+            }
+        }
+        w.endArray()
+        w.endObject()
+        return ok(w.bytes)
+    }
+
+    /// Get Transaction History v2: the customer's transactions filtered by the query, by purchase date
+    /// (then id), 20 a page; `revision` pages and is refused (4000005) with any other query.
+    func history(_ location: ServerAPIRenderer.Location, query: Substring, now: Int64) -> Outcome {
+        guard let q = HistoryQuery(query) else { return Self.error(4000005, httpStatus: 400) }
+        let family = location.family
+        let scope = UInt64(family.index) << 1 | (family.sandbox ? 1 : 0)
+        var offset = 0
+        if let revision = q.revision {
+            guard let o = HistoryQuery.offset(of: revision, key: population.seed, scope: scope,
+                                              canonical: q.canonical)
+            else { return Self.error(4000005) }
+            offset = o
+        }
+        var items = customerTransactions(family, now: now).filter { q.matches($0.0) }
+        items.sort { a, b in
+            a.0.purchase != b.0.purchase ? a.0.purchase < b.0.purchase : a.0.transactionID < b.0.transactionID
+        }
+        if q.descending { items.reverse() }
+        let next = min(items.count, offset + HistoryQuery.pageSize)
+        let token = HistoryQuery.token(offset: next, key: population.seed, scope: scope, canonical: q.canonical)
+        return page(items, offset: offset, nextToken: token, family: family, now: now)
+    }
+
+    /// Get Refund History v2: the customer's refunded transactions by revocation date, 20 a page.
+    func refundHistory(_ location: ServerAPIRenderer.Location, query: Substring, now: Int64) -> Outcome {
+        var revision: String?
+        for pair in query.split(separator: "&") {
+            guard pair.hasPrefix("revision=") else { return Self.error(4000005, httpStatus: 400) }
+            revision = String(pair.dropFirst("revision=".count))
+        }
+        let family = location.family
+        let scope = UInt64(family.index) << 1 | (family.sandbox ? 1 : 0) | 1 << 62
+        var offset = 0
+        if let revision {
+            guard let o = HistoryQuery.offset(of: revision, key: population.seed, scope: scope, canonical: "")
+            else { return Self.error(4000005) }
+            offset = o
+        }
+        var items = customerTransactions(family, now: now).filter { $0.0.isRefunded }
+        items.sort { a, b in
+            (a.0.cancellation ?? 0, a.0.transactionID) < (b.0.cancellation ?? 0, b.0.transactionID)
+        }
+        let next = min(items.count, offset + HistoryQuery.pageSize)
+        let token = HistoryQuery.token(offset: next, key: population.seed, scope: scope, canonical: "")
+        return page(items, offset: offset, nextToken: token, family: family, now: now)
     }
 }
