@@ -13,7 +13,7 @@ final class SimulatorHTTPHandler: ChannelInboundHandler, RemovableChannelHandler
     let serverAPI: ServerAPIService
     let authenticator: APITokenAuthenticator
     let stats: SimulatorStats
-    private let faults: FaultPlan
+    let faults: FaultPlan
     /// The last API token this connection presented that verified, and when it expires (ms): a keep-alive
     /// client reusing its token is not verified again on every request.
     var acceptedToken: APITokenAuthenticator.Accepted?
@@ -22,7 +22,11 @@ final class SimulatorHTTPHandler: ChannelInboundHandler, RemovableChannelHandler
     private var tooLarge = false
     private static let maxBody = 16 * 1024 * 1024
 
-    init(service: VerifyService, serverAPI: ServerAPIService, stats: SimulatorStats, faults: FaultPlan) {
+    let limits: ServerAPILimits
+
+    init(service: VerifyService, serverAPI: ServerAPIService, stats: SimulatorStats, faults: FaultPlan,
+         limits: ServerAPILimits = .apple) {
+        self.limits = limits
         self.service = service
         self.serverAPI = serverAPI
         self.authenticator = APITokenAuthenticator(identity: serverAPI.identity)
@@ -188,7 +192,7 @@ final class SimulatorHTTPHandler: ChannelInboundHandler, RemovableChannelHandler
         }
     }
 
-    private static func errorPage(_ code: Int) -> String {
+    static func errorPage(_ code: Int) -> String {
         let title = code == 503 ? "Service Unavailable" : "Internal Server Error"
         return "<html><head><title>\(code) \(title)</title></head><body><h1>\(title)</h1></body></html>\n"
     }

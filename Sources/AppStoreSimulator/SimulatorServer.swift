@@ -44,7 +44,8 @@ public final class SimulatorServer: Sendable {
                 channel.eventLoop.makeCompletedFuture {
                     try channel.pipeline.syncOperations.configureHTTPServerPipeline(withErrorHandling: true)
                     try channel.pipeline.syncOperations.addHandler(
-                        SimulatorHTTPHandler(service: service, serverAPI: serverAPI, stats: stats, faults: faults))
+                        SimulatorHTTPHandler(service: service, serverAPI: serverAPI, stats: stats, faults: faults,
+                                             limits: configuration.serverAPILimits))
                 }
             }
         let channel: any Channel

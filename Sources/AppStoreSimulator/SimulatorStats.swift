@@ -47,6 +47,11 @@ public final class SimulatorStats: Sendable {
         var paths: [String: PathCounters] = [:]
         var faults: [FaultKind: Int] = [:]
         var authFailures: [String: Int] = [:]
+        /// Per Server API endpoint and environment (`ServerAPIRoute.statsPath`): admitted requests and 429s.
+        var apiWindows: [String: Window] = [:]
+        var apiLimited: [String: Int] = [:]
+        var apiLimits: [String: Int] = [:]
+        var apiFaults: [String: Int] = [:]
         var connectionsAccepted = 0
         var connectionsOpen = 0
         var peakConnections = 0
@@ -81,6 +86,29 @@ public final class SimulatorStats: Sendable {
             s.admitted.add(now)
             return Admission(sequence: seq, admitted: true)
         }
+    }
+
+    /// Apple's per-endpoint limit: admitted only if fewer than `limit` requests to `key` were admitted in the
+    /// second before `now`. When refused, also returns when (monotonic ns) the oldest of them leaves the window.
+    public func admitServerAPI(key: String, limit: Int?, now: UInt64 = DispatchTimeNanos.now())
+        -> (admitted: Bool, freeAt: UInt64)
+    {
+        state.withLock { s in
+            if let limit { s.apiLimits[key] = limit }
+            var window = s.apiWindows[key] ?? Window()
+            defer { s.apiWindows[key] = window }
+            if let limit, window.count(at: now) >= limit {
+                s.apiLimited[key, default: 0] += 1
+                return (false, window.times[window.times.count - limit] + 1_000_000_000)
+            }
+            window.add(now)
+            return (true, now)
+        }
+    }
+
+    /// A Server API fault (`ServerAPIFault`) that was injected.
+    public func recordServerAPIFault(_ name: String) {
+        state.withLock { s in s.apiFaults[name, default: 0] += 1 }
     }
 
     public func record(path: String, httpStatus: Int, appleStatus: Int?, fault: FaultKind?) {
@@ -174,6 +202,27 @@ public final class SimulatorStats: Sendable {
             for kind in FaultKind.allCases {
                 w.key(kind.rawValue)
                 w.int(Int64(s.faults[kind] ?? 0))
+            }
+            w.endObject()
+            w.key("server_api_limits")
+            w.beginObject()
+            for key in s.apiWindows.keys.sorted() {
+                w.key(key)
+                w.beginObject()
+                w.key("limit_per_second")
+                if let l = s.apiLimits[key] { w.int(Int64(l)) } else { w.null() }
+                w.key("peak_admitted_per_second")
+                w.int(Int64(s.apiWindows[key]?.peak ?? 0))
+                w.key("rate_limited")
+                w.int(Int64(s.apiLimited[key] ?? 0))
+                w.endObject()
+            }
+            w.endObject()
+            w.key("server_api_faults")
+            w.beginObject()
+            for name in s.apiFaults.keys.sorted() {
+                w.key(name)
+                w.int(Int64(s.apiFaults[name] ?? 0))
             }
             w.endObject()
             w.key("auth_failures")

@@ -39,13 +39,14 @@ enum SimTimeParse {
 
 struct Serve: ParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Serve POST /verifyReceipt (production) and POST /sandbox/verifyReceipt (sandbox) on loopback.",
+        abstract: "Serve verifyReceipt and the App Store Server API (production at the root, sandbox under /sandbox).",
         discussion: """
             The shared secret comes from $APPSTORE_SIM_SHARED_SECRET or --shared-secret-file, else it is \
             "\(SimulatorConfiguration.defaultSharedSecret)". A request with another password is answered 21004 \
             once its receipt authenticates and is in the right environment (21007/21008 and the per-account \
             answers 21003/21010 come first); --fault-21004-all answers 21004 to every well-formed request, \
-            for testing that a client stops when 21004s are systematic. GET /_stats returns counters, \
+            for testing that a client stops when 21004s are systematic. The Server API (/inApps/...) needs a \
+            JWT signed with the key `export` writes to DIR/server-api/key.p8. GET /_stats returns counters, \
             GET /_health 200.
             """)
 
@@ -105,8 +106,34 @@ struct Serve: ParsableCommand {
     @Option(name: .customLong("max-rps"), help: "Answer 429 to requests over this many in any one-second window.")
     var maxRPS: Int?
 
+    @Option(name: .customLong("max-rps-statuses"),
+            help: "Server API: Get All Subscription Statuses per second in production (sandbox 10%; 0 = no limit).")
+    var maxRPSStatuses: Int = 50
+    @Option(name: .customLong("max-rps-history"), help: "Server API: Get Transaction History per second (production).")
+    var maxRPSHistory: Int = 50
+    @Option(name: .customLong("max-rps-transaction-info"),
+            help: "Server API: Get Transaction Info per second (production).")
+    var maxRPSTransactionInfo: Int = 50
+    @Option(name: .customLong("max-rps-notification-history"),
+            help: "Server API: Get Notification History per second (production).")
+    var maxRPSNotificationHistory: Int = 50
+    @Option(name: .customLong("max-rps-refund-history"),
+            help: "Server API: Get Refund History per second (production).")
+    var maxRPSRefundHistory: Int = 10
+
+    func serverAPILimits() -> ServerAPILimits {
+        let given: [(ServerAPIService.Endpoint, Int)] = [
+            (.subscriptions, maxRPSStatuses), (.history, maxRPSHistory), (.transactions, maxRPSTransactionInfo),
+            (.notificationHistory, maxRPSNotificationHistory), (.refundHistory, maxRPSRefundHistory),
+        ]
+        return ServerAPILimits(production: Dictionary(uniqueKeysWithValues: given.filter { $0.1 > 0 }))
+    }
+
     func validate() throws {
         try population.validateCommon()
+        guard [maxRPSStatuses, maxRPSHistory, maxRPSTransactionInfo, maxRPSNotificationHistory, maxRPSRefundHistory]
+            .allSatisfy({ $0 >= 0 })
+        else { throw ValidationError("--max-rps-* must be >= 0 (0: no limit)") }
         if let now, SimTime.parseRFC3339(now) == nil { throw ValidationError("--now is not RFC 3339: \(now)") }
         if let latency, LatencyDistribution(parsing: latency) == nil {
             throw ValidationError("--latency-ms must be N, uniform:A-B or normal:MEAN,SD (got \(latency))")
@@ -157,6 +184,7 @@ struct Serve: ParsableCommand {
         config.sharedSecret = try sharedSecret()
         config.threads = threads
         config.maxRequestsPerSecond = maxRPS
+        config.serverAPILimits = serverAPILimits()
         config.secretMismatchForAll = secretMismatchForAll
         config.faults = FaultPlan(
             seed: population.seed, rates: Dictionary(uniqueKeysWithValues: rates()),
@@ -179,7 +207,10 @@ struct Serve: ParsableCommand {
 
 struct Export: ParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Write DIR/purchases.jsonl (what the app stored) and DIR/truth.jsonl (what Apple implies at --now).")
+        abstract: """
+            Write DIR/purchases.jsonl (what the app stored), DIR/truth.jsonl (what Apple implies at --now) and \
+            DIR/server-api/ (root.pem, key.p8, api.json: what a Server API client needs).
+            """)
 
     @OptionGroup var population: PopulationOptions
 

@@ -29,7 +29,7 @@ import Testing
     }
 
     @Test func historyPagesToTheEndInOrder() async throws {
-        try await withSimulator(subscriptions: 300) { server in
+        try await withSimulator(subscriptions: 300, configure: { $0.serverAPILimits = .unlimited }) { server in
             let client = try await ServerAPIClient.connect(to: server)
             let family = try #require(server.population.families.first { $0.scenario == .longHistory })
             let expected = family.subscriptions.flatMap { $0.timeline(at: Self.now).transactions }
@@ -63,7 +63,7 @@ import Testing
     }
 
     @Test func historyFiltersAndRefundHistory() async throws {
-        try await withSimulator(subscriptions: 300) { server in
+        try await withSimulator(subscriptions: 300, configure: { $0.serverAPILimits = .unlimited }) { server in
             let client = try await ServerAPIClient.connect(to: server)
             var sawRefund = false
             for family in server.population.families

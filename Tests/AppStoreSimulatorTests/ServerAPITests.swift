@@ -7,7 +7,7 @@ import Testing
     static let now = PopulationTests.now
 
     @Test func everyTokenDefectIs401AndCounted() async throws {
-        try await withSimulator(subscriptions: 40) { server in
+        try await withSimulator(subscriptions: 40, configure: { $0.serverAPILimits = .unlimited }) { server in
             let client = try await ServerAPIClient.connect(to: server)
             defer { Task { await client.close() } }
             let id = try #require(server.population.families.first { !$0.sandbox && $0.fixedStatus == nil
@@ -60,7 +60,7 @@ import Testing
     }
 
     @Test func errorsForUnknownInvalidAndOtherEnvironmentIDs() async throws {
-        try await withSimulator(subscriptions: 80) { server in
+        try await withSimulator(subscriptions: 80, configure: { $0.serverAPILimits = .unlimited }) { server in
             let client = try await ServerAPIClient.connect(to: server)
             defer { Task { await client.close() } }
             let families = server.population.families
@@ -88,7 +88,7 @@ import Testing
     /// Every subscription: statuses and transaction info agree with the truth and with the timeline
     /// verifyReceipt renders from; every JWS verifies against the exported root.
     @Test func statusesAndTransactionsAgreeWithTheTruth() async throws {
-        try await withSimulator(subscriptions: 300) { server in
+        try await withSimulator(subscriptions: 300, configure: { $0.serverAPILimits = .unlimited }) { server in
             let client = try await ServerAPIClient.connect(to: server)
             defer { Task { await client.close() } }
             let stateOfStatus = [1: "active", 2: "expired", 3: "billing_retry", 4: "grace_period", 5: "revoked"]
@@ -154,7 +154,7 @@ import Testing
     }
 
     @Test func statusFilterKeepsOnlyTheAskedStatuses() async throws {
-        try await withSimulator(subscriptions: 200) { server in
+        try await withSimulator(subscriptions: 200, configure: { $0.serverAPILimits = .unlimited }) { server in
             let client = try await ServerAPIClient.connect(to: server)
             defer { Task { await client.close() } }
             let family = try #require(server.population.families.first { $0.scenario == .multiGroup })
