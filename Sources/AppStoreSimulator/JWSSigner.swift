@@ -16,6 +16,18 @@ struct JWSSigner: Sendable {
         headerPrefix = Base64URL.encode(Array(header.utf8)) + [46]
     }
 
+    /// Signs `payload`, then replaces the payload segment with `payload` whose `expiresDate` says 2100 (the
+    /// signature no longer matches).
+    func signTampered(payload: [UInt8]) -> String {
+        let signed = Array(sign(payload: payload).utf8)
+        let parts = signed.split(separator: 46, omittingEmptySubsequences: false)
+        var changed = payload
+        if changed.last == 125 { changed.removeLast() }
+        changed += Array(#","expiresDate":4102444800000}"#.utf8)
+        let out = Array(parts[0]) + [46] + Base64URL.encode(changed) + [46] + Array(parts[2])
+        return String(decoding: out, as: UTF8.self)
+    }
+
     /// `header.payload.signature`.
     func sign(payload: [UInt8]) -> String {
         var input = headerPrefix

@@ -32,6 +32,10 @@ public struct ServerAPIIdentity: Sendable {
     public let leaf: Certificate
     /// Signs the payloads: the leaf's key.
     let signer: JWSSigner
+    /// Signers of the signature faults (`SignatureFault`).
+    let foreignSigner: JWSSigner
+    let leafWithoutOIDSigner: JWSSigner
+    let expiredLeafSigner: JWSSigner
 
     /// Validity of the chain: from 20 years before the anchor's day to 10 years after it, so every date of
     /// the population (its histories reach a few years back) lies inside.
@@ -106,6 +110,56 @@ public struct ServerAPIIdentity: Sendable {
             fatalError("building the simulator's certificate chain failed: \(error)")
         }
         signer = JWSSigner(key: leafKey, chain: [leaf, intermediate, root].map(Self.der))
+        do {
+            let names = (root: root.subject, intermediate: intermediate.subject, leaf: leaf.subject)
+            // The same subjects under other keys: only the root's key tells them apart.
+            let foreignRootKey = Self.derivedKey(seed: seed, label: "foreign-root")
+            let foreignIntermediateKey = Self.derivedKey(seed: seed, label: "foreign-intermediate")
+            let foreignRoot = try Self.certificate(
+                key: foreignRootKey, issuerKey: foreignRootKey, issuer: names.root, subject: names.root,
+                serial: 11, seed: seed, from: notValidBefore, to: notValidAfter, ca: true, oid: nil)
+            let foreignIntermediate = try Self.certificate(
+                key: foreignIntermediateKey, issuerKey: foreignRootKey, issuer: names.root,
+                subject: names.intermediate, serial: 12, seed: seed, from: notValidBefore, to: notValidAfter,
+                ca: true, oid: Self.intermediateOID)
+            let foreignLeaf = try Self.certificate(
+                key: leafKey, issuerKey: foreignIntermediateKey, issuer: names.intermediate, subject: names.leaf,
+                serial: 13, seed: seed, from: notValidBefore, to: notValidAfter, ca: false, oid: Self.leafOID)
+            foreignSigner = JWSSigner(key: leafKey, chain: [foreignLeaf, foreignIntermediate, foreignRoot].map(Self.der))
+            let noOIDLeaf = try Self.certificate(
+                key: leafKey, issuerKey: intermediateKey, issuer: names.intermediate, subject: names.leaf,
+                serial: 14, seed: seed, from: notValidBefore, to: notValidAfter, ca: false, oid: nil)
+            leafWithoutOIDSigner = JWSSigner(key: leafKey, chain: [noOIDLeaf, intermediate, root].map(Self.der))
+            let expiredUntil = notValidBefore.addingTimeInterval(Double(10 * 365 * SimTime.day) / 1000)
+            let expiredLeaf = try Self.certificate(
+                key: leafKey, issuerKey: intermediateKey, issuer: names.intermediate, subject: names.leaf,
+                serial: 15, seed: seed, from: notValidBefore, to: expiredUntil, ca: false, oid: Self.leafOID)
+            expiredLeafSigner = JWSSigner(key: leafKey, chain: [expiredLeaf, intermediate, root].map(Self.der))
+        } catch {
+            fatalError("building the simulator's fault certificates failed: \(error)")
+        }
+    }
+
+    /// One certificate of a fault chain: a CA (key cert sign) or a leaf (digital signature), with `oid` if given.
+    private static func certificate(
+        key: P256.Signing.PrivateKey, issuerKey: P256.Signing.PrivateKey, issuer: DistinguishedName,
+        subject: DistinguishedName, serial: UInt64, seed: UInt64, from: Date, to: Date, ca: Bool,
+        oid: ASN1ObjectIdentifier?
+    ) throws -> Certificate {
+        var extensions = try Certificate.Extensions {
+            if ca {
+                Critical(BasicConstraints.isCertificateAuthority(maxPathLength: issuer == subject ? nil : 0))
+                Critical(KeyUsage(keyCertSign: true, cRLSign: true))
+            } else {
+                Critical(BasicConstraints.notCertificateAuthority)
+                Critical(KeyUsage(digitalSignature: true))
+            }
+        }
+        if let oid { try extensions.append(Certificate.Extension(oid: oid, critical: false, value: [0x05, 0x00])) }
+        return try Certificate(
+            version: .v3, serialNumber: Self.serial(seed: seed, label: serial), publicKey: .init(key.publicKey),
+            notValidBefore: from, notValidAfter: to, issuer: issuer, subject: subject,
+            signatureAlgorithm: .ecdsaWithSHA256, extensions: extensions, issuerPrivateKey: .init(issuerKey))
     }
 
     // MARK: Derivations from the seed
@@ -209,6 +263,39 @@ public struct ServerAPIIdentity: Sendable {
         }
     }
 
+    /// A client's API token (JWT, ES256) signed with the population's In-App Purchase key, for tools such as
+    /// curl and wrk (`appstore-simulator token`); a real client signs its own with `key.p8`.
+    public func apiToken(issuedAt: Int64, lifetimeSeconds: Int64) -> String {
+        let header = #"{"alg":"ES256","kid":"\#(keyID)","typ":"JWT"}"#
+        var claims = JSONWriter(capacity: 200)
+        claims.beginObject()
+        claims.field("iss", issuerID)
+        claims.key("iat")
+        claims.int(issuedAt)
+        claims.key("exp")
+        claims.int(issuedAt + lifetimeSeconds)
+        claims.field("aud", Self.audience)
+        claims.field("bid", bundleID)
+        claims.endObject()
+        var input = Base64URL.encode(Array(header.utf8)) + [46] + Base64URL.encode(claims.bytes)
+        // Signing bytes in memory with a valid P-256 key cannot fail.
+        let signature = try! apiKey.signature(for: input)
+        input.append(46)
+        input += Base64URL.encode(Array(signature.rawRepresentation))
+        return String(decoding: input, as: UTF8.self)
+    }
+
     /// Signs a payload (JSON bytes) as a compact JWS with the population's chain.
     public func sign(payload: [UInt8]) -> String { signer.sign(payload: payload) }
+
+    /// Signs a payload with the defect `fault` (nil: correctly).
+    public func sign(payload: [UInt8], fault: SignatureFault?) -> String {
+        switch fault {
+        case nil: signer.sign(payload: payload)
+        case .foreignChain?: foreignSigner.sign(payload: payload)
+        case .leafWithoutOID?: leafWithoutOIDSigner.sign(payload: payload)
+        case .expiredLeaf?: expiredLeafSigner.sign(payload: payload)
+        case .tamperedPayload?: signer.signTampered(payload: payload)
+        }
+    }
 }

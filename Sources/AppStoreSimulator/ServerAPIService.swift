@@ -26,6 +26,7 @@ public final class ServerAPIService: Sendable {
         var id: UInt64
         var query: String
         var now: Int64
+        var fault: SignatureFault?
     }
 
     public let population: Population
@@ -82,18 +83,21 @@ public final class ServerAPIService: Sendable {
     }
 
     /// Answers one request. `idText` is the path's transaction id; `query` the raw query string (may be empty).
-    public func answer(_ endpoint: Endpoint, sandbox: Bool, idText: Substring, query: Substring) -> Outcome {
+    /// `fault` signs every JWS of the answer with that defect.
+    public func answer(_ endpoint: Endpoint, sandbox: Bool, idText: Substring, query: Substring,
+                       fault: SignatureFault? = nil) -> Outcome {
         guard let id = Self.transactionID(idText) else { return Self.error(4000006) }
         let now = clock.now()
-        let key = CacheKey(endpoint: endpoint, sandbox: sandbox, id: id, query: String(query), now: now)
+        let key = CacheKey(endpoint: endpoint, sandbox: sandbox, id: id, query: String(query), now: now,
+                           fault: fault)
         if let hit = cache.withLock({ $0[key] }) { return hit }
         guard let location = locate(id, sandbox: sandbox, now: now) else { return Self.error(4040010) }
         let outcome: Outcome
         switch endpoint {
-        case .subscriptions: outcome = subscriptionStatuses(location, query: query, now: now)
-        case .transactions: outcome = transactionInfo(location, now: now)
-        case .history: outcome = history(location, query: query, now: now)
-        case .refundHistory: outcome = refundHistory(location, query: query, now: now)
+        case .subscriptions: outcome = subscriptionStatuses(location, query: query, now: now, fault: fault)
+        case .transactions: outcome = transactionInfo(location, now: now, fault: fault)
+        case .history: outcome = history(location, query: query, now: now, fault: fault)
+        case .refundHistory: outcome = refundHistory(location, query: query, now: now, fault: fault)
         case .notificationHistory: outcome = Self.error(4040010)
         }
         cache.withLock { c in
@@ -106,20 +110,21 @@ public final class ServerAPIService: Sendable {
     private func ok(_ bytes: [UInt8]) -> Outcome { Outcome(httpStatus: 200, errorCode: nil, body: Self.buffer(bytes)) }
 
     /// Get Transaction Info: `{"signedTransactionInfo": JWS}`.
-    func transactionInfo(_ location: ServerAPIRenderer.Location, now: Int64) -> Outcome {
+    func transactionInfo(_ location: ServerAPIRenderer.Location, now: Int64, fault: SignatureFault?) -> Outcome {
         let tl = location.plan.timeline(at: now)
         let t = tl.transactions[location.index]
         let payload = renderer.transactionPayload(t, plan: location.plan, family: location.family, signedDate: now)
         var w = JSONWriter(capacity: 2048)
         w.beginObject()
-        w.field("signedTransactionInfo", identity.sign(payload: payload))
+        w.field("signedTransactionInfo", identity.sign(payload: payload, fault: fault))
         w.endObject()
         return ok(w.bytes)
     }
 
     /// Get All Subscription Statuses: every subscription of the customer (the family), grouped by
     /// subscription group, each with its latest transaction and renewal info; `status=N` filters (repeatable).
-    func subscriptionStatuses(_ location: ServerAPIRenderer.Location, query: Substring, now: Int64) -> Outcome {
+    func subscriptionStatuses(_ location: ServerAPIRenderer.Location, query: Substring, now: Int64,
+                              fault: SignatureFault?) -> Outcome {
         var wanted: Set<Int> = []
         for pair in query.split(separator: "&") where pair.hasPrefix("status=") {
             guard let n = Int(pair.dropFirst(7)), (1...5).contains(n) else { return Self.error(4000031) }
@@ -162,9 +167,10 @@ public final class ServerAPIService: Sendable {
                 w.int(Int64(status))
                 w.field("originalTransactionId", String(plan.originalTransactionID))
                 w.field("signedTransactionInfo", identity.sign(
-                    payload: renderer.transactionPayload(latest, plan: plan, family: family, signedDate: now)))
+                    payload: renderer.transactionPayload(latest, plan: plan, family: family, signedDate: now),
+                    fault: fault))
                 w.field("signedRenewalInfo", identity.sign(
-                    payload: renderer.renewalPayload(tl, plan: plan, family: family, signedDate: now)))
+                    payload: renderer.renewalPayload(tl, plan: plan, family: family, signedDate: now), fault: fault))
                 w.endObject()
             }
             w.endArray()
@@ -182,7 +188,7 @@ public final class ServerAPIService: Sendable {
 
     /// A page of signed transactions: `revision`, `hasMore`, `signedTransactions`, and the app's ids.
     private func page(_ items: [(SimTransaction, SubscriptionPlan)], offset: Int, nextToken: String,
-                      family: ReceiptFamily, now: Int64) -> Outcome {
+                      family: ReceiptFamily, now: Int64, fault: SignatureFault?) -> Outcome {
         let end = min(items.count, offset + HistoryQuery.pageSize)
         var w = JSONWriter(capacity: 40_000)
         w.beginObject()
@@ -199,8 +205,9 @@ public final class ServerAPIService: Sendable {
         w.beginArray()
         if offset < end {
             for (t, plan) in items[offset..<end] {
-                w.string(identity.sign(payload: renderer.transactionPayload(t, plan: plan, family: family,
-                                                                            signedDate: now)))
+                w.string(identity.sign(
+                    payload: renderer.transactionPayload(t, plan: plan, family: family, signedDate: now),
+                    fault: fault))
             }
         }
         w.endArray()
@@ -210,7 +217,9 @@ public final class ServerAPIService: Sendable {
 
     /// Get Transaction History v2: the customer's transactions filtered by the query, by purchase date
     /// (then id), 20 a page; `revision` pages and is refused (4000005) with any other query.
-    func history(_ location: ServerAPIRenderer.Location, query: Substring, now: Int64) -> Outcome {
+    func history(_ location: ServerAPIRenderer.Location, query: Substring, now: Int64, fault: SignatureFault?)
+        -> Outcome
+    {
         guard let q = HistoryQuery(query) else { return Self.error(4000005, httpStatus: 400) }
         let family = location.family
         let scope = UInt64(family.index) << 1 | (family.sandbox ? 1 : 0)
@@ -228,11 +237,12 @@ public final class ServerAPIService: Sendable {
         if q.descending { items.reverse() }
         let next = min(items.count, offset + HistoryQuery.pageSize)
         let token = HistoryQuery.token(offset: next, key: population.seed, scope: scope, canonical: q.canonical)
-        return page(items, offset: offset, nextToken: token, family: family, now: now)
+        return page(items, offset: offset, nextToken: token, family: family, now: now, fault: fault)
     }
 
     /// Get Refund History v2: the customer's refunded transactions by revocation date, 20 a page.
-    func refundHistory(_ location: ServerAPIRenderer.Location, query: Substring, now: Int64) -> Outcome {
+    func refundHistory(_ location: ServerAPIRenderer.Location, query: Substring, now: Int64,
+                       fault: SignatureFault?) -> Outcome {
         var revision: String?
         for pair in query.split(separator: "&") {
             guard pair.hasPrefix("revision=") else { return Self.error(4000005, httpStatus: 400) }
@@ -252,6 +262,6 @@ public final class ServerAPIService: Sendable {
         }
         let next = min(items.count, offset + HistoryQuery.pageSize)
         let token = HistoryQuery.token(offset: next, key: population.seed, scope: scope, canonical: "")
-        return page(items, offset: offset, nextToken: token, family: family, now: now)
+        return page(items, offset: offset, nextToken: token, family: family, now: now, fault: fault)
     }
 }

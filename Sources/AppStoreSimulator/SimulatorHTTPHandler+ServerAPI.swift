@@ -72,8 +72,11 @@ extension SimulatorHTTPHandler {
         let path = route.statsPath
         switch fault {
         case nil, .truncated:
-            let outcome = serverAPI.answer(route.endpoint, sandbox: route.sandbox, idText: route.id, query: route.query)
+            let signatureFault = fault == nil ? faults.decideSignature(sequence: sequence) : nil
+            let outcome = serverAPI.answer(route.endpoint, sandbox: route.sandbox, idText: route.id, query: route.query,
+                                           fault: signatureFault)
             stats.record(path: path, httpStatus: outcome.httpStatus, appleStatus: outcome.errorCode, fault: fault)
+            if let signatureFault, outcome.httpStatus == 200 { stats.recordServerAPIFault(signatureFault.rawValue) }
             if fault == .truncated {
                 respondTruncated(context: context, body: outcome.body)
             } else {

@@ -8,7 +8,7 @@ struct AppStoreSimulatorCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "appstore-simulator",
         abstract: "A local App Store verifyReceipt simulator with a deterministic subscription population.",
-        subcommands: [Serve.self, Export.self])
+        subcommands: [Serve.self, Export.self, Token.self])
 }
 
 /// Options that pick the population (shared by serve and export).
@@ -103,6 +103,27 @@ struct Serve: ParsableCommand {
           help: "Answer status 21004 (shared secret mismatch) to every well-formed request (not part of --faults-all).")
     var secretMismatchForAll = false
 
+    @Option(name: .customLong("fault-foreign-chain"),
+            help: "Server API: rate of answers signed by a look-alike chain under another root (not in --faults-all).")
+    var foreignChain: Double?
+    @Option(name: .customLong("fault-leaf-without-oid"),
+            help: "Server API: rate of answers signed by a leaf without Apple's OID (not in --faults-all).")
+    var leafWithoutOID: Double?
+    @Option(name: .customLong("fault-expired-leaf"),
+            help: "Server API: rate of answers signed by a leaf expired at signedDate (not in --faults-all).")
+    var expiredLeaf: Double?
+    @Option(name: .customLong("fault-tampered-payload"),
+            help: "Server API: rate of answers whose payload was changed after signing (not in --faults-all).")
+    var tamperedPayload: Double?
+
+    func signatureRates() -> [SignatureFault: Double] {
+        let given: [(SignatureFault, Double?)] = [
+            (.foreignChain, foreignChain), (.leafWithoutOID, leafWithoutOID), (.expiredLeaf, expiredLeaf),
+            (.tamperedPayload, tamperedPayload),
+        ]
+        return Dictionary(uniqueKeysWithValues: given.compactMap { kind, rate in rate.map { (kind, $0) } })
+    }
+
     @Option(name: .customLong("max-rps"), help: "Answer 429 to requests over this many in any one-second window.")
     var maxRPS: Int?
 
@@ -140,6 +161,9 @@ struct Serve: ParsableCommand {
         }
         for (name, rate) in rates() where !(0...1).contains(rate) {
             throw ValidationError("fault rate \(name) must be within 0...1 (got \(rate))")
+        }
+        for (name, rate) in signatureRates() where !(0...1).contains(rate) {
+            throw ValidationError("fault rate \(name.rawValue) must be within 0...1 (got \(rate))")
         }
         if let maxRPS, maxRPS < 1 { throw ValidationError("--max-rps must be >= 1") }
         guard threads >= 1, hangMs >= 0, retryAfter >= 0 else {
@@ -190,6 +214,7 @@ struct Serve: ParsableCommand {
             seed: population.seed, rates: Dictionary(uniqueKeysWithValues: rates()),
             latency: latency.flatMap(LatencyDistribution.init(parsing:)) ?? .none,
             retryAfterSeconds: retryAfter, hangMilliseconds: hangMs)
+        config.faults.signatureRates = signatureRates()
         let server = try SimulatorServer.start(configuration: config)
         FileHandle.standardOutput.write(Data("listening on \(server.baseURL)\n".utf8))
         if let portFile {
@@ -232,5 +257,28 @@ struct Export: ParsableCommand {
                              bundleID: population.bundleID)
         let summary = try PopulationExporter(population: pop).export(to: out, now: t)
         FileHandle.standardError.write(Data("appstore-simulator export: \(summary)\n".utf8))
+    }
+}
+
+/// `appstore-simulator token`: an API token for the population's key, for curl and wrk.
+struct Token: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Print a Server API token (JWT) signed with the population's In-App Purchase key (for curl, wrk).")
+
+    @OptionGroup var population: PopulationOptions
+
+    @Option(help: "Seconds the token is valid (Apple allows at most 3600).")
+    var lifetime: Int64 = 3600
+
+    func validate() throws {
+        try population.validateCommon()
+        guard lifetime > 0 else { throw ValidationError("--lifetime must be > 0") }
+    }
+
+    func run() throws {
+        // Keys and ids depend on the seed and bundle id only; the anchor only moves certificate validity.
+        let identity = ServerAPIIdentity(seed: population.seed, anchor: 0, bundleID: population.bundleID)
+        let now = Int64(Date().timeIntervalSince1970)
+        print(identity.apiToken(issuedAt: now, lifetimeSeconds: lifetime))
     }
 }
