@@ -1,7 +1,8 @@
 import Foundation
 
 /// Writes `purchases.jsonl` (what the app stored), `truth.jsonl` (what Apple implies at `now`) and
-/// `server-api/` (the root certificate, the In-App Purchase key and its ids: `ServerAPIIdentity`).
+/// `server-api/` (the root certificate, the In-App Purchase key and its ids: `ServerAPIIdentity`; the ledger
+/// and revenue per currency: `LedgerExporter`).
 ///
 /// Output is byte-identical for the same inputs (families in index order, keys in a fixed order), except the
 /// certificates' ECDSA signatures in `server-api/root.pem`.
@@ -72,6 +73,7 @@ public struct PopulationExporter: Sendable {
         try truth.close()
         try ServerAPIIdentity(seed: population.seed, anchor: population.anchor, bundleID: population.bundleID)
             .export(to: directory + "/server-api")
+        try LedgerExporter(population: population).export(to: directory + "/server-api", now: now)
         return Summary(counts: Scenario.allCases.map { ($0, counts[$0] ?? 0) })
     }
 }
