@@ -160,7 +160,13 @@ public struct ServerAPIRenderer: Sendable {
         switch code {
         case 4000005: "Invalid request revision."
         case 4000006: "Invalid transaction id."
+        case 4000012: "Invalid request. The start date is earlier than the allowed start date."
+        case 4000013: "Invalid request. The start date is later than the end date."
         case 4000014: "Invalid pagination token."
+        case 4000015: "Invalid start date."
+        case 4000016: "Invalid end date."
+        case 4000018: "Invalid notification type."
+        case 4000019: "Invalid request. Provide a notification type or a transaction id, not both."
         case 4000031: "Invalid status."
         case 4040002: "Account not found. Please try again."
         case 4040004: "App not found. Please try again."

@@ -8,8 +8,6 @@ struct ServerAPIRoute: Sendable {
     /// The `/_stats` key: the path without the id, e.g. `/sandbox/inApps/v1/subscriptions`.
     var statsPath: String
 
-    static let notificationHistoryEnabled = false
-
     /// Parses `uri` (path and query); nil when the path is not one of the Server API's or the method is wrong.
     init?(uri: String, isGET: Bool, isPOST: Bool) {
         let path: Substring
@@ -35,8 +33,7 @@ struct ServerAPIRoute: Sendable {
             statsPath = (sandbox ? "/sandbox" : "") + String(prefix.dropLast())
             return
         }
-        // Get Notification History is not simulated yet (docs/simulator.md): the handler answers 404.
-        guard rest == "/inApps/v1/notifications/history", isPOST, Self.notificationHistoryEnabled else { return nil }
+        guard rest == "/inApps/v1/notifications/history", isPOST else { return nil }
         endpoint = .notificationHistory
         id = ""
         statsPath = String(path)

@@ -264,4 +264,116 @@ public final class ServerAPIService: Sendable {
         let token = HistoryQuery.token(offset: next, key: population.seed, scope: scope, canonical: "")
         return page(items, offset: offset, nextToken: token, family: family, now: now, fault: fault)
     }
+
+    /// Get Notification History: the notifications of the window (by first send attempt), oldest first,
+    /// filtered by type/subtype or by a customer's transaction id, 20 a page; `paginationToken` works only
+    /// with the same body (else 4000014).
+    public func notificationHistory(body: [UInt8], sandbox: Bool, query: Substring, fault: SignatureFault? = nil)
+        -> Outcome
+    {
+        let now = clock.now()
+        let request: NotificationHistory.Request
+        switch NotificationHistory.parse(body, now: now) {
+        case .failure(let e): return Self.error(e.code)
+        case .success(let r): request = r
+        }
+        let scope: UInt64 = sandbox ? 3 << 61 : 2 << 61
+        var offset = 0
+        for pair in query.split(separator: "&") where pair.hasPrefix("paginationToken=") {
+            guard let o = HistoryQuery.offset(of: String(pair.dropFirst("paginationToken=".count)),
+                                              key: population.seed, scope: scope, canonical: request.canonical)
+            else { return Self.error(4000014) }
+            offset = o
+        }
+        var families: [ReceiptFamily]
+        if let id = request.transactionID {
+            guard let location = locate(id, sandbox: sandbox, now: now) else { return Self.error(4040010) }
+            families = [location.family]
+        } else {
+            families = population.families.filter {
+                $0.sandbox == sandbox && $0.bundleID == population.bundleID && $0.fixedStatus != 21010
+            }
+        }
+        var events: [(NotificationHistory.Event, [(Int64, String)])] = []
+        for family in families {
+            for p in family.subscriptions.indices {
+                let otid = family.subscriptions[p].originalTransactionID
+                for e in NotificationHistory.events(family: family, planIndex: p, now: now)
+                where e.date >= request.startDate && e.date < request.endDate {
+                    if let type = request.notificationType, type != e.type { continue }
+                    if let sub = request.notificationSubtype, sub != e.subtype { continue }
+                    let attempts = NotificationHistory.attempts(seed: population.seed, event: e, otid: otid)
+                    if request.onlyFailures && attempts.last?.1 == "SUCCESS" { continue }
+                    events.append((e, attempts))
+                }
+            }
+        }
+        events.sort { a, b in (a.0.date, a.0.family, a.0.plan) < (b.0.date, b.0.family, b.0.plan) }
+        let end = min(events.count, offset + HistoryQuery.pageSize)
+        var w = JSONWriter(capacity: 80_000)
+        w.beginObject()
+        w.key("notificationHistory")
+        w.beginArray()
+        if offset < end {
+            for (e, attempts) in events[offset..<end] {
+                w.beginObject()
+                w.field("signedPayload", identity.sign(payload: notificationPayload(e), fault: fault))
+                w.key("sendAttempts")
+                w.beginArray()
+                for (date, result) in attempts {
+                    w.beginObject()
+                    w.key("attemptDate")
+                    w.int(date)
+                    w.field("sendAttemptResult", result)
+                    w.endObject()
+                }
+                w.endArray()
+                w.endObject()
+            }
+        }
+        w.endArray()
+        w.key("hasMore")
+        w.bool(end < events.count)
+        w.field("paginationToken", HistoryQuery.token(offset: end, key: population.seed, scope: scope,
+                                                      canonical: request.canonical))
+        w.endObject()
+        return ok(w.bytes)
+    }
+
+    /// The signed notification's payload (`ResponseBodyV2DecodedPayload`), as of the event's instant.
+    func notificationPayload(_ e: NotificationHistory.Event) -> [UInt8] {
+        let family = population.families[e.family]
+        let plan = family.subscriptions[e.plan]
+        let tl = plan.timeline(at: e.date)
+        let t = tl.transactions.first { $0.index == e.transactionIndex } ?? tl.transactions.last
+        let otid = plan.originalTransactionID
+        var w = JSONWriter(capacity: 4096)
+        w.beginObject()
+        w.field("notificationType", e.type)
+        w.optionalField("subtype", e.subtype)
+        w.field("notificationUUID", NotificationHistory.uuid(seed: population.seed, event: e, otid: otid))
+        w.field("version", "2.0")
+        w.key("signedDate")
+        w.int(e.date)
+        w.key("data")
+        w.beginObject()
+        if !family.sandbox {
+            w.key("appAppleId")
+            w.int(identity.appAppleID)
+        }
+        w.field("bundleId", family.bundleID)
+        w.field("bundleVersion", "412")
+        w.field("environment", ServerAPIRenderer.environment(family))
+        if let t {
+            w.field("signedTransactionInfo", identity.sign(
+                payload: renderer.transactionPayload(t, plan: plan, family: family, signedDate: e.date)))
+        }
+        w.field("signedRenewalInfo", identity.sign(
+            payload: renderer.renewalPayload(tl, plan: plan, family: family, signedDate: e.date)))
+        w.key("status")
+        w.int(Int64(ServerAPIRenderer.status(tl, now: e.date)))
+        w.endObject()
+        w.endObject()
+        return w.bytes
+    }
 }

@@ -40,11 +40,11 @@ extension SimulatorHTTPHandler {
         let delay = faults.delay(sequence: admission.sequence)
         if delay > 0 {
             context.eventLoop.assumeIsolated().scheduleTask(in: .milliseconds(delay)) {
-                self.performServerAPI(context: context, route: route, fault: fault, sequence: admission.sequence,
-                                      keepAlive: keepAlive)
+                self.performServerAPI(context: context, route: route, body: body, fault: fault,
+                                      sequence: admission.sequence, keepAlive: keepAlive)
             }
         } else {
-            performServerAPI(context: context, route: route, fault: fault, sequence: admission.sequence,
+            performServerAPI(context: context, route: route, body: body, fault: fault, sequence: admission.sequence,
                              keepAlive: keepAlive)
         }
     }
@@ -66,15 +66,20 @@ extension SimulatorHTTPHandler {
         }
     }
 
-    private func performServerAPI(context: ChannelHandlerContext, route: ServerAPIRoute, fault: FaultKind?,
-                                  sequence: UInt64, keepAlive: Bool) {
+    private func performServerAPI(context: ChannelHandlerContext, route: ServerAPIRoute, body: ByteBuffer,
+                                  fault: FaultKind?, sequence: UInt64, keepAlive: Bool) {
         guard context.channel.isActive else { return }
         let path = route.statsPath
         switch fault {
         case nil, .truncated:
             let signatureFault = fault == nil ? faults.decideSignature(sequence: sequence) : nil
-            let outcome = serverAPI.answer(route.endpoint, sandbox: route.sandbox, idText: route.id, query: route.query,
-                                           fault: signatureFault)
+            let outcome = route.endpoint == .notificationHistory
+                ? body.withUnsafeReadableBytes {
+                    serverAPI.notificationHistory(body: Array($0), sandbox: route.sandbox, query: route.query,
+                                                  fault: signatureFault)
+                }
+                : serverAPI.answer(route.endpoint, sandbox: route.sandbox, idText: route.id, query: route.query,
+                                   fault: signatureFault)
             stats.record(path: path, httpStatus: outcome.httpStatus, appleStatus: outcome.errorCode, fault: fault)
             if let signatureFault, outcome.httpStatus == 200 { stats.recordServerAPIFault(signatureFault.rawValue) }
             if fault == .truncated {
