@@ -16,6 +16,16 @@ struct TestJWSVerifier: Sendable {
     static let leafOID: ASN1ObjectIdentifier = [1, 2, 840, 113_635, 100, 6, 11, 1]
 
     let root: Certificate
+    /// Chains already verified: (header segment, signedDate) to the leaf's key, as Apple's libraries cache
+    /// verified chains; the signature is still checked for every JWS.
+    private let verified = ChainCache()
+
+    final class ChainCache: @unchecked Sendable {
+        private let lock = NSLock()
+        private var keys: [String: P256.Signing.PublicKey] = [:]
+        func get(_ k: String) -> P256.Signing.PublicKey? { lock.withLock { keys[k] } }
+        func set(_ k: String, _ v: P256.Signing.PublicKey) { lock.withLock { keys[k] = v } }
+    }
 
     init(rootPEM: String) throws {
         root = try Certificate(pemEncoded: rootPEM)
@@ -27,6 +37,17 @@ struct TestJWSVerifier: Sendable {
         guard parts.count == 3, let headerBytes = Self.base64URL(parts[0]), let payload = Self.base64URL(parts[1]),
             let signatureBytes = Self.base64URL(parts[2])
         else { throw Refusal("not a compact JWS") }
+        guard let object = try JSONSerialization.jsonObject(with: Data(payload)) as? [String: Any] else {
+            throw Refusal("payload is not a JSON object")
+        }
+        let signedMs = (object["signedDate"] as? NSNumber)?.int64Value ?? Int64(Date().timeIntervalSince1970 * 1000)
+        let cacheKey = String(parts[0]) + "@" + String(signedMs)
+        if let key = verified.get(cacheKey) {
+            guard let signature = try? P256.Signing.ECDSASignature(rawRepresentation: signatureBytes),
+                key.isValidSignature(signature, for: Array((parts[0] + "." + parts[1]).utf8))
+            else { throw Refusal("bad signature") }
+            return object
+        }
         guard let header = try JSONSerialization.jsonObject(with: Data(headerBytes)) as? [String: Any],
             header["alg"] as? String == "ES256", let x5c = header["x5c"] as? [String], x5c.count == 3
         else { throw Refusal("header is not ES256 with three x5c certificates") }
@@ -40,10 +61,6 @@ struct TestJWSVerifier: Sendable {
         guard chain[1].extensions.contains(where: { $0.oid == Self.intermediateOID }) else {
             throw Refusal("intermediate without 1.2.840.113635.100.6.2.1")
         }
-        guard let object = try JSONSerialization.jsonObject(with: Data(payload)) as? [String: Any] else {
-            throw Refusal("payload is not a JSON object")
-        }
-        let signedMs = (object["signedDate"] as? NSNumber)?.int64Value ?? Int64(Date().timeIntervalSince1970 * 1000)
         let time = Date(timeIntervalSince1970: Double(signedMs) / 1000)
         var verifier = Verifier(rootCertificates: CertificateStore([root])) {
             RFC5280Policy(validationTime: time)
@@ -56,6 +73,7 @@ struct TestJWSVerifier: Sendable {
             let signature = try? P256.Signing.ECDSASignature(rawRepresentation: signatureBytes),
             key.isValidSignature(signature, for: Array((parts[0] + "." + parts[1]).utf8))
         else { throw Refusal("bad signature") }
+        verified.set(cacheKey, key)
         return object
     }
 
