@@ -1,14 +1,20 @@
 /// The money side of the truth (docs/simulator.md, "Ledger and revenue"), written next to the Server API files
 /// so that `truth.jsonl` stays byte-identical: `server-api/ledger.jsonl`, one line per subscription the Server
-/// API answers for (each transaction with its price, currency, storefront, offer and revocation), and
-/// `server-api/revenue.json`, per currency the gross, refunded and net customer prices (milliunits) of every
-/// production transaction purchased at or before `now`.
+/// API answers for (each transaction with its price, currency, storefront, offer, revocation and refunded amount),
+/// and `server-api/revenue.json`, per currency the gross, refunded (full and prorated) and net customer prices
+/// (milliunits) of every production transaction purchased at or before `now`.
 struct LedgerExporter: Sendable {
     let population: Population
 
     /// True when the Server API knows the subscription's ids (our app, account not deleted).
     static func isServed(_ family: ReceiptFamily, bundleID: String) -> Bool {
         family.bundleID == bundleID && family.fixedStatus != 21010
+    }
+
+    /// The amount refunded: the price times the revocation percentage, rounded down to the currency's minor unit.
+    static func refunded(price: Int64, _ percentage: Int64?, minorUnit: Int64) -> Int64 {
+        guard let percentage else { return 0 }
+        return price * percentage / 100_000 / minorUnit * minorUnit
     }
 
     func ledgerLine(family: ReceiptFamily, plan: SubscriptionPlan, now: Int64) -> [UInt8] {
@@ -32,10 +38,14 @@ struct LedgerExporter: Sendable {
             w.field("currency", storefront.currency)
             w.field("storefront", storefront.code)
             w.optionalField("offer", t.isTrial ? "free_trial" : t.isIntro ? "pay_as_you_go" : nil)
-            w.optionalField("revocation_date", t.isRefunded ? t.cancellation.map(SimTime.rfc3339) : nil)
-            w.optionalField("revocation_type", t.isRefunded ? "REFUND_FULL" : nil)
+            let revocation = ServerAPIRenderer.revocation(of: t, seed: population.seed)
+            w.optionalField("revocation_date", revocation.map { SimTime.rfc3339($0.date) })
+            w.optionalField("revocation_type", revocation?.type)
             w.key("revocation_percentage")
-            if t.isRefunded { w.int(100_000) } else { w.null() }
+            if let revocation { w.int(revocation.percentage) } else { w.null() }
+            w.key("refunded_amount")
+            w.int(Self.refunded(price: storefront.price(of: t, anchor: population.anchor), revocation?.percentage,
+                                minorUnit: storefront.minorUnit))
             w.endObject()
         }
         w.endArray()
@@ -56,7 +66,9 @@ struct LedgerExporter: Sendable {
                 for t in plan.timeline(at: now).transactions {
                     let price = storefront.price(of: t, anchor: population.anchor)
                     totals[storefront.currency, default: (0, 0)].gross += price
-                    if t.isRefunded { totals[storefront.currency, default: (0, 0)].refunded += price }
+                    let share = ServerAPIRenderer.revocation(of: t, seed: population.seed)?.percentage
+                    totals[storefront.currency, default: (0, 0)].refunded +=
+                        Self.refunded(price: price, share, minorUnit: storefront.minorUnit)
                 }
             }
         }

@@ -41,6 +41,20 @@ public struct ServerAPIRenderer: Sendable {
             || (plan.upgrade.map { $0.at == t.purchase } ?? false)
     }
 
+    /// How a refunded transaction was revoked: a third of the refunds made before the period ended are prorated
+    /// (`REFUND_PRORATED`, the unused share of the period in milliunits: 45000 is 45%); the others are full
+    /// (`REFUND_FULL`, 100000). Either way the transaction is revoked from `date` on.
+    public static func revocation(of t: SimTransaction, seed: UInt64)
+        -> (date: Int64, type: String, percentage: Int64)?
+    {
+        guard t.isRefunded, let at = t.cancellation else { return nil }
+        if at > t.purchase, at < t.expires, SeededRandom.hash(seed, 0x9E0F, t.transactionID) % 3 == 0 {
+            let share = (t.expires - at) * 100_000 / (t.expires - t.purchase)
+            return (at, "REFUND_PRORATED", max(1, share))
+        }
+        return (at, "REFUND_FULL", 100_000)
+    }
+
     /// The transaction payload (JSON bytes, before signing).
     public func transactionPayload(_ t: SimTransaction, plan: SubscriptionPlan, family: ReceiptFamily,
                                    signedDate: Int64) -> [UInt8] {
@@ -86,12 +100,14 @@ public struct ServerAPIRenderer: Sendable {
             w.key("isUpgraded")
             w.bool(true)
         }
-        if t.isRefunded, let at = t.cancellation {
+        if let revocation = Self.revocation(of: t, seed: population.seed) {
             w.key("revocationDate")
-            w.int(at)
+            w.int(revocation.date)
             w.key("revocationReason")
             w.int(Int64(t.cancellationReason ?? 0))
-            w.field("revocationType", "REFUND_FULL")
+            w.field("revocationType", revocation.type)
+            w.key("revocationPercentage")
+            w.int(revocation.percentage)
         }
         w.field("appTransactionId", Self.appTransactionID(family))
         w.endObject()

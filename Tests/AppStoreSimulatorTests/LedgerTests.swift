@@ -26,6 +26,7 @@ import Testing
             var gross: [String: Int64] = [:]
             var refunded: [String: Int64] = [:]
             var sawPriceChange = false
+            var sawProrated = false
             for line in ledger {
                 let otid = try #require(line["original_transaction_id"] as? String)
                 let txns = try #require(line["transactions"] as? [[String: Any]])
@@ -52,7 +53,15 @@ import Testing
                     }
                     if !sandbox {
                         gross[currency, default: 0] += price
-                        if t["revocation_type"] as? String == "REFUND_FULL" { refunded[currency, default: 0] += price }
+                        let amount = (t["refunded_amount"] as? NSNumber)?.int64Value ?? -1
+                        refunded[currency, default: 0] += amount
+                        switch t["revocation_type"] as? String {
+                        case "REFUND_FULL"?: #expect(amount == price)
+                        case "REFUND_PRORATED"?:
+                            sawProrated = true
+                            #expect(amount < price && amount >= 0)
+                        default: #expect(amount == 0)
+                        }
                     }
                 }
                 sawPriceChange = sawPriceChange || paid.values.contains { $0.count > 1 }
@@ -64,6 +73,7 @@ import Testing
                 #expect(totals["net"] == (totals["gross"] ?? 0) - (totals["refunded"] ?? 0))
             }
             #expect(refunded.values.reduce(0, +) > 0)
+            #expect(sawProrated, "some refund is prorated")
             await client.close()
         }
     }

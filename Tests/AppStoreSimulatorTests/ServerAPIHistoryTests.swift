@@ -74,7 +74,12 @@ import Testing
                 let id = family.primaryOriginalTransactionID
                 let (revoked, _) = try await Self.pageAll(client, base + "/inApps/v2/history/\(id)", query: "revoked=true")
                 #expect(revoked.count == all.filter(\.isRefunded).count)
-                #expect(revoked.allSatisfy { $0["revocationDate"] != nil && $0["revocationType"] as? String == "REFUND_FULL" })
+                #expect(revoked.allSatisfy { p in
+                    let type = p["revocationType"] as? String
+                    let share = (p["revocationPercentage"] as? NSNumber)?.int64Value ?? 0
+                    return p["revocationDate"] != nil
+                        && (type == "REFUND_FULL" && share == 100_000 || type == "REFUND_PRORATED" && share < 100_000)
+                })
                 let (refunds, _) = try await Self.pageAll(client, base + "/inApps/v2/refund/lookup/\(id)")
                 #expect(Set(refunds.compactMap { $0["transactionId"] as? String })
                     == Set(all.filter(\.isRefunded).map { String($0.transactionID) }))
