@@ -108,3 +108,45 @@ import Testing
         }
     }
 }
+
+extension NotificationHistoryTests {
+    /// The cases a nightly window cannot see (it re-verifies subscriptions near their expiry): a yearly refunded
+    /// months before its expiry, and a yearly whose auto-renew was turned off mid-period, are in the history.
+    @Test func midPeriodYearlyRefundsAndAutoRenewOffAreNotified() async throws {
+        try await withSimulator(subscriptions: 2000, configure: { $0.serverAPILimits = .unlimited }) { server in
+            let client = try await ServerAPIClient.connect(to: server)
+            let start = Self.now - 179 * SimTime.day
+            var refunds = 0
+            var autoRenewOff = 0
+            for family in server.population.families
+            where !family.sandbox && family.fixedStatus == nil && family.bundleID == server.population.bundleID {
+                guard let plan = family.subscriptions.first else { continue }
+                let txns = plan.timeline(at: Self.now).transactions
+                let yearlyRefund = txns.first {
+                    $0.product.period == .year && $0.isRefunded && ($0.cancellation ?? 0) >= start
+                        && $0.expires - ($0.cancellation ?? 0) > 60 * SimTime.day
+                }
+                let offMidYear = plan.autoRenewOffAt.flatMap { off in
+                    txns.last.map { $0.product.period == .year && off >= start && $0.expires - off > 60 * SimTime.day }
+                } ?? false
+                guard yearlyRefund != nil || offMidYear else { continue }
+                let items = try await Self.pageAll(client, body: Self.body(
+                    start: start, end: Self.now, extra: #","transactionId":"\#(plan.originalTransactionID)""#))
+                if let t = yearlyRefund {
+                    let refund = items.first { $0.0["notificationType"] as? String == "REFUND" }
+                    #expect((refund?.0["signedDate"] as? NSNumber)?.int64Value == t.cancellation)
+                    if refund != nil { refunds += 1 }
+                }
+                if offMidYear {
+                    let off = items.first { $0.0["subtype"] as? String == "AUTO_RENEW_DISABLED" }
+                    let renewal = try await client.verifier.verify(
+                        try #require((off?.0["data"] as? [String: Any])?["signedRenewalInfo"] as? String))
+                    #expect(renewal["autoRenewStatus"] as? Int == 0)
+                    autoRenewOff += 1
+                }
+            }
+            #expect(refunds >= 1 && autoRenewOff >= 1, "refunds \(refunds), auto-renew off \(autoRenewOff)")
+            await client.close()
+        }
+    }
+}
