@@ -35,7 +35,9 @@ struct NotificationHistory: Sendable {
         guard let object = (try? JSONSerialization.jsonObject(with: Data(body))) as? [String: Any] else {
             return .failure(ErrorCode(code: 4000012))
         }
-        guard let start = (object["startDate"] as? NSNumber)?.int64Value else { return .failure(ErrorCode(code: 4000015)) }
+        guard let start = (object["startDate"] as? NSNumber)?.int64Value else {
+            return .failure(ErrorCode(code: 4000015))
+        }
         guard let end = (object["endDate"] as? NSNumber)?.int64Value else { return .failure(ErrorCode(code: 4000016)) }
         if start < now - retention { return .failure(ErrorCode(code: 4000012)) }
         if start >= end { return .failure(ErrorCode(code: 4000013)) }
@@ -49,7 +51,8 @@ struct NotificationHistory: Sendable {
         if type != nil && transactionID != nil { return .failure(ErrorCode(code: 4000019)) }
         if subtype != nil && type == nil { return .failure(ErrorCode(code: 4000018)) }
         let onlyFailures = object["onlyFailures"] as? Bool ?? false
-        let canonical = "\(start)|\(end)|\(type ?? "")|\(subtype ?? "")|\(transactionID.map(String.init) ?? "")|\(onlyFailures)"
+        let canonical = [String(start), String(end), type ?? "", subtype ?? "", transactionID.map(String.init) ?? "",
+                         String(onlyFailures)].joined(separator: "|")
         return .success(Request(startDate: start, endDate: min(end, now), notificationType: type,
                                 notificationSubtype: subtype, transactionID: transactionID,
                                 onlyFailures: onlyFailures, canonical: canonical))
@@ -95,7 +98,9 @@ struct NotificationHistory: Sendable {
         switch tl.stop {
         case .billingFailure?:
             add("DID_FAIL_TO_RENEW", plan.graceDays == nil ? nil : "GRACE_PERIOD", last.expires, last.index)
-            if let days = plan.graceDays { add("GRACE_PERIOD_EXPIRED", nil, last.expires + days * SimTime.day, last.index) }
+            if let days = plan.graceDays {
+                add("GRACE_PERIOD_EXPIRED", nil, last.expires + days * SimTime.day, last.index)
+            }
             add("EXPIRED", "BILLING_RETRY", last.expires + SubscriptionPlan.billingRetryWindow, last.index)
         case .autoRenewOff?:
             add("EXPIRED", "VOLUNTARY", last.expires, last.index)

@@ -125,7 +125,8 @@ public struct ServerAPIIdentity: Sendable {
             let foreignLeaf = try Self.certificate(
                 key: leafKey, issuerKey: foreignIntermediateKey, issuer: names.intermediate, subject: names.leaf,
                 serial: 13, seed: seed, from: notValidBefore, to: notValidAfter, ca: false, oid: Self.leafOID)
-            foreignSigner = JWSSigner(key: leafKey, chain: [foreignLeaf, foreignIntermediate, foreignRoot].map(Self.der))
+            foreignSigner = JWSSigner(
+                key: leafKey, chain: [foreignLeaf, foreignIntermediate, foreignRoot].map(Self.der))
             let noOIDLeaf = try Self.certificate(
                 key: leafKey, issuerKey: intermediateKey, issuer: names.intermediate, subject: names.leaf,
                 serial: 14, seed: seed, from: notValidBefore, to: notValidAfter, ca: false, oid: nil)
@@ -201,9 +202,8 @@ public struct ServerAPIIdentity: Sendable {
         bytes[6] = (bytes[6] & 0x0F) | 0x40
         bytes[8] = (bytes[8] & 0x3F) | 0x80
         let hex = bytes.map { String(format: "%02x", $0) }.joined()
-        let parts = [0..<8, 8..<12, 12..<16, 16..<20, 20..<32].map { r in
-            String(hex[hex.index(hex.startIndex, offsetBy: r.lowerBound)..<hex.index(hex.startIndex, offsetBy: r.upperBound)])
-        }
+        let chars = Array(hex)
+        let parts = [0..<8, 8..<12, 12..<16, 16..<20, 20..<32].map { String(chars[$0]) }
         return parts.joined(separator: "-")
     }
 

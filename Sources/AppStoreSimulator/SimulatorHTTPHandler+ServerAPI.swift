@@ -28,7 +28,8 @@ extension SimulatorHTTPHandler {
         let admission = stats.admit()
         let limit = limits.limit(route.endpoint, sandbox: route.sandbox)
         let (admitted, freeAt) = admission.admitted
-            ? stats.admitServerAPI(key: route.statsPath, limit: limit) : (false, DispatchTimeNanos.now() + 1_000_000_000)
+            ? stats.admitServerAPI(key: route.statsPath, limit: limit)
+            : (false, DispatchTimeNanos.now() + 1_000_000_000)
         guard admitted else {
             // Retry-After: the UNIX time in milliseconds when the window has room again, as Apple sends it.
             let wait = Int64((freeAt &- min(freeAt, DispatchTimeNanos.now())) / 1_000_000)
@@ -115,8 +116,8 @@ extension SimulatorHTTPHandler {
                     keepAlive: keepAlive)
         case .malformedJSON:
             stats.record(path: path, httpStatus: 200, appleStatus: nil, fault: fault)
-            respond(context: context, status: .ok, body: Self.bytes(Array(#"{"signedTransactionInfo":"eyJhbGciOi"#.utf8)),
-                    keepAlive: keepAlive)
+            let garbage = #"{"signedTransactionInfo":"eyJhbGciOi"#
+            respond(context: context, status: .ok, body: Self.bytes(Array(garbage.utf8)), keepAlive: keepAlive)
         }
     }
 

@@ -13,7 +13,8 @@ import Testing
 
     @Test func ledgerAndRevenueAgreeWithTheServerAPI() async throws {
         try await withSimulator(subscriptions: 300, configure: { $0.serverAPILimits = .unlimited }) { server in
-            let dir = FileManager.default.temporaryDirectory.appendingPathComponent("sim-ledger-\(UUID().uuidString)").path
+            let dir = FileManager.default.temporaryDirectory
+                .appendingPathComponent("sim-ledger-\(UUID().uuidString)").path
             defer { try? FileManager.default.removeItem(atPath: dir) }
             _ = try PopulationExporter(population: server.population).export(to: dir, now: Self.now)
             let ledger = try Self.lines(dir + "/server-api/ledger.jsonl")

@@ -52,7 +52,9 @@ import Testing
             }
             #expect(items.count == expected && expected > 40)
             let types = Set(items.compactMap { $0.0["notificationType"] as? String })
-            for t in ["SUBSCRIBED", "DID_RENEW", "REFUND", "EXPIRED", "DID_FAIL_TO_RENEW", "DID_CHANGE_RENEWAL_STATUS"] {
+            let wanted = ["SUBSCRIBED", "DID_RENEW", "REFUND", "EXPIRED", "DID_FAIL_TO_RENEW",
+                          "DID_CHANGE_RENEWAL_STATUS"]
+            for t in wanted {
                 #expect(types.contains(t), "\(t) missing from \(types)")
             }
             #expect(Set(items.compactMap { $0.0["notificationUUID"] as? String }).count == items.count)

@@ -14,7 +14,8 @@ import Testing
     }
 
     @Test func serverAPIAgreesWithTruthAndVerifyReceiptForEverySubscription() async throws {
-        try await withSimulator(seed: 5, subscriptions: 5000, configure: { $0.serverAPILimits = .unlimited }) { server in
+        try await withSimulator(seed: 5, subscriptions: 5000, configure: { $0.serverAPILimits = .unlimited }) {
+            server in
             let client = try await ServerAPIClient.connect(to: server)
             let stateOfStatus = [1: "active", 2: "expired", 3: "billing_retry", 4: "grace_period", 5: "revoked"]
             var decisions = 0

@@ -18,7 +18,8 @@ struct ServerAPIClient: Sendable {
         let api = try JSONSerialization.jsonObject(with: apiData) as? [String: Any] ?? [:]
         let rootPEM = try String(contentsOfFile: dir + "/root.pem", encoding: .utf8)
         return ServerAPIClient(
-            connection: try await TestConnection.connect(port: server.port), token: try TestAPIToken(p8: p8, apiJSON: api),
+            connection: try await TestConnection.connect(port: server.port),
+            token: try TestAPIToken(p8: p8, apiJSON: api),
             verifier: try TestJWSVerifier(rootPEM: rootPEM))
     }
 

@@ -20,14 +20,17 @@ import Testing
             for family in server.population.families.prefix(40) where family.fixedStatus == nil {
                 let base = ServerAPIClient.base(sandbox: family.sandbox)
                 let id = family.primaryOriginalTransactionID
-                for path in ["/inApps/v1/subscriptions/\(id)", "/inApps/v2/history/\(id)", "/inApps/v1/transactions/\(id)"] {
+                let paths = ["/inApps/v1/subscriptions/\(id)", "/inApps/v2/history/\(id)",
+                             "/inApps/v1/transactions/\(id)"]
+                for path in paths {
                     let r = try await client.get(base + path)
                     out.append([String(r.status)] + Self.payloads(r.body))
                 }
             }
             let notes = try await client.connection.send(
                 .POST, "/inApps/v1/notifications/history",
-                body: Array(#"{"startDate":\#(PopulationTests.now - 30 * SimTime.day),"endDate":\#(PopulationTests.now)}"#.utf8),
+                body: NotificationHistoryTests.body(
+                    start: PopulationTests.now - 30 * SimTime.day, end: PopulationTests.now),
                 headers: [client.token.authorization])
             // A notification nests signed data (randomised signatures): compare what it says, not its bytes.
             out.append(try Self.payloads(notes.body).map { segment in

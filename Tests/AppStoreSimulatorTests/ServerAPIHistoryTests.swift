@@ -72,7 +72,8 @@ import Testing
                 let all = family.subscriptions.flatMap { $0.timeline(at: Self.now).transactions }
                 guard family.scenario == .multiGroup || all.contains(where: \.isRefunded) else { continue }
                 let id = family.primaryOriginalTransactionID
-                let (revoked, _) = try await Self.pageAll(client, base + "/inApps/v2/history/\(id)", query: "revoked=true")
+                let (revoked, _) = try await Self.pageAll(
+                    client, base + "/inApps/v2/history/\(id)", query: "revoked=true")
                 #expect(revoked.count == all.filter(\.isRefunded).count)
                 #expect(revoked.allSatisfy { p in
                     let type = p["revocationType"] as? String

@@ -122,10 +122,12 @@ import Testing
                     #expect(txn["bundleId"] as? String == family.bundleID)
                     #expect(txn["price"] is NSNumber && txn["currency"] is String && txn["storefront"] is String)
                     if truth.expect == .decision {
-                        #expect(stateOfStatus[status] == truth.state, "\(family.scenario) \(plan.originalTransactionID)")
+                        #expect(stateOfStatus[status] == truth.state,
+                                "\(family.scenario) \(plan.originalTransactionID)")
                         #expect((renewal["autoRenewStatus"] as? Int == 1) == truth.autoRenew)
                         #expect(renewal["autoRenewProductId"] as? String == truth.autoRenewProductID)
-                        #expect((renewal["gracePeriodExpiresDate"] as? NSNumber)?.int64Value == truth.gracePeriodExpiresAt)
+                        #expect((renewal["gracePeriodExpiresDate"] as? NSNumber)?.int64Value
+                            == truth.gracePeriodExpiresAt)
                         if status != 5 {
                             #expect((txn["expiresDate"] as? NSNumber)?.int64Value == truth.expiresAt,
                                     "\(family.scenario)")
@@ -140,7 +142,8 @@ import Testing
                         let payload = try await client.verifier.verify(jws)
                         #expect(payload["transactionId"] as? String == String(t.transactionID))
                         #expect((payload["expiresDate"] as? NSNumber)?.int64Value == t.expires)
-                        #expect((payload["revocationDate"] as? NSNumber)?.int64Value == (t.isRefunded ? t.cancellation : nil))
+                        #expect((payload["revocationDate"] as? NSNumber)?.int64Value
+                            == (t.isRefunded ? t.cancellation : nil))
                         #expect((payload["isUpgraded"] as? Bool ?? false) == t.isUpgraded)
                     }
                     let beyond = plan.originalTransactionID + UInt64(timeline.count)
@@ -161,7 +164,8 @@ import Testing
             let path = "/inApps/v1/subscriptions/\(family.primaryOriginalTransactionID)"
             let all = try #require(try await client.get(path).json?["data"] as? [[String: Any]])
             #expect(all.count == 2)
-            let statuses = all.flatMap { ($0["lastTransactions"] as? [[String: Any]]) ?? [] }.compactMap { $0["status"] as? Int }
+            let statuses = all.flatMap { ($0["lastTransactions"] as? [[String: Any]]) ?? [] }
+                .compactMap { $0["status"] as? Int }
             let one = try #require(statuses.first)
             let filtered = try #require(try await client.get(path + "?status=\(one)").json?["data"] as? [[String: Any]])
             let kept = filtered.flatMap { ($0["lastTransactions"] as? [[String: Any]]) ?? [] }
