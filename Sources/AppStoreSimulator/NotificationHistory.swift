@@ -26,12 +26,13 @@ struct NotificationHistory: Sendable {
         var canonical: String
     }
 
-    static let retention: Int64 = 180 * SimTime.day
+    /// How far back history goes: 180 days in production, 30 in sandbox.
+    static func retention(sandbox: Bool) -> Int64 { (sandbox ? 30 : 180) * SimTime.day }
     static let retryOffsets: [Int64] = [SimTime.hour, 12 * SimTime.hour, 24 * SimTime.hour, 48 * SimTime.hour,
                                         72 * SimTime.hour]
 
     /// Parses and checks a body at `now`; an Apple error code when refused.
-    static func parse(_ body: [UInt8], now: Int64) -> Result<Request, ErrorCode> {
+    static func parse(_ body: [UInt8], now: Int64, sandbox: Bool) -> Result<Request, ErrorCode> {
         guard let object = (try? JSONSerialization.jsonObject(with: Data(body))) as? [String: Any] else {
             return .failure(ErrorCode(code: 4000012))
         }
@@ -39,7 +40,7 @@ struct NotificationHistory: Sendable {
             return .failure(ErrorCode(code: 4000015))
         }
         guard let end = (object["endDate"] as? NSNumber)?.int64Value else { return .failure(ErrorCode(code: 4000016)) }
-        if start < now - retention { return .failure(ErrorCode(code: 4000012)) }
+        if start < now - retention(sandbox: sandbox) { return .failure(ErrorCode(code: 4000012)) }
         if start >= end { return .failure(ErrorCode(code: 4000013)) }
         let type = object["notificationType"] as? String
         let subtype = object["notificationSubtype"] as? String

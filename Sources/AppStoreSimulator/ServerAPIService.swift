@@ -273,7 +273,7 @@ public final class ServerAPIService: Sendable {
     {
         let now = clock.now()
         let request: NotificationHistory.Request
-        switch NotificationHistory.parse(body, now: now) {
+        switch NotificationHistory.parse(body, now: now, sandbox: sandbox) {
         case .failure(let e): return Self.error(e.code)
         case .success(let r): request = r
         }

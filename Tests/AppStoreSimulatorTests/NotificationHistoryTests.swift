@@ -82,6 +82,12 @@ import Testing
             let path = "/inApps/v1/notifications/history"
             let old = try await Self.post(client, path, Self.body(start: Self.now - 181 * SimTime.day, end: Self.now))
             #expect(old.status == 400 && old.json?["errorCode"] as? Int == 4000012)
+            let sandboxOld = try await Self.post(client, "/sandbox" + path,
+                                                 Self.body(start: Self.now - 31 * SimTime.day, end: Self.now))
+            #expect(sandboxOld.json?["errorCode"] as? Int == 4000012)
+            let sandboxRecent = try await Self.post(client, "/sandbox" + path,
+                                                    Self.body(start: Self.now - 29 * SimTime.day, end: Self.now))
+            #expect(sandboxRecent.status == 200)
             let reversed = try await Self.post(client, path, Self.body(start: Self.now, end: Self.now - 1))
             #expect(reversed.json?["errorCode"] as? Int == 4000013)
             let start = Self.now - 179 * SimTime.day

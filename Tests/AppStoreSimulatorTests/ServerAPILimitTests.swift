@@ -88,3 +88,23 @@ import Testing
         }
     }
 }
+
+extension ServerAPILimitTests {
+    @Test func connectionFaultsApplyToTheServerAPI() async throws {
+        for (kind, check) in [(FaultKind.reset, "closed"), (.truncated, "closed"), (.hang, "closed")] {
+            try await withSimulator(subscriptions: 20, configure: {
+                $0.serverAPILimits = .unlimited
+                $0.faults = FaultPlan(seed: 21, rates: [kind: 1], hangMilliseconds: 50)
+            }) { server in
+                let client = try await ServerAPIClient.connect(to: server)
+                let family = try #require(server.population.families.first { !$0.sandbox && $0.fixedStatus == nil })
+                await #expect(throws: TestClientError.self, "\(kind) \(check)") {
+                    _ = try await client.get("/inApps/v1/transactions/\(family.primaryOriginalTransactionID)")
+                }
+                let stats = try #require(try await TestConnection.once(port: server.port, .GET, "/_stats").json)
+                #expect((stats["faults"] as? [String: Int])?[kind.rawValue] == 1)
+                await client.close()
+            }
+        }
+    }
+}
