@@ -35,8 +35,10 @@ public final class ServerAPIService: Sendable {
     public let clock: SimClock
     /// Subscription number (original id minus the population's base, over 10,000) to family and plan indices.
     private let plans: [UInt64: (family: Int, plan: Int)]
-    private let cache = Mutex<[CacheKey: Outcome]>([:])
+    /// Signed answers and their total size; cleared when either limit is reached.
+    private let cache = Mutex<(entries: [CacheKey: Outcome], bytes: Int)>(([:], 0))
     private static let cacheLimit = 50_000
+    private static let cacheByteLimit = 256 * 1024 * 1024
 
     public init(population: Population, identity: ServerAPIIdentity, clock: SimClock) {
         self.population = population
@@ -90,7 +92,7 @@ public final class ServerAPIService: Sendable {
         let now = clock.now()
         let key = CacheKey(endpoint: endpoint, sandbox: sandbox, id: id, query: String(query), now: now,
                            fault: fault)
-        if let hit = cache.withLock({ $0[key] }) { return hit }
+        if let hit = cache.withLock({ $0.entries[key] }) { return hit }
         guard let location = locate(id, sandbox: sandbox, now: now) else { return Self.error(4040010) }
         let outcome: Outcome
         switch endpoint {
@@ -101,8 +103,12 @@ public final class ServerAPIService: Sendable {
         case .notificationHistory: outcome = Self.error(4040010)
         }
         cache.withLock { c in
-            if c.count >= Self.cacheLimit { c.removeAll(keepingCapacity: true) }
-            c[key] = outcome
+            if c.entries.count >= Self.cacheLimit || c.bytes >= Self.cacheByteLimit {
+                c.entries.removeAll(keepingCapacity: true)
+                c.bytes = 0
+            }
+            c.entries[key] = outcome
+            c.bytes += outcome.body.readableBytes
         }
         return outcome
     }
