@@ -95,13 +95,13 @@ public final class SimulatorStats: Sendable {
     {
         state.withLock { s in
             if let limit { s.apiLimits[key] = limit }
-            var window = s.apiWindows[key] ?? Window()
-            defer { s.apiWindows[key] = window }
-            if let limit, window.count(at: now) >= limit {
+            // Mutated in place through the subscript: a copy of the window would copy its timestamps.
+            if let limit, s.apiWindows[key, default: Window()].count(at: now) >= limit {
                 s.apiLimited[key, default: 0] += 1
-                return (false, window.times[window.times.count - limit] + 1_000_000_000)
+                let times = s.apiWindows[key]?.times ?? []
+                return (false, (times.count >= limit ? times[times.count - limit] : now) + 1_000_000_000)
             }
-            window.add(now)
+            s.apiWindows[key, default: Window()].add(now)
             return (true, now)
         }
     }
