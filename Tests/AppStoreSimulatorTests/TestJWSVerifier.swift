@@ -1,7 +1,7 @@
 import Crypto
 import Foundation
 import SwiftASN1
-import X509
+@_spi(FixedExpiryValidationTime) import X509
 
 /// The test client's own JWS verification (not the reconciler's): a compact ES256 JWS whose `x5c` chain
 /// (leaf, intermediate, root) verifies to the exported `root.pem` at `signedDate`, with Apple's OIDs on
@@ -63,7 +63,7 @@ struct TestJWSVerifier: Sendable {
         }
         let time = Date(timeIntervalSince1970: Double(signedMs) / 1000)
         var verifier = Verifier(rootCertificates: CertificateStore([root])) {
-            RFC5280Policy(validationTime: time)
+            RFC5280Policy(fixedExpiryValidationTime: time)
         }
         let result = await verifier.validate(leaf: chain[0], intermediates: CertificateStore([chain[1]]))
         guard case .validCertificate(let path) = result, path.count == 3 else {
