@@ -15,6 +15,9 @@ public struct FaultPlan: Sendable, Equatable {
     /// Server API signature faults, drawn independently of the kinds above (their own slices of their own
     /// uniform number), applied only to answers that would otherwise be signed and sent whole.
     public var signatureRates: [SignatureFault: Double] = [:]
+    /// Share of subscriptions whose every Server API answer is signed with a fault
+    /// (`SignatureFault.forSubscription`), so the export can list them.
+    public var faultySubscriptionRate: Double = 0
 
     public init(seed: UInt64, rates: [FaultKind: Double] = [:], latency: LatencyDistribution = .none,
                 retryAfterSeconds: Int = 1, hangMilliseconds: Int64 = 60_000) {

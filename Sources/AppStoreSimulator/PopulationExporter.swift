@@ -50,7 +50,9 @@ public struct PopulationExporter: Sendable {
     }
 
     /// Writes both files into `directory` (created if missing) and returns the scenario counts.
-    public func export(to directory: String, now: Int64) throws -> Summary {
+    /// `faultySubscriptionRate`: also write `server-api/signature-faults.jsonl`, the subscriptions whose Server
+    /// API answers `serve` with the same `--signature-faulty-subscriptions` signs with a fault.
+    public func export(to directory: String, now: Int64, faultySubscriptionRate: Double = 0) throws -> Summary {
         do {
             try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         } catch {
@@ -74,6 +76,24 @@ public struct PopulationExporter: Sendable {
         try ServerAPIIdentity(seed: population.seed, anchor: population.anchor, bundleID: population.bundleID)
             .export(to: directory + "/server-api")
         try LedgerExporter(population: population).export(to: directory + "/server-api", now: now)
+        if faultySubscriptionRate > 0 {
+            let faults = try BufferedFile(path: directory + "/server-api/signature-faults.jsonl")
+            for family in population.families where LedgerExporter.isServed(family, bundleID: population.bundleID) {
+                guard let fault = SignatureFault.forFamily(family, seed: population.seed, rate: faultySubscriptionRate)
+                else { continue }
+                for plan in family.subscriptions {
+                    var w = JSONWriter(capacity: 160)
+                    w.beginObject()
+                    w.field("original_transaction_id", String(plan.originalTransactionID))
+                    w.field("fault", fault.rawValue)
+                    w.field("expect", "refused_row_untouched")
+                    w.endObject()
+                    w.bytes.append(10)
+                    try faults.write(w.bytes)
+                }
+            }
+            try faults.close()
+        }
         return Summary(counts: Scenario.allCases.map { ($0, counts[$0] ?? 0) })
     }
 }

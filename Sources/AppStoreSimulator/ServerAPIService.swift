@@ -40,7 +40,12 @@ public final class ServerAPIService: Sendable {
     private static let cacheLimit = 50_000
     private static let cacheByteLimit = 256 * 1024 * 1024
 
-    public init(population: Population, identity: ServerAPIIdentity, clock: SimClock) {
+    /// Share of subscriptions answered with a signature fault every time (`SignatureFault.forSubscription`).
+    public let faultySubscriptionRate: Double
+
+    public init(population: Population, identity: ServerAPIIdentity, clock: SimClock,
+                faultySubscriptionRate: Double = 0) {
+        self.faultySubscriptionRate = faultySubscriptionRate
         self.population = population
         self.identity = identity
         self.renderer = ServerAPIRenderer(population: population, identity: identity)
@@ -90,6 +95,13 @@ public final class ServerAPIService: Sendable {
                        fault: SignatureFault? = nil) -> Outcome {
         guard let id = Self.transactionID(idText) else { return Self.error(4000006) }
         let now = clock.now()
+        // A faulty subscription's answers are always faulty (the first faulty one of the customer's, for
+        // answers that cover several).
+        var fault = fault
+        if fault == nil, faultySubscriptionRate > 0, let (f, _) = plans[id - id % 10_000] {
+            fault = SignatureFault.forFamily(population.families[f], seed: population.seed,
+                                             rate: faultySubscriptionRate)
+        }
         let key = CacheKey(endpoint: endpoint, sandbox: sandbox, id: id, query: String(query), now: now,
                            fault: fault)
         if let hit = cache.withLock({ $0.entries[key] }) { return hit }

@@ -10,3 +10,24 @@ public enum SignatureFault: String, Sendable, CaseIterable {
     /// Signed correctly, then the payload was changed (`expiresDate` pushed to 2100): the signature fails.
     case tamperedPayload = "tampered-payload"
 }
+
+extension SignatureFault {
+    /// The fault every Server API answer about `originalTransactionID` carries when a share `rate` of the
+    /// subscriptions is faulty (`--signature-faulty-subscriptions`): chosen by a hash of the seed and the id,
+    /// the kind cycling through the four; nil for the others. `export` lists the same ones.
+    public static func forSubscription(_ originalTransactionID: UInt64, seed: UInt64, rate: Double) -> SignatureFault? {
+        guard rate > 0 else { return nil }
+        let h = SeededRandom.hash(seed, 0x5F5B, originalTransactionID)
+        guard SeededRandom.unit(h) < rate else { return nil }
+        return allCases[Int(SeededRandom.mix(h) % UInt64(allCases.count))]
+    }
+
+    /// The fault of a customer's answers: the first faulty subscription's (answers such as history cover every
+    /// subscription of the customer, so all of them are refused).
+    public static func forFamily(_ family: ReceiptFamily, seed: UInt64, rate: Double) -> SignatureFault? {
+        guard rate > 0 else { return nil }
+        return family.subscriptions.lazy.compactMap {
+            forSubscription($0.originalTransactionID, seed: seed, rate: rate)
+        }.first
+    }
+}

@@ -31,7 +31,8 @@ public final class SimulatorServer: Sendable {
         let service = VerifyService(population: pop, sharedSecret: configuration.sharedSecret, clock: clock,
                                     secretMismatchForAll: configuration.secretMismatchForAll)
         let identity = ServerAPIIdentity(seed: configuration.seed, anchor: pop.anchor, bundleID: pop.bundleID)
-        let serverAPI = ServerAPIService(population: pop, identity: identity, clock: clock)
+        let serverAPI = ServerAPIService(population: pop, identity: identity, clock: clock,
+                                         faultySubscriptionRate: configuration.faults.faultySubscriptionRate)
         let stats = SimulatorStats(maxRequestsPerSecond: configuration.maxRequestsPerSecond)
         let group = MultiThreadedEventLoopGroup(numberOfThreads: max(1, configuration.threads))
         let faults = configuration.faults

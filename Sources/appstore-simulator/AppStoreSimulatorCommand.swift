@@ -25,8 +25,18 @@ struct PopulationOptions: ParsableArguments {
     @Option(name: .customLong("bundle-id"), help: "Bundle id of the population's app.")
     var bundleID: String = "com.example.renewals"
 
+    @Option(name: .customLong("signature-faulty-subscriptions"),
+            help: """
+                Share (0..1) of subscriptions whose every Server API answer is signed with a fault; export lists \
+                them in server-api/signature-faults.jsonl.
+                """)
+    var faultySubscriptions: Double = 0
+
     func validateCommon() throws {
         guard subscriptions >= 0 else { throw ValidationError("--subscriptions must be >= 0") }
+        guard (0...1).contains(faultySubscriptions) else {
+            throw ValidationError("--signature-faulty-subscriptions must be within 0...1")
+        }
         if let anchor, SimTimeParse.parse(anchor) == nil {
             throw ValidationError("--anchor is not RFC 3339: \(anchor)")
         }
@@ -215,6 +225,7 @@ struct Serve: ParsableCommand {
             latency: latency.flatMap(LatencyDistribution.init(parsing:)) ?? .none,
             retryAfterSeconds: retryAfter, hangMilliseconds: hangMs)
         config.faults.signatureRates = signatureRates()
+        config.faults.faultySubscriptionRate = population.faultySubscriptions
         let server = try SimulatorServer.start(configuration: config)
         FileHandle.standardOutput.write(Data("listening on \(server.baseURL)\n".utf8))
         if let portFile {
@@ -255,7 +266,8 @@ struct Export: ParsableCommand {
         let anchor = population.anchor.flatMap(SimTime.parseRFC3339) ?? t
         let pop = Population(seed: population.seed, subscriptions: population.subscriptions, anchor: anchor,
                              bundleID: population.bundleID)
-        let summary = try PopulationExporter(population: pop).export(to: out, now: t)
+        let summary = try PopulationExporter(population: pop).export(
+            to: out, now: t, faultySubscriptionRate: population.faultySubscriptions)
         FileHandle.standardError.write(Data("appstore-simulator export: \(summary)\n".utf8))
     }
 }
