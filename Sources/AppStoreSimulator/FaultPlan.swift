@@ -12,6 +12,12 @@ public struct FaultPlan: Sendable, Equatable {
     public var retryAfterSeconds: Int
     /// How long a hung request is held before the connection is closed.
     public var hangMilliseconds: Int64
+    /// Server API signature faults, drawn independently of the kinds above (their own slices of their own
+    /// uniform number), applied only to answers that would otherwise be signed and sent whole.
+    public var signatureRates: [SignatureFault: Double] = [:]
+    /// Share of subscriptions whose every Server API answer is signed with a fault
+    /// (`SignatureFault.forSubscription`), so the export can list them.
+    public var faultySubscriptionRate: Double = 0
 
     public init(
         seed: UInt64,
@@ -27,7 +33,9 @@ public struct FaultPlan: Sendable, Equatable {
         self.hangMilliseconds = hangMilliseconds
     }
 
-    public var isEmpty: Bool { rates.values.allSatisfy { $0 <= 0 } && latency == .none }
+    public var isEmpty: Bool {
+        rates.values.allSatisfy { $0 <= 0 } && signatureRates.values.allSatisfy { $0 <= 0 } && latency == .none
+    }
 
     /// The fault for request number `sequence`, or nil for a normal answer.
     public func decide(sequence: UInt64) -> FaultKind? {
@@ -38,6 +46,20 @@ public struct FaultPlan: Sendable, Equatable {
         var edge = 0.0
         for kind in FaultKind.allCases {
             edge += max(0, rates[kind] ?? 0) * scale
+            if u < edge { return kind }
+        }
+        return nil
+    }
+
+    /// The signature fault for request number `sequence`, or nil.
+    public func decideSignature(sequence: UInt64) -> SignatureFault? {
+        let total = SignatureFault.allCases.reduce(0.0) { $0 + max(0, signatureRates[$1] ?? 0) }
+        guard total > 0 else { return nil }
+        let scale = total > 1 ? 1 / total : 1
+        let u = SeededRandom.unit(SeededRandom.hash(seed, 0x516E, sequence))
+        var edge = 0.0
+        for kind in SignatureFault.allCases {
+            edge += max(0, signatureRates[kind] ?? 0) * scale
             if u < edge { return kind }
         }
         return nil

@@ -1,8 +1,11 @@
 import Foundation
 
-/// Writes `purchases.jsonl` (what the app stored) and `truth.jsonl` (what Apple implies at `now`).
+/// Writes `purchases.jsonl` (what the app stored), `truth.jsonl` (what Apple implies at `now`) and
+/// `server-api/` (the root certificate, the In-App Purchase key and its ids: `ServerAPIIdentity`; the ledger
+/// and revenue per currency: `LedgerExporter`).
 ///
-/// Output is byte-identical for the same inputs: families in index order, keys in a fixed order.
+/// Output is byte-identical for the same inputs (families in index order, keys in a fixed order), except the
+/// certificates' ECDSA signatures in `server-api/root.pem`.
 public struct PopulationExporter: Sendable {
     /// Export failure naming the file and what went wrong.
     public struct ExportError: Error, CustomStringConvertible {
@@ -48,7 +51,9 @@ public struct PopulationExporter: Sendable {
     }
 
     /// Writes both files into `directory` (created if missing) and returns the scenario counts.
-    public func export(to directory: String, now: Int64) throws -> Summary {
+    /// `faultySubscriptionRate`: also write `server-api/signature-faults.jsonl`, the subscriptions whose Server
+    /// API answers `serve` with the same `--signature-faulty-subscriptions` signs with a fault.
+    public func export(to directory: String, now: Int64, faultySubscriptionRate: Double = 0) throws -> Summary {
         do {
             try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         } catch {
@@ -69,6 +74,27 @@ public struct PopulationExporter: Sendable {
         }
         try purchases.close()
         try truth.close()
+        try ServerAPIIdentity(seed: population.seed, anchor: population.anchor, bundleID: population.bundleID)
+            .export(to: directory + "/server-api")
+        try LedgerExporter(population: population).export(to: directory + "/server-api", now: now)
+        if faultySubscriptionRate > 0 {
+            let faults = try BufferedFile(path: directory + "/server-api/signature-faults.jsonl")
+            for family in population.families where LedgerExporter.isServed(family, bundleID: population.bundleID) {
+                guard let fault = SignatureFault.forFamily(family, seed: population.seed, rate: faultySubscriptionRate)
+                else { continue }
+                for plan in family.subscriptions {
+                    var w = JSONWriter(capacity: 160)
+                    w.beginObject()
+                    w.field("original_transaction_id", String(plan.originalTransactionID))
+                    w.field("fault", fault.rawValue)
+                    w.field("expect", "refused_row_untouched")
+                    w.endObject()
+                    w.bytes.append(10)
+                    try faults.write(w.bytes)
+                }
+            }
+            try faults.close()
+        }
         return Summary(counts: Scenario.allCases.map { ($0, counts[$0] ?? 0) })
     }
 }

@@ -20,6 +20,8 @@ public struct SimulatorConfiguration: Sendable {
     public var faults: FaultPlan
     /// Turn away requests over this many in any one-second window with 429.
     public var maxRequestsPerSecond: Int?
+    /// The Server API's per-endpoint limits (Apple's figures unless changed).
+    public var serverAPILimits = ServerAPILimits.apple
     public var threads: Int = System.coreCount
 
     public init(seed: UInt64 = 1, subscriptions: Int = 1000, now: Int64? = nil) {

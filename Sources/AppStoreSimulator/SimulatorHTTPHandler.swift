@@ -10,15 +10,31 @@ final class SimulatorHTTPHandler: ChannelInboundHandler, RemovableChannelHandler
     typealias OutboundOut = HTTPServerResponsePart
 
     private let service: VerifyService
-    private let stats: SimulatorStats
-    private let faults: FaultPlan
+    let serverAPI: ServerAPIService
+    let authenticator: APITokenAuthenticator
+    let stats: SimulatorStats
+    let faults: FaultPlan
+    /// The last API token this connection presented that verified, and when it expires (ms): a keep-alive
+    /// client reusing its token is not verified again on every request.
+    var acceptedToken: APITokenAuthenticator.Accepted?
     private var head: HTTPRequestHead?
     private var body: ByteBuffer?
     private var tooLarge = false
     private static let maxBody = 16 * 1024 * 1024
 
-    init(service: VerifyService, stats: SimulatorStats, faults: FaultPlan) {
+    let limits: ServerAPILimits
+
+    init(
+        service: VerifyService,
+        serverAPI: ServerAPIService,
+        stats: SimulatorStats,
+        faults: FaultPlan,
+        limits: ServerAPILimits = .apple
+    ) {
+        self.limits = limits
         self.service = service
+        self.serverAPI = serverAPI
+        self.authenticator = APITokenAuthenticator(identity: serverAPI.identity)
         self.stats = stats
         self.faults = faults
     }
@@ -61,6 +77,8 @@ final class SimulatorHTTPHandler: ChannelInboundHandler, RemovableChannelHandler
         switch path {
         case "/verifyReceipt", "/sandbox/verifyReceipt":
             verify(context: context, head: head, path: path, body: body, keepAlive: keepAlive)
+        case _ where path.hasPrefix("/inApps/") || path.hasPrefix("/sandbox/inApps/"):
+            serverAPIRequest(context: context, head: head, path: path, body: body, keepAlive: keepAlive)
         case "/_health":
             respond(
                 context: context,
@@ -90,7 +108,7 @@ final class SimulatorHTTPHandler: ChannelInboundHandler, RemovableChannelHandler
         }
     }
 
-    private static func bytes(_ b: [UInt8]) -> ByteBuffer {
+    static func bytes(_ b: [UInt8]) -> ByteBuffer {
         var buf = ByteBufferAllocator().buffer(capacity: b.count)
         buf.writeBytes(b)
         return buf
@@ -246,12 +264,12 @@ final class SimulatorHTTPHandler: ChannelInboundHandler, RemovableChannelHandler
         }
     }
 
-    private static func errorPage(_ code: Int) -> String {
+    static func errorPage(_ code: Int) -> String {
         let title = code == 503 ? "Service Unavailable" : "Internal Server Error"
         return "<html><head><title>\(code) \(title)</title></head><body><h1>\(title)</h1></body></html>\n"
     }
 
-    private func respond(
+    func respond(
         context: ChannelHandlerContext,
         status: HTTPResponseStatus,
         body: ByteBuffer,

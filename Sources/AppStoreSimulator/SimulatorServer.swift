@@ -10,6 +10,7 @@ public final class SimulatorServer: Sendable {
     public let configuration: SimulatorConfiguration
     public let population: Population
     public let service: VerifyService
+    public let serverAPI: ServerAPIService
     public let stats: SimulatorStats
     public let host: String
     /// The port actually bound (the chosen one when configured with 0).
@@ -42,6 +43,13 @@ public final class SimulatorServer: Sendable {
             clock: clock,
             secretMismatchForAll: configuration.secretMismatchForAll
         )
+        let identity = ServerAPIIdentity(seed: configuration.seed, anchor: pop.anchor, bundleID: pop.bundleID)
+        let serverAPI = ServerAPIService(
+            population: pop,
+            identity: identity,
+            clock: clock,
+            faultySubscriptionRate: configuration.faults.faultySubscriptionRate
+        )
         let stats = SimulatorStats(maxRequestsPerSecond: configuration.maxRequestsPerSecond)
         let group = MultiThreadedEventLoopGroup(numberOfThreads: max(1, configuration.threads))
         let faults = configuration.faults
@@ -54,7 +62,13 @@ public final class SimulatorServer: Sendable {
                 channel.eventLoop.makeCompletedFuture {
                     try channel.pipeline.syncOperations.configureHTTPServerPipeline(withErrorHandling: true)
                     try channel.pipeline.syncOperations.addHandler(
-                        SimulatorHTTPHandler(service: service, stats: stats, faults: faults)
+                        SimulatorHTTPHandler(
+                            service: service,
+                            serverAPI: serverAPI,
+                            stats: stats,
+                            faults: faults,
+                            limits: configuration.serverAPILimits
+                        )
                     )
                 }
             }
@@ -70,6 +84,7 @@ public final class SimulatorServer: Sendable {
             configuration: configuration,
             population: pop,
             service: service,
+            serverAPI: serverAPI,
             stats: stats,
             host: configuration.host,
             port: port,
@@ -82,6 +97,7 @@ public final class SimulatorServer: Sendable {
         configuration: SimulatorConfiguration,
         population: Population,
         service: VerifyService,
+        serverAPI: ServerAPIService,
         stats: SimulatorStats,
         host: String,
         port: Int,
@@ -91,6 +107,7 @@ public final class SimulatorServer: Sendable {
         self.configuration = configuration
         self.population = population
         self.service = service
+        self.serverAPI = serverAPI
         self.stats = stats
         self.host = host
         self.port = port

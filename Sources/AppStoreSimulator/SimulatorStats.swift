@@ -47,6 +47,12 @@ public final class SimulatorStats: Sendable {
         var rateLimited = 0
         var paths: [String: PathCounters] = [:]
         var faults: [FaultKind: Int] = [:]
+        var authFailures: [String: Int] = [:]
+        /// Per Server API endpoint and environment (`ServerAPIRoute.statsPath`): admitted requests and 429s.
+        var apiWindows: [String: Window] = [:]
+        var apiLimited: [String: Int] = [:]
+        var apiLimits: [String: Int] = [:]
+        var apiFaults: [String: Int] = [:]
         var connectionsAccepted = 0
         var connectionsOpen = 0
         var peakConnections = 0
@@ -83,11 +89,43 @@ public final class SimulatorStats: Sendable {
         }
     }
 
+    /// Apple's per-endpoint limit: admitted only if fewer than `limit` requests to `key` were admitted in the
+    /// second before `now`. When refused, also returns when (monotonic ns) the oldest of them leaves the window.
+    public func admitServerAPI(
+        key: String,
+        limit: Int?,
+        now: UInt64 = DispatchTimeNanos.now()
+    )
+        -> (admitted: Bool, freeAt: UInt64)
+    {
+        state.withLock { s in
+            if let limit { s.apiLimits[key] = limit }
+            // Mutated in place through the subscript: a copy of the window would copy its timestamps.
+            if let limit, s.apiWindows[key, default: Window()].count(at: now) >= limit {
+                s.apiLimited[key, default: 0] += 1
+                let times = s.apiWindows[key]?.times ?? []
+                return (false, (times.count >= limit ? times[times.count - limit] : now) + 1_000_000_000)
+            }
+            s.apiWindows[key, default: Window()].add(now)
+            return (true, now)
+        }
+    }
+
+    /// A Server API fault (`ServerAPIFault`) that was injected.
+    public func recordServerAPIFault(_ name: String) {
+        state.withLock { s in s.apiFaults[name, default: 0] += 1 }
+    }
+
     public func record(path: String, httpStatus: Int, appleStatus: Int?, fault: FaultKind?) {
         state.withLock { s in
             Self.bump(&s.paths[path, default: PathCounters()], httpStatus, appleStatus)
             if let fault { s.faults[fault, default: 0] += 1 }
         }
+    }
+
+    /// One Server API request refused with 401, by reason (`APITokenAuthenticator.Failure`).
+    public func recordAuthFailure(_ reason: String) {
+        state.withLock { s in s.authFailures[reason, default: 0] += 1 }
     }
 
     private static func bump(_ c: inout PathCounters, _ http: Int, _ apple: Int?) {
@@ -169,6 +207,34 @@ public final class SimulatorStats: Sendable {
             for kind in FaultKind.allCases {
                 w.key(kind.rawValue)
                 w.int(Int64(s.faults[kind] ?? 0))
+            }
+            w.endObject()
+            w.key("server_api_limits")
+            w.beginObject()
+            for key in s.apiWindows.keys.sorted() {
+                w.key(key)
+                w.beginObject()
+                w.key("limit_per_second")
+                if let l = s.apiLimits[key] { w.int(Int64(l)) } else { w.null() }
+                w.key("peak_admitted_per_second")
+                w.int(Int64(s.apiWindows[key]?.peak ?? 0))
+                w.key("rate_limited")
+                w.int(Int64(s.apiLimited[key] ?? 0))
+                w.endObject()
+            }
+            w.endObject()
+            w.key("server_api_faults")
+            w.beginObject()
+            for name in s.apiFaults.keys.sorted() {
+                w.key(name)
+                w.int(Int64(s.apiFaults[name] ?? 0))
+            }
+            w.endObject()
+            w.key("auth_failures")
+            w.beginObject()
+            for reason in APITokenAuthenticator.Failure.allCases {
+                w.key(reason.rawValue)
+                w.int(Int64(s.authFailures[reason.rawValue] ?? 0))
             }
             w.endObject()
             w.endObject()

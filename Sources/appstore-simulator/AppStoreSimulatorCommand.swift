@@ -8,7 +8,7 @@ struct AppStoreSimulatorCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "appstore-simulator",
         abstract: "A local App Store verifyReceipt simulator with a deterministic subscription population.",
-        subcommands: [Serve.self, Export.self]
+        subcommands: [Serve.self, Export.self, Token.self]
     )
 }
 
@@ -29,8 +29,20 @@ struct PopulationOptions: ParsableArguments {
     @Option(name: .customLong("bundle-id"), help: "Bundle id of the population's app.")
     var bundleID: String = "com.example.renewals"
 
+    @Option(
+        name: .customLong("signature-faulty-subscriptions"),
+        help: """
+            Share (0..1) of subscriptions whose every Server API answer is signed with a fault; export lists \
+            them in server-api/signature-faults.jsonl.
+            """
+    )
+    var faultySubscriptions: Double = 0
+
     func validateCommon() throws {
         guard subscriptions >= 0 else { throw ValidationError("--subscriptions must be >= 0") }
+        guard (0...1).contains(faultySubscriptions) else {
+            throw ValidationError("--signature-faulty-subscriptions must be within 0...1")
+        }
         if let anchor, SimTimeParse.parse(anchor) == nil {
             throw ValidationError("--anchor is not RFC 3339: \(anchor)")
         }
@@ -43,13 +55,14 @@ enum SimTimeParse {
 
 struct Serve: ParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Serve POST /verifyReceipt (production) and POST /sandbox/verifyReceipt (sandbox) on loopback.",
+        abstract: "Serve verifyReceipt and the App Store Server API (production at the root, sandbox under /sandbox).",
         discussion: """
             The shared secret comes from $APPSTORE_SIM_SHARED_SECRET or --shared-secret-file, else it is \
             "\(SimulatorConfiguration.defaultSharedSecret)". A request with another password is answered 21004 \
             once its receipt authenticates and is in the right environment (21007/21008 and the per-account \
             answers 21003/21010 come first); --fault-21004-all answers 21004 to every well-formed request, \
-            for testing that a client stops when 21004s are systematic. GET /_stats returns counters, \
+            for testing that a client stops when 21004s are systematic. The Server API (/inApps/...) needs a \
+            JWT signed with the key `export` writes to DIR/server-api/key.p8. GET /_stats returns counters, \
             GET /_health 200.
             """
     )
@@ -109,17 +122,84 @@ struct Serve: ParsableCommand {
     )
     var secretMismatchForAll = false
 
+    @Option(
+        name: .customLong("fault-foreign-chain"),
+        help: "Server API: rate of answers signed by a look-alike chain under another root (not in --faults-all)."
+    )
+    var foreignChain: Double?
+    @Option(
+        name: .customLong("fault-leaf-without-oid"),
+        help: "Server API: rate of answers signed by a leaf without Apple's OID (not in --faults-all)."
+    )
+    var leafWithoutOID: Double?
+    @Option(
+        name: .customLong("fault-expired-leaf"),
+        help: "Server API: rate of answers signed by a leaf expired at signedDate (not in --faults-all)."
+    )
+    var expiredLeaf: Double?
+    @Option(
+        name: .customLong("fault-tampered-payload"),
+        help: "Server API: rate of answers whose payload was changed after signing (not in --faults-all)."
+    )
+    var tamperedPayload: Double?
+
+    func signatureRates() -> [SignatureFault: Double] {
+        let given: [(SignatureFault, Double?)] = [
+            (.foreignChain, foreignChain), (.leafWithoutOID, leafWithoutOID), (.expiredLeaf, expiredLeaf),
+            (.tamperedPayload, tamperedPayload),
+        ]
+        return Dictionary(uniqueKeysWithValues: given.compactMap { kind, rate in rate.map { (kind, $0) } })
+    }
+
     @Option(name: .customLong("max-rps"), help: "Answer 429 to requests over this many in any one-second window.")
     var maxRPS: Int?
 
+    @Option(
+        name: .customLong("max-rps-statuses"),
+        help: "Server API: Get All Subscription Statuses per second in production (sandbox 10%; 0 = no limit)."
+    )
+    var maxRPSStatuses: Int = 50
+    @Option(name: .customLong("max-rps-history"), help: "Server API: Get Transaction History per second (production).")
+    var maxRPSHistory: Int = 50
+    @Option(
+        name: .customLong("max-rps-transaction-info"),
+        help: "Server API: Get Transaction Info per second (production)."
+    )
+    var maxRPSTransactionInfo: Int = 50
+    @Option(
+        name: .customLong("max-rps-notification-history"),
+        help: "Server API: Get Notification History per second (production)."
+    )
+    var maxRPSNotificationHistory: Int = 50
+    @Option(
+        name: .customLong("max-rps-refund-history"),
+        help: "Server API: Get Refund History per second (production)."
+    )
+    var maxRPSRefundHistory: Int = 10
+
+    func serverAPILimits() -> ServerAPILimits {
+        let given: [(ServerAPIService.Endpoint, Int)] = [
+            (.subscriptions, maxRPSStatuses), (.history, maxRPSHistory), (.transactions, maxRPSTransactionInfo),
+            (.notificationHistory, maxRPSNotificationHistory), (.refundHistory, maxRPSRefundHistory),
+        ]
+        return ServerAPILimits(production: Dictionary(uniqueKeysWithValues: given.filter { $0.1 > 0 }))
+    }
+
     func validate() throws {
         try population.validateCommon()
+        guard
+            [maxRPSStatuses, maxRPSHistory, maxRPSTransactionInfo, maxRPSNotificationHistory, maxRPSRefundHistory]
+                .allSatisfy({ $0 >= 0 })
+        else { throw ValidationError("--max-rps-* must be >= 0 (0: no limit)") }
         if let now, SimTime.parseRFC3339(now) == nil { throw ValidationError("--now is not RFC 3339: \(now)") }
         if let latency, LatencyDistribution(parsing: latency) == nil {
             throw ValidationError("--latency-ms must be N, uniform:A-B or normal:MEAN,SD (got \(latency))")
         }
         for (name, rate) in rates() where !(0...1).contains(rate) {
             throw ValidationError("fault rate \(name) must be within 0...1 (got \(rate))")
+        }
+        for (name, rate) in signatureRates() where !(0...1).contains(rate) {
+            throw ValidationError("fault rate \(name.rawValue) must be within 0...1 (got \(rate))")
         }
         if let maxRPS, maxRPS < 1 { throw ValidationError("--max-rps must be >= 1") }
         guard threads >= 1, hangMs >= 0, retryAfter >= 0 else {
@@ -167,6 +247,7 @@ struct Serve: ParsableCommand {
         config.sharedSecret = try sharedSecret()
         config.threads = threads
         config.maxRequestsPerSecond = maxRPS
+        config.serverAPILimits = serverAPILimits()
         config.secretMismatchForAll = secretMismatchForAll
         config.faults = FaultPlan(
             seed: population.seed,
@@ -175,6 +256,8 @@ struct Serve: ParsableCommand {
             retryAfterSeconds: retryAfter,
             hangMilliseconds: hangMs
         )
+        config.faults.signatureRates = signatureRates()
+        config.faults.faultySubscriptionRate = population.faultySubscriptions
         let server = try SimulatorServer.start(configuration: config)
         FileHandle.standardOutput.write(Data("listening on \(server.baseURL)\n".utf8))
         if let portFile {
@@ -196,7 +279,10 @@ struct Serve: ParsableCommand {
 
 struct Export: ParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Write DIR/purchases.jsonl (what the app stored) and DIR/truth.jsonl (what Apple implies at --now)."
+        abstract: """
+            Write DIR/purchases.jsonl (what the app stored), DIR/truth.jsonl (what Apple implies at --now) and \
+            DIR/server-api/ (root.pem, key.p8, api.json: what a Server API client needs).
+            """
     )
 
     @OptionGroup var population: PopulationOptions
@@ -221,7 +307,35 @@ struct Export: ParsableCommand {
             anchor: anchor,
             bundleID: population.bundleID
         )
-        let summary = try PopulationExporter(population: pop).export(to: out, now: t)
+        let summary = try PopulationExporter(population: pop).export(
+            to: out,
+            now: t,
+            faultySubscriptionRate: population.faultySubscriptions
+        )
         FileHandle.standardError.write(Data("appstore-simulator export: \(summary)\n".utf8))
+    }
+}
+
+/// `appstore-simulator token`: an API token for the population's key, for curl and wrk.
+struct Token: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Print a Server API token (JWT) signed with the population's In-App Purchase key (for curl, wrk)."
+    )
+
+    @OptionGroup var population: PopulationOptions
+
+    @Option(help: "Seconds the token is valid (Apple allows at most 3600).")
+    var lifetime: Int64 = 3600
+
+    func validate() throws {
+        try population.validateCommon()
+        guard lifetime > 0 else { throw ValidationError("--lifetime must be > 0") }
+    }
+
+    func run() throws {
+        // Keys and ids depend on the seed and bundle id only; the anchor only moves certificate validity.
+        let identity = ServerAPIIdentity(seed: population.seed, anchor: 0, bundleID: population.bundleID)
+        let now = Int64(Date().timeIntervalSince1970)
+        print(identity.apiToken(issuedAt: now, lifetimeSeconds: lifetime))
     }
 }

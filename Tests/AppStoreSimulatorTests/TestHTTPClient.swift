@@ -82,7 +82,12 @@ struct TestConnection: Sendable {
         return TestConnection(channel: channel, collector: collector)
     }
 
-    func send(_ method: HTTPMethod = .POST, _ path: String, body: [UInt8]? = nil) async throws -> TestResponse {
+    func send(
+        _ method: HTTPMethod = .POST,
+        _ path: String,
+        body: [UInt8]? = nil,
+        headers extra: [(String, String)] = []
+    ) async throws -> TestResponse {
         let promise = channel.eventLoop.makePromise(of: TestResponse.self)
         let collector = self.collector
         channel.eventLoop.execute { collector.enqueue(promise) }
@@ -92,6 +97,7 @@ struct TestConnection: Sendable {
             headers.add(name: "Content-Type", value: "application/json")
             headers.add(name: "Content-Length", value: String(body.count))
         }
+        for (name, value) in extra { headers.add(name: name, value: value) }
         var head = HTTPRequestHead(version: .http1_1, method: method, uri: path)
         head.headers = headers
         channel.write(HTTPClientRequestPart.head(head), promise: nil)

@@ -1,0 +1,106 @@
+/// The money side of the truth (docs/simulator.md, "Ledger and revenue"), written next to the Server API files
+/// so that `truth.jsonl` stays byte-identical: `server-api/ledger.jsonl`, one line per subscription the Server
+/// API answers for (each transaction with its price, currency, storefront, offer, revocation and refunded amount),
+/// and `server-api/revenue.json`, per currency the gross, refunded (full and prorated) and net customer prices
+/// (milliunits) of every production transaction purchased at or before `now`.
+struct LedgerExporter: Sendable {
+    let population: Population
+
+    /// True when the Server API knows the subscription's ids (our app, account not deleted).
+    static func isServed(_ family: ReceiptFamily, bundleID: String) -> Bool {
+        family.bundleID == bundleID && family.fixedStatus != 21010
+    }
+
+    /// The amount refunded: the price times the revocation percentage, rounded down to the currency's minor unit.
+    static func refunded(price: Int64, _ percentage: Int64?, minorUnit: Int64) -> Int64 {
+        guard let percentage else { return 0 }
+        return price * percentage / 100_000 / minorUnit * minorUnit
+    }
+
+    func ledgerLine(family: ReceiptFamily, plan: SubscriptionPlan, now: Int64) -> [UInt8] {
+        let storefront = Storefront.of(seed: population.seed, familyIndex: family.index)
+        var w = JSONWriter(capacity: 2048)
+        w.beginObject()
+        w.field("original_transaction_id", String(plan.originalTransactionID))
+        w.field("environment", family.sandbox ? "Sandbox" : "Production")
+        w.field("storefront", storefront.code)
+        w.field("currency", storefront.currency)
+        w.key("transactions")
+        w.beginArray()
+        for t in plan.timeline(at: now).transactions {
+            w.beginObject()
+            w.field("transaction_id", String(t.transactionID))
+            w.field("product_id", t.product.productID)
+            w.field("purchase_date", SimTime.rfc3339(t.purchase))
+            w.field("expires_date", SimTime.rfc3339(t.expires))
+            w.key("price")
+            w.int(storefront.price(of: t, anchor: population.anchor))
+            w.field("currency", storefront.currency)
+            w.field("storefront", storefront.code)
+            w.optionalField("offer", t.isTrial ? "free_trial" : t.isIntro ? "pay_as_you_go" : nil)
+            let revocation = ServerAPIRenderer.revocation(of: t, seed: population.seed)
+            w.optionalField("revocation_date", revocation.map { SimTime.rfc3339($0.date) })
+            w.optionalField("revocation_type", revocation?.type)
+            w.key("revocation_percentage")
+            if let revocation { w.int(revocation.percentage) } else { w.null() }
+            w.key("refunded_amount")
+            w.int(
+                Self.refunded(
+                    price: storefront.price(of: t, anchor: population.anchor),
+                    revocation?.percentage,
+                    minorUnit: storefront.minorUnit
+                )
+            )
+            w.endObject()
+        }
+        w.endArray()
+        w.endObject()
+        w.bytes.append(10)
+        return w.bytes
+    }
+
+    /// Writes both files into `directory` (which exists).
+    func export(to directory: String, now: Int64) throws {
+        let ledger = try BufferedFile(path: directory + "/ledger.jsonl")
+        var totals: [String: (gross: Int64, refunded: Int64)] = [:]
+        for family in population.families where Self.isServed(family, bundleID: population.bundleID) {
+            let storefront = Storefront.of(seed: population.seed, familyIndex: family.index)
+            for plan in family.subscriptions {
+                try ledger.write(ledgerLine(family: family, plan: plan, now: now))
+                guard !family.sandbox else { continue }
+                for t in plan.timeline(at: now).transactions {
+                    let price = storefront.price(of: t, anchor: population.anchor)
+                    totals[storefront.currency, default: (0, 0)].gross += price
+                    let share = ServerAPIRenderer.revocation(of: t, seed: population.seed)?.percentage
+                    totals[storefront.currency, default: (0, 0)].refunded +=
+                        Self.refunded(price: price, share, minorUnit: storefront.minorUnit)
+                }
+            }
+        }
+        try ledger.close()
+        var w = JSONWriter(capacity: 1024)
+        w.beginObject()
+        w.field("period_end", SimTime.rfc3339(now))
+        w.field("unit", "milliunits")
+        w.key("currencies")
+        w.beginObject()
+        for currency in totals.keys.sorted() {
+            let t = totals[currency] ?? (0, 0)
+            w.key(currency)
+            w.beginObject()
+            w.key("gross")
+            w.int(t.gross)
+            w.key("refunded")
+            w.int(t.refunded)
+            w.key("net")
+            w.int(t.gross - t.refunded)
+            w.endObject()
+        }
+        w.endObject()
+        w.endObject()
+        w.bytes.append(10)
+        let revenue = try BufferedFile(path: directory + "/revenue.json")
+        try revenue.write(w.bytes)
+        try revenue.close()
+    }
+}

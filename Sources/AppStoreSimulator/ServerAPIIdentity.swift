@@ -1,0 +1,386 @@
+import Crypto
+import Foundation
+import SwiftASN1
+import X509
+
+/// The population's App Store Server API identity (docs/simulator.md, "The Server API"): an Apple-shaped
+/// certificate chain that signs every JWS (a root, an intermediate carrying 1.2.840.113635.100.6.2.1, a leaf
+/// carrying 1.2.840.113635.100.6.11.1, all EC P-256), and the app's In-App Purchase key with its key id and
+/// issuer id, which clients sign their JWTs with.
+///
+/// Everything follows from (`seed`, `anchor`, `bundleID`): the keys come from a seeded hash, the subjects,
+/// serial numbers and validity from the seed and the anchor. Only the certificates' ECDSA signatures differ
+/// from one build to the next (swift-crypto signs with a random nonce).
+public struct ServerAPIIdentity: Sendable {
+    public static let intermediateOID: ASN1ObjectIdentifier = [1, 2, 840, 113_635, 100, 6, 2, 1]
+    public static let leafOID: ASN1ObjectIdentifier = [1, 2, 840, 113_635, 100, 6, 11, 1]
+    /// The `aud` claim Apple requires in API tokens.
+    public static let audience = "appstoreconnect-v1"
+
+    public let seed: UInt64
+    public let bundleID: String
+    /// The In-App Purchase key's id (`kid` of the client's JWT).
+    public let keyID: String
+    /// The team's issuer id (`iss` of the client's JWT), a UUID.
+    public let issuerID: String
+    /// The app's Apple id, the same number verifyReceipt answers as `app_item_id` in production.
+    public let appAppleID: Int64
+    /// The In-App Purchase private key (exported as `key.p8`; the simulator verifies JWTs with its public half).
+    public let apiKey: P256.Signing.PrivateKey
+    public let root: Certificate
+    public let intermediate: Certificate
+    public let leaf: Certificate
+    /// Signs the payloads: the leaf's key.
+    let signer: JWSSigner
+    /// Signers of the signature faults (`SignatureFault`).
+    let foreignSigner: JWSSigner
+    let leafWithoutOIDSigner: JWSSigner
+    let expiredLeafSigner: JWSSigner
+
+    /// Validity of the chain: from 20 years before the anchor's day to 10 years after it, so every date of
+    /// the population (its histories reach a few years back) lies inside.
+    public let notValidBefore: Date
+    public let notValidAfter: Date
+
+    public init(seed: UInt64, anchor: Int64, bundleID: String) {
+        self.seed = seed
+        self.bundleID = bundleID
+        self.keyID = Self.keyID(seed: seed)
+        self.issuerID = Self.issuerID(seed: seed)
+        self.appAppleID = Self.appAppleID(seed: seed)
+        self.apiKey = Self.derivedKey(seed: seed, label: "in-app-purchase-key")
+        let rootKey = Self.derivedKey(seed: seed, label: "root")
+        let intermediateKey = Self.derivedKey(seed: seed, label: "intermediate")
+        let leafKey = Self.derivedKey(seed: seed, label: "leaf")
+        let day = anchor / SimTime.day * SimTime.day
+        notValidBefore = Date(timeIntervalSince1970: Double(day - 20 * 365 * SimTime.day) / 1000)
+        notValidAfter = Date(timeIntervalSince1970: Double(day + 10 * 365 * SimTime.day) / 1000)
+        // Building certificates from well-formed names, keys and extensions cannot fail.
+        do {
+            let rootName = try DistinguishedName {
+                CommonName("Simulator Root CA - G3 (seed \(seed))")
+                OrganizationalUnitName("App Store Simulator Certification Authority")
+                OrganizationName("renewal-reconciler simulator")
+                CountryName("US")
+            }
+            let intermediateName = try DistinguishedName {
+                CommonName("Simulator Worldwide Developer Relations CA - G6 (seed \(seed))")
+                OrganizationalUnitName("G6")
+                OrganizationName("renewal-reconciler simulator")
+                CountryName("US")
+            }
+            let leafName = try DistinguishedName {
+                CommonName("Simulator Mac App Store and iTunes Store Receipt Signing (seed \(seed))")
+                OrganizationalUnitName("App Store Simulator")
+                OrganizationName("renewal-reconciler simulator")
+                CountryName("US")
+            }
+            root = try Certificate(
+                version: .v3,
+                serialNumber: Self.serial(seed: seed, label: 1),
+                publicKey: .init(rootKey.publicKey),
+                notValidBefore: notValidBefore,
+                notValidAfter: notValidAfter,
+                issuer: rootName,
+                subject: rootName,
+                signatureAlgorithm: .ecdsaWithSHA256,
+                extensions: try Certificate.Extensions {
+                    Critical(BasicConstraints.isCertificateAuthority(maxPathLength: nil))
+                    Critical(KeyUsage(keyCertSign: true, cRLSign: true))
+                },
+                issuerPrivateKey: .init(rootKey)
+            )
+            var intermediateExtensions = try Certificate.Extensions {
+                Critical(BasicConstraints.isCertificateAuthority(maxPathLength: 0))
+                Critical(KeyUsage(keyCertSign: true, cRLSign: true))
+            }
+            try intermediateExtensions.append(
+                Certificate.Extension(oid: Self.intermediateOID, critical: false, value: [0x05, 0x00])
+            )
+            intermediate = try Certificate(
+                version: .v3,
+                serialNumber: Self.serial(seed: seed, label: 2),
+                publicKey: .init(intermediateKey.publicKey),
+                notValidBefore: notValidBefore,
+                notValidAfter: notValidAfter,
+                issuer: rootName,
+                subject: intermediateName,
+                signatureAlgorithm: .ecdsaWithSHA256,
+                extensions: intermediateExtensions,
+                issuerPrivateKey: .init(rootKey)
+            )
+            var leafExtensions = try Certificate.Extensions {
+                Critical(BasicConstraints.notCertificateAuthority)
+                Critical(KeyUsage(digitalSignature: true))
+            }
+            try leafExtensions.append(Certificate.Extension(oid: Self.leafOID, critical: false, value: [0x05, 0x00]))
+            leaf = try Certificate(
+                version: .v3,
+                serialNumber: Self.serial(seed: seed, label: 3),
+                publicKey: .init(leafKey.publicKey),
+                notValidBefore: notValidBefore,
+                notValidAfter: notValidAfter,
+                issuer: intermediateName,
+                subject: leafName,
+                signatureAlgorithm: .ecdsaWithSHA256,
+                extensions: leafExtensions,
+                issuerPrivateKey: .init(intermediateKey)
+            )
+        } catch {
+            fatalError("building the simulator's certificate chain failed: \(error)")
+        }
+        signer = JWSSigner(key: leafKey, chain: [leaf, intermediate, root].map(Self.der))
+        do {
+            let names = (root: root.subject, intermediate: intermediate.subject, leaf: leaf.subject)
+            // The same subjects under other keys: only the root's key tells them apart.
+            let foreignRootKey = Self.derivedKey(seed: seed, label: "foreign-root")
+            let foreignIntermediateKey = Self.derivedKey(seed: seed, label: "foreign-intermediate")
+            let foreignRoot = try Self.certificate(
+                key: foreignRootKey,
+                issuerKey: foreignRootKey,
+                issuer: names.root,
+                subject: names.root,
+                serial: 11,
+                seed: seed,
+                from: notValidBefore,
+                to: notValidAfter,
+                ca: true,
+                oid: nil
+            )
+            let foreignIntermediate = try Self.certificate(
+                key: foreignIntermediateKey,
+                issuerKey: foreignRootKey,
+                issuer: names.root,
+                subject: names.intermediate,
+                serial: 12,
+                seed: seed,
+                from: notValidBefore,
+                to: notValidAfter,
+                ca: true,
+                oid: Self.intermediateOID
+            )
+            let foreignLeaf = try Self.certificate(
+                key: leafKey,
+                issuerKey: foreignIntermediateKey,
+                issuer: names.intermediate,
+                subject: names.leaf,
+                serial: 13,
+                seed: seed,
+                from: notValidBefore,
+                to: notValidAfter,
+                ca: false,
+                oid: Self.leafOID
+            )
+            foreignSigner = JWSSigner(
+                key: leafKey,
+                chain: [foreignLeaf, foreignIntermediate, foreignRoot].map(Self.der)
+            )
+            let noOIDLeaf = try Self.certificate(
+                key: leafKey,
+                issuerKey: intermediateKey,
+                issuer: names.intermediate,
+                subject: names.leaf,
+                serial: 14,
+                seed: seed,
+                from: notValidBefore,
+                to: notValidAfter,
+                ca: false,
+                oid: nil
+            )
+            leafWithoutOIDSigner = JWSSigner(key: leafKey, chain: [noOIDLeaf, intermediate, root].map(Self.der))
+            let expiredUntil = notValidBefore.addingTimeInterval(Double(10 * 365 * SimTime.day) / 1000)
+            let expiredLeaf = try Self.certificate(
+                key: leafKey,
+                issuerKey: intermediateKey,
+                issuer: names.intermediate,
+                subject: names.leaf,
+                serial: 15,
+                seed: seed,
+                from: notValidBefore,
+                to: expiredUntil,
+                ca: false,
+                oid: Self.leafOID
+            )
+            expiredLeafSigner = JWSSigner(key: leafKey, chain: [expiredLeaf, intermediate, root].map(Self.der))
+        } catch {
+            fatalError("building the simulator's fault certificates failed: \(error)")
+        }
+    }
+
+    /// One certificate of a fault chain: a CA (key cert sign) or a leaf (digital signature), with `oid` if given.
+    private static func certificate(
+        key: P256.Signing.PrivateKey,
+        issuerKey: P256.Signing.PrivateKey,
+        issuer: DistinguishedName,
+        subject: DistinguishedName,
+        serial: UInt64,
+        seed: UInt64,
+        from: Date,
+        to: Date,
+        ca: Bool,
+        oid: ASN1ObjectIdentifier?
+    ) throws -> Certificate {
+        var extensions = try Certificate.Extensions {
+            if ca {
+                Critical(BasicConstraints.isCertificateAuthority(maxPathLength: issuer == subject ? nil : 0))
+                Critical(KeyUsage(keyCertSign: true, cRLSign: true))
+            } else {
+                Critical(BasicConstraints.notCertificateAuthority)
+                Critical(KeyUsage(digitalSignature: true))
+            }
+        }
+        if let oid { try extensions.append(Certificate.Extension(oid: oid, critical: false, value: [0x05, 0x00])) }
+        return try Certificate(
+            version: .v3,
+            serialNumber: Self.serial(seed: seed, label: serial),
+            publicKey: .init(key.publicKey),
+            notValidBefore: from,
+            notValidAfter: to,
+            issuer: issuer,
+            subject: subject,
+            signatureAlgorithm: .ecdsaWithSHA256,
+            extensions: extensions,
+            issuerPrivateKey: .init(issuerKey)
+        )
+    }
+
+    // MARK: Derivations from the seed
+
+    /// A P-256 private key from SHA-256(label, seed, counter): the first digest that is a valid scalar.
+    static func derivedKey(seed: UInt64, label: String) -> P256.Signing.PrivateKey {
+        var counter: UInt32 = 0
+        while true {
+            var hasher = SHA256()
+            hasher.update(data: Array("appstore-simulator/\(label)/".utf8))
+            withUnsafeBytes(of: seed.bigEndian) { hasher.update(bufferPointer: $0) }
+            withUnsafeBytes(of: counter.bigEndian) { hasher.update(bufferPointer: $0) }
+            if let key = try? P256.Signing.PrivateKey(rawRepresentation: Array(hasher.finalize())) { return key }
+            counter += 1
+        }
+    }
+
+    /// A positive, non-zero serial number of 16 bytes.
+    static func serial(seed: UInt64, label: UInt64) -> Certificate.SerialNumber {
+        var rng = SeededRandom(seed, 0x5E41, label)
+        var bytes: [UInt8] = []
+        for _ in 0..<2 { withUnsafeBytes(of: rng.next().bigEndian) { bytes += $0 } }
+        bytes[0] = (bytes[0] & 0x7F) | 0x10
+        return Certificate.SerialNumber(bytes: bytes)
+    }
+
+    /// Ten characters of A-Z and 0-9, like the key ids App Store Connect shows.
+    static func keyID(seed: UInt64) -> String {
+        let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789")
+        var rng = SeededRandom(seed, 0x4B1D)
+        return String((0..<10).map { _ in alphabet[Int(rng.next() % UInt64(alphabet.count))] })
+    }
+
+    /// A lower-case UUID (version 4 layout) from the seed.
+    static func issuerID(seed: UInt64) -> String {
+        var rng = SeededRandom(seed, 0x1550E)
+        var bytes: [UInt8] = []
+        for _ in 0..<2 { withUnsafeBytes(of: rng.next().bigEndian) { bytes += $0 } }
+        bytes[6] = (bytes[6] & 0x0F) | 0x40
+        bytes[8] = (bytes[8] & 0x3F) | 0x80
+        let hex = bytes.map { String(format: "%02x", $0) }.joined()
+        let chars = Array(hex)
+        let parts = [0..<8, 8..<12, 12..<16, 16..<20, 20..<32].map { String(chars[$0]) }
+        return parts.joined(separator: "-")
+    }
+
+    /// The production app id; `ResponseRenderer` writes the same digits as `adam_id` and `app_item_id`.
+    public static func appAppleID(seed: UInt64) -> Int64 {
+        Int64("1" + String(seed % 100_000_000 + 400_000_000)) ?? 0
+    }
+
+    // MARK: Exported forms
+
+    static func der(_ certificate: Certificate) -> [UInt8] {
+        var serializer = DER.Serializer()
+        // Serializing a certificate built above cannot fail.
+        try! serializer.serialize(certificate)
+        return serializer.serializedBytes
+    }
+
+    /// The root certificate as PEM (`server-api/root.pem`): the only anchor a client needs.
+    public var rootPEM: String {
+        // A certificate built above always serializes.
+        try! root.serializeAsPEM().pemString + "\n"
+    }
+
+    /// The In-App Purchase key as Apple issues it (`key.p8`): PKCS#8 PEM.
+    public var apiKeyPEM: String { apiKey.pemRepresentation + "\n" }
+
+    /// `server-api/api.json`: `{"key_id", "issuer_id", "bundle_id", "app_apple_id"}`.
+    public func apiJSON() -> [UInt8] {
+        var w = JSONWriter(capacity: 200)
+        w.beginObject()
+        w.field("key_id", keyID)
+        w.field("issuer_id", issuerID)
+        w.field("bundle_id", bundleID)
+        w.key("app_apple_id")
+        w.int(appAppleID)
+        w.endObject()
+        w.bytes.append(10)
+        return w.bytes
+    }
+
+    /// Writes `root.pem`, `key.p8` (mode 0600) and `api.json` into `directory` (created if missing).
+    public func export(to directory: String) throws {
+        do {
+            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        } catch {
+            throw PopulationExporter.ExportError(path: directory, reason: "cannot create directory (\(error))")
+        }
+        let files: [(String, [UInt8], Int)] = [
+            ("root.pem", Array(rootPEM.utf8), 0o644), ("key.p8", Array(apiKeyPEM.utf8), 0o600),
+            ("api.json", apiJSON(), 0o644),
+        ]
+        for (name, bytes, mode) in files {
+            let path = directory + "/" + name
+            guard
+                FileManager.default.createFile(
+                    atPath: path,
+                    contents: Data(bytes),
+                    attributes: [.posixPermissions: mode]
+                )
+            else { throw PopulationExporter.ExportError(path: path, reason: "cannot write file") }
+        }
+    }
+
+    /// A client's API token (JWT, ES256) signed with the population's In-App Purchase key, for tools such as
+    /// curl and wrk (`appstore-simulator token`); a real client signs its own with `key.p8`.
+    public func apiToken(issuedAt: Int64, lifetimeSeconds: Int64) -> String {
+        let header = #"{"alg":"ES256","kid":"\#(keyID)","typ":"JWT"}"#
+        var claims = JSONWriter(capacity: 200)
+        claims.beginObject()
+        claims.field("iss", issuerID)
+        claims.key("iat")
+        claims.int(issuedAt)
+        claims.key("exp")
+        claims.int(issuedAt + lifetimeSeconds)
+        claims.field("aud", Self.audience)
+        claims.field("bid", bundleID)
+        claims.endObject()
+        var input = Base64URL.encode(Array(header.utf8)) + [46] + Base64URL.encode(claims.bytes)
+        // Signing bytes in memory with a valid P-256 key cannot fail.
+        let signature = try! apiKey.signature(for: input)
+        input.append(46)
+        input += Base64URL.encode(Array(signature.rawRepresentation))
+        return String(decoding: input, as: UTF8.self)
+    }
+
+    /// Signs a payload (JSON bytes) as a compact JWS with the population's chain.
+    public func sign(payload: [UInt8]) -> String { signer.sign(payload: payload) }
+
+    /// Signs a payload with the defect `fault` (nil: correctly).
+    public func sign(payload: [UInt8], fault: SignatureFault?) -> String {
+        switch fault {
+        case nil: signer.sign(payload: payload)
+        case .foreignChain?: foreignSigner.sign(payload: payload)
+        case .leafWithoutOID?: leafWithoutOIDSigner.sign(payload: payload)
+        case .expiredLeaf?: expiredLeafSigner.sign(payload: payload)
+        case .tamperedPayload?: signer.signTampered(payload: payload)
+        }
+    }
+}

@@ -1,0 +1,63 @@
+/// An App Store storefront and its price list (docs/simulator.md, "Prices"): every family buys in one
+/// storefront chosen by the seed; the Server API reports each transaction's customer price in milliunits of the
+/// storefront's currency. Prices rose once, `priceRiseBefore` the anchor: earlier purchases paid the old price.
+public struct Storefront: Sendable, Equatable {
+    /// ISO 3166-1 alpha-3 code (`storefront`).
+    public let code: String
+    /// Apple's storefront id (`storefrontId`).
+    public let id: String
+    /// ISO 4217 currency (`currency`).
+    public let currency: String
+    /// Current prices in milliunits: weekly, monthly, yearly, and the top-tier monthly.
+    let prices: (week: Int64, month: Int64, year: Int64, plusMonth: Int64)
+    /// The smallest amount of the currency in milliunits (10 for cents, 1000 for yen).
+    let minorUnit: Int64
+
+    public static func == (a: Storefront, b: Storefront) -> Bool { a.code == b.code }
+
+    public static let all: [Storefront] = [
+        Storefront(code: "USA", id: "143441", currency: "USD", prices: (2990, 9990, 79990, 14990), minorUnit: 10),
+        Storefront(code: "GBR", id: "143444", currency: "GBP", prices: (2490, 8990, 69990, 12990), minorUnit: 10),
+        Storefront(code: "DEU", id: "143443", currency: "EUR", prices: (2990, 9990, 89990, 14990), minorUnit: 10),
+        Storefront(
+            code: "JPN",
+            id: "143462",
+            currency: "JPY",
+            prices: (450_000, 1_500_000, 12_000_000, 2_200_000),
+            minorUnit: 1000
+        ),
+        Storefront(code: "CAN", id: "143455", currency: "CAD", prices: (3990, 12990, 109990, 19990), minorUnit: 10),
+        Storefront(code: "BRA", id: "143503", currency: "BRL", prices: (14900, 49900, 399900, 74900), minorUnit: 10),
+    ]
+
+    /// How long before the anchor the prices rose (about 10%).
+    public static let priceRiseBefore: Int64 = 150 * SimTime.day
+
+    /// The family's storefront: USA for half the families, the others share the rest.
+    public static func of(seed: UInt64, familyIndex: Int) -> Storefront {
+        let h = SeededRandom.hash(seed, 0x570E, UInt64(familyIndex))
+        if h % 2 == 0 { return all[0] }
+        return all[1 + Int((h / 2) % UInt64(all.count - 1))]
+    }
+
+    /// List price of `product` for a purchase at `purchase` in a population built around `anchor`.
+    public func listPrice(_ product: SimProduct, purchase: Int64, anchor: Int64) -> Int64 {
+        let current: Int64
+        switch product.period {
+        case .week: current = prices.week
+        case .month: current = product.productID.contains(".plus.") ? prices.plusMonth : prices.month
+        case .year: current = prices.year
+        }
+        guard purchase < anchor - Self.priceRiseBefore else { return current }
+        return current * 9 / 10 / minorUnit * minorUnit
+    }
+
+    /// What the customer paid for `t`: 0 for a free trial, half the list price (rounded down to the minor unit)
+    /// during a pay-as-you-go introductory or offer-code period, else the list price.
+    public func price(of t: SimTransaction, anchor: Int64) -> Int64 {
+        if t.isTrial { return 0 }
+        let list = listPrice(t.product, purchase: t.purchase, anchor: anchor)
+        if t.isIntro { return list / 2 / minorUnit * minorUnit }
+        return list
+    }
+}

@@ -1,0 +1,42 @@
+import Crypto
+import Foundation
+
+/// The test client's App Store Server API token (JWT, ES256), with knobs to break each claim.
+struct TestAPIToken: Sendable {
+    var key: P256.Signing.PrivateKey
+    var keyID: String
+    var issuerID: String
+    var bundleID: String
+    var audience = "appstoreconnect-v1"
+    var alg = "ES256"
+    var issuedAt = Int64(Date().timeIntervalSince1970)
+    var lifetime: Int64 = 300
+    /// Signs with this key instead of `key` (a bad signature).
+    var signingKey: P256.Signing.PrivateKey?
+
+    /// From the exported `server-api/` files' contents.
+    init(p8: String, apiJSON: [String: Any]) throws {
+        key = try P256.Signing.PrivateKey(pemRepresentation: p8)
+        keyID = apiJSON["key_id"] as? String ?? ""
+        issuerID = apiJSON["issuer_id"] as? String ?? ""
+        bundleID = apiJSON["bundle_id"] as? String ?? ""
+    }
+
+    var jwt: String {
+        let header = #"{"alg":"\#(alg)","kid":"\#(keyID)","typ":"JWT"}"#
+        let claims =
+            #"{"iss":"\#(issuerID)","iat":\#(issuedAt),"exp":\#(issuedAt + lifetime),"#
+            + #""aud":"\#(audience)","bid":"\#(bundleID)"}"#
+        let input = Self.b64(Array(header.utf8)) + "." + Self.b64(Array(claims.utf8))
+        // Signing in-memory bytes with a valid P-256 key cannot fail.
+        let signature = try! (signingKey ?? key).signature(for: Array(input.utf8))
+        return input + "." + Self.b64(Array(signature.rawRepresentation))
+    }
+
+    var authorization: (String, String) { ("Authorization", "Bearer " + jwt) }
+
+    static func b64(_ bytes: [UInt8]) -> String {
+        Data(bytes).base64EncodedString().replacingOccurrences(of: "+", with: "-")
+            .replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
+    }
+}
