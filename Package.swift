@@ -40,7 +40,7 @@ let package = Package(
 
         // MARK: Thin Swift wrappers
         .target(name: "Postgres", dependencies: ["CLibpq", "CivilTime"]),
-        .target(name: "CurlHTTP", dependencies: ["CCurl"]),
+        .target(name: "CurlHTTP", dependencies: ["CCurl", "CivilTime"]),
 
         // MARK: Domain (pure, no I/O)
         .target(name: "ReceiptDomain", dependencies: ["CivilTime"]),

@@ -1,3 +1,5 @@
+import CivilTime
+
 /// Decides the effective request rate from response outcomes: additive increase,
 /// multiplicative decrease (AIMD), never above the configured rate.
 ///

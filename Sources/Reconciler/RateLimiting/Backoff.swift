@@ -1,3 +1,5 @@
+import CivilTime
+
 /// Exponential backoff with jitter for one request's retries, bounded in both the number
 /// of attempts and the length of each delay.
 ///

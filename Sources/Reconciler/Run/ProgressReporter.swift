@@ -1,3 +1,4 @@
+import CivilTime
 import Dispatch
 import Foundation
 
@@ -43,7 +44,7 @@ public final class ProgressReporter: @unchecked Sendable {
         case .lines(let every): interval = every
         }
         let t = DispatchSource.makeTimerSource(queue: queue)
-        let ms = Int(interval.components.seconds * 1000 + interval.components.attoseconds / 1_000_000_000_000_000)
+        let ms = interval.clampedMilliseconds
         t.schedule(deadline: .now() + .milliseconds(ms), repeating: .milliseconds(ms))
         t.setEventHandler { [weak self] in self?.render(final: false) }
         t.resume()
@@ -69,7 +70,7 @@ public final class ProgressReporter: @unchecked Sendable {
     private func render(final: Bool) {
         let done = alreadyDone + written
         let elapsed = ContinuousClock.now - started
-        let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+        let seconds = elapsed.seconds
         let rate = seconds > 0 ? Double(written) / seconds : 0
         let remaining = max(0, total - done)
         let eta = rate > 0 ? Self.formatDuration(Double(remaining) / rate) : "--"
