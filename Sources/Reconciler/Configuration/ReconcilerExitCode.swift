@@ -25,6 +25,7 @@ public enum ReconcilerExitCode: Int32, Sendable, CaseIterable {
           2   completed with unresolved items above --max-unresolved
           64  usage error or invalid input file
           75  another run holds the lock (try again later)
-          78  configuration error (shared secret rejected, bad URL, missing setting)
+          78  configuration error (systematic 21004: wrong shared secret; bad URL;
+              missing setting; an API key that is not EC P-256)
         """
 }
