@@ -36,15 +36,23 @@ import Testing
                     == 200
             )
             var sandboxOK = 0
+            var sandboxLimited = 0
             for _ in 0..<12 {
                 let r = try await client.get("/sandbox/inApps/v1/subscriptions/\(sandbox.primaryOriginalTransactionID)")
                 if r.status == 200 { sandboxOK += 1 }
+                if r.status == 429 { sandboxLimited += 1 }
             }
-            #expect(sandboxOK >= 5 && sandboxOK < 12)
+            // 12 requests in a row: at least 5 are admitted; the rest are limited unless a loaded machine
+            // spread them over several seconds (the peak below is the hard check).
+            #expect(sandboxOK >= 5 && sandboxOK + sandboxLimited == 12)
             let stats = try #require(try await TestConnection.once(port: server.port, .GET, "/_stats").json)
             let limits = try #require(stats["server_api_limits"] as? [String: [String: Any]])
             #expect(limits["/inApps/v1/subscriptions"]?["limit_per_second"] as? Int == 50)
-            #expect(limits["/inApps/v1/subscriptions"]?["peak_admitted_per_second"] as? Int == 50)
+            // Never more than the limit in any second; exactly the limit when some requests were refused (a
+            // 429 is answered only after 50 were admitted within the last second).
+            let peak = try #require(limits["/inApps/v1/subscriptions"]?["peak_admitted_per_second"] as? Int)
+            #expect(peak <= 50)
+            if limited > 0 { #expect(peak == 50) }
             #expect(limits["/inApps/v1/subscriptions"]?["rate_limited"] as? Int == limited)
             #expect(limits["/sandbox/inApps/v1/subscriptions"]?["limit_per_second"] as? Int == 5)
             #expect((limits["/sandbox/inApps/v1/subscriptions"]?["peak_admitted_per_second"] as? Int ?? 99) <= 5)
