@@ -171,17 +171,9 @@ extension SimulatorHTTPHandler {
                 fault: fault,
                 keepAlive: keepAlive
             )
-        case .reset:
+        case .reset, .hang:
             stats.record(path: path, httpStatus: 0, appleStatus: nil, fault: fault)
-            if let provider = context.channel as? SocketOptionProvider {
-                _ = provider.setSoLinger(linger(l_onoff: 1, l_linger: 0))
-            }
-            context.close(promise: nil)
-        case .hang:
-            stats.record(path: path, httpStatus: 0, appleStatus: nil, fault: fault)
-            context.eventLoop.assumeIsolated().scheduleTask(in: .milliseconds(faults.hangMilliseconds)) {
-                context.close(promise: nil)
-            }
+            if let fault { dropConnection(context: context, fault: fault) }
         case .status21005, .status21002, .status211xx:
             let outcome = ServerAPIService.error(Self.retryableCode(fault ?? .status211xx, sequence: sequence))
             stats.record(path: path, httpStatus: outcome.httpStatus, appleStatus: outcome.errorCode, fault: fault)
@@ -195,21 +187,6 @@ extension SimulatorHTTPHandler {
             stats.record(path: path, httpStatus: 200, appleStatus: nil, fault: fault)
             let garbage = #"{"signedTransactionInfo":"eyJhbGciOi"#
             respond(context: context, status: .ok, body: Self.bytes(Array(garbage.utf8)), keepAlive: keepAlive)
-        }
-    }
-
-    /// Headers promising the whole body, half of it, then close.
-    private func respondTruncated(context: ChannelHandlerContext, body: ByteBuffer) {
-        var headers = HTTPHeaders()
-        headers.add(name: "Content-Type", value: "application/json")
-        headers.add(name: "Content-Length", value: String(body.readableBytes))
-        context.write(
-            wrapOutboundOut(.head(HTTPResponseHead(version: .http1_1, status: .ok, headers: headers))),
-            promise: nil
-        )
-        let half = body.getSlice(at: body.readerIndex, length: body.readableBytes / 2) ?? ByteBuffer()
-        context.writeAndFlush(wrapOutboundOut(.body(.byteBuffer(half)))).assumeIsolated().whenComplete { _ in
-            context.close(promise: nil)
         }
     }
 

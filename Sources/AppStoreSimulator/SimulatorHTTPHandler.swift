@@ -219,18 +219,9 @@ final class SimulatorHTTPHandler: ChannelInboundHandler, RemovableChannelHandler
                 keepAlive: keepAlive,
                 extra: [("Retry-After", String(faults.retryAfterSeconds))]
             )
-        case .reset:
+        case .reset, .hang:
             stats.record(path: path, httpStatus: 0, appleStatus: nil, fault: fault)
-            // SO_LINGER {on, 0}: close() sends RST instead of FIN.
-            if let provider = context.channel as? SocketOptionProvider {
-                _ = provider.setSoLinger(linger(l_onoff: 1, l_linger: 0))
-            }
-            context.close(promise: nil)
-        case .hang:
-            stats.record(path: path, httpStatus: 0, appleStatus: nil, fault: fault)
-            context.eventLoop.assumeIsolated().scheduleTask(in: .milliseconds(faults.hangMilliseconds)) {
-                context.close(promise: nil)
-            }
+            if let fault { dropConnection(context: context, fault: fault) }
         case .status21005, .status21002:
             let status = fault == .status21005 ? 21005 : 21002
             stats.record(path: path, httpStatus: 200, appleStatus: status, fault: fault)
@@ -249,18 +240,37 @@ final class SimulatorHTTPHandler: ChannelInboundHandler, RemovableChannelHandler
         case .truncated:
             let result = outcome(head: head, body: body, sandboxPath: sandboxPath)
             stats.record(path: path, httpStatus: 200, appleStatus: nil, fault: fault)
-            var headers = HTTPHeaders()
-            headers.add(name: "Content-Type", value: "application/json")
-            headers.add(name: "Content-Length", value: String(result.body.readableBytes))
-            context.write(
-                wrapOutboundOut(.head(HTTPResponseHead(version: head.version, status: .ok, headers: headers))),
-                promise: nil
-            )
-            let half =
-                result.body.getSlice(at: result.body.readerIndex, length: result.body.readableBytes / 2) ?? ByteBuffer()
-            context.writeAndFlush(wrapOutboundOut(.body(.byteBuffer(half)))).assumeIsolated().whenComplete { _ in
+            respondTruncated(context: context, body: result.body, version: head.version)
+        }
+    }
+
+    /// The connection-level faults, for both APIs: `.reset` closes with RST (SO_LINGER {on, 0}: close()
+    /// sends RST instead of FIN); `.hang` says nothing and closes after `--hang-ms`.
+    func dropConnection(context: ChannelHandlerContext, fault: FaultKind) {
+        if fault == .reset {
+            if let provider = context.channel as? SocketOptionProvider {
+                _ = provider.setSoLinger(linger(l_onoff: 1, l_linger: 0))
+            }
+            context.close(promise: nil)
+        } else {
+            context.eventLoop.assumeIsolated().scheduleTask(in: .milliseconds(faults.hangMilliseconds)) {
                 context.close(promise: nil)
             }
+        }
+    }
+
+    /// The `.truncated` fault, for both APIs: headers promising the whole body, half of it, then close.
+    func respondTruncated(context: ChannelHandlerContext, body: ByteBuffer, version: HTTPVersion = .http1_1) {
+        var headers = HTTPHeaders()
+        headers.add(name: "Content-Type", value: "application/json")
+        headers.add(name: "Content-Length", value: String(body.readableBytes))
+        context.write(
+            wrapOutboundOut(.head(HTTPResponseHead(version: version, status: .ok, headers: headers))),
+            promise: nil
+        )
+        let half = body.getSlice(at: body.readerIndex, length: body.readableBytes / 2) ?? ByteBuffer()
+        context.writeAndFlush(wrapOutboundOut(.body(.byteBuffer(half)))).assumeIsolated().whenComplete { _ in
+            context.close(promise: nil)
         }
     }
 
