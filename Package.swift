@@ -58,7 +58,7 @@ let package = Package(
         ),
 
         // MARK: verifyReceipt client (HTTP + classification)
-        .target(name: "AppStoreClient", dependencies: ["CurlHTTP", "ReceiptDomain"]),
+        .target(name: "AppStoreClient", dependencies: ["CurlHTTP", "ReceiptDomain", "AppStoreSignedData"]),
 
         // MARK: The reconciler: schema, pipeline, persistence, import, reports
         .target(

@@ -38,6 +38,11 @@ public struct Decision: Sendable, Equatable {
     public var rejectReason: VerdictReason?
     /// Human notes on judgement calls (stored expiry kept, renewal info missing, ...).
     public var notes: [String]
+    /// App Store Server API only: the newest signed transaction and renewal info of the subscription, stored
+    /// beside `latest_receipt`, and the newest purchase date the transaction history was read through.
+    public var signedTransactionInfo: String? = nil
+    public var signedRenewalInfo: String? = nil
+    public var historyThrough: Date? = nil
 
     public init(
         outcome: DecisionOutcome,

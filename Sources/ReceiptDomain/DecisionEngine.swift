@@ -358,25 +358,25 @@ public enum DecisionEngine {
             } else {
                 kind = .renewal
             }
-            entries.append(
-                LedgerEntry(
-                    transactionId: transaction.transactionId,
-                    originalTransactionId: transaction.originalTransactionId,
-                    productId: transaction.productId,
-                    purchaseDate: transaction.purchaseDate,
-                    expiresDate: transaction.expiresDate,
-                    kind: kind,
-                    replacedByUpgrade: transaction.isUpgraded,
-                    isTrial: transaction.isTrialPeriod,
-                    isIntroOffer: transaction.isInIntroOfferPeriod,
-                    offer: transaction.offerCodeRefName ?? transaction.promotionalOfferId,
-                    cancellationDate: transaction.cancellationDate,
-                    cancellationReason: transaction.cancellationReason,
-                    webOrderLineItemId: transaction.webOrderLineItemId,
-                    subscriptionGroupIdentifier: transaction.subscriptionGroupIdentifier,
-                    ownershipType: transaction.inAppOwnershipType
-                )
+            var entry = LedgerEntry(
+                transactionId: transaction.transactionId,
+                originalTransactionId: transaction.originalTransactionId,
+                productId: transaction.productId,
+                purchaseDate: transaction.purchaseDate,
+                expiresDate: transaction.expiresDate,
+                kind: kind,
+                replacedByUpgrade: transaction.isUpgraded,
+                isTrial: transaction.isTrialPeriod,
+                isIntroOffer: transaction.isInIntroOfferPeriod,
+                offer: transaction.offerCodeRefName ?? transaction.promotionalOfferId,
+                cancellationDate: transaction.cancellationDate,
+                cancellationReason: transaction.cancellationReason,
+                webOrderLineItemId: transaction.webOrderLineItemId,
+                subscriptionGroupIdentifier: transaction.subscriptionGroupIdentifier,
+                ownershipType: transaction.inAppOwnershipType
             )
+            entry.signedFacts = transaction.signedFacts
+            entries.append(entry)
         }
         return entries
     }
@@ -411,7 +411,7 @@ public enum DecisionEngine {
     }
 
     /// Same instant at millisecond precision (database round trips may add sub-millisecond noise).
-    static func sameInstant(_ a: Date?, _ b: Date?) -> Bool {
+    public static func sameInstant(_ a: Date?, _ b: Date?) -> Bool {
         switch (a, b) {
         case (nil, nil): return true
         case let (a?, b?):

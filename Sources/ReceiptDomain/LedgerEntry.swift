@@ -35,6 +35,8 @@ public struct LedgerEntry: Sendable, Equatable {
     public var webOrderLineItemId: String?
     public var subscriptionGroupIdentifier: String?
     public var ownershipType: String?
+    /// Price, currency, storefront, refund type and share and the signed transaction (App Store Server API only).
+    public var signedFacts: SignedTransactionFacts? = nil
 
     public init(
         transactionId: String,

@@ -27,6 +27,8 @@ public struct ReceiptTransaction: Sendable, Equatable {
     public var offerCodeRefName: String?
     public var promotionalOfferId: String?
     public var appAccountToken: String?
+    /// The App Store Server API's extra facts (price, refund type and share, the signed JWS); nil from verifyReceipt.
+    public var signedFacts: SignedTransactionFacts? = nil
 
     public init(
         transactionId: String,

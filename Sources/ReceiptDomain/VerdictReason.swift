@@ -59,6 +59,15 @@ public struct VerdictReason: Sendable, Equatable, CustomStringConvertible {
         /// App Store or after the ceiling, an integer beyond 32 bits, a NUL character, an over-long string).
         /// `detail` names the field. See docs/decision-rules.md, "Bounds on Apple's values".
         case implausibleValue = "implausible_value"
+        /// App Store Server API 4040010 in both environments: Apple knows no such transaction.
+        case transactionNotFound = "transaction_not_found"
+        /// A JWS in the App Store Server API's answer failed verification (chain, OIDs, signature, bundle,
+        /// environment); `detail` names the check. Nothing in that answer is believed.
+        case signedDataRefused = "signed_data_refused"
+        /// The row has no usable original transaction id and its stored receipt names none.
+        case noOriginalTransactionId = "no_original_transaction_id"
+        /// Another App Store Server API error (`detail` has Apple's `errorCode`).
+        case serverAPIError = "server_api_error"
     }
 
     public let code: Code
@@ -104,6 +113,10 @@ public struct VerdictReason: Sendable, Equatable, CustomStringConvertible {
         case .subscriptionNotInReceipt: "the subscription is not in the receipt"
         case .notASubscription: "the transactions carry no expiry: not an auto-renewable subscription"
         case .implausibleValue: "Apple's answer holds a value outside the accepted bounds"
+        case .transactionNotFound: "Apple knows no such transaction in either environment (4040010)"
+        case .signedDataRefused: "signed data in Apple's answer failed verification"
+        case .noOriginalTransactionId: "no original transaction id in the row or its stored receipt"
+        case .serverAPIError: "App Store Server API error"
         }
     }
 

@@ -98,11 +98,15 @@ struct BackfillCommand: ParsableCommand {
             {
                 throw UsageError("--all selects everything: do not combine it with other filters")
             }
+            let settings = try pipeline.sourceSettings()
             let request = ReconciliationRunner.Request(
                 mode: .backfill,
                 selection: .backfill(filter),
                 options: pipeline.runOptions(),
-                apple: try pipeline.appleConfiguration(),
+                apple: settings.1,
+                serverAPI: settings.2,
+                source: settings.0,
+                notificationsLookback: pipeline.notificationsLookback.seconds,
                 now: pipeline.asOf,
                 resume: nil,
                 progressStyle: ProgressReporter.style(forTerminalOr: .lines(interval: .seconds(10)))

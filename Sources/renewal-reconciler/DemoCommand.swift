@@ -47,10 +47,22 @@ struct DemoCommand: ParsableCommand {
     @Option(help: ArgumentHelp("Write the run's reports under this directory.", valueName: "dir"))
     var reportDir: String = "./reports"
 
+    @Option(
+        help: ArgumentHelp(
+            "How to ask the simulator: verify-receipt (the default) or server-api (the App Store Server API, "
+                + "with the key, ids and root the simulator exports).",
+            valueName: "source"
+        )
+    )
+    var source: String = AppleSourceKind.verifyReceipt.rawValue
+
     @OptionGroup var logging: LoggingOptions
 
     func validate() throws {
         guard subscriptions >= 1 else { throw ValidationError("--subscriptions must be at least 1") }
+        guard let kind = AppleSourceKind(rawValue: source), kind != .auto else {
+            throw ValidationError("--source must be verify-receipt or server-api, not \(source)")
+        }
         if let now, RFC3339.parse(now) == nil { throw ValidationError("--now: \(now) is not an RFC 3339 timestamp") }
     }
 
@@ -126,6 +138,13 @@ struct DemoCommand: ParsableCommand {
             "--bundle-id", bundleId,
         ]
         if let faults = simulatorFaults { simArguments += ["--faults-all", String(faults)] }
+        let sourceKind = AppleSourceKind(rawValue: source) ?? .verifyReceipt
+        if sourceKind == .serverAPI {
+            // Apple's per-endpoint limits, raised to the demo's rate (the reconciler keeps to the same figures).
+            for limit in ["--max-rps-statuses", "--max-rps-history", "--max-rps-notification-history"] {
+                simArguments += [limit, String(Int(rate))]
+            }
+        }
         let sim = try SimulatorProcess(binary: simulatorBinary, arguments: simArguments, sharedSecret: secret)
         defer { sim.stop() }
         step("simulator listening on 127.0.0.1:\(sim.port)")
@@ -141,12 +160,24 @@ struct DemoCommand: ParsableCommand {
             sharedSecret: Secret(secret),
             bundleId: bundleId
         )
-        step("nightly run (rate \(Int(rate))/s, concurrency \(concurrency))")
+        var serverAPI: ServerAPISettings?
+        if sourceKind == .serverAPI {
+            serverAPI = try Self.simulatorServerAPI(
+                exportDirectory: work.appendingPathComponent("server-api"),
+                baseURL: "http://127.0.0.1:\(sim.port)",
+                rate: rate
+            )
+        }
+        step(
+            "nightly run through \(sourceKind == .serverAPI ? "the App Store Server API" : "verifyReceipt") (rate \(Int(rate))/s, concurrency \(concurrency))"
+        )
         let request = ReconciliationRunner.Request(
             mode: .demo,
             selection: .due(lookaheadSeconds: 86_400, lookbackSeconds: 60 * 86_400, minRecheckSeconds: 20 * 3600),
             options: options,
-            apple: apple,
+            apple: sourceKind == .verifyReceipt ? apple : nil,
+            serverAPI: serverAPI,
+            source: sourceKind,
             now: asOf,
             resume: nil,
             progressStyle: ProgressReporter.style(forTerminalOr: .lines(interval: .seconds(5))),
@@ -177,6 +208,34 @@ struct DemoCommand: ParsableCommand {
         guard comparison.matched == comparison.compared, comparison.compared == subscriptions else {
             throw ExitCode.failure
         }
+    }
+
+    /// The App Store Server API settings for the simulator, from what `export` wrote: `api.json` (key id,
+    /// issuer id, bundle id, App Apple ID), `key.p8` and `root.pem` (trusted alone, not Apple's root).
+    static func simulatorServerAPI(exportDirectory: URL, baseURL: String, rate: Double) throws -> ServerAPISettings {
+        let apiFile = exportDirectory.appendingPathComponent("api.json")
+        guard let data = FileManager.default.contents(atPath: apiFile.path),
+            let api = try? JSONSerialization.jsonObject(with: data) as? [String: Any],
+            let keyId = api["key_id"] as? String, let issuerId = api["issuer_id"] as? String,
+            let bundleId = api["bundle_id"] as? String, let appAppleId = (api["app_apple_id"] as? NSNumber)?.int64Value
+        else {
+            throw ConfigurationError(
+                "\(apiFile.path): not the simulator's api.json (key_id, issuer_id, bundle_id, app_apple_id)"
+            )
+        }
+        return try ServerAPISettings.load(
+            environment: [:],
+            privateKeyFile: exportDirectory.appendingPathComponent("key.p8").path,
+            keyId: keyId,
+            issuerId: issuerId,
+            bundleId: bundleId,
+            appAppleId: String(appAppleId),
+            productionURL: baseURL,
+            sandboxURL: baseURL + "/sandbox",
+            rootFiles: [exportDirectory.appendingPathComponent("root.pem").path],
+            rootsOnly: true,
+            budgets: ServerAPIBudgets(statuses: rate, history: rate, notifications: rate)
+        )
     }
 
     /// A binary built next to this one (`.build/<config>/appstore-simulator`).

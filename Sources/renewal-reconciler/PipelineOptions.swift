@@ -62,6 +62,77 @@ struct PipelineOptions: ParsableArguments {
     )
     var sharedSecretFile: String?
 
+    @Option(
+        help: ArgumentHelp(
+            "How to ask Apple: auto (the App Store Server API when an In-App Purchase key is configured, else "
+                + "verifyReceipt), server-api, verify-receipt (overrides APPLE_SOURCE).",
+            valueName: "source"
+        )
+    )
+    var source: String?
+
+    @Option(help: ArgumentHelp("The In-App Purchase key's id (overrides APPLE_KEY_ID).", valueName: "id"))
+    var keyId: String?
+
+    @Option(help: ArgumentHelp("The App Store Connect issuer id (overrides APPLE_ISSUER_ID).", valueName: "id"))
+    var issuerId: String?
+
+    @Option(
+        help: ArgumentHelp("The .p8 In-App Purchase key file (overrides APPLE_PRIVATE_KEY_FILE).", valueName: "file")
+    )
+    var privateKeyFile: String?
+
+    @Option(help: ArgumentHelp("The app's Apple ID (overrides APPLE_APP_APPLE_ID).", valueName: "number"))
+    var appAppleId: String?
+
+    @Option(
+        help: ArgumentHelp(
+            "App Store Server API production base URL (overrides APPLE_SERVER_API_URL).",
+            valueName: "url"
+        )
+    )
+    var serverAPIURL: String?
+
+    @Option(
+        help: ArgumentHelp(
+            "App Store Server API sandbox base URL (overrides APPLE_SERVER_API_SANDBOX_URL).",
+            valueName: "url"
+        )
+    )
+    var serverAPISandboxURL: String?
+
+    @Option(
+        name: .customLong("root-ca"),
+        help: ArgumentHelp(
+            "Also trust this root (PEM or DER) for signed data; repeatable (adds to APPLE_ROOT_CA_FILE).",
+            valueName: "file"
+        )
+    )
+    var rootCA: [String] = []
+
+    @Flag(name: .customLong("root-ca-only"), help: "Trust only the --root-ca / APPLE_ROOT_CA_FILE roots, not Apple's.")
+    var rootCAOnly = false
+
+    @Option(
+        help:
+            "Get All Subscription Statuses requests per second (Apple's production figure; sandbox a tenth; --rate caps it)."
+    )
+    var statusesRate: Double = ServerAPIBudgets.appleProductionRate
+
+    @Option(help: "Get Transaction History requests per second (Apple's production figure; --rate caps it).")
+    var historyRate: Double = ServerAPIBudgets.appleProductionRate
+
+    @Option(help: "Get Notification History requests per second (Apple's production figure; --rate caps it).")
+    var notificationsRate: Double = ServerAPIBudgets.appleProductionRate
+
+    @Option(
+        help: ArgumentHelp(
+            "The first read of notification history looks back this far (at most 180d).",
+            valueName: "duration"
+        )
+    )
+    var notificationsLookback: DurationArgument = DurationArgument(argument: "7d")!
+
     @Option(help: ArgumentHelp("Write the run's reports under this directory.", valueName: "dir"))
     var reportDir: String = "./reports"
 
@@ -86,6 +157,21 @@ struct PipelineOptions: ParsableArguments {
             throw ValidationError("--max-unresolved is a fraction between 0 and 1")
         }
         guard requestTimeout > 0, connectTimeout > 0 else { throw ValidationError("timeouts must be positive") }
+        if let source, AppleSourceKind(rawValue: source) == nil {
+            throw ValidationError("--source must be auto, server-api or verify-receipt, not \(source)")
+        }
+        for (name, value) in [("--statuses-rate", statusesRate), ("--history-rate", historyRate)]
+        where !(value > 0 && value.isFinite) {
+            throw ValidationError("\(name) must be a positive number of requests per second")
+        }
+        guard notificationsRate > 0, notificationsRate.isFinite else {
+            throw ValidationError("--notifications-rate must be a positive number of requests per second")
+        }
+        guard notificationsLookback.seconds > 0, notificationsLookback.seconds <= 180 * 86_400 else {
+            throw ValidationError(
+                "--notifications-lookback must be more than 0 and at most 180d (Apple keeps 180 days)"
+            )
+        }
         if let now, RFC3339.parse(now) == nil {
             throw ValidationError("--now: \(now) is not an RFC 3339 timestamp with a zone (e.g. 2026-11-21T02:30:00Z)")
         }
@@ -107,6 +193,39 @@ struct PipelineOptions: ParsableArguments {
         return o
     }
 
+    /// The source the run uses and the settings it needs: verifyReceipt's shared secret only for verifyReceipt,
+    /// the Server API's key whenever one is configured (notification history is read with either source).
+    /// - Throws: `ConfigurationError` (exit 78) naming the setting at fault.
+    func sourceSettings() throws -> (AppleSourceKind, AppleConfiguration?, ServerAPISettings?) {
+        let environment = ProcessInfo.processInfo.environment
+        let requestedText = source ?? nonEmptyValue(environment["APPLE_SOURCE"]) ?? AppleSourceKind.auto.rawValue
+        guard let requested = AppleSourceKind(rawValue: requestedText) else {
+            throw ConfigurationError("APPLE_SOURCE must be auto, server-api or verify-receipt, not \(requestedText)")
+        }
+        let kind = ServerAPISettings.resolve(requested, privateKeyFile: privateKeyFile)
+        var serverAPI: ServerAPISettings?
+        if kind == .serverAPI || ServerAPISettings.keyConfigured(privateKeyFile: privateKeyFile) {
+            serverAPI = try ServerAPISettings.load(
+                privateKeyFile: privateKeyFile,
+                keyId: keyId,
+                issuerId: issuerId,
+                bundleId: bundleId,
+                appAppleId: appAppleId,
+                productionURL: serverAPIURL,
+                sandboxURL: serverAPISandboxURL,
+                rootFiles: rootCA,
+                rootsOnly: rootCAOnly,
+                budgets: ServerAPIBudgets(
+                    statuses: statusesRate,
+                    history: historyRate,
+                    notifications: notificationsRate
+                )
+            )
+        }
+        let apple = kind == .verifyReceipt ? try appleConfiguration() : nil
+        return (kind, apple, serverAPI)
+    }
+
     func appleConfiguration() throws -> AppleConfiguration {
         let config = try AppleConfiguration.load(
             productionURL: verifyURL,
@@ -123,4 +242,9 @@ struct PipelineOptions: ParsableArguments {
         }
         return config
     }
+}
+
+private func nonEmptyValue(_ value: String?) -> String? {
+    guard let value, !value.isEmpty else { return nil }
+    return value
 }

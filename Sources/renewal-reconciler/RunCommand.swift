@@ -70,6 +70,7 @@ struct RunCommand: ParsableCommand {
     func run() throws {
         logging.bootstrap()
         try runReportingErrors {
+            let settings = try pipeline.sourceSettings()
             let request = ReconciliationRunner.Request(
                 mode: .nightly,
                 selection: .due(
@@ -79,7 +80,10 @@ struct RunCommand: ParsableCommand {
                     recheckRevokedSeconds: recheckRevoked.seconds
                 ),
                 options: pipeline.runOptions(),
-                apple: try pipeline.appleConfiguration(),
+                apple: settings.1,
+                serverAPI: settings.2,
+                source: settings.0,
+                notificationsLookback: pipeline.notificationsLookback.seconds,
                 now: pipeline.asOf,
                 resume: resume ? .some(runId) : nil,
                 progressStyle: ProgressReporter.style(forTerminalOr: .quiet)

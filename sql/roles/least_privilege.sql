@@ -32,6 +32,7 @@ GRANT SELECT, INSERT, UPDATE ON subscription_transactions TO renewal_reconciler;
 GRANT SELECT, INSERT, UPDATE ON reconciliation_runs, reconciliation_items, dry_run_transactions TO renewal_reconciler;
 GRANT USAGE ON SEQUENCE reconciliation_runs_id_seq TO renewal_reconciler;
 GRANT SELECT ON products, schema_migrations TO renewal_reconciler;
+GRANT SELECT, INSERT, UPDATE ON app_store_notifications, notification_cursors TO renewal_reconciler;
 
 -- Finance and dashboards: the facts, never the receipts.
 GRANT USAGE ON SCHEMA public TO renewal_reader;

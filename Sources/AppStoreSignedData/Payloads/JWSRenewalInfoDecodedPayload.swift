@@ -60,6 +60,13 @@ public struct JWSRenewalInfoDecodedPayload: SignedPayload, Equatable {
     }
 
     public func checkClaims(_ options: SignedDataVerifier.Options) throws(SignedDataError) {
-        try Self.check(bundleId: nil, environment: environment, appAppleId: nil, against: options, checksBundle: false)
+        try Self.check(
+            bundleId: nil,
+            environment: environment,
+            appAppleId: nil,
+            against: options,
+            checksBundle: false,
+            checksAppAppleId: false
+        )
     }
 }

@@ -88,6 +88,12 @@ public struct JWSTransactionDecodedPayload: SignedPayload, Equatable {
     }
 
     public func checkClaims(_ options: SignedDataVerifier.Options) throws(SignedDataError) {
-        try Self.check(bundleId: bundleId, environment: environment, appAppleId: nil, against: options)
+        try Self.check(
+            bundleId: bundleId,
+            environment: environment,
+            appAppleId: nil,
+            against: options,
+            checksAppAppleId: false
+        )
     }
 }

@@ -14,7 +14,8 @@ extension SignedPayload {
         environment: String?,
         appAppleId: Int64?,
         against options: SignedDataVerifier.Options,
-        checksBundle: Bool = true
+        checksBundle: Bool = true,
+        checksAppAppleId: Bool = true
     ) throws(SignedDataError) {
         if checksBundle, let expected = options.bundleId, bundleId != expected {
             throw SignedDataError(
@@ -28,7 +29,9 @@ extension SignedPayload {
                 "the payload is from environment \(environment ?? "(none)"), expected \(expected.rawValue)"
             )
         }
-        if let expected = options.appAppleId, environment.flatMap(AppStoreEnvironment.init(appleValue:)) == .production,
+        // Only notifications carry an appAppleId; transactions and renewal info have none to check.
+        if checksAppAppleId, let expected = options.appAppleId,
+            environment.flatMap(AppStoreEnvironment.init(appleValue:)) == .production,
             appAppleId != expected
         {
             throw SignedDataError(

@@ -31,6 +31,8 @@ public final class RunStore: PipelineStore, @unchecked Sendable {
     private let readConnection: PostgresConnection
     /// Database retries of one batch after a lost connection (the server restarting, a failover).
     private let connectionRetries: Int
+    /// Read each item's ledger with it (the App Store Server API source decides from it, docs/architecture.md).
+    public var loadsLedger = false
 
     public init(
         connection: PostgresConnection,
@@ -55,7 +57,8 @@ public final class RunStore: PipelineStore, @unchecked Sendable {
                 SELECT i.subscription_id, s.id IS NOT NULL AS row_exists, s.version, i.original_transaction_id,
                        s.user_id, s.product_id, s.bundle_id, s.environment, s.latest_receipt, s.expires_at, s.state,
                        s.auto_renew, s.auto_renew_product_id, s.grace_period_expires_at, s.latest_transaction_id,
-                       s.revoked_at, s.expiration_intent, s.in_billing_retry, s.subscription_group_id
+                       s.revoked_at, s.expiration_intent, s.in_billing_retry, s.subscription_group_id,
+                       s.history_through, i.due_reason
                   FROM reconciliation_items i
                   LEFT JOIN subscriptions s ON s.id = i.subscription_id
                  WHERE i.run_id = $1 AND i.status = 'pending' AND i.subscription_id > $2
@@ -65,7 +68,7 @@ public final class RunStore: PipelineStore, @unchecked Sendable {
                 [runId, subscriptionId, Int64(limit)]
             )
         }
-        return try rows.map { row in
+        var items = try rows.map { row in
             let otid: String = try row.decode("original_transaction_id")
             let exists: Bool = try row.decode("row_exists")
             let stored = StoredSubscription(
@@ -86,7 +89,7 @@ public final class RunStore: PipelineStore, @unchecked Sendable {
                 expirationIntent: (try row.decode("expiration_intent", as: Int?.self)),
                 inBillingRetry: try row.decode("in_billing_retry")
             )
-            return WorkItem(
+            var item = WorkItem(
                 subscriptionId: try row.decode("subscription_id"),
                 version: try row.decode("version", as: Int64?.self) ?? 0,
                 stored: stored,
@@ -94,7 +97,77 @@ public final class RunStore: PipelineStore, @unchecked Sendable {
                 subscriptionGroupId: try row.decode("subscription_group_id"),
                 rowExists: exists
             )
+            item.historyThrough = try row.decode("history_through")
+            item.dueReason = try row.decode("due_reason")
+            return item
         }
+        if loadsLedger, !items.isEmpty {
+            let ledgers = try fetchLedgers(items.map(\.stored.originalTransactionId))
+            for index in items.indices {
+                items[index].ledger = ledgers[items[index].stored.originalTransactionId] ?? []
+            }
+        }
+        return items
+    }
+
+    /// The stored ledger of these subscriptions, as the engine's transactions (one query per page of items).
+    private func fetchLedgers(_ originalTransactionIds: [String]) throws -> [String: [ReceiptTransaction]] {
+        let rows = try withConnectionRetry {
+            try readConnection.query(
+                """
+                SELECT transaction_id, original_transaction_id, product_id, subscription_group_id,
+                       web_order_line_item_id, purchase_date, original_purchase_date, expires_date, is_trial,
+                       is_intro_offer, offer, ownership_type, is_upgraded, cancellation_date, cancellation_reason,
+                       environment, price_milliunits, currency, storefront, offer_type, offer_discount_type,
+                       revocation_type, revocation_percentage, transaction_reason,
+                       signed_transaction IS NOT NULL AS signed
+                  FROM subscription_transactions
+                 WHERE original_transaction_id = ANY($1::text[])
+                """,
+                [originalTransactionIds.map { Optional($0) }]
+            )
+        }
+        var byId: [String: [ReceiptTransaction]] = [:]
+        for row in rows {
+            let otid: String = try row.decode("original_transaction_id")
+            let offer: String? = try row.decode("offer")
+            let offerType: Int? = try row.decode("offer_type")
+            var transaction = ReceiptTransaction(
+                transactionId: try row.decode("transaction_id"),
+                originalTransactionId: otid,
+                productId: try row.decode("product_id"),
+                webOrderLineItemId: try row.decode("web_order_line_item_id"),
+                subscriptionGroupIdentifier: try row.decode("subscription_group_id"),
+                purchaseDate: try row.decode("purchase_date"),
+                originalPurchaseDate: try row.decode("original_purchase_date"),
+                expiresDate: try row.decode("expires_date"),
+                cancellationDate: try row.decode("cancellation_date"),
+                cancellationReason: try row.decode("cancellation_reason"),
+                isUpgraded: try row.decode("is_upgraded"),
+                isTrialPeriod: try row.decode("is_trial"),
+                isInIntroOfferPeriod: try row.decode("is_intro_offer"),
+                inAppOwnershipType: try row.decode("ownership_type"),
+                offerCodeRefName: offerType == 2 ? nil : offer,
+                promotionalOfferId: offerType == 2 ? offer : nil
+            )
+            if try row.decode("signed", as: Bool.self) {
+                transaction.signedFacts = SignedTransactionFacts(
+                    priceMilliunits: try row.decode("price_milliunits"),
+                    currency: try row.decode("currency"),
+                    storefront: try row.decode("storefront"),
+                    offerType: offerType,
+                    offerDiscountType: try row.decode("offer_discount_type"),
+                    revocationType: try row.decode("revocation_type"),
+                    revocationPercentage: try row.decode("revocation_percentage"),
+                    transactionReason: try row.decode("transaction_reason"),
+                    environment: (try row.decode("environment", as: String?.self)).flatMap(
+                        AppleEnvironment.init(appleValue:)
+                    )
+                )
+            }
+            byId[otid, default: []].append(transaction)
+        }
+        return byId
     }
 
     public func write(_ results: [ItemResult]) throws -> BatchWriteResult {
@@ -257,6 +330,9 @@ public final class RunStore: PipelineStore, @unchecked Sendable {
                 latest_transaction_id = COALESCE(v.latest_transaction_id, s.latest_transaction_id),
                 revoked_at = v.revoked_at,
                 cancellation_reason = v.cancellation_reason,
+                signed_transaction_info = COALESCE(v.signed_transaction_info, s.signed_transaction_info),
+                signed_renewal_info = COALESCE(v.signed_renewal_info, s.signed_renewal_info),
+                history_through = GREATEST(v.history_through, s.history_through),
                 last_verified_at = $1,
                 last_verify_status = 'ok',
                 last_apple_status = v.apple_status,
@@ -265,11 +341,11 @@ public final class RunStore: PipelineStore, @unchecked Sendable {
             FROM unnest($2::bigint[], $3::bigint[], $4::text[], $5::timestamptz[], $6::text[],
                         $7::text[], $8::text[], $9::boolean[], $10::text[], $11::timestamptz[], $12::bigint[],
                         $13::boolean[], $14::boolean[], $15::boolean[], $16::text[], $17::text[], $18::timestamptz[],
-                        $19::bigint[], $20::bigint[])
+                        $19::bigint[], $20::bigint[], $21::text[], $22::text[], $23::timestamptz[])
                 AS v(id, version, latest_receipt, expires_at, state, product_id, environment,
                      auto_renew, auto_renew_product_id, grace_period_expires_at, expiration_intent, in_billing_retry,
                      is_trial, is_intro_offer, subscription_group_id, latest_transaction_id, revoked_at,
-                     cancellation_reason, apple_status)
+                     cancellation_reason, apple_status, signed_transaction_info, signed_renewal_info, history_through)
             WHERE s.id = v.id AND s.version = v.version
             RETURNING s.id
             """,
@@ -294,6 +370,9 @@ public final class RunStore: PipelineStore, @unchecked Sendable {
                 decided.map { $0.1.revokedAt },
                 decided.map { $0.1.cancellationReason.map(Int64.init) },
                 decided.map { StorableValueCheck.integerOrNull($0.0.appleStatus) },
+                decided.map { $0.1.signedTransactionInfo },
+                decided.map { $0.1.signedRenewalInfo },
+                decided.map { $0.1.historyThrough },
             ]
         )
         return Set(try rows.map { try $0.decode("id", as: Int64.self) })
@@ -337,24 +416,54 @@ public final class RunStore: PipelineStore, @unchecked Sendable {
             INSERT INTO subscription_transactions AS t (
                 transaction_id, original_transaction_id, product_id, subscription_group_id, web_order_line_item_id,
                 kind, purchase_date, expires_date, is_trial, is_intro_offer, offer, ownership_type, is_upgraded,
-                cancellation_date, cancellation_reason, environment, first_seen_run_id, refund_seen_run_id)
+                cancellation_date, cancellation_reason, environment, first_seen_run_id, refund_seen_run_id,
+                price_milliunits, currency, storefront, offer_type, offer_discount_type, revocation_date,
+                revocation_reason, revocation_type, revocation_percentage, transaction_reason, signed_transaction)
             SELECT v.transaction_id, v.original_transaction_id, v.product_id, v.subscription_group_id,
                    v.web_order_line_item_id, v.kind, v.purchase_date, v.expires_date, v.is_trial, v.is_intro_offer,
                    v.offer, v.ownership_type, v.is_upgraded, v.cancellation_date, v.cancellation_reason,
-                   v.environment, $1, CASE WHEN v.kind = 'refund' THEN $1 END
+                   v.environment, $1, CASE WHEN v.kind = 'refund' THEN $1 END,
+                   p.price_milliunits, p.currency, p.storefront, p.offer_type, p.offer_discount_type,
+                   CASE WHEN p.signed_transaction IS NOT NULL THEN v.cancellation_date END,
+                   CASE WHEN p.signed_transaction IS NOT NULL THEN v.cancellation_reason END,
+                   p.revocation_type, p.revocation_percentage, p.transaction_reason, p.signed_transaction
             \(Self.ledgerUnnest)
+            JOIN unnest($18::text[], $19::bigint[], $20::text[], $21::text[], $22::bigint[], $23::text[],
+                        $24::text[], $25::bigint[], $26::text[], $27::text[])
+                AS p(transaction_id, price_milliunits, currency, storefront, offer_type, offer_discount_type,
+                     revocation_type, revocation_percentage, transaction_reason, signed_transaction)
+              ON p.transaction_id = v.transaction_id
             ON CONFLICT (transaction_id) DO UPDATE SET
                 cancellation_date = EXCLUDED.cancellation_date,
                 cancellation_reason = EXCLUDED.cancellation_reason,
                 is_upgraded = EXCLUDED.is_upgraded,
-                kind = CASE WHEN EXCLUDED.kind = 'refund' THEN 'refund' ELSE t.kind END,
+                kind = CASE WHEN EXCLUDED.kind = 'refund' THEN 'refund'
+                            WHEN t.kind = 'refund' AND EXCLUDED.cancellation_date IS NULL THEN EXCLUDED.kind
+                            ELSE t.kind END,
                 refund_seen_run_id = CASE WHEN EXCLUDED.kind = 'refund' AND t.kind <> 'refund' THEN $1
-                                          ELSE t.refund_seen_run_id END
+                                          ELSE t.refund_seen_run_id END,
+                price_milliunits = COALESCE(EXCLUDED.price_milliunits, t.price_milliunits),
+                currency = COALESCE(EXCLUDED.currency, t.currency),
+                storefront = COALESCE(EXCLUDED.storefront, t.storefront),
+                offer_type = COALESCE(EXCLUDED.offer_type, t.offer_type),
+                offer_discount_type = COALESCE(EXCLUDED.offer_discount_type, t.offer_discount_type),
+                revocation_date = CASE WHEN EXCLUDED.signed_transaction IS NOT NULL THEN EXCLUDED.revocation_date
+                                       ELSE t.revocation_date END,
+                revocation_reason = CASE WHEN EXCLUDED.signed_transaction IS NOT NULL THEN EXCLUDED.revocation_reason
+                                         ELSE t.revocation_reason END,
+                revocation_type = CASE WHEN EXCLUDED.signed_transaction IS NOT NULL THEN EXCLUDED.revocation_type
+                                       ELSE t.revocation_type END,
+                revocation_percentage = CASE WHEN EXCLUDED.signed_transaction IS NOT NULL
+                                             THEN EXCLUDED.revocation_percentage ELSE t.revocation_percentage END,
+                transaction_reason = COALESCE(EXCLUDED.transaction_reason, t.transaction_reason),
+                signed_transaction = COALESCE(EXCLUDED.signed_transaction, t.signed_transaction)
             WHERE t.cancellation_date IS DISTINCT FROM EXCLUDED.cancellation_date
                OR t.is_upgraded IS DISTINCT FROM EXCLUDED.is_upgraded
                OR (EXCLUDED.kind = 'refund' AND t.kind <> 'refund')
+               OR (EXCLUDED.signed_transaction IS NOT NULL AND t.signed_transaction IS NULL)
+               OR t.revocation_percentage IS DISTINCT FROM COALESCE(EXCLUDED.revocation_percentage, t.revocation_percentage)
             """,
-            [runId] + Self.ledgerColumns(unique)
+            [runId] + Self.ledgerColumns(unique) + Self.pricingColumns(unique)
         )
     }
 
@@ -415,6 +524,22 @@ public final class RunStore: PipelineStore, @unchecked Sendable {
             entries.map { $0.1.cancellationDate },
             entries.map { $0.1.cancellationReason.map(Int64.init) },
             entries.map { $0.0.environment?.rawValue },
+        ]
+    }
+
+    /// What the App Store Server API adds to each ledger entry, bound to `$18...$27`.
+    private static func pricingColumns(_ entries: [(ItemResult, LedgerEntry)]) -> [(any PostgresEncodable)?] {
+        [
+            entries.map { Optional($0.1.transactionId) },
+            entries.map { $0.1.signedFacts?.priceMilliunits },
+            entries.map { $0.1.signedFacts?.currency },
+            entries.map { $0.1.signedFacts?.storefront },
+            entries.map { $0.1.signedFacts?.offerType.map(Int64.init) },
+            entries.map { $0.1.signedFacts?.offerDiscountType },
+            entries.map { $0.1.signedFacts?.revocationType },
+            entries.map { $0.1.signedFacts?.revocationPercentage },
+            entries.map { $0.1.signedFacts?.transactionReason },
+            entries.map { $0.1.signedFacts?.signedTransaction },
         ]
     }
 

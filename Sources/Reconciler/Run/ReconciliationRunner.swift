@@ -26,7 +26,14 @@ public final class ReconciliationRunner: @unchecked Sendable {
         public var mode: Mode
         public var selection: Selection
         public var options: RunOptions
-        public var apple: AppleConfiguration
+        /// verifyReceipt's settings (nil when the run uses the App Store Server API only).
+        public var apple: AppleConfiguration?
+        /// The App Store Server API's settings, when a key is configured.
+        public var serverAPI: ServerAPISettings?
+        /// `.serverAPI` or `.verifyReceipt` (resolved from `--source`).
+        public var source: AppleSourceKind
+        /// How far back the first read of notification history looks (`--notifications-lookback`).
+        public var notificationsLookback: TimeInterval
         /// `--now`: fixes "as of" (and the decision clock) for tests and reproductions.
         public var now: Date?
         /// `--resume [RUN_ID]`: `.some(nil)` resumes the latest interrupted run.
@@ -41,7 +48,10 @@ public final class ReconciliationRunner: @unchecked Sendable {
             mode: Mode,
             selection: Selection,
             options: RunOptions,
-            apple: AppleConfiguration,
+            apple: AppleConfiguration?,
+            serverAPI: ServerAPISettings? = nil,
+            source: AppleSourceKind = .verifyReceipt,
+            notificationsLookback: TimeInterval = 7 * 86_400,
             now: Date? = nil,
             resume: Int64?? = nil,
             progressStyle: ProgressReporter.Style = .quiet,
@@ -52,6 +62,9 @@ public final class ReconciliationRunner: @unchecked Sendable {
             self.selection = selection
             self.options = options
             self.apple = apple
+            self.serverAPI = serverAPI
+            self.source = source
+            self.notificationsLookback = notificationsLookback
             self.now = now
             self.resume = resume
             self.progressStyle = progressStyle
@@ -179,17 +192,9 @@ public final class ReconciliationRunner: @unchecked Sendable {
                 )
             )
             defer { http.shutdown() }
-            let endpoints = VerifyReceiptEndpoints(
-                production: request.apple.productionURL,
-                sandbox: request.apple.sandboxURL,
-                password: request.apple.sharedSecret.value,
-                excludeOldTransactions: parameters.options.excludeOldTransactions,
-                connectTimeout: .milliseconds(Int64(parameters.options.connectTimeoutSeconds * 1000)),
-                requestTimeout: .milliseconds(Int64(parameters.options.requestTimeoutSeconds * 1000))
-            )
-            let client = VerifyReceiptClient(http: http, endpoints: endpoints)
             let reader = try PostgresConnection(connectionString)
             defer { reader.close() }
+            let source = parameters.source ?? .verifyReceipt
             let store = RunStore(
                 connection: work,
                 readConnection: reader,
@@ -197,19 +202,20 @@ public final class ReconciliationRunner: @unchecked Sendable {
                 dryRun: parameters.options.dryRun,
                 verifiedAt: parameters.fixedClock ? asOf : Date()
             )
+            store.loadsLedger = source == .serverAPI
             let reporter = ProgressReporter(style: request.progressStyle, total: due, alreadyDone: alreadyDone)
             let fixedNow: Date? = parameters.fixedClock ? asOf : nil
-            let source = VerifyReceiptSource(
-                client: client,
-                rate: parameters.options.rate,
-                maxAttempts: parameters.options.maxAttempts,
-                bundleId: parameters.bundleId,
+            let appleSource = try makeSource(
+                source,
+                request: request,
+                parameters: parameters,
+                http: http,
                 logger: runLogger,
                 now: { fixedNow ?? Date() }
             )
             let pipeline = try ReconciliationPipeline(
                 store: store,
-                source: source,
+                source: appleSource,
                 options: parameters.options,
                 logger: runLogger,
                 progress: { written, unresolved, _ in reporter.update(written: written, unresolved: unresolved) }
@@ -258,6 +264,60 @@ public final class ReconciliationRunner: @unchecked Sendable {
     }
 
     // MARK: - Steps
+
+    /// The Apple source the run's parameters name, from the request's settings (exit 78 when they are missing).
+    private func makeSource(
+        _ kind: AppleSourceKind,
+        request: Request,
+        parameters: RunParameters,
+        http: CurlHTTPClient,
+        logger: Logger,
+        now: @escaping @Sendable () -> Date
+    ) throws -> any AppleSource {
+        let options = parameters.options
+        if kind == .serverAPI {
+            guard let settings = request.serverAPI else {
+                throw ConfigurationError(
+                    "this run uses the App Store Server API but no In-App Purchase key is configured "
+                        + "(APPLE_PRIVATE_KEY_FILE, APPLE_KEY_ID, APPLE_ISSUER_ID, APPLE_APP_APPLE_ID)"
+                )
+            }
+            var endpoints = settings.endpoints
+            endpoints.connectTimeout = .milliseconds(Int64(options.connectTimeoutSeconds * 1000))
+            endpoints.requestTimeout = .milliseconds(Int64(options.requestTimeoutSeconds * 1000))
+            return ServerAPISource(
+                client: ServerAPIClient(http: http, endpoints: endpoints, signer: try settings.api.signer()),
+                budgets: settings.budgets.capped(at: options.rate),
+                roots: settings.roots,
+                bundleId: settings.api.bundleId,
+                appAppleId: settings.appAppleId,
+                maxAttempts: options.maxAttempts,
+                logger: logger,
+                now: now
+            )
+        }
+        guard let apple = request.apple else {
+            throw ConfigurationError(
+                "this run uses verifyReceipt but no shared secret is configured (APPLE_SHARED_SECRET_FILE)"
+            )
+        }
+        let endpoints = VerifyReceiptEndpoints(
+            production: apple.productionURL,
+            sandbox: apple.sandboxURL,
+            password: apple.sharedSecret.value,
+            excludeOldTransactions: options.excludeOldTransactions,
+            connectTimeout: .milliseconds(Int64(options.connectTimeoutSeconds * 1000)),
+            requestTimeout: .milliseconds(Int64(options.requestTimeoutSeconds * 1000))
+        )
+        return VerifyReceiptSource(
+            client: VerifyReceiptClient(http: http, endpoints: endpoints),
+            rate: options.rate,
+            maxAttempts: options.maxAttempts,
+            bundleId: parameters.bundleId,
+            logger: logger,
+            now: now
+        )
+    }
 
     /// Runs left `running` by a dead process (we hold the lock, so nobody else is running) become `interrupted`.
     private func markDeadRunsInterrupted(_ conn: PostgresConnection) throws {
@@ -324,8 +384,9 @@ public final class ReconciliationRunner: @unchecked Sendable {
         let parameters = RunParameters(
             selection: request.selection,
             options: request.options,
-            bundleId: request.apple.bundleId,
-            fixedClock: request.now != nil
+            bundleId: request.serverAPI?.api.bundleId ?? request.apple?.bundleId,
+            fixedClock: request.now != nil,
+            source: request.source
         )
         if let previous = try conn.queryFirst(
             """

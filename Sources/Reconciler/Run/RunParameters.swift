@@ -7,12 +7,21 @@ public struct RunParameters: Sendable, Codable, Equatable {
     public var bundleId: String?
     /// True when `--now` fixed the clock (decisions then use `as_of`, not the wall clock).
     public var fixedClock: Bool
+    /// How the run asks Apple (absent in runs stored by builds before the App Store Server API: verifyReceipt).
+    public var source: AppleSourceKind?
 
-    public init(selection: Selection, options: RunOptions, bundleId: String?, fixedClock: Bool) {
+    public init(
+        selection: Selection,
+        options: RunOptions,
+        bundleId: String?,
+        fixedClock: Bool,
+        source: AppleSourceKind? = nil
+    ) {
         self.selection = selection
         self.options = options
         self.bundleId = bundleId
         self.fixedClock = fixedClock
+        self.source = source
     }
 
     public func jsonString() throws -> String {

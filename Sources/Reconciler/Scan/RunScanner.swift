@@ -40,7 +40,7 @@ public struct RunScanner {
     private static let insertColumns = """
         INSERT INTO reconciliation_items (run_id, subscription_id, original_transaction_id, user_id, previous_state,
                                           previous_expires_at, previous_product_id, previous_auto_renew,
-                                          subscription_group_id)
+                                          subscription_group_id, due_reason)
         """
 
     /// The phases of the due scan, in order; the cursor stores the current one.
@@ -124,7 +124,7 @@ public struct RunScanner {
                     ), inserted AS (
                         \(Self.insertColumns)
                         SELECT $1, id, original_transaction_id, user_id, state, expires_at, product_id, auto_renew,
-                               subscription_group_id
+                               subscription_group_id, '\(phase)'
                           FROM page
                         ON CONFLICT (run_id, subscription_id) DO NOTHING
                         RETURNING 1
@@ -247,7 +247,7 @@ public struct RunScanner {
                     ), inserted AS (
                         \(Self.insertColumns)
                         SELECT $1, id, original_transaction_id, user_id, state, expires_at, product_id, auto_renew,
-                               subscription_group_id
+                               subscription_group_id, 'backfill'
                           FROM page
                         ON CONFLICT (run_id, subscription_id) DO NOTHING
                         RETURNING 1

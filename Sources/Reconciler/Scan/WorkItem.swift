@@ -13,6 +13,14 @@ public struct WorkItem: Sendable {
     public let subscriptionGroupId: String?
     /// False when the subscription row was deleted after the run selected it.
     public let rowExists: Bool
+    /// The subscription's ledger as stored (App Store Server API runs only: the evidence beside what Apple
+    /// sends now, so later nights read only new history).
+    public var ledger: [ReceiptTransaction] = []
+    /// How far the Server API's transaction history was read (`subscriptions.history_through`).
+    public var historyThrough: Date? = nil
+    /// Why the run selected it (`reconciliation_items.due_reason`): `notification` asks for the whole history
+    /// again, since a notification may change an old transaction (a refund of an earlier period).
+    public var dueReason: String? = nil
 
     public init(
         subscriptionId: Int64,

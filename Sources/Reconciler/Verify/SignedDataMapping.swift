@@ -36,6 +36,25 @@ public enum SignedDataMapping {
         )
     }
 
+    /// The transaction with what only the App Store Server API says (price, refund type and share) and the
+    /// JWS it was verified from.
+    public static func transaction(_ t: JWSTransactionDecodedPayload, jws: String) -> ReceiptTransaction? {
+        guard var mapped = transaction(t) else { return nil }
+        mapped.signedFacts = SignedTransactionFacts(
+            priceMilliunits: t.price,
+            currency: t.currency,
+            storefront: t.storefront,
+            offerType: t.offerType,
+            offerDiscountType: t.offerDiscountType,
+            revocationType: t.revocationDate == nil ? nil : t.revocationType,
+            revocationPercentage: t.revocationDate == nil ? nil : t.revocationPercentage,
+            transactionReason: t.transactionReason,
+            environment: environment(t.environment),
+            signedTransaction: jws
+        )
+        return mapped
+    }
+
     public static func renewal(_ r: JWSRenewalInfoDecodedPayload) -> PendingRenewalInfo {
         PendingRenewalInfo(
             originalTransactionId: r.originalTransactionId,

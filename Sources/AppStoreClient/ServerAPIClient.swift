@@ -1,0 +1,151 @@
+import AppStoreSignedData
+import CurlHTTP
+import Foundation
+import ReceiptDomain
+
+/// The App Store Server API on the project's libcurl layer: one request per call, authenticated with a
+/// short-lived ES256 token (`APITokenSigner`, reused until a minute before it expires), answered on a global
+/// queue. It does not verify the signed data (the caller does, before believing anything) and does not
+/// retry (the pipeline does, under each endpoint's rate limit). The token is sent in a header only and
+/// never logged.
+public final class ServerAPIClient: Sendable {
+    public let endpoints: ServerAPIEndpoints
+    private let http: CurlHTTPClient
+    private let signer: APITokenSigner
+
+    public init(http: CurlHTTPClient, endpoints: ServerAPIEndpoints, signer: APITokenSigner) {
+        self.http = http
+        self.endpoints = endpoints
+        self.signer = signer
+    }
+
+    /// `GET base + path ? query`.
+    public func get(
+        _ path: String,
+        query: [(String, String)] = [],
+        environment: AppleEnvironment,
+        completion: @escaping @Sendable (ServerAPIAttemptResult) -> Void
+    ) {
+        send(.get, path, query: query, body: nil, environment: environment, completion: completion)
+    }
+
+    /// `POST base + path ? query` with a JSON body.
+    public func post(
+        _ path: String,
+        query: [(String, String)] = [],
+        json: Data,
+        environment: AppleEnvironment,
+        completion: @escaping @Sendable (ServerAPIAttemptResult) -> Void
+    ) {
+        send(.post, path, query: query, body: json, environment: environment, completion: completion)
+    }
+
+    /// The same as `get`/`post`, blocking the calling thread (never call it on the HTTP client's queue).
+    public func sendAndWait(
+        _ method: HTTPMethod,
+        _ path: String,
+        query: [(String, String)] = [],
+        json: Data? = nil,
+        environment: AppleEnvironment
+    ) -> ServerAPIAttemptResult {
+        let done = DispatchSemaphore(value: 0)
+        let box = ResultBox()
+        send(method, path, query: query, body: json, environment: environment) { result in
+            box.set(result)
+            done.signal()
+        }
+        done.wait()
+        return box.get()!
+    }
+
+    private func send(
+        _ method: HTTPMethod,
+        _ path: String,
+        query: [(String, String)],
+        body: Data?,
+        environment: AppleEnvironment,
+        completion: @escaping @Sendable (ServerAPIAttemptResult) -> Void
+    ) {
+        var url = endpoints.base(for: environment) + path
+        if !query.isEmpty {
+            url +=
+                "?" + query.map { Self.percentEncoded($0.0) + "=" + Self.percentEncoded($0.1) }.joined(separator: "&")
+        }
+        var headers = [("Authorization", "Bearer " + signer.token().value), ("Accept", "application/json")]
+        if body != nil { headers.append(("Content-Type", "application/json")) }
+        let request = HTTPRequest(
+            url: url,
+            method: method,
+            headers: headers,
+            body: body,
+            connectTimeout: endpoints.connectTimeout,
+            totalTimeout: endpoints.requestTimeout,
+            maxResponseBytes: endpoints.maxResponseBytes
+        )
+        let started = ContinuousClock.now
+        http.execute(request) { result in
+            let elapsed = ContinuousClock.now - started
+            switch result {
+            case .success(let response):
+                let bytes = [UInt8](response.body)
+                let errorCode = response.status == 200 ? nil : Self.errorCode(in: bytes)
+                completion(
+                    ServerAPIAttemptResult(
+                        environment: environment,
+                        httpStatus: response.status,
+                        errorCode: errorCode,
+                        body: bytes,
+                        retryAfter: response.headers["Retry-After"].flatMap { Self.retryAfter($0, now: Date()) },
+                        transportFailure: nil,
+                        elapsed: elapsed
+                    )
+                )
+            case .failure(let error):
+                completion(
+                    ServerAPIAttemptResult(
+                        environment: environment,
+                        httpStatus: nil,
+                        errorCode: nil,
+                        body: [],
+                        retryAfter: nil,
+                        transportFailure: VerifyReceiptClient.transportFailure(for: error),
+                        elapsed: elapsed
+                    )
+                )
+            }
+        }
+    }
+
+    /// Apple's `Retry-After` on a 429 is a UNIX time in milliseconds; delta-seconds and HTTP-dates (what
+    /// proxies send) are read too. Capped at one day.
+    public static func retryAfter(_ value: String, now: Date) -> Date? {
+        let text = value.trimmingCharacters(in: .whitespaces)
+        if text.count >= 12, let millis = Int64(text) {
+            let date = Date(timeIntervalSince1970: TimeInterval(millis) / 1000)
+            return min(max(date, now), now.addingTimeInterval(86_400))
+        }
+        return RetryAfter.earliest(text, now: now)
+    }
+
+    /// `errorCode` of an error body `{"errorCode": 4040010, "errorMessage": "..."}`, nil when absent.
+    static func errorCode(in body: [UInt8]) -> Int? {
+        guard body.count < 4096,
+            let object = try? JSONSerialization.jsonObject(with: Data(body)) as? [String: Any]
+        else { return nil }
+        return (object["errorCode"] as? NSNumber)?.intValue
+    }
+
+    static func percentEncoded(_ text: String) -> String {
+        var allowed = CharacterSet.alphanumerics
+        allowed.insert(charactersIn: "-._~")
+        return text.addingPercentEncoding(withAllowedCharacters: allowed) ?? text
+    }
+}
+
+/// One result handed from the HTTP client's thread to a waiting one.
+private final class ResultBox: @unchecked Sendable {
+    private let lock = NSLock()
+    private var value: ServerAPIAttemptResult?
+    func set(_ result: ServerAPIAttemptResult) { lock.withLock { value = result } }
+    func get() -> ServerAPIAttemptResult? { lock.withLock { value } }
+}

@@ -1,0 +1,31 @@
+import AppStoreClient
+import Foundation
+import ReceiptDomain
+
+/// The Server API source's view of one answer, carried through the pipeline in `SourceAnswer.sourceData`:
+/// the HTTP result and, for a 200, what its signed data says once verified (made off the pipeline's queue).
+struct ServerAPIAnswer: Sendable {
+    /// Get All Subscription Statuses, verified: the subscription's latest transaction and renewal info.
+    struct Status: Sendable {
+        var status: Int?
+        var group: String?
+        var transaction: ReceiptTransaction
+        var signedTransaction: String
+        var renewal: PendingRenewalInfo?
+        var signedRenewal: String?
+    }
+
+    /// One page of Get Transaction History, verified: the subscription's transactions on it.
+    struct HistoryPage: Sendable {
+        var transactions: [ReceiptTransaction]
+        var revision: String?
+        var hasMore: Bool
+    }
+
+    let attempt: ServerAPIAttemptResult
+    var status: Status?
+    var page: HistoryPage?
+    /// Why the answer is not believed (a JWS failed verification, the body is not Apple's shape, the
+    /// subscription is not in it), when it is not.
+    var refusal: VerdictReason?
+}

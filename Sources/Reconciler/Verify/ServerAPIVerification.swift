@@ -1,0 +1,361 @@
+import AppStoreClient
+import AppStoreSignedData
+import Foundation
+import ReceiptDomain
+
+/// One subscription through the App Store Server API: statuses, then (only when needed) the transaction
+/// history page by page, then a decision. Confined to the pipeline's queue except `perform`, which verifies
+/// the signed data where the answer arrives (docs/architecture.md, "The App Store Server API").
+final class ServerAPIVerification: SourceVerification, @unchecked Sendable {
+    private enum Phase: Sendable {
+        case statuses
+        /// Reading history from `startDate` (nil: all of it); `revision` is the next page's token.
+        case history(startDate: Date?, revision: String?)
+    }
+
+    private let source: ServerAPISource
+    private let item: WorkItem
+    /// The original transaction id asked about (the row's, or its stored receipt's).
+    private var originalTransactionId = ""
+    private var environment: AppleEnvironment
+    private var switched = false
+    private var phase: Phase = .statuses
+    private var failures = 0
+    private var status: ServerAPIAnswer.Status?
+    private var history: [ReceiptTransaction] = []
+    private var historyRead = false
+
+    init(source: ServerAPISource, item: WorkItem) {
+        self.source = source
+        self.item = item
+        self.environment = item.stored.environment ?? .production
+    }
+
+    func start() -> SourceStep {
+        if !item.rowExists {
+            return reject(
+                VerdictReason(.subscriptionNotInReceipt, detail: "subscription row deleted after the run selected it")
+            )
+        }
+        guard let otid = Self.originalTransactionId(of: item) else {
+            return reject(
+                VerdictReason(
+                    .noOriginalTransactionId,
+                    detail:
+                        "the row's original_transaction_id is not a transaction id and its stored receipt names none"
+                )
+            )
+        }
+        originalTransactionId = otid
+        return .send(request())
+    }
+
+    func perform(_ request: SourceRequest, completion: @escaping @Sendable (SourceAnswer) -> Void) {
+        let environment = request.environment ?? .production
+        let verifier = source.verifier(environment)
+        let otid = originalTransactionId
+        let path: String
+        var query: [(String, String)] = []
+        let isStatuses: Bool
+        switch phase {
+        case .statuses:
+            isStatuses = true
+            path = "/inApps/v1/subscriptions/" + otid
+        case .history(let startDate, let revision):
+            isStatuses = false
+            path = "/inApps/v2/history/" + otid
+            query.append(("sort", "ASCENDING"))
+            query.append(("productType", "AUTO_RENEWABLE"))
+            if let group = status?.group { query.append(("subscriptionGroupIdentifier", group)) }
+            if let startDate { query.append(("startDate", String(Int64(startDate.timeIntervalSince1970 * 1000)))) }
+            if let revision { query.append(("revision", revision)) }
+        }
+        source.client.get(path, query: query, environment: environment) { attempt in
+            var answer = ServerAPIAnswer(attempt: attempt)
+            if attempt.classification == .success {
+                if isStatuses {
+                    Self.readStatuses(attempt.body, otid: otid, verifier: verifier, into: &answer)
+                } else {
+                    Self.readHistory(attempt.body, otid: otid, verifier: verifier, into: &answer)
+                }
+            }
+            let classification = attempt.classification
+            completion(
+                SourceAnswer(
+                    request: request,
+                    httpStatus: attempt.httpStatus,
+                    appleStatus: attempt.errorCode,
+                    transportFailure: attempt.transportFailure?.description,
+                    throttled: classification == .rateLimited || attempt.httpStatus == 503,
+                    pauseBudgetUntil: classification == .rateLimited ? attempt.retryAfter : nil,
+                    sourceData: answer
+                )
+            )
+        }
+    }
+
+    func next(after answer: SourceAnswer) -> SourceStep {
+        guard let data = answer.sourceData as? ServerAPIAnswer else {
+            return .finished(
+                SourceResult(
+                    kind: .unresolved("internal: not a Server API answer"),
+                    environment: environment,
+                    appleStatus: nil
+                )
+            )
+        }
+        let attempt = data.attempt
+        switch attempt.classification {
+        case .success:
+            failures = 0
+            if let refusal = data.refusal { return reject(refusal, appleStatus: nil) }
+            switch phase {
+            case .statuses:
+                guard let status = data.status else {
+                    return reject(VerdictReason(.transactionNotFound, detail: "no status for \(originalTransactionId)"))
+                }
+                self.status = status
+                if let startDate = historyStart(for: status) {
+                    phase = .history(startDate: startDate.date, revision: nil)
+                    return .send(request())
+                }
+                return decide()
+            case .history(let startDate, _):
+                historyRead = true
+                history.append(contentsOf: data.page?.transactions ?? [])
+                if let page = data.page, page.hasMore, let revision = page.revision {
+                    phase = .history(startDate: startDate, revision: revision)
+                    return .send(request())
+                }
+                return decide()
+            }
+        case .notFound:
+            if case .statuses = phase, !switched {
+                switched = true
+                environment = environment.other
+                return .send(request(switchesEnvironment: true))
+            }
+            return reject(
+                VerdictReason(
+                    .transactionNotFound,
+                    httpStatus: attempt.httpStatus,
+                    detail: "4040010 in production and sandbox for \(originalTransactionId)"
+                ),
+                appleStatus: attempt.errorCode
+            )
+        case .unauthorized:
+            let reason =
+                "App Store Server API answered 401 Unauthorized: the key id, issuer id, bundle id or private key is wrong"
+            source.logger.critical("\(reason). Stopping the run.")
+            return .stopRun(
+                SourceResult(kind: .unresolved(reason), environment: environment, appleStatus: attempt.errorCode),
+                configurationError: reason
+            )
+        case .rateLimited, .retryable:
+            failures += 1
+            let why = Self.describe(attempt)
+            if failures >= source.maxAttempts {
+                return .finished(
+                    SourceResult(
+                        kind: .unresolved("\(why) after \(failures) attempts"),
+                        environment: environment,
+                        appleStatus: attempt.errorCode
+                    )
+                )
+            }
+            return .retry(request(), earliest: attempt.retryAfter, reason: why, appleStatus: attempt.errorCode)
+        case .failed:
+            return reject(
+                VerdictReason(.serverAPIError, httpStatus: attempt.httpStatus, detail: Self.describe(attempt)),
+                appleStatus: attempt.errorCode
+            )
+        }
+    }
+
+    // MARK: - Steps
+
+    private func request(switchesEnvironment: Bool = false) -> SourceRequest {
+        let budget: RateBudget
+        switch phase {
+        case .statuses: budget = source.budgets.statuses(environment)
+        case .history: budget = source.budgets.history(environment)
+        }
+        return SourceRequest(budget: budget, environment: environment, switchesEnvironment: switchesEnvironment)
+    }
+
+    /// Where the history must be read from, or nil when the ledger already holds what the status shows:
+    /// everything the first time (or when a notification may have changed an old transaction), else from the
+    /// newest purchase already read, when the latest transaction is new or changed.
+    private func historyStart(for status: ServerAPIAnswer.Status) -> (date: Date?, Void)? {
+        guard let through = item.historyThrough, item.dueReason != "notification" else { return (nil, ()) }
+        let latest = status.transaction
+        guard let known = item.ledger.first(where: { $0.transactionId == latest.transactionId }) else {
+            return (through, ())
+        }
+        let same =
+            known.signedFacts != nil
+            && DecisionEngine.sameInstant(known.cancellationDate, latest.cancellationDate)
+            && DecisionEngine.sameInstant(known.expiresDate, latest.expiresDate)
+            && known.isUpgraded == latest.isUpgraded
+        return same ? nil : (through, ())
+    }
+
+    private func decide() -> SourceStep {
+        guard let status else {
+            return reject(VerdictReason(.transactionNotFound, detail: "no status for \(originalTransactionId)"))
+        }
+        // The evidence: the ledger so far, then what history said, then the status's latest transaction.
+        var byId: [String: ReceiptTransaction] = [:]
+        for transaction in item.ledger { byId[transaction.transactionId] = transaction }
+        for transaction in history { byId[transaction.transactionId] = transaction }
+        byId[status.transaction.transactionId] = status.transaction
+        var stored = item.stored
+        stored.originalTransactionId = originalTransactionId
+        let evidence = SignedSubscriptionEvidence(
+            status: status.status,
+            environment: environment,
+            bundleId: source.bundleId,
+            transactions: byId.values.filter { $0.originalTransactionId == originalTransactionId },
+            renewalInfo: status.renewal,
+            signedTransactionInfo: status.signedTransaction,
+            signedRenewalInfo: status.signedRenewal
+        )
+        var decision = DecisionEngine.decide(
+            stored: stored,
+            evidence: evidence,
+            now: source.now(),
+            bundleId: source.bundleId
+        )
+        if decision.outcome == .rejected {
+            return reject(
+                decision.rejectReason ?? VerdictReason(.unknownStatus, detail: "rejected by the decision engine")
+            )
+        }
+        if historyRead {
+            let newest = history.compactMap(\.purchaseDate).max()
+            decision.historyThrough = [newest, item.historyThrough].compactMap { $0 }.max()
+        }
+        // Only what is new or changed goes back to the ledger.
+        let known = Dictionary(item.ledger.map { ($0.transactionId, $0) }, uniquingKeysWith: { a, _ in a })
+        decision.ledger = decision.ledger.filter { entry in
+            guard let old = known[entry.transactionId] else { return true }
+            return old.signedFacts == nil && entry.signedFacts != nil
+                || !DecisionEngine.sameInstant(old.cancellationDate, entry.cancellationDate)
+                || old.isUpgraded != entry.replacedByUpgrade
+                || !DecisionEngine.sameInstant(old.expiresDate, entry.expiresDate)
+                || old.signedFacts?.revocationPercentage != entry.signedFacts?.revocationPercentage
+        }
+        return .finished(
+            SourceResult(kind: .decided(decision), environment: environment, appleStatus: nil)
+        )
+    }
+
+    private func reject(_ reason: VerdictReason, appleStatus: Int? = nil) -> SourceStep {
+        .finished(
+            SourceResult(
+                kind: .rejected(reason, invalidReceipt: false),
+                environment: environment,
+                appleStatus: appleStatus
+            )
+        )
+    }
+
+    // MARK: - Reading answers (off the pipeline's queue)
+
+    /// The row's original transaction id when it is one (digits), else the one its stored receipt names.
+    static func originalTransactionId(of item: WorkItem) -> String? {
+        let otid = item.stored.originalTransactionId
+        if !otid.isEmpty, otid.count <= 19, otid.allSatisfy({ $0.isASCII && $0.isNumber }) { return otid }
+        guard let receipt = try? StoredReceipt.parse(base64: item.receipt) else { return nil }
+        return receipt.inApp.filter { $0.expiresDate != nil }
+            .max { ($0.purchaseDate ?? .distantPast) < ($1.purchaseDate ?? .distantPast) }?
+            .originalTransactionId
+    }
+
+    static func readStatuses(
+        _ body: [UInt8],
+        otid: String,
+        verifier: SignedDataVerifier,
+        into answer: inout ServerAPIAnswer
+    ) {
+        let response: StatusResponse
+        do {
+            response = try StatusResponse.decode(body)
+        } catch {
+            answer.refusal = VerdictReason(.malformedResponse, httpStatus: 200, detail: "statuses: \(error.detail)")
+            return
+        }
+        for group in response.data {
+            for last in group.lastTransactions where last.originalTransactionId == otid {
+                guard let signed = last.signedTransactionInfo else { continue }
+                do {
+                    let payload = try verifier.verifyTransaction(signed)
+                    guard let transaction = SignedDataMapping.transaction(payload, jws: signed) else {
+                        answer.refusal = VerdictReason(
+                            .malformedResponse,
+                            httpStatus: 200,
+                            detail: "signed transaction without ids"
+                        )
+                        return
+                    }
+                    var renewal: PendingRenewalInfo?
+                    if let signedRenewal = last.signedRenewalInfo {
+                        renewal = SignedDataMapping.renewal(try verifier.verifyRenewalInfo(signedRenewal))
+                    }
+                    answer.status = ServerAPIAnswer.Status(
+                        status: last.status,
+                        group: group.subscriptionGroupIdentifier ?? transaction.subscriptionGroupIdentifier,
+                        transaction: transaction,
+                        signedTransaction: signed,
+                        renewal: renewal,
+                        signedRenewal: last.signedRenewalInfo
+                    )
+                } catch {
+                    answer.refusal = VerdictReason(.signedDataRefused, detail: error.description)
+                }
+                return
+            }
+        }
+    }
+
+    static func readHistory(
+        _ body: [UInt8],
+        otid: String,
+        verifier: SignedDataVerifier,
+        into answer: inout ServerAPIAnswer
+    ) {
+        let response: HistoryResponse
+        do {
+            response = try HistoryResponse.decode(body)
+        } catch {
+            answer.refusal = VerdictReason(.malformedResponse, httpStatus: 200, detail: "history: \(error.detail)")
+            return
+        }
+        var transactions: [ReceiptTransaction] = []
+        for signed in response.signedTransactions {
+            // Every JWS of the page is verified, whoever it is about: one forged entry refuses the page.
+            do {
+                let payload = try verifier.verifyTransaction(signed)
+                guard payload.originalTransactionId == otid else { continue }
+                if let transaction = SignedDataMapping.transaction(payload, jws: signed) {
+                    transactions.append(transaction)
+                }
+            } catch {
+                answer.refusal = VerdictReason(.signedDataRefused, detail: error.description)
+                return
+            }
+        }
+        answer.page = ServerAPIAnswer.HistoryPage(
+            transactions: transactions,
+            revision: response.revision,
+            hasMore: response.hasMore ?? false
+        )
+    }
+
+    static func describe(_ attempt: ServerAPIAttemptResult) -> String {
+        if let failure = attempt.transportFailure { return "transport: \(failure)" }
+        var text = "HTTP \(attempt.httpStatus ?? 0)"
+        if let code = attempt.errorCode { text += ", errorCode \(code)" }
+        return text
+    }
+}
