@@ -46,9 +46,55 @@ public struct TruthRecord: Sendable, Equatable {
     public var storedExpiresAt: Int64
     public var expiresAtRule: String?
     public var priorRun: PriorRun?
+    /// What the App Store Server API implies where it differs from verifyReceipt: it has no receipt, so a
+    /// receipt verifyReceipt refuses (21002, 21003, 21004) is decided from the timeline there, and a deleted
+    /// account is unknown (4040010: refused, row untouched). Nil where both agree.
+    public var serverAPI: ServerAPIView?
 
-    /// Applies the project's rules (docs/decision-rules.md, section 2) to the model.
+    /// The decision fields of `TruthRecord` as the App Store Server API implies them.
+    public struct ServerAPIView: Sendable, Equatable {
+        public var expect: Expectation
+        public var state: String?
+        public var expiresAt: Int64?
+        public var productID: String?
+        public var autoRenew: Bool?
+        public var autoRenewProductID: String?
+        public var gracePeriodExpiresAt: Int64?
+        public var transactionCount: Int?
+        public var revokedAt: Int64?
+    }
+
+    /// Applies the project's rules (docs/decision-rules.md, section 2) to the model, for verifyReceipt and,
+    /// where it differs, for the App Store Server API.
     public init(family: ReceiptFamily, plan: SubscriptionPlan, at now: Int64) {
+        self.init(family: family, plan: plan, at: now, asServerAPI: false)
+        let other = TruthRecord(family: family, plan: plan, at: now, asServerAPI: true)
+        let view = ServerAPIView(
+            expect: other.expect,
+            state: other.state,
+            expiresAt: other.expiresAt,
+            productID: other.productID,
+            autoRenew: other.autoRenew,
+            autoRenewProductID: other.autoRenewProductID,
+            gracePeriodExpiresAt: other.gracePeriodExpiresAt,
+            transactionCount: other.transactionCount,
+            revokedAt: other.revokedAt
+        )
+        let mine = ServerAPIView(
+            expect: expect,
+            state: state,
+            expiresAt: expiresAt,
+            productID: productID,
+            autoRenew: autoRenew,
+            autoRenewProductID: autoRenewProductID,
+            gracePeriodExpiresAt: gracePeriodExpiresAt,
+            transactionCount: transactionCount,
+            revokedAt: revokedAt
+        )
+        if view != mine { serverAPI = view }
+    }
+
+    private init(family: ReceiptFamily, plan: SubscriptionPlan, at now: Int64, asServerAPI: Bool) {
         originalTransactionID = plan.originalTransactionID
         scenario = family.scenario
         environment = family.sandbox ? "Sandbox" : "Production"
@@ -58,8 +104,16 @@ public struct TruthRecord: Sendable, Equatable {
         storedExpiresAt = stored.expires
         appleStatus = family.malformedStoredReceipt ? 21002 : family.fixedStatus ?? 0
         expect = .decision
+        if asServerAPI {
+            // No receipt: only the account (21010: unknown there, 4040010) refuses.
+            if appleStatus == 21010 {
+                expect = .rejected
+                return
+            }
+            if [21002, 21003, 21004].contains(appleStatus) { appleStatus = 0 }
+        }
         if let at = family.priorRunAt, at < now {
-            var prior = TruthRecord(family: family, plan: plan, at: at)
+            var prior = TruthRecord(family: family, plan: plan, at: at, asServerAPI: asServerAPI)
             prior.priorRun = nil
             priorRun = PriorRun(
                 verifiedAt: at,
@@ -80,7 +134,9 @@ public struct TruthRecord: Sendable, Equatable {
             transactionCount = 0
             return
         }
-        guard appleStatus == 0, family.bundleID == family.appBundleID, family.implausibleValue == nil else {
+        // The out-of-bounds values are put into verifyReceipt's JSON only; the Server API signs the timeline's.
+        guard appleStatus == 0, family.bundleID == family.appBundleID, asServerAPI || family.implausibleValue == nil
+        else {
             expect = .rejected
             return
         }
@@ -149,6 +205,24 @@ public struct TruthRecord: Sendable, Equatable {
         w.field("stored_product_id", storedProductID)
         w.field("stored_expires_at", SimTime.rfc3339(storedExpiresAt))
         w.optionalField("expires_at_rule", expiresAtRule)
+        w.key("server_api")
+        if let view = serverAPI {
+            w.beginObject()
+            w.field("expect", view.expect.rawValue)
+            w.optionalField("state", view.state)
+            w.optionalField("expires_at", view.expiresAt.map(SimTime.rfc3339))
+            w.optionalField("product_id", view.productID)
+            w.key("auto_renew")
+            if let autoRenew = view.autoRenew { w.bool(autoRenew) } else { w.null() }
+            w.optionalField("auto_renew_product_id", view.autoRenewProductID)
+            w.optionalField("grace_period_expires_at", view.gracePeriodExpiresAt.map(SimTime.rfc3339))
+            w.key("transaction_count")
+            if let count = view.transactionCount { w.int(Int64(count)) } else { w.null() }
+            w.optionalField("revoked_at", view.revokedAt.map(SimTime.rfc3339))
+            w.endObject()
+        } else {
+            w.null()
+        }
         w.key("prior_run")
         if let priorRun {
             w.beginObject()

@@ -27,6 +27,9 @@ struct CompareTruthCommand: ParsableCommand {
     @Option(help: "The app's bundle id the population was exported with.")
     var bundleId: String = "com.example.reader"
 
+    @Flag(help: "Compare with what the App Store Server API implies (the records' server_api view).")
+    var serverAPI = false
+
     @Option(help: "Print at most this many mismatches.")
     var limit: Int = 20
 
@@ -39,6 +42,7 @@ struct CompareTruthCommand: ParsableCommand {
             let conn = try PostgresConnection(try database.connectionString())
             defer { conn.close() }
             var comparison = TruthComparison(connection: conn, bundleId: bundleId)
+            comparison.serverAPI = serverAPI
             comparison.detailLimit = max(limit, 0)
             let report = try comparison.compare(truthFile: truthFile)
             for line in report.lines(limit: max(limit, 0)) { print(line) }

@@ -189,8 +189,9 @@ struct DemoCommand: ParsableCommand {
         // 5. Compare with the truth.
         let conn = try PostgresConnection(url)
         defer { conn.close() }
-        let comparison = try TruthComparison(connection: conn, bundleId: bundleId)
-            .compare(truthFile: work.appendingPathComponent("truth.jsonl").path)
+        var truthComparison = TruthComparison(connection: conn, bundleId: bundleId)
+        truthComparison.serverAPI = sourceKind == .serverAPI
+        let comparison = try truthComparison.compare(truthFile: work.appendingPathComponent("truth.jsonl").path)
 
         print("")
         print(

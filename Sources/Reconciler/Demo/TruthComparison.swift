@@ -46,6 +46,9 @@ public struct TruthComparison {
     public let bundleId: String
     /// Keep at most this many mismatch details (all are counted).
     public var detailLimit = 50
+    /// Compare with what the App Store Server API implies: a record's `server_api` object, when present,
+    /// replaces its decision fields (docs/simulator.md, "A population and its truth").
+    public var serverAPI = false
 
     public init(connection: PostgresConnection, bundleId: String) {
         self.connection = connection
@@ -62,10 +65,14 @@ public struct TruthComparison {
         var lineNumber = 0
         for line in data.split(separator: UInt8(ascii: "\n")) where !line.isEmpty {
             lineNumber += 1
-            guard let object = try? JSONSerialization.jsonObject(with: Data(line)) as? [String: Any],
+            guard var object = try? JSONSerialization.jsonObject(with: Data(line)) as? [String: Any],
                 object["original_transaction_id"] is String
             else {
                 throw UsageError("\(path): line \(lineNumber) is not a truth record")
+            }
+            if serverAPI, let view = object["server_api"] as? [String: Any] {
+                object.merge(view) { _, new in new }
+                if view["expect"] as? String == "rejected" { object.removeValue(forKey: "expires_at_rule") }
             }
             batch.append(object)
             if batch.count == 1000 {

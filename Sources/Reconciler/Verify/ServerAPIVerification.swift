@@ -302,6 +302,10 @@ final class ServerAPIVerification: SourceVerification, @unchecked Sendable {
                     if let signedRenewal = last.signedRenewalInfo {
                         renewal = SignedDataMapping.renewal(try verifier.verifyRenewalInfo(signedRenewal))
                     }
+                    if let problem = ValueBounds.problem(in: transaction) ?? renewal.flatMap(ValueBounds.problem(in:)) {
+                        answer.refusal = VerdictReason(.implausibleValue, detail: problem)
+                        return
+                    }
                     answer.status = ServerAPIAnswer.Status(
                         status: last.status,
                         group: group.subscriptionGroupIdentifier ?? transaction.subscriptionGroupIdentifier,
@@ -338,6 +342,10 @@ final class ServerAPIVerification: SourceVerification, @unchecked Sendable {
                 let payload = try verifier.verifyTransaction(signed)
                 guard payload.originalTransactionId == otid else { continue }
                 if let transaction = SignedDataMapping.transaction(payload, jws: signed) {
+                    if let problem = ValueBounds.problem(in: transaction) {
+                        answer.refusal = VerdictReason(.implausibleValue, detail: problem)
+                        return
+                    }
                     transactions.append(transaction)
                 }
             } catch {
