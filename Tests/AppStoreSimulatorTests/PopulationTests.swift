@@ -189,7 +189,7 @@ func temporaryDirectory(_ name: String) -> String {
             "original_transaction_id", "scenario", "environment", "bundle_id", "apple_status",
             "expect", "state", "expires_at", "product_id", "auto_renew", "auto_renew_product_id",
             "grace_period_expires_at", "transaction_count", "revoked_at", "stored_product_id",
-            "stored_expires_at", "expires_at_rule", "prior_run",
+            "stored_expires_at", "expires_at_rule", "server_api", "prior_run",
         ]
         for row in purchases {
             #expect(Set(row.keys) == purchaseKeys)

@@ -172,6 +172,29 @@ final class EndToEndFixture: @unchecked Sendable {
         return env
     }
 
+    /// The settings of a run through the simulator's App Store Server API: the key, ids and root `export`
+    /// wrote under `server-api/`, the simulator's base URLs, and its root trusted alone.
+    func serverAPIEnvironment(keyId: String? = nil) throws -> [String: String] {
+        let folder = directory.appendingPathComponent("server-api")
+        guard let data = FileManager.default.contents(atPath: folder.appendingPathComponent("api.json").path),
+            let api = try JSONSerialization.jsonObject(with: data) as? [String: Any],
+            let exportedKeyId = api["key_id"] as? String, let issuerId = api["issuer_id"] as? String,
+            let appAppleId = api["app_apple_id"] as? NSNumber, let simulator
+        else { throw FixtureError("no server-api/api.json or no simulator") }
+        let base = "http://127.0.0.1:\(simulator.port)"
+        return [
+            "APPLE_SOURCE": "server-api",
+            "APPLE_KEY_ID": keyId ?? exportedKeyId,
+            "APPLE_ISSUER_ID": issuerId,
+            "APPLE_APP_APPLE_ID": appAppleId.stringValue,
+            "APPLE_PRIVATE_KEY_FILE": folder.appendingPathComponent("key.p8").path,
+            "APPLE_SERVER_API_URL": base,
+            "APPLE_SERVER_API_SANDBOX_URL": base + "/sandbox",
+            "APPLE_ROOT_CA_FILE": folder.appendingPathComponent("root.pem").path,
+            "APPLE_ROOT_CA_ONLY": "1",
+        ]
+    }
+
     /// `run --now <now> --report-dir <tmp>` plus `arguments`, started in the background.
     func startRun(_ arguments: [String] = [], extraEnvironment: [String: String] = [:]) throws -> RunningProcess {
         var env = environment
@@ -221,12 +244,13 @@ final class EndToEndFixture: @unchecked Sendable {
     }
 
     /// The simulator's truth against the database, `scenariosCheckedSeparately` left out.
-    func compareWithTruth(detailLimit: Int = 50) throws -> TruthComparison.Report {
+    func compareWithTruth(detailLimit: Int = 50, serverAPI: Bool = false) throws -> TruthComparison.Report {
         try Self.writeComparableTruth(from: truthFile, to: comparableTruthFile)
         let conn = try connect()
         defer { conn.close() }
         var comparison = TruthComparison(connection: conn, bundleId: Self.bundleId)
         comparison.detailLimit = detailLimit
+        comparison.serverAPI = serverAPI
         return try comparison.compare(truthFile: comparableTruthFile)
     }
 

@@ -1,0 +1,144 @@
+import Foundation
+import ReceiptDomain
+import XCTest
+
+/// The App Store Server API's evidence goes through the same rules as a verifyReceipt answer, and Apple's
+/// status decides the state (docs/decision-rules.md, "The App Store Server API").
+final class SignedEvidenceDecisionTests: XCTestCase {
+    let now = Date(timeIntervalSince1970: 1_795_000_000)
+    let otid = "2000000000000001"
+
+    func transaction(
+        _ id: String,
+        purchased days: Double,
+        expires: Double,
+        refunded: Double? = nil
+    ) -> ReceiptTransaction {
+        var t = ReceiptTransaction(
+            transactionId: id,
+            originalTransactionId: otid,
+            productId: "pro.monthly",
+            purchaseDate: now.addingTimeInterval(days * 86_400),
+            expiresDate: now.addingTimeInterval(expires * 86_400),
+            cancellationDate: refunded.map { now.addingTimeInterval($0 * 86_400) }
+        )
+        t.signedFacts = SignedTransactionFacts(priceMilliunits: 9990, currency: "USD", storefront: "USA")
+        return t
+    }
+
+    func evidence(
+        _ transactions: [ReceiptTransaction],
+        status: Int?,
+        autoRenew: Bool = true
+    ) -> SignedSubscriptionEvidence {
+        SignedSubscriptionEvidence(
+            status: status,
+            environment: .production,
+            bundleId: "com.example.app",
+            transactions: transactions,
+            renewalInfo: PendingRenewalInfo(originalTransactionId: otid, autoRenewStatus: autoRenew),
+            signedTransactionInfo: "jws.t",
+            signedRenewalInfo: "jws.r"
+        )
+    }
+
+    var stored: StoredSubscription {
+        StoredSubscription(originalTransactionId: otid, userId: "u", productId: "pro.monthly", expiresAt: now)
+    }
+
+    func testActiveStatusDecidesLikeVerifyReceiptAndKeepsThePrices() {
+        let d = DecisionEngine.decide(
+            stored: stored,
+            evidence: evidence(
+                [transaction(otid, purchased: -40, expires: -10), transaction("2", purchased: -10, expires: 20)],
+                status: 1
+            ),
+            now: now,
+            bundleId: "com.example.app"
+        )
+        XCTAssertEqual(d.state, .active)
+        XCTAssertEqual(d.outcome, .renewed)
+        XCTAssertEqual(d.latestTransactionId, "2")
+        XCTAssertEqual(d.ledger.count, 2)
+        XCTAssertEqual(d.ledger.last?.signedFacts?.priceMilliunits, 9990)
+        XCTAssertEqual(d.signedTransactionInfo, "jws.t")
+        XCTAssertEqual(d.signedRenewalInfo, "jws.r")
+    }
+
+    func testMidPeriodRefundRevokesWhateverTheExpiry() {
+        let d = DecisionEngine.decide(
+            stored: StoredSubscription(
+                originalTransactionId: otid,
+                userId: "u",
+                productId: "pro.monthly",
+                expiresAt: now.addingTimeInterval(300 * 86_400),
+                state: .active
+            ),
+            evidence: evidence([transaction(otid, purchased: -60, expires: 305, refunded: -2)], status: 5),
+            now: now,
+            bundleId: "com.example.app"
+        )
+        XCTAssertEqual(d.state, .revoked)
+        XCTAssertEqual(d.outcome, .revoked)
+        XCTAssertNotNil(d.revokedAt)
+        XCTAssertTrue(d.expiryMovedBackwards)
+    }
+
+    func testAppleStatusWinsOverTheDatesAndTheNoteSaysSo() {
+        // Apple still retries billing (status 3) although the period has ended and no grace period is known.
+        let d = DecisionEngine.decide(
+            stored: stored,
+            evidence: evidence([transaction(otid, purchased: -40, expires: -10)], status: 3),
+            now: now,
+            bundleId: "com.example.app"
+        )
+        XCTAssertEqual(d.state, .billingRetry)
+        XCTAssertTrue(d.notes.contains { $0.contains("status 3") }, "\(d.notes)")
+    }
+
+    func testAnotherAppsPayloadIsRejected() {
+        var e = evidence([transaction(otid, purchased: -10, expires: 20)], status: 1)
+        e.bundleId = "com.other.app"
+        let d = DecisionEngine.decide(stored: stored, evidence: e, now: now, bundleId: "com.example.app")
+        XCTAssertEqual(d.outcome, .rejected)
+        XCTAssertEqual(d.rejectReason?.code, .bundleMismatch)
+    }
+
+    func testAutoRenewChangeMidPeriodIsAChange() {
+        let d = DecisionEngine.decide(
+            stored: StoredSubscription(
+                originalTransactionId: otid,
+                userId: "u",
+                productId: "pro.monthly",
+                expiresAt: now.addingTimeInterval(200 * 86_400),
+                state: .active,
+                autoRenew: true,
+                latestTransactionId: otid
+            ),
+            evidence: evidence([transaction(otid, purchased: -165, expires: 200)], status: 1, autoRenew: false),
+            now: now,
+            bundleId: "com.example.app"
+        )
+        XCTAssertEqual(d.outcome, .changed)
+        XCTAssertEqual(d.autoRenew, false)
+    }
+
+    func testBoundsNameTheFieldOfAnImplausibleSignedValue() {
+        var t = transaction(otid, purchased: -10, expires: 20)
+        XCTAssertNil(ValueBounds.problem(in: t))
+        t.expiresDate = Date(timeIntervalSince1970: 9_000_000_000_000)
+        XCTAssertTrue(ValueBounds.problem(in: t)?.contains("expiresDate") ?? false)
+        t = transaction(otid, purchased: -10, expires: 20)
+        t.productId = "pro\u{0}monthly"
+        XCTAssertTrue(ValueBounds.problem(in: t)?.contains("NUL") ?? false)
+        t = transaction(otid, purchased: -10, expires: 20)
+        t.signedFacts?.revocationPercentage = 100_001
+        XCTAssertTrue(ValueBounds.problem(in: t)?.contains("revocationPercentage") ?? false)
+        XCTAssertTrue(
+            ValueBounds.problem(in: PendingRenewalInfo(expirationIntent: Int(Int32.max) + 1))?.contains(
+                "expirationIntent"
+            )
+                ?? false
+        )
+    }
+}
