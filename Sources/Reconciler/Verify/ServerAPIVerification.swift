@@ -105,7 +105,13 @@ final class ServerAPIVerification: SourceVerification, @unchecked Sendable {
             )
         }
         let attempt = data.attempt
-        switch attempt.classification {
+        var classification = attempt.classification
+        if classification == .success, data.refusal?.code == .malformedResponse {
+            // A 200 whose body is not Apple's shape (cut short, not JSON) says nothing about the subscription:
+            // ask again, as for a transport failure. A signature that does not verify is a verdict.
+            classification = .retryable
+        }
+        switch classification {
         case .success:
             failures = 0
             if let refusal = data.refusal { return reject(refusal, appleStatus: nil) }
@@ -153,7 +159,7 @@ final class ServerAPIVerification: SourceVerification, @unchecked Sendable {
             )
         case .rateLimited, .retryable:
             failures += 1
-            let why = Self.describe(attempt)
+            let why = data.refusal.map { "\(Self.describe(attempt)): \($0)" } ?? Self.describe(attempt)
             if failures >= source.maxAttempts {
                 return .finished(
                     SourceResult(
