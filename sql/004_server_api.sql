@@ -2,7 +2,7 @@
 --
 -- Runnable on its own with:  psql -v ON_ERROR_STOP=1 -1 -f sql/004_server_api.sql
 --
--- See docs/architecture.md ("The App Store Server API") and docs/reports.md (money).
+-- See docs/architecture.md ("The App Store Server API").
 
 -- The newest signed transaction and renewal info (compact JWS, verified before they were stored), beside
 -- latest_receipt; and how far the transaction history was read (the newest purchase date seen in Get

@@ -197,12 +197,10 @@ struct PipelineOptions: ParsableArguments {
     /// the Server API's key whenever one is configured (notification history is read with either source).
     /// - Throws: `ConfigurationError` (exit 78) naming the setting at fault.
     func sourceSettings() throws -> (AppleSourceKind, AppleConfiguration?, ServerAPISettings?) {
-        let environment = ProcessInfo.processInfo.environment
-        let requestedText = source ?? nonEmptyValue(environment["APPLE_SOURCE"]) ?? AppleSourceKind.auto.rawValue
-        guard let requested = AppleSourceKind(rawValue: requestedText) else {
-            throw ConfigurationError("APPLE_SOURCE must be auto, server-api or verify-receipt, not \(requestedText)")
-        }
-        let kind = ServerAPISettings.resolve(requested, privateKeyFile: privateKeyFile)
+        let kind = try ServerAPISettings.resolveSource(
+            flag: source.flatMap(AppleSourceKind.init(rawValue:)),
+            privateKeyFile: privateKeyFile
+        )
         var serverAPI: ServerAPISettings?
         if kind == .serverAPI || ServerAPISettings.keyConfigured(privateKeyFile: privateKeyFile) {
             serverAPI = try ServerAPISettings.load(
@@ -242,9 +240,4 @@ struct PipelineOptions: ParsableArguments {
         }
         return config
     }
-}
-
-private func nonEmptyValue(_ value: String?) -> String? {
-    guard let value, !value.isEmpty else { return nil }
-    return value
 }

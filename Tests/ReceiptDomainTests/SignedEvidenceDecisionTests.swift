@@ -1,10 +1,10 @@
 import Foundation
 import ReceiptDomain
-import XCTest
+import Testing
 
 /// The App Store Server API's evidence goes through the same rules as a verifyReceipt answer, and Apple's
 /// status decides the state (docs/decision-rules.md, "The App Store Server API").
-final class SignedEvidenceDecisionTests: XCTestCase {
+@Suite struct SignedEvidenceDecisionTests {
     let now = Date(timeIntervalSince1970: 1_795_000_000)
     let otid = "2000000000000001"
 
@@ -46,7 +46,7 @@ final class SignedEvidenceDecisionTests: XCTestCase {
         StoredSubscription(originalTransactionId: otid, userId: "u", productId: "pro.monthly", expiresAt: now)
     }
 
-    func testActiveStatusDecidesLikeVerifyReceiptAndKeepsThePrices() {
+    @Test func activeStatusDecidesLikeVerifyReceiptAndKeepsThePrices() {
         let d = DecisionEngine.decide(
             stored: stored,
             evidence: evidence(
@@ -56,16 +56,16 @@ final class SignedEvidenceDecisionTests: XCTestCase {
             now: now,
             bundleId: "com.example.app"
         )
-        XCTAssertEqual(d.state, .active)
-        XCTAssertEqual(d.outcome, .renewed)
-        XCTAssertEqual(d.latestTransactionId, "2")
-        XCTAssertEqual(d.ledger.count, 2)
-        XCTAssertEqual(d.ledger.last?.signedFacts?.priceMilliunits, 9990)
-        XCTAssertEqual(d.signedTransactionInfo, "jws.t")
-        XCTAssertEqual(d.signedRenewalInfo, "jws.r")
+        #expect(d.state == .active)
+        #expect(d.outcome == .renewed)
+        #expect(d.latestTransactionId == "2")
+        #expect(d.ledger.count == 2)
+        #expect(d.ledger.last?.signedFacts?.priceMilliunits == 9990)
+        #expect(d.signedTransactionInfo == "jws.t")
+        #expect(d.signedRenewalInfo == "jws.r")
     }
 
-    func testMidPeriodRefundRevokesWhateverTheExpiry() {
+    @Test func midPeriodRefundRevokesWhateverTheExpiry() {
         let d = DecisionEngine.decide(
             stored: StoredSubscription(
                 originalTransactionId: otid,
@@ -78,13 +78,13 @@ final class SignedEvidenceDecisionTests: XCTestCase {
             now: now,
             bundleId: "com.example.app"
         )
-        XCTAssertEqual(d.state, .revoked)
-        XCTAssertEqual(d.outcome, .revoked)
-        XCTAssertNotNil(d.revokedAt)
-        XCTAssertTrue(d.expiryMovedBackwards)
+        #expect(d.state == .revoked)
+        #expect(d.outcome == .revoked)
+        #expect(d.revokedAt != nil)
+        #expect(d.expiryMovedBackwards)
     }
 
-    func testAppleStatusWinsOverTheDatesAndTheNoteSaysSo() {
+    @Test func appleStatusWinsOverTheDatesAndTheNoteSaysSo() {
         // Apple still retries billing (status 3) although the period has ended and no grace period is known.
         let d = DecisionEngine.decide(
             stored: stored,
@@ -92,19 +92,19 @@ final class SignedEvidenceDecisionTests: XCTestCase {
             now: now,
             bundleId: "com.example.app"
         )
-        XCTAssertEqual(d.state, .billingRetry)
-        XCTAssertTrue(d.notes.contains { $0.contains("status 3") }, "\(d.notes)")
+        #expect(d.state == .billingRetry)
+        #expect(d.notes.contains { $0.contains("status 3") }, "\(d.notes)")
     }
 
-    func testAnotherAppsPayloadIsRejected() {
+    @Test func anotherAppsPayloadIsRejected() {
         var e = evidence([transaction(otid, purchased: -10, expires: 20)], status: 1)
         e.bundleId = "com.other.app"
         let d = DecisionEngine.decide(stored: stored, evidence: e, now: now, bundleId: "com.example.app")
-        XCTAssertEqual(d.outcome, .rejected)
-        XCTAssertEqual(d.rejectReason?.code, .bundleMismatch)
+        #expect(d.outcome == .rejected)
+        #expect(d.rejectReason?.code == .bundleMismatch)
     }
 
-    func testAutoRenewChangeMidPeriodIsAChange() {
+    @Test func autoRenewChangeMidPeriodIsAChange() {
         let d = DecisionEngine.decide(
             stored: StoredSubscription(
                 originalTransactionId: otid,
@@ -119,22 +119,22 @@ final class SignedEvidenceDecisionTests: XCTestCase {
             now: now,
             bundleId: "com.example.app"
         )
-        XCTAssertEqual(d.outcome, .changed)
-        XCTAssertEqual(d.autoRenew, false)
+        #expect(d.outcome == .changed)
+        #expect(d.autoRenew == false)
     }
 
-    func testBoundsNameTheFieldOfAnImplausibleSignedValue() {
+    @Test func boundsNameTheFieldOfAnImplausibleSignedValue() {
         var t = transaction(otid, purchased: -10, expires: 20)
-        XCTAssertNil(ValueBounds.problem(in: t))
+        #expect(ValueBounds.problem(in: t) == nil)
         t.expiresDate = Date(timeIntervalSince1970: 9_000_000_000_000)
-        XCTAssertTrue(ValueBounds.problem(in: t)?.contains("expiresDate") ?? false)
+        #expect(ValueBounds.problem(in: t)?.contains("expiresDate") ?? false)
         t = transaction(otid, purchased: -10, expires: 20)
         t.productId = "pro\u{0}monthly"
-        XCTAssertTrue(ValueBounds.problem(in: t)?.contains("NUL") ?? false)
+        #expect(ValueBounds.problem(in: t)?.contains("NUL") ?? false)
         t = transaction(otid, purchased: -10, expires: 20)
         t.signedFacts?.revocationPercentage = 100_001
-        XCTAssertTrue(ValueBounds.problem(in: t)?.contains("revocationPercentage") ?? false)
-        XCTAssertTrue(
+        #expect(ValueBounds.problem(in: t)?.contains("revocationPercentage") ?? false)
+        #expect(
             ValueBounds.problem(in: PendingRenewalInfo(expirationIntent: Int(Int32.max) + 1))?.contains(
                 "expirationIntent"
             )

@@ -3,12 +3,12 @@ import Foundation
 import Postgres
 import Reconciler
 import TestSupport
-import XCTest
+import Testing
 
 /// Runs through the App Store Server API against the simulator, end to end with the real binaries
 /// (docs/testing.md): the truth's Server API view, signature faults refused with rows untouched, the
 /// requests of a quiet second night, and a wrong key id stopping the run at the first 401.
-final class ServerAPIRunTests: XCTestCase {
+@Suite struct ServerAPIRunTests {
     static let fast = [
         "--rate", "2000", "--concurrency", "32", "--statuses-rate", "2000", "--history-rate", "2000",
         "--notifications-rate", "2000",
@@ -17,7 +17,7 @@ final class ServerAPIRunTests: XCTestCase {
         "--max-rps-statuses", "2000", "--max-rps-history", "2000", "--max-rps-notification-history", "2000",
     ]
 
-    func testRunWithFaultsAndForgedSignaturesMatchesTheTruth() throws {
+    @Test func runWithFaultsAndForgedSignaturesMatchesTheTruth() throws {
         let fixture = try EndToEndFixture(subscriptions: 800, seedPriorRuns: true)
         _ = try fixture.startSimulator(
             Self.simulatorLimits + [
@@ -30,7 +30,7 @@ final class ServerAPIRunTests: XCTestCase {
         let env = try fixture.serverAPIEnvironment()
         let flaky = Self.fast + ["--max-unresolved", "1", "--request-timeout", "1", "--max-attempts", "4"]
         let first = try fixture.run(flaky, extraEnvironment: env)
-        XCTAssertTrue([0, 2].contains(first.status), "\(first)")
+        #expect([0, 2].contains(first.status), "\(first)")
         // Transient faults leave rows unresolved (never verified); the next nights finish them.
         let conn = try fixture.connect()
         defer { conn.close() }
@@ -41,10 +41,10 @@ final class ServerAPIRunTests: XCTestCase {
         var nights = 1
         while try neverVerified() > 0, nights < 4 {
             let again = try fixture.run(flaky, extraEnvironment: env)
-            XCTAssertTrue([0, 2].contains(again.status), "\(again)")
+            #expect([0, 2].contains(again.status), "\(again)")
             nights += 1
         }
-        XCTAssertEqual(try neverVerified(), 0, "rows still unresolved after \(nights) nights")
+        #expect(try neverVerified() == 0, "rows still unresolved after \(nights) nights")
 
         // Every row whose answers were forged: refused, named, and untouched.
         let refused = try conn.query(
@@ -53,7 +53,7 @@ final class ServerAPIRunTests: XCTestCase {
              WHERE last_error LIKE 'signed_data_refused%'
             """
         )
-        XCTAssertGreaterThan(refused.count, 10, "the simulator forges about 5% of the subscriptions")
+        #expect(refused.count > 10, "the simulator forges about 5% of the subscriptions")
         let truth = try fixture.truthRecords()
         let stored = Dictionary(
             truth.compactMap { r -> (String, String)? in
@@ -71,9 +71,9 @@ final class ServerAPIRunTests: XCTestCase {
             let id: String = try row.decode("original_transaction_id")
             refusedIds.insert(id)
             let expires: Date? = try row.decode("expires_at")
-            XCTAssertEqual(
-                expires.map { Int64(($0.timeIntervalSince1970 * 1000).rounded()) },
-                stored[id].flatMap(RFC3339.parse).map { Int64(($0.timeIntervalSince1970 * 1000).rounded()) },
+            #expect(
+                expires.map { Int64(($0.timeIntervalSince1970 * 1000).rounded()) }
+                    == stored[id].flatMap(RFC3339.parse).map { Int64(($0.timeIntervalSince1970 * 1000).rounded()) },
                 "row \(id): a refused signature must leave the stored expiry"
             )
         }
@@ -93,11 +93,14 @@ final class ServerAPIRunTests: XCTestCase {
                AND i.outcome IN ('unresolved', 'rejected') AND i.reason NOT LIKE 'signed_data_refused%'
             """
         ).map { try $0.decode("line", as: String.self) }
-        XCTAssertEqual(report.compared, kept.count)
-        XCTAssertEqual(
-            report.matched,
-            report.compared,
-            (report.mismatches.prefix(10).map(\.description) + unfinished.prefix(10)).joined(separator: "\n")
+        #expect(report.compared == kept.count)
+        #expect(
+            report.matched == report.compared,
+            Comment(
+                rawValue: (report.mismatches.prefix(10).map(\.description) + unfinished.prefix(10)).joined(
+                    separator: "\n"
+                )
+            )
         )
         // The ledger is priced from the signed transactions.
         let priced = try conn.queryFirst(
@@ -107,23 +110,23 @@ final class ServerAPIRunTests: XCTestCase {
               FROM subscription_transactions
             """
         )
-        XCTAssertEqual(try priced?.decode("priced", as: Int.self), try priced?.decode("total", as: Int.self))
-        XCTAssertGreaterThan(try priced?.decode("currencies", as: Int.self) ?? 0, 2)
+        #expect(try priced?.decode("priced", as: Int.self) == priced?.decode("total", as: Int.self))
+        #expect((try priced?.decode("currencies", as: Int.self) ?? 0) > 2)
     }
 
-    func testQuietSecondNightAsksOnceForEachSubscription() throws {
+    @Test func quietSecondNightAsksOnceForEachSubscription() throws {
         let fixture = try EndToEndFixture(subscriptions: 800)
         _ = try fixture.startSimulator(Self.simulatorLimits)
         let env = try fixture.serverAPIEnvironment()
         let first = try fixture.run(Self.fast, extraEnvironment: env)
-        XCTAssertEqual(first.status, 0, "\(first)")
+        #expect(first.status == 0, "\(first)")
         // The same instant again, every row: `backfill --all` (a `run` with the same fixed `--now` would not
         // select rows verified at that instant).
         let second = fixture.runReconciler(
             ["backfill", "--all", "--now", fixture.now, "--report-dir", fixture.reportDirectory] + Self.fast,
             extraEnvironment: env
         )
-        XCTAssertEqual(second.status, 0, "\(second)")
+        #expect(second.status == 0, "\(second)")
         let conn = try fixture.connect()
         defer { conn.close() }
         let row = try conn.queryFirst(
@@ -134,27 +137,23 @@ final class ServerAPIRunTests: XCTestCase {
         )
         let items = try row?.decode("items", as: Int.self) ?? 0
         let requests = try row?.decode("requests", as: Int.self) ?? 0
-        XCTAssertGreaterThan(items, 100)
-        XCTAssertLessThanOrEqual(
-            Double(requests) / Double(items),
-            1.1,
-            "\(requests) requests for \(items) subscriptions"
-        )
+        #expect(items > 100)
+        #expect(Double(requests) / Double(items) <= 1.1, "\(requests) requests for \(items) subscriptions")
     }
 
-    func testWrongKeyIdStopsTheRunAtTheFirst401() throws {
+    @Test func wrongKeyIdStopsTheRunAtTheFirst401() throws {
         let fixture = try EndToEndFixture(subscriptions: 300)
         _ = try fixture.startSimulator(Self.simulatorLimits)
         let env = try fixture.serverAPIEnvironment(keyId: "WRONGKEY01")
         let outcome = try fixture.run(["--rate", "2000", "--concurrency", "1"], extraEnvironment: env)
-        XCTAssertEqual(outcome.status, 78, "\(outcome)")
-        XCTAssertTrue(outcome.stderr.contains("401"), outcome.stderr)
-        XCTAssertFalse(outcome.stderr.contains("BEGIN PRIVATE KEY"))
+        #expect(outcome.status == 78, "\(outcome)")
+        #expect(outcome.stderr.contains("401"), Comment(rawValue: outcome.stderr))
+        #expect(!(outcome.stderr.contains("BEGIN PRIVATE KEY")))
         let conn = try fixture.connect()
         defer { conn.close() }
         let row = try conn.queryFirst(
             "SELECT coalesce(sum(attempts), 0) AS requests FROM reconciliation_items WHERE run_id = 1"
         )
-        XCTAssertEqual(try row?.decode("requests", as: Int.self), 1, "one request, then the run stops")
+        #expect(try row?.decode("requests", as: Int.self) == 1, "one request, then the run stops")
     }
 }

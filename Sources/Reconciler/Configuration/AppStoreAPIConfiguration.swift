@@ -53,19 +53,25 @@ public struct AppStoreAPIConfiguration: Sendable {
         }
     }
 
+    /// Where the key is, from (in order) `--private-key-file`, `APPLE_PRIVATE_KEY_FILE`, the systemd
+    /// credential, and the setting that named it; nil when none is configured.
+    public static func privateKeyLocation(
+        environment: [String: String],
+        flagFile: String?
+    ) -> (path: String, setting: String)? {
+        if let file = flagFile ?? nonEmpty(environment["APPLE_PRIVATE_KEY_FILE"]) {
+            return (file, flagFile != nil ? "--private-key-file" : "APPLE_PRIVATE_KEY_FILE")
+        }
+        if let dir = nonEmpty(environment["CREDENTIALS_DIRECTORY"]) {
+            let path = (dir as NSString).appendingPathComponent(credentialName)
+            if FileManager.default.fileExists(atPath: path) { return (path, "systemd credential \(credentialName)") }
+        }
+        return nil
+    }
+
     /// The key, from (in order) `--private-key-file`, `APPLE_PRIVATE_KEY_FILE`, the systemd credential.
     static func loadPrivateKey(environment: [String: String], flagFile: String?) throws -> APIPrivateKey {
-        let path: String
-        let setting: String
-        if let file = flagFile ?? nonEmpty(environment["APPLE_PRIVATE_KEY_FILE"]) {
-            path = file
-            setting = flagFile != nil ? "--private-key-file" : "APPLE_PRIVATE_KEY_FILE"
-        } else if let dir = nonEmpty(environment["CREDENTIALS_DIRECTORY"]),
-            FileManager.default.fileExists(atPath: (dir as NSString).appendingPathComponent(credentialName))
-        {
-            path = (dir as NSString).appendingPathComponent(credentialName)
-            setting = "systemd credential \(credentialName)"
-        } else {
+        guard let (path, setting) = privateKeyLocation(environment: environment, flagFile: flagFile) else {
             throw ConfigurationError(
                 "no App Store Server API private key: set APPLE_PRIVATE_KEY_FILE (the .p8 file), pass "
                     + "--private-key-file, or provide a systemd credential named \(credentialName)"

@@ -37,19 +37,26 @@ public struct ServerAPISettings: Sendable {
         environment: [String: String] = ProcessInfo.processInfo.environment,
         privateKeyFile: String?
     ) -> Bool {
-        if privateKeyFile != nil || nonEmpty(environment["APPLE_PRIVATE_KEY_FILE"]) != nil { return true }
-        guard let dir = nonEmpty(environment["CREDENTIALS_DIRECTORY"]) else { return false }
-        return FileManager.default.fileExists(
-            atPath: (dir as NSString).appendingPathComponent(AppStoreAPIConfiguration.credentialName)
-        )
+        AppStoreAPIConfiguration.privateKeyLocation(environment: environment, flagFile: privateKeyFile) != nil
     }
 
-    /// The source a run uses: `requested`, or for `auto` the Server API when a key is configured.
-    public static func resolve(
-        _ requested: AppleSourceKind,
+    /// The source a run uses: `--source` (`flag`), else `APPLE_SOURCE`, else `auto`; `auto` is the Server API
+    /// when a key is configured, else verifyReceipt.
+    /// - Throws: `ConfigurationError` for an `APPLE_SOURCE` that names no source.
+    public static func resolveSource(
+        flag: AppleSourceKind?,
         environment: [String: String] = ProcessInfo.processInfo.environment,
         privateKeyFile: String?
-    ) -> AppleSourceKind {
+    ) throws -> AppleSourceKind {
+        var requested = flag ?? .auto
+        if flag == nil, let text = nonEmpty(environment["APPLE_SOURCE"]) {
+            guard let named = AppleSourceKind(rawValue: text) else {
+                throw ConfigurationError(
+                    "APPLE_SOURCE must be auto, server-api or verify-receipt, not \(text.prefix(40))"
+                )
+            }
+            requested = named
+        }
         guard requested == .auto else { return requested }
         return keyConfigured(environment: environment, privateKeyFile: privateKeyFile) ? .serverAPI : .verifyReceipt
     }

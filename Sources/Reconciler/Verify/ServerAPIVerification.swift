@@ -121,11 +121,12 @@ final class ServerAPIVerification: SourceVerification, @unchecked Sendable {
                     return reject(VerdictReason(.transactionNotFound, detail: "no status for \(originalTransactionId)"))
                 }
                 self.status = status
-                if let startDate = historyStart(for: status) {
-                    phase = .history(startDate: startDate.date, revision: nil)
-                    return .send(request())
+                switch historyNeeded(for: status) {
+                case .none: return decide()
+                case .all: phase = .history(startDate: nil, revision: nil)
+                case .since(let date): phase = .history(startDate: date, revision: nil)
                 }
-                return decide()
+                return .send(request())
             case .history(let startDate, _):
                 historyRead = true
                 history.append(contentsOf: data.page?.transactions ?? [])
@@ -189,21 +190,33 @@ final class ServerAPIVerification: SourceVerification, @unchecked Sendable {
         return SourceRequest(budget: budget, environment: environment, switchesEnvironment: switchesEnvironment)
     }
 
-    /// Where the history must be read from, or nil when the ledger already holds what the status shows:
-    /// everything the first time (or when a notification may have changed an old transaction), else from the
-    /// newest purchase already read, when the latest transaction is new or changed.
-    private func historyStart(for status: ServerAPIAnswer.Status) -> (date: Date?, Void)? {
-        guard let through = item.historyThrough, item.dueReason != "notification" else { return (nil, ()) }
+    /// How much history to read: none when the ledger already holds what the status shows; all of it the first
+    /// time (or when a notification may have changed an old transaction); else from the newest purchase
+    /// already read, when the latest transaction is new or changed.
+    private enum HistoryNeed {
+        case none, all
+        case since(Date)
+    }
+
+    private func historyNeeded(for status: ServerAPIAnswer.Status) -> HistoryNeed {
+        guard let through = item.historyThrough, item.dueReason != "notification" else { return .all }
         let latest = status.transaction
-        guard let known = item.ledger.first(where: { $0.transactionId == latest.transactionId }) else {
-            return (through, ())
+        if let known = item.ledger.first(where: { $0.transactionId == latest.transactionId }),
+            Self.ledgerHolds(known, as: latest)
+        {
+            return .none
         }
-        let same =
-            known.signedFacts != nil
-            && DecisionEngine.sameInstant(known.cancellationDate, latest.cancellationDate)
-            && DecisionEngine.sameInstant(known.expiresDate, latest.expiresDate)
-            && known.isUpgraded == latest.isUpgraded
-        return same ? nil : (through, ())
+        return .since(through)
+    }
+
+    /// True when the stored ledger copy `known` already says what Apple's `signed` transaction says (priced,
+    /// same expiry, refund and upgrade): nothing to read or write for it.
+    static func ledgerHolds(_ known: ReceiptTransaction, as signed: ReceiptTransaction) -> Bool {
+        (known.signedFacts != nil || signed.signedFacts == nil)
+            && DecisionEngine.sameInstant(known.cancellationDate, signed.cancellationDate)
+            && DecisionEngine.sameInstant(known.expiresDate, signed.expiresDate)
+            && known.isUpgraded == signed.isUpgraded
+            && known.signedFacts?.revocationPercentage == signed.signedFacts?.revocationPercentage
     }
 
     private func decide() -> SourceStep {
@@ -244,12 +257,8 @@ final class ServerAPIVerification: SourceVerification, @unchecked Sendable {
         // Only what is new or changed goes back to the ledger.
         let known = Dictionary(item.ledger.map { ($0.transactionId, $0) }, uniquingKeysWith: { a, _ in a })
         decision.ledger = decision.ledger.filter { entry in
-            guard let old = known[entry.transactionId] else { return true }
-            return old.signedFacts == nil && entry.signedFacts != nil
-                || !DecisionEngine.sameInstant(old.cancellationDate, entry.cancellationDate)
-                || old.isUpgraded != entry.replacedByUpgrade
-                || !DecisionEngine.sameInstant(old.expiresDate, entry.expiresDate)
-                || old.signedFacts?.revocationPercentage != entry.signedFacts?.revocationPercentage
+            guard let old = known[entry.transactionId], let now = byId[entry.transactionId] else { return true }
+            return !Self.ledgerHolds(old, as: now)
         }
         return .finished(
             SourceResult(kind: .decided(decision), environment: environment, appleStatus: nil)
