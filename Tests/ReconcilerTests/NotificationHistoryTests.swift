@@ -1,3 +1,4 @@
+import CivilTime
 import Foundation
 import Postgres
 import Reconciler
@@ -48,7 +49,9 @@ import Testing
         return world
     }
 
-    /// What the notification tables and the first run's items hold, comparable between worlds.
+    /// What the notification tables and the first run's items hold, comparable between worlds. The cursor's
+    /// last window is left out: a resumed run that finds the interrupted window finished reads the last hour
+    /// again (nothing new in it), so only where the cursor stands is compared.
     struct Snapshot: Equatable {
         var notifications: [String]
         var items: [String]
@@ -73,8 +76,7 @@ import Testing
             ).map { try $0.decode("line", as: String.self) },
             cursors: try conn.query(
                 """
-                SELECT concat_ws('|', bundle_id, environment, window_start, window_end, pagination_token IS NULL,
-                                 completed_through) AS line
+                SELECT concat_ws('|', bundle_id, environment, pagination_token IS NULL, completed_through) AS line
                   FROM notification_cursors ORDER BY environment
                 """
             ).map { try $0.decode("line", as: String.self) },
