@@ -58,6 +58,7 @@ struct RenewalReconciler: ParsableCommand {
             MigrateCommand.self,
             ImportCommand.self,
             RunCommand.self,
+            NotificationsCommand.self,
             BackfillCommand.self,
             ExplainCommand.self,
             CheckAPIKeyCommand.self,

@@ -149,11 +149,19 @@ import Testing
         #expect(outcome.status == 78, "\(outcome)")
         #expect(outcome.stderr.contains("401"), Comment(rawValue: outcome.stderr))
         #expect(!(outcome.stderr.contains("BEGIN PRIVATE KEY")))
+        // The first request of the run (Get Notification History, before the scan) is answered 401 and
+        // nothing more is sent.
+        let stats = try fixture.simulatorStats()
+        let paths = stats["paths"] as? [String: [String: Any]] ?? [:]
+        let sent = paths.values.reduce(0) { $0 + ($1["requests"] as? Int ?? 0) }
+        #expect(sent == 1, "one request, then the run stops: \(paths)")
+        #expect(paths["/inApps/v1/notifications/history"]?["requests"] as? Int == 1)
+        #expect((stats["auth_failures"] as? [String: Int])?["kid"] == 1)
         let conn = try fixture.connect()
         defer { conn.close() }
         let row = try conn.queryFirst(
             "SELECT coalesce(sum(attempts), 0) AS requests FROM reconciliation_items WHERE run_id = 1"
         )
-        #expect(try row?.decode("requests", as: Int.self) == 1, "one request, then the run stops")
+        #expect(try row?.decode("requests", as: Int.self) == 0, "no subscription was asked about")
     }
 }

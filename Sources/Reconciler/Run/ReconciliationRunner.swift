@@ -172,6 +172,34 @@ public final class ReconciliationRunner: @unchecked Sendable {
             // Scan (resumes from the stored cursor).
             let work = try PostgresConnection(connectionString)
             defer { work.close() }
+            // Notification history first: what Apple told us since the last run makes those subscriptions
+            // due whatever their expiry (docs/architecture.md, "Notification history").
+            if let settings = request.serverAPI {
+                let notificationsHTTP = CurlHTTPClient(configuration: CurlHTTPClient.Configuration())
+                defer { notificationsHTTP.shutdown() }
+                var endpoints = settings.endpoints
+                endpoints.connectTimeout = .milliseconds(Int64(parameters.options.connectTimeoutSeconds * 1000))
+                endpoints.requestTimeout = .milliseconds(Int64(parameters.options.requestTimeoutSeconds * 1000))
+                let notifications = try NotificationHistoryReader(
+                    connection: work,
+                    client: ServerAPIClient(
+                        http: notificationsHTTP,
+                        endpoints: endpoints,
+                        signer: try settings.api.signer()
+                    ),
+                    settings: settings,
+                    logger: runLogger,
+                    rateCap: parameters.options.rate,
+                    maxAttempts: parameters.options.maxAttempts
+                )
+                let pulled = try notifications.pull(
+                    runId: runId,
+                    asOf: asOf,
+                    lookback: request.notificationsLookback,
+                    dryRun: parameters.options.dryRun
+                )
+                runLogger.info("run \(runId): \(pulled.line)")
+            }
             let scanner = RunScanner(connection: work, runId: runId, asOf: asOf)
             let due = try scanner.scan(parameters.selection)
             let alreadyDone =

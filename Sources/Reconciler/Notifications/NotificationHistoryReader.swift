@@ -1,0 +1,438 @@
+import AppStoreClient
+import AppStoreSignedData
+import CivilTime
+import Foundation
+import Logging
+import Postgres
+import ReceiptDomain
+
+/// Reads Get Notification History (`POST /inApps/v1/notifications/history`) from where the previous run
+/// stopped, for production and then sandbox, and acts on it (docs/architecture.md, "Notification
+/// history"):
+///
+/// - the window is `[completed_through - overlap, asOf)`, or `[asOf - lookback, asOf)` the first time, never
+///   starting more than 180 days before `asOf`; a window left unfinished (a stored pagination token) is
+///   finished first with the same body, because Apple's token only works with it;
+/// - every `signedPayload` is verified (with its `signedTransactionInfo`); a refused one is counted with its
+///   reason and neither stored nor acted on;
+/// - each page is one transaction: its notifications (`ON CONFLICT (notification_uuid) DO NOTHING`), the
+///   run's items for the subscriptions that new notifications name, the run's `due_count`, and the cursor
+///   (the next page's token, or `completed_through` at the end). A kill after a commit resumes on the next
+///   page; a kill before it reads the page again. Nothing is skipped, nothing acted on twice.
+///
+/// Requests are sequential under the endpoint's own budget (`ServerAPIBudgets.notificationHistory`);
+/// 429 waits for Apple's `Retry-After`; retryable answers back off and retry up to `maxAttempts`; 401 is a
+/// configuration error (exit 78). A sandbox failure is a warning; a production failure fails the run.
+/// Payloads and tokens are never logged.
+public final class NotificationHistoryReader {
+    /// Apple keeps notification history for 180 days.
+    public static let maximumLookback: TimeInterval = 180 * 86_400
+    /// How far before the last window's end the next window starts (its notifications are deduplicated).
+    public static let defaultOverlap: TimeInterval = 3600
+    static let path = "/inApps/v1/notifications/history"
+
+    private let connection: PostgresConnection
+    private let ownsConnection: Bool
+    private let client: ServerAPIClient
+    private let bundleId: String
+    private let verifiers: [AppleEnvironment: NotificationPayloadVerifier]
+    private let maxAttempts: Int
+    private let overlap: TimeInterval
+    private let logger: Logger
+    private var limiters: [AppleEnvironment: BudgetLimiter] = [:]
+
+    /// - Parameters:
+    ///   - rateCap: `--rate`; the notification history budget is never higher.
+    public convenience init(
+        connectionString: String,
+        client: ServerAPIClient,
+        settings: ServerAPISettings,
+        logger: Logger,
+        rateCap: Double? = nil,
+        maxAttempts: Int = 5,
+        overlap: TimeInterval = NotificationHistoryReader.defaultOverlap
+    ) throws {
+        try self.init(
+            connection: PostgresConnection(connectionString),
+            ownsConnection: true,
+            client: client,
+            settings: settings,
+            logger: logger,
+            rateCap: rateCap,
+            maxAttempts: maxAttempts,
+            overlap: overlap
+        )
+    }
+
+    public convenience init(
+        connection: PostgresConnection,
+        client: ServerAPIClient,
+        settings: ServerAPISettings,
+        logger: Logger,
+        rateCap: Double? = nil,
+        maxAttempts: Int = 5,
+        overlap: TimeInterval = NotificationHistoryReader.defaultOverlap
+    ) throws {
+        try self.init(
+            connection: connection,
+            ownsConnection: false,
+            client: client,
+            settings: settings,
+            logger: logger,
+            rateCap: rateCap,
+            maxAttempts: maxAttempts,
+            overlap: overlap
+        )
+    }
+
+    private init(
+        connection: PostgresConnection,
+        ownsConnection: Bool,
+        client: ServerAPIClient,
+        settings: ServerAPISettings,
+        logger: Logger,
+        rateCap: Double?,
+        maxAttempts: Int,
+        overlap: TimeInterval
+    ) throws {
+        self.connection = connection
+        self.ownsConnection = ownsConnection
+        self.client = client
+        self.bundleId = settings.api.bundleId
+        self.maxAttempts = max(1, maxAttempts)
+        self.overlap = max(0, overlap)
+        self.logger = logger
+        let cache = ChainCache()
+        var verifiers: [AppleEnvironment: NotificationPayloadVerifier] = [:]
+        let budgets = rateCap.map { settings.budgets.capped(at: $0) } ?? settings.budgets
+        for environment in AppleEnvironment.allCases {
+            verifiers[environment] = NotificationPayloadVerifier(
+                roots: settings.roots,
+                bundleId: settings.api.bundleId,
+                appAppleId: environment == .production ? settings.appAppleId : nil,
+                environment: environment == .production ? .production : .sandbox,
+                cache: cache
+            )
+            limiters[environment] = try BudgetLimiter(budget: budgets.notificationHistory(environment))
+        }
+        self.verifiers = verifiers
+    }
+
+    deinit {
+        if ownsConnection { connection.close() }
+    }
+
+    /// Takes over imported notifications, then reads both environments to `asOf`. Blocks the calling thread.
+    /// - Throws: `ConfigurationError` on 401, `NotificationHistoryError` when production cannot be read,
+    ///   a database error; what was committed before stays committed.
+    public func pull(runId: Int64, asOf: Date, lookback: TimeInterval, dryRun: Bool) throws -> NotificationPullSummary {
+        var summary = NotificationPullSummary()
+        var unknown = Set<String>()
+        let claimed = try connection.transaction { conn in
+            try NotificationStore.claimUnseen(runId: runId, dryRun: dryRun, conn)
+        }
+        summary.importedClaimed = claimed.claimed
+        summary.madeDue += claimed.madeDue
+        unknown.formUnion(claimed.unknown)
+        for environment in [AppleEnvironment.production, .sandbox] {
+            do {
+                try pull(environment, runId: runId, asOf: asOf, lookback: lookback, dryRun: dryRun, &summary, &unknown)
+            } catch let error as NotificationHistoryError where environment == .sandbox {
+                logger.warning("\(error) (a sandbox failure does not fail the run)")
+                summary.warnings.append("Sandbox: \(error.reason)")
+            }
+        }
+        summary.unknownSubscriptions = unknown.sorted()
+        return summary
+    }
+
+    // MARK: - One environment
+
+    private struct Cursor {
+        var windowStart: Int64?
+        var windowEnd: Int64?
+        var token: String?
+        var completedThrough: Int64?
+    }
+
+    private func pull(
+        _ environment: AppleEnvironment,
+        runId: Int64,
+        asOf: Date,
+        lookback: TimeInterval,
+        dryRun: Bool,
+        _ summary: inout NotificationPullSummary,
+        _ unknown: inout Set<String>
+    ) throws {
+        let cursor = try loadCursor(environment)
+        let asOfMs = Self.millis(asOf)
+        let earliest = asOfMs - Int64((Self.maximumLookback - 600) * 1000)
+        var completedThrough = cursor.completedThrough
+        if let token = cursor.token, let start = cursor.windowStart, let end = cursor.windowEnd {
+            if dryRun {
+                // A dry run moves no cursor: it reads the unfinished window from its start.
+                completedThrough = start + Int64(overlap * 1000)
+            } else {
+                logger.info(
+                    "notification history (\(environment.rawValue)): finishing the window \(Self.text(start)) to \(Self.text(end)) from its stored page"
+                )
+                try readWindow(
+                    environment,
+                    start: start,
+                    end: end,
+                    token: token,
+                    runId: runId,
+                    dryRun: false,
+                    &summary,
+                    &unknown
+                )
+                completedThrough = end
+            }
+        }
+        var start = completedThrough.map { $0 - Int64(overlap * 1000) } ?? asOfMs - Int64(lookback * 1000)
+        if start < earliest {
+            if completedThrough != nil {
+                let warning =
+                    "\(environment.rawValue): the last read ended \(Self.text(completedThrough!)), more than 180 days before \(Self.text(asOfMs)); notifications older than Apple keeps were missed"
+                logger.warning("notification history: \(warning)")
+                summary.warnings.append(warning)
+            }
+            start = earliest
+        }
+        guard start < asOfMs else { return }
+        try readWindow(
+            environment,
+            start: start,
+            end: asOfMs,
+            token: nil,
+            runId: runId,
+            dryRun: dryRun,
+            &summary,
+            &unknown
+        )
+    }
+
+    private func readWindow(
+        _ environment: AppleEnvironment,
+        start: Int64,
+        end: Int64,
+        token firstToken: String?,
+        runId: Int64,
+        dryRun: Bool,
+        _ summary: inout NotificationPullSummary,
+        _ unknown: inout Set<String>
+    ) throws {
+        let body = Data("{\"startDate\":\(start),\"endDate\":\(end)}".utf8)
+        var token = firstToken
+        let verifier = verifiers[environment]!
+        repeat {
+            let response = try fetch(environment, body: body, token: token)
+            summary.pages += 1
+            var verified: [VerifiedNotification] = []
+            for item in response.notificationHistory {
+                guard let payload = item.signedPayload else { continue }
+                summary.read += 1
+                do {
+                    verified.append(try verifier.verify(payload))
+                } catch {
+                    summary.refused[error.code.rawValue, default: 0] += 1
+                    logger.warning("notification history (\(environment.rawValue)): payload refused: \(error)")
+                }
+            }
+            let next: String? = response.hasMore == true ? response.paginationToken : nil
+            if response.hasMore == true && next == nil {
+                logger.warning(
+                    "notification history (\(environment.rawValue)): hasMore without a paginationToken; the window ends here"
+                )
+            }
+            let page = try connection.transaction { conn in
+                try commitPage(
+                    verified,
+                    environment: environment,
+                    start: start,
+                    end: end,
+                    next: next,
+                    runId: runId,
+                    dryRun: dryRun,
+                    conn
+                )
+            }
+            CrashPoints.reach("notifications-page")
+            summary.stored += page.stored
+            summary.alreadyStored += page.alreadyStored
+            summary.madeDue += page.madeDue
+            unknown.formUnion(page.unknown)
+            token = next
+        } while token != nil
+    }
+
+    private struct PageResult {
+        var stored = 0
+        var alreadyStored = 0
+        var madeDue = 0
+        var unknown: [String] = []
+    }
+
+    private func commitPage(
+        _ notifications: [VerifiedNotification],
+        environment: AppleEnvironment,
+        start: Int64,
+        end: Int64,
+        next: String?,
+        runId: Int64,
+        dryRun: Bool,
+        _ conn: PostgresConnection
+    ) throws -> PageResult {
+        var result = PageResult()
+        // One page can name a notification once only, but be safe: the first copy wins.
+        var seen = Set<String>()
+        let unique = notifications.filter { seen.insert($0.notificationUUID).inserted }
+        let fresh: [VerifiedNotification]
+        if dryRun {
+            let existing = try NotificationStore.existing(unique.map(\.notificationUUID), conn)
+            fresh = unique.filter { !existing.contains($0.notificationUUID) }
+            result.unknown = try NotificationStore.unknown(fresh.compactMap(\.originalTransactionId), conn)
+        } else {
+            let stored = try NotificationStore.insert(unique, source: "history", runId: runId, conn)
+            fresh = stored.inserted
+            result.unknown = stored.unknownSubscriptions
+            result.stored = fresh.count
+        }
+        result.alreadyStored = unique.count - fresh.count
+        result.madeDue = try NotificationStore.makeDue(fresh.compactMap(\.originalTransactionId), runId: runId, conn)
+        if !dryRun {
+            try conn.execute(
+                """
+                INSERT INTO notification_cursors (bundle_id, environment, window_start, window_end, pagination_token,
+                                                  completed_through, updated_at)
+                VALUES ($1, $2, to_timestamp($3::bigint / 1000.0), to_timestamp($4::bigint / 1000.0), $5,
+                        CASE WHEN $5::text IS NULL THEN to_timestamp($4::bigint / 1000.0) END, now())
+                ON CONFLICT (bundle_id, environment) DO UPDATE
+                   SET window_start = EXCLUDED.window_start, window_end = EXCLUDED.window_end,
+                       pagination_token = EXCLUDED.pagination_token,
+                       completed_through = COALESCE(EXCLUDED.completed_through, notification_cursors.completed_through),
+                       updated_at = now()
+                """,
+                [bundleId, environment.rawValue, start, end, next]
+            )
+        }
+        return result
+    }
+
+    private func loadCursor(_ environment: AppleEnvironment) throws -> Cursor {
+        guard
+            let row = try connection.queryFirst(
+                """
+                SELECT (extract(epoch FROM window_start) * 1000)::bigint AS window_start,
+                       (extract(epoch FROM window_end) * 1000)::bigint AS window_end,
+                       pagination_token,
+                       (extract(epoch FROM completed_through) * 1000)::bigint AS completed_through
+                  FROM notification_cursors WHERE bundle_id = $1 AND environment = $2
+                """,
+                [bundleId, environment.rawValue]
+            )
+        else { return Cursor() }
+        return Cursor(
+            windowStart: try row.decode("window_start", as: Int64?.self),
+            windowEnd: try row.decode("window_end", as: Int64?.self),
+            token: try row.decode("pagination_token", as: String?.self),
+            completedThrough: try row.decode("completed_through", as: Int64?.self)
+        )
+    }
+
+    // MARK: - Requests
+
+    /// One page, under the endpoint's budget, retried as Apple documents.
+    private func fetch(
+        _ environment: AppleEnvironment,
+        body: Data,
+        token: String?
+    ) throws
+        -> NotificationHistoryResponse
+    {
+        var backoff = try Backoff(maxAttempts: maxAttempts)
+        let query = token.map { [("paginationToken", $0)] } ?? []
+        while true {
+            waitForSlot(environment)
+            let result = client.sendAndWait(.post, Self.path, query: query, json: body, environment: environment)
+            let classification = result.classification
+            _ = limiters[environment]?.record(
+                throttled: classification == .rateLimited || result.httpStatus == 503,
+                now: MonotonicClock.now()
+            )
+            var earliest: UInt64?
+            let problem: String
+            switch classification {
+            case .success:
+                do {
+                    return try NotificationHistoryResponse.decode(result.body)
+                } catch {
+                    problem = "an answer that does not decode (\(error.code.rawValue))"
+                }
+            case .unauthorized:
+                throw ConfigurationError(
+                    "the App Store Server API answered 401 to Get Notification History (\(environment.rawValue)): "
+                        + "the key, key id, issuer id or bundle id is wrong (APPLE_PRIVATE_KEY_FILE, APPLE_KEY_ID, "
+                        + "APPLE_ISSUER_ID, APPLE_BUNDLE_ID)"
+                )
+            case .rateLimited:
+                if let retryAfter = result.retryAfter {
+                    let wait = max(0, retryAfter.timeIntervalSinceNow)
+                    let until = MonotonicClock.now() + UInt64(wait * 1e9)
+                    limiters[environment]?.pause(until: until)
+                    earliest = until
+                }
+                problem = "HTTP 429 (\(result.errorCode.map(String.init) ?? "no error code"))"
+            case .retryable:
+                problem = Self.describe(result)
+            case .notFound, .failed:
+                throw NotificationHistoryError(environment: environment, reason: Self.describe(result))
+            }
+            switch backoff.nextDelay(now: MonotonicClock.now(), earliest: earliest) {
+            case .retry(let nanoseconds):
+                logger.notice(
+                    "notification history (\(environment.rawValue)): \(problem); retrying in \(nanoseconds / 1_000_000) ms"
+                )
+                Self.sleep(nanoseconds)
+            case .giveUp(.attemptsExhausted(let attempts)):
+                throw NotificationHistoryError(
+                    environment: environment,
+                    reason: "\(problem), \(attempts) attempts"
+                )
+            case .giveUp(.retryAfterTooLong(let requested)):
+                throw NotificationHistoryError(
+                    environment: environment,
+                    reason: "\(problem); Apple asks to wait \(requested / 1_000_000_000) s"
+                )
+            }
+        }
+    }
+
+    /// Waits until the environment's budget admits the next request.
+    private func waitForSlot(_ environment: AppleEnvironment) {
+        guard var limiter = limiters[environment] else { return }
+        Self.sleep(limiter.reserve(now: MonotonicClock.now()))
+        while let wait = limiter.trySend(now: MonotonicClock.now()) { Self.sleep(wait) }
+        limiters[environment] = limiter
+    }
+
+    private static func sleep(_ nanoseconds: UInt64) {
+        guard nanoseconds > 0 else { return }
+        Thread.sleep(forTimeInterval: Double(nanoseconds) / 1e9)
+    }
+
+    private static func describe(_ result: ServerAPIAttemptResult) -> String {
+        if let failure = result.transportFailure { return "transport failure (\(failure))" }
+        var text = "HTTP \(result.httpStatus.map(String.init) ?? "?")"
+        if let code = result.errorCode { text += ", errorCode \(code)" }
+        return text
+    }
+
+    static func millis(_ date: Date) -> Int64 {
+        Int64((date.timeIntervalSince1970 * 1000).rounded(.down))
+    }
+
+    static func text(_ millis: Int64) -> String {
+        RFC3339.string(Date(timeIntervalSince1970: TimeInterval(millis) / 1000))
+    }
+}

@@ -1,0 +1,64 @@
+import AppStoreSignedData
+import Foundation
+
+/// Verifies one notification's `signedPayload` and the `signedTransactionInfo` inside it
+/// (docs/signed-data.md, section 1) and reads the columns stored for it. A refusal is a `SignedDataError`
+/// whose description names the check that failed and never holds the payload.
+public struct NotificationPayloadVerifier: Sendable {
+    let verifier: SignedDataVerifier
+
+    /// `environment` nil accepts Production and Sandbox payloads (an import holds both); the App Apple ID
+    /// is checked on production payloads.
+    public init(
+        roots: TrustedRoots,
+        bundleId: String,
+        appAppleId: Int64?,
+        environment: AppStoreEnvironment?,
+        cache: ChainCache = ChainCache()
+    ) {
+        verifier = SignedDataVerifier(
+            roots: roots,
+            options: SignedDataVerifier.Options(bundleId: bundleId, environment: environment, appAppleId: appAppleId),
+            cache: cache
+        )
+    }
+
+    public func verify(_ signedPayload: String) throws(SignedDataError) -> VerifiedNotification {
+        let payload = try verifier.verifyNotification(signedPayload)
+        guard let uuid = payload.notificationUUID, !uuid.isEmpty, uuid.count <= 200 else {
+            throw SignedDataError(.malformed, "the notification has no notificationUUID")
+        }
+        guard let type = payload.notificationType, !type.isEmpty else {
+            throw SignedDataError(.malformed, "the notification has no notificationType")
+        }
+        let environment = payload.data?.environment ?? payload.summary?.environment
+        if let environment,
+            AppStoreEnvironment(appleValue: environment).map({ $0 == .production || $0 == .sandbox })
+                != true
+        {
+            throw SignedDataError(
+                .environmentMismatch,
+                "environment \(environment.prefix(40)) is not Production or Sandbox"
+            )
+        }
+        var transaction: JWSTransactionDecodedPayload?
+        if let signedTransaction = payload.data?.signedTransactionInfo {
+            do {
+                transaction = try verifier.verifyTransaction(signedTransaction)
+            } catch {
+                throw SignedDataError(error.code, "signedTransactionInfo: \(error.detail)")
+            }
+        }
+        return VerifiedNotification(
+            notificationUUID: uuid,
+            notificationType: type,
+            subtype: payload.subtype,
+            environment: environment,
+            bundleId: payload.data?.bundleId ?? payload.summary?.bundleId,
+            originalTransactionId: transaction?.originalTransactionId,
+            transactionId: transaction?.transactionId,
+            signedDate: payload.signedDate,
+            signedPayload: signedPayload
+        )
+    }
+}

@@ -1,0 +1,39 @@
+import Foundation
+
+/// One App Store Server Notification whose signed payload (and the signed transaction in it) verified:
+/// the columns of `app_store_notifications` (docs/architecture.md, "Notification history").
+public struct VerifiedNotification: Sendable, Equatable {
+    public var notificationUUID: String
+    public var notificationType: String
+    public var subtype: String?
+    public var environment: String?
+    public var bundleId: String?
+    /// The subscription it names; nil for a notification about none (TEST, a summary).
+    public var originalTransactionId: String?
+    public var transactionId: String?
+    public var signedDate: Date?
+    /// The compact JWS as Apple sent it (stored, never logged).
+    public var signedPayload: String
+
+    public init(
+        notificationUUID: String,
+        notificationType: String,
+        subtype: String?,
+        environment: String?,
+        bundleId: String?,
+        originalTransactionId: String?,
+        transactionId: String?,
+        signedDate: Date?,
+        signedPayload: String
+    ) {
+        self.notificationUUID = notificationUUID
+        self.notificationType = notificationType
+        self.subtype = subtype
+        self.environment = environment
+        self.bundleId = bundleId
+        self.originalTransactionId = originalTransactionId
+        self.transactionId = transactionId
+        self.signedDate = signedDate
+        self.signedPayload = signedPayload
+    }
+}
