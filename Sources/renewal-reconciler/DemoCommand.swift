@@ -204,6 +204,9 @@ struct DemoCommand: ParsableCommand {
         print(
             "  Apple requests: \(summary.stats.requests) (\(summary.stats.retries) retries, \(summary.stats.environmentSwitches) sandbox/production switches) at \(String(format: "%.0f", summary.stats.achievedRate))/s"
         )
+        // Money per currency (ledger prices; catalog estimates for verifyReceipt rows), from the run's report data.
+        let money = try ReportGenerator(connection: conn).summary(runId: summary.runId).summary
+        for line in money.moneyLines() { print("  \(line)") }
         if let reportPath { print("  reports: \(reportPath)") }
         for line in comparison.lines() { print("  \(line)") }
         guard comparison.matched == comparison.compared, comparison.compared == subscriptions else {

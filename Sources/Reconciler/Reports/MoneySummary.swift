@@ -1,10 +1,15 @@
 import Foundation
 
-/// Estimated renewal revenue and refunded amounts of one run, per currency, from the `products` catalog.
+/// The money of one run: estimated renewal revenue and refunded amounts per currency from the `products`
+/// catalog (verifyReceipt rows, which carry no price), and the real money per currency from the prices
+/// Apple signed into the ledger (`byCurrency`, App Store Server API rows). No transaction is in both.
 ///
-/// Amounts are exact `Decimal`s (count x catalog price), written as decimal strings. Products without a
+/// Catalog amounts are exact `Decimal`s (count x catalog price), written as decimal strings. Products without a
 /// price are listed by name instead of being given an invented figure.
 public struct MoneySummary: Sendable, Equatable, Codable {
+    /// Where the catalog figures come from, written as `source` beside each of them.
+    public static let catalogSource = "catalog (products table)"
+
     /// One amount in one currency.
     public struct Amount: Sendable, Equatable, Codable {
         public var currency: String
@@ -12,11 +17,22 @@ public struct MoneySummary: Sendable, Equatable, Codable {
         public var amount: String
         /// Number of transactions it covers.
         public var transactions: Int
+        /// Always `MoneySummary.catalogSource`.
+        public var source: String
 
-        public init(currency: String, amount: String, transactions: Int) {
+        public init(currency: String, amount: String, transactions: Int, source: String = MoneySummary.catalogSource) {
             self.currency = currency
             self.amount = amount
             self.transactions = transactions
+            self.source = source
+        }
+
+        public init(from decoder: any Decoder) throws {
+            let c = try decoder.container(keyedBy: CodingKeys.self)
+            currency = try c.decode(String.self, forKey: .currency)
+            amount = try c.decode(String.self, forKey: .amount)
+            transactions = try c.decode(Int.self, forKey: .transactions)
+            source = try c.decodeIfPresent(String.self, forKey: .source) ?? MoneySummary.catalogSource
         }
     }
 
@@ -61,6 +77,8 @@ public struct MoneySummary: Sendable, Equatable, Codable {
     /// which storefront a transaction was billed in).
     public var productsWithSeveralCurrencies: [String]
     public var products: [ProductLine]
+    /// Real money per currency from ledger prices (empty for verifyReceipt-only runs).
+    public var byCurrency: MoneyByCurrency
 
     enum CodingKeys: String, CodingKey {
         case renewalRevenue = "renewal_revenue"
@@ -68,31 +86,53 @@ public struct MoneySummary: Sendable, Equatable, Codable {
         case productsWithoutPrice = "products_without_price"
         case productsWithSeveralCurrencies = "products_with_several_currencies"
         case products
+        case byCurrency = "by_currency"
     }
 
-    /// Computes the money figures of `transactions` with the catalog `prices`.
+    /// Reads `by_currency` as empty when absent (summary.json files written before it existed).
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        renewalRevenue = try c.decode([Amount].self, forKey: .renewalRevenue)
+        refunded = try c.decode([Amount].self, forKey: .refunded)
+        productsWithoutPrice = try c.decode([String].self, forKey: .productsWithoutPrice)
+        productsWithSeveralCurrencies = try c.decode([String].self, forKey: .productsWithSeveralCurrencies)
+        products = try c.decode([ProductLine].self, forKey: .products)
+        byCurrency = try c.decodeIfPresent(MoneyByCurrency.self, forKey: .byCurrency) ?? MoneyByCurrency()
+    }
+
+    /// Computes the money figures of `transactions`: catalog estimates with `prices` for those without a
+    /// signed price, real money per currency for the others.
     public init(transactions: [ReportTransaction], prices: [ProductPrice]) {
         var renewals: [String: Int] = [:]
         var intro: [String: Int] = [:]
         var refunds: [String: Int] = [:]
-        for transaction in transactions {
+        for transaction in transactions where !transaction.isLedgerPriced {
             if transaction.isPaidRenewalInRun {
                 renewals[transaction.productId, default: 0] += 1
                 if transaction.isIntroOffer { intro[transaction.productId, default: 0] += 1 }
             }
             if transaction.isPaidRefundInRun { refunds[transaction.productId, default: 0] += 1 }
         }
-        self.init(paidRenewals: renewals, introOfferRenewals: intro, paidRefunds: refunds, prices: prices)
+        self.init(
+            paidRenewals: renewals,
+            introOfferRenewals: intro,
+            paidRefunds: refunds,
+            prices: prices,
+            byCurrency: MoneyByCurrency(transactions: transactions)
+        )
     }
 
-    /// Computes the money figures from per-product counts of paid renewals (of which bought with an
-    /// introductory offer) and paid refunds seen in the run, with the catalog `prices`.
+    /// Computes the catalog estimates from per-product counts of paid renewals (of which bought with an
+    /// introductory offer) and paid refunds seen in the run, with the catalog `prices`; `byCurrency` is the
+    /// ledger money, computed apart.
     public init(
         paidRenewals renewals: [String: Int],
         introOfferRenewals intro: [String: Int],
         paidRefunds refunds: [String: Int],
-        prices: [ProductPrice]
+        prices: [ProductPrice],
+        byCurrency: MoneyByCurrency = MoneyByCurrency()
     ) {
+        self.byCurrency = byCurrency
         let pricesByProduct = Dictionary(grouping: prices, by: \.productId)
         var revenueByCurrency: [String: (Decimal, Int)] = [:]
         var refundedByCurrency: [String: (Decimal, Int)] = [:]

@@ -7,11 +7,20 @@ public struct ReportData: Sendable, Equatable {
     public var items: [ReportItem]
     public var transactions: [ReportTransaction]
     public var prices: [ProductPrice]
+    /// App Store Server Notifications first seen in the run.
+    public var notifications: ReportNotifications
 
-    public init(run: ReportRun, items: [ReportItem], transactions: [ReportTransaction], prices: [ProductPrice]) {
+    public init(
+        run: ReportRun,
+        items: [ReportItem],
+        transactions: [ReportTransaction],
+        prices: [ProductPrice],
+        notifications: ReportNotifications = ReportNotifications()
+    ) {
         self.run = run
         self.items = items
         self.transactions = transactions
         self.prices = prices
+        self.notifications = notifications
     }
 }

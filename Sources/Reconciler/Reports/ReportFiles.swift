@@ -1,10 +1,12 @@
 import Foundation
 
 /// The files of one report folder, rendered from `ReportData`: summary.json, changes.csv,
-/// transactions.csv, errors.csv and report.html. Pure (no I/O), so tests can read the bytes directly.
+/// transactions.csv, errors.csv, money.csv and report.html. Pure (no I/O), so tests can read the bytes directly.
 public enum ReportFiles {
     /// File names, in the order they are written.
-    public static let names = ["summary.json", "changes.csv", "transactions.csv", "errors.csv", "report.html"]
+    public static let names = [
+        "summary.json", "changes.csv", "transactions.csv", "errors.csv", "money.csv", "report.html",
+    ]
 
     /// Renders every file.
     /// - Throws: `ReportError.Code.encoding` if a value cannot be encoded (a bug: nothing is written then).
@@ -37,6 +39,7 @@ public enum ReportFiles {
                         rows: ReportTables.errorRows(data)
                     )
                 ),
+                ("money.csv", try moneyCSV(summary.money)),
                 ("report.html", Data(ReportHTML.render(data: data, summary: summary).utf8)),
             ]
         } catch {
@@ -45,6 +48,15 @@ public enum ReportFiles {
                 path: data.run.folderName,
                 "cannot encode the report of run \(data.run.id): \(error)"
             )
+        }
+    }
+
+    /// money.csv of `money` (`MoneyTables`).
+    static func moneyCSV(_ money: MoneySummary) throws(ReportError) -> Data {
+        do {
+            return try csv(MoneyTables.columns, numeric: MoneyTables.numericColumns, rows: MoneyTables.rows(money))
+        } catch {
+            throw ReportError(.encoding, path: "money.csv", "cannot encode money.csv: \(error)")
         }
     }
 

@@ -33,15 +33,15 @@ public struct ReportGenerator {
         var summarized: (run: ReportRun, summary: RunSummary)?
         do {
             try connection.transaction { db in
-                let (run, hasCatalog) = try ReportLoader.beginSnapshot(db, runId: runId)
-                let prices = try ReportLoader.prices(db, hasCatalog: hasCatalog)
+                let (run, schema) = try ReportLoader.beginSnapshot(db, runId: runId)
+                let prices = try ReportLoader.prices(db, hasCatalog: schema.hasCatalog)
                 do {
                     folder = try ReportFolderWriter(reportDirectory: reportDirectory).write(folderName: run.folderName)
                     {
                         let summary = try Self.writeFiles(
                             db,
                             run: run,
-                            hasCatalog: hasCatalog,
+                            schema: schema,
                             prices: prices,
                             into: $0
                         )
@@ -49,7 +49,7 @@ public struct ReportGenerator {
                     }
                 } catch let error as ReportError where error.code != .runNotFound && metricsFile != nil {
                     folderError = error
-                    summarized = (run, try Self.summarize(db, run: run, hasCatalog: hasCatalog, prices: prices))
+                    summarized = (run, try Self.summarize(db, run: run, schema: schema, prices: prices))
                 }
             }
         } catch let error as ReportError {
@@ -91,9 +91,9 @@ public struct ReportGenerator {
     public func summary(runId: Int64) throws(ReportError) -> (run: ReportRun, summary: RunSummary) {
         do {
             return try connection.transaction { db in
-                let (run, hasCatalog) = try ReportLoader.beginSnapshot(db, runId: runId)
-                let prices = try ReportLoader.prices(db, hasCatalog: hasCatalog)
-                return (run, try Self.summarize(db, run: run, hasCatalog: hasCatalog, prices: prices))
+                let (run, schema) = try ReportLoader.beginSnapshot(db, runId: runId)
+                let prices = try ReportLoader.prices(db, hasCatalog: schema.hasCatalog)
+                return (run, try Self.summarize(db, run: run, schema: schema, prices: prices))
             }
         } catch let error as ReportError {
             throw error
@@ -107,23 +107,24 @@ public struct ReportGenerator {
     static func summarize(
         _ db: PostgresConnection,
         run: ReportRun,
-        hasCatalog: Bool,
+        schema: ReportSchema,
         prices: [ProductPrice]
     ) throws
         -> RunSummary
     {
         var accumulator = RunSummaryAccumulator()
-        try ReportLoader.forEachItem(db, runId: run.id, hasCatalog: hasCatalog) { accumulator.add($0) }
-        try ReportLoader.forEachTransaction(db, run: run, hasCatalog: hasCatalog) { accumulator.add($0) }
-        return RunSummary(run: run, accumulator: accumulator, prices: prices)
+        try ReportLoader.forEachItem(db, runId: run.id, hasCatalog: schema.hasCatalog) { accumulator.add($0) }
+        try ReportLoader.forEachTransaction(db, run: run, schema: schema) { accumulator.add($0) }
+        let notifications = try ReportLoader.notifications(db, runId: run.id, schema: schema)
+        return RunSummary(run: run, accumulator: accumulator, prices: prices, notifications: notifications)
     }
 
     /// Two passes (items, then transactions) writing the CSVs row by row into `directory`, then
-    /// summary.json and report.html from the folded counts and the kept first rows.
+    /// summary.json, money.csv and report.html from the folded counts and the kept first rows.
     static func writeFiles(
         _ db: PostgresConnection,
         run: ReportRun,
-        hasCatalog: Bool,
+        schema: ReportSchema,
         prices: [ProductPrice],
         into directory: String
     ) throws -> RunSummary {
@@ -139,7 +140,7 @@ public struct ReportGenerator {
             numeric: ReportTables.errorNumericColumns
         )
         var backwards = ReportRowSample()
-        try ReportLoader.forEachItem(db, runId: run.id, hasCatalog: hasCatalog) { item in
+        try ReportLoader.forEachItem(db, runId: run.id, hasCatalog: schema.hasCatalog) { item in
             accumulator.add(item)
             if item.isChange { try changes.add(ReportTables.changeRow(item)) }
             if item.isBackwardsMove { backwards.add(ReportTables.backwardsRow(item)) }
@@ -152,13 +153,14 @@ public struct ReportGenerator {
             ReportTables.transactionColumns,
             numeric: ReportTables.transactionNumericColumns
         )
-        try ReportLoader.forEachTransaction(db, run: run, hasCatalog: hasCatalog) { transaction in
+        try ReportLoader.forEachTransaction(db, run: run, schema: schema) { transaction in
             accumulator.add(transaction)
             try transactions.add(ReportTables.transactionRow(transaction))
         }
         try transactions.close()
 
-        let summary = RunSummary(run: run, accumulator: accumulator, prices: prices)
+        let notifications = try ReportLoader.notifications(db, runId: run.id, schema: schema)
+        let summary = RunSummary(run: run, accumulator: accumulator, prices: prices, notifications: notifications)
         let json: Data
         do {
             json = try summary.jsonData()
@@ -166,6 +168,7 @@ public struct ReportGenerator {
             throw ReportError(.encoding, path: run.folderName, "cannot encode the summary of run \(run.id): \(error)")
         }
         try AtomicFiles.writeNewFile("\(directory)/summary.json", json)
+        try AtomicFiles.writeNewFile("\(directory)/money.csv", try ReportFiles.moneyCSV(summary.money))
         let html = ReportHTML.render(
             summary: summary,
             changes: changes.sample,

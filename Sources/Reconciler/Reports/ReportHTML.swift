@@ -54,6 +54,7 @@ public enum ReportHTML {
         html += funnelSection(summary)
         html += conversionsSection(summary)
         html += moneySection(summary.money)
+        html += notificationsSection(summary.notifications ?? ReportNotifications())
         html += appleSection(summary.apple)
         html += backwardsSection(backwards)
         html += rowsSection(
@@ -79,9 +80,9 @@ public enum ReportHTML {
         )
         html += """
             <footer>Built from the database alone (tables reconciliation_runs, reconciliation_items, \
-            subscription_transactions, dry_run_transactions, products); regenerate with \
+            subscription_transactions, dry_run_transactions, products, app_store_notifications); regenerate with \
             <code>renewal-reconciler report \(summary.runId)</code>. Machine-readable: summary.json \
-            (schema_version \(summary.schemaVersion)), changes.csv, transactions.csv, errors.csv.</footer>
+            (schema_version \(summary.schemaVersion)), changes.csv, transactions.csv, errors.csv, money.csv.</footer>
             </body>
             </html>
 
@@ -126,6 +127,10 @@ public enum ReportHTML {
                     s.money.renewalRevenue.map { "\($0.amount) \($0.currency)" }.joined(separator: "<br>")
                 )
             )
+        }
+        if !s.money.byCurrency.isEmpty {
+            let nets = s.money.byCurrency.codes.compactMap { s.money.byCurrency.currencies[$0]?.totals }
+            cards.append(("Net (ledger prices)", nets.map { "\($0.net) \($0.currency)" }.joined(separator: "<br>")))
         }
         var out = "<section class=\"headline\">\n"
         for (label, value) in cards {
@@ -230,7 +235,9 @@ public enum ReportHTML {
     }
 
     static func moneySection(_ m: MoneySummary) -> String {
-        var out = "<section id=\"money\"><h2>Money (estimates from the products catalog)</h2>\n"
+        var out = "<section id=\"money\"><h2>Money</h2>\n"
+        out += ledgerMoney(m.byCurrency)
+        out += "<h3 id=\"money-catalog\">Estimates from the products catalog (verifyReceipt transactions)</h3>\n"
         out += "<p class=\"note\">Renewal revenue = paid renewal transactions first seen in this run × catalog price; "
         out += "refunded = refunds seen in this run × catalog price. Apple's verifyReceipt carries no prices: "
         out += "these are estimates, never invoiced amounts.</p>\n"
@@ -286,6 +293,72 @@ public enum ReportHTML {
             out += "<p class=\"note\">\(introRenewals) paid renewal(s) were at an introductory price and are valued "
             out += "at the catalog price (an overestimate).</p>\n"
         }
+        return out + "</section>\n"
+    }
+
+    /// Money per currency from the prices Apple signed into the ledger: one row per currency (never summed
+    /// across currencies), then per product within each currency.
+    static func ledgerMoney(_ m: MoneyByCurrency) -> String {
+        var out = "<h3 id=\"money-per-currency\">Money per currency (source: \(e(LedgerCurrencyMoney.source)))</h3>\n"
+        out += "<p class=\"note\">Gross = paid transactions first seen in this run at the price Apple signed; "
+        out += "refunded = full refunds at that price plus prorated refunds (price × refunded percentage, rounded to "
+        out += "the currency's minor unit) whose refund was seen in this run; net = gross − refunded. "
+        out += "Each currency stands alone: amounts in different currencies are never added up.</p>\n"
+        if m.isEmpty {
+            return out + "<p>No transaction with a signed price in this run.</p>\n"
+        }
+        let totals = m.codes.compactMap { m.currencies[$0]?.totals }
+        out += "<div class=\"scroll\" id=\"money-by-currency\">"
+        out += table(
+            columns: ledgerColumns(first: "currency"),
+            rows: totals.map { [$0.currency] + ledgerCells($0) },
+            numericFrom: 1
+        )
+        out += "</div><h4>Per product, within each currency</h4>\n<div class=\"scroll\">"
+        out += table(
+            columns: ["currency", "product"] + ledgerColumns(first: nil),
+            rows: m.codes.flatMap { code in
+                (m.currencies[code]?.products ?? []).map { [code, $0.productId ?? ""] + ledgerCells($0) }
+            },
+            numericFrom: 2
+        )
+        return out + "</div>\n"
+    }
+
+    static func ledgerColumns(first: String?) -> [String] {
+        (first.map { [$0] } ?? []) + [
+            "paid", "gross", "full refunds", "refunded (full)", "prorated refunds", "refunded (prorated)",
+            "refunded", "net",
+        ]
+    }
+
+    static func ledgerCells(_ f: LedgerMoneyFigures) -> [String] {
+        [
+            "\(f.paidTransactions)", f.gross, "\(f.fullRefunds)", f.refundedFull, "\(f.proratedRefunds)",
+            f.refundedProrated, f.refunded, f.net,
+        ]
+    }
+
+    /// App Store Server Notifications read in this run, by type, and the subscriptions they name that the
+    /// database does not know (nothing to show for runs that read none).
+    static func notificationsSection(_ n: ReportNotifications) -> String {
+        var out = "<section id=\"notifications\"><h2>App Store Server Notifications (\(n.total))</h2>\n"
+        if n.total == 0 && n.unknownSubscriptions.isEmpty {
+            return out + "<p>No notifications were read in this run.</p></section>\n"
+        }
+        out += table(columns: ["notification type", "notifications"], rows: sortedCounts(n.byType), numericFrom: 1)
+        out += "<h3 id=\"unknown-subscriptions\">Unknown subscriptions (\(n.unknownSubscriptions.count))</h3>\n"
+        out += "<p class=\"note\">Original transaction ids named by notifications first seen in this run that the "
+        out += "subscriptions table did not hold: purchases the app never recorded. summary.json lists them all.</p>\n"
+        if n.unknownSubscriptions.isEmpty { return out + "<p>None.</p></section>\n" }
+        if n.unknownSubscriptions.count > tableRowLimit {
+            out += "<p class=\"note\">Showing the first \(tableRowLimit) of \(n.unknownSubscriptions.count).</p>\n"
+        }
+        out += table(
+            columns: ["original_transaction_id"],
+            rows: n.unknownSubscriptions.prefix(tableRowLimit).map { [$0] },
+            numericFrom: nil
+        )
         return out + "</section>\n"
     }
 

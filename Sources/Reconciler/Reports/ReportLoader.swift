@@ -5,7 +5,8 @@ import Postgres
 /// transaction (a consistent snapshot even while another run writes).
 ///
 /// Only the tables `reconciliation_runs`, `reconciliation_items`, `subscription_transactions`,
-/// `dry_run_transactions` and `products` are read: never `subscriptions`, so no receipt is ever loaded.
+/// `dry_run_transactions`, `products` and `app_store_notifications` are read (of the ledger, never
+/// `signed_transaction`): never `subscriptions`, so no receipt is ever loaded.
 public struct ReportLoader {
     public let connection: PostgresConnection
 
@@ -19,13 +20,19 @@ public struct ReportLoader {
     public func load(runId: Int64) throws(ReportError) -> ReportData {
         do {
             return try connection.transaction { db in
-                let (run, hasCatalog) = try Self.beginSnapshot(db, runId: runId)
+                let (run, schema) = try Self.beginSnapshot(db, runId: runId)
                 var items: [ReportItem] = []
-                try Self.forEachItem(db, runId: runId, hasCatalog: hasCatalog) { items.append($0) }
+                try Self.forEachItem(db, runId: runId, hasCatalog: schema.hasCatalog) { items.append($0) }
                 var transactions: [ReportTransaction] = []
-                try Self.forEachTransaction(db, run: run, hasCatalog: hasCatalog) { transactions.append($0) }
-                let prices = try Self.prices(db, hasCatalog: hasCatalog)
-                return ReportData(run: run, items: items, transactions: transactions, prices: prices)
+                try Self.forEachTransaction(db, run: run, schema: schema) { transactions.append($0) }
+                let prices = try Self.prices(db, hasCatalog: schema.hasCatalog)
+                return ReportData(
+                    run: run,
+                    items: items,
+                    transactions: transactions,
+                    prices: prices,
+                    notifications: try Self.notifications(db, runId: runId, schema: schema)
+                )
             }
         } catch let error as ReportError {
             throw error
@@ -37,15 +44,19 @@ public struct ReportLoader {
     // MARK: Streaming (inside a transaction on `db`)
 
     /// Makes the current transaction a repeatable-read, read-only snapshot (must be its first statement)
-    /// and reads the run and whether the catalog tables of migration 002 exist.
-    static func beginSnapshot(_ db: PostgresConnection, runId: Int64) throws -> (ReportRun, hasCatalog: Bool) {
+    /// and reads the run and which optional tables exist (migrations 002 and 004).
+    static func beginSnapshot(_ db: PostgresConnection, runId: Int64) throws -> (ReportRun, ReportSchema) {
         _ = try db.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
         guard let runRow = try db.queryFirst(runSQL, [runId]) else {
             throw ReportError(.runNotFound, "run \(runId) not found in reconciliation_runs")
         }
         let run = try Self.run(runRow)
-        let hasCatalog = try db.queryFirst(tablesSQL).map { try $0.decode("has_catalog", as: Bool.self) } ?? false
-        return (run, hasCatalog)
+        let tables = try db.queryFirst(tablesSQL)
+        let schema = ReportSchema(
+            hasCatalog: try tables?.decode("has_catalog", as: Bool.self) ?? false,
+            hasServerAPI: try tables?.decode("has_server_api", as: Bool.self) ?? false
+        )
+        return (run, schema)
     }
 
     /// Streams the run's items, ordered by original transaction id then subscription id (byte order,
@@ -64,13 +75,33 @@ public struct ReportLoader {
     static func forEachTransaction(
         _ db: PostgresConnection,
         run: ReportRun,
-        hasCatalog: Bool,
+        schema: ReportSchema,
         _ body: (ReportTransaction) throws -> Void
     ) throws {
-        if run.dryRun && !hasCatalog { return }
-        try db.forEachRow(run.dryRun ? dryRunTransactionsSQL : transactionsSQL, [run.id]) {
-            try body(try transaction($0))
+        if run.dryRun && !schema.hasCatalog { return }
+        let sql =
+            run.dryRun
+            ? dryRunTransactionsSQL(serverAPI: schema.hasServerAPI) : transactionsSQL(serverAPI: schema.hasServerAPI)
+        try db.forEachRow(sql, [run.id]) { try body(try transaction($0)) }
+    }
+
+    /// The notifications first seen in run `runId` (none when the table of migration 004 does not exist).
+    static func notifications(
+        _ db: PostgresConnection,
+        runId: Int64,
+        schema: ReportSchema
+    ) throws
+        -> ReportNotifications
+    {
+        guard schema.hasServerAPI else { return ReportNotifications() }
+        var byType: [String: Int] = [:]
+        for row in try db.query(notificationTypesSQL, [runId]) {
+            byType[try row.decode("notification_type", as: String.self)] = try row.decode("n", as: Int.self)
         }
+        let unknown = try db.query(unknownSubscriptionsSQL, [runId]).map {
+            try $0.decode("original_transaction_id", as: String.self)
+        }
+        return ReportNotifications(byType: byType, unknownSubscriptions: unknown)
     }
 
     /// The price catalog (small), empty when the table does not exist.
@@ -141,7 +172,11 @@ public struct ReportLoader {
             firstSeenInRun: try row.decode("first_seen"),
             refundSeenInRun: try row.decode("refund_seen"),
             previousWasTrial: try row.decode("prev_trial"),
-            previousWasIntroOffer: try row.decode("prev_intro")
+            previousWasIntroOffer: try row.decode("prev_intro"),
+            priceMilliunits: try row.decode("price_milliunits"),
+            currency: try row.decode("currency"),
+            revocationType: try row.decode("revocation_type"),
+            revocationPercentage: try row.decode("revocation_percentage")
         )
     }
 
@@ -163,9 +198,11 @@ public struct ReportLoader {
           FROM reconciliation_runs WHERE id = $1
         """
 
-    /// Migration 002 (products, dry_run_transactions) may not be applied on an old database.
+    /// Migrations 002 (products, dry_run_transactions) and 004 (ledger prices, app_store_notifications) may
+    /// not be applied on an old database.
     static let tablesSQL = """
-        SELECT to_regclass('products') IS NOT NULL AND to_regclass('dry_run_transactions') IS NOT NULL AS has_catalog
+        SELECT to_regclass('products') IS NOT NULL AND to_regclass('dry_run_transactions') IS NOT NULL AS has_catalog,
+               to_regclass('app_store_notifications') IS NOT NULL AS has_server_api
         """
 
     static let itemColumns = """
@@ -215,9 +252,20 @@ public struct ReportLoader {
         COALESCE(prev.is_trial, false) AS prev_trial, COALESCE(prev.is_intro_offer, false) AS prev_intro
         """
 
+    /// The ledger prices of migration 004 (NULL on an older database).
+    static func priceColumns(serverAPI: Bool) -> String {
+        serverAPI
+            ? "t.price_milliunits, t.currency, t.revocation_type, t.revocation_percentage"
+            : """
+            NULL::bigint AS price_milliunits, NULL::text AS currency, NULL::text AS revocation_type,
+            NULL::bigint AS revocation_percentage
+            """
+    }
+
     /// Ledger rows first seen in the run, plus rows whose refund the run saw.
-    static let transactionsSQL = """
-        SELECT \(transactionColumns),
+    static func transactionsSQL(serverAPI: Bool) -> String {
+        """
+        SELECT \(transactionColumns), \(priceColumns(serverAPI: serverAPI)),
                t.first_seen_run_id IS NOT DISTINCT FROM $1 AS first_seen,
                t.refund_seen_run_id IS NOT DISTINCT FROM $1 AS refund_seen
           FROM subscription_transactions t
@@ -230,11 +278,13 @@ public struct ReportLoader {
          WHERE t.first_seen_run_id = $1 OR t.refund_seen_run_id = $1
          ORDER BY t.purchase_date NULLS FIRST, t.transaction_id COLLATE "C"
         """
+    }
 
     /// A dry run's would-be ledger entries; a refund counts as "seen", a transaction as new unless the
     /// ledger already holds it.
-    static let dryRunTransactionsSQL = """
-        SELECT \(transactionColumns),
+    static func dryRunTransactionsSQL(serverAPI: Bool) -> String {
+        """
+        SELECT \(transactionColumns), \(priceColumns(serverAPI: serverAPI)),
                NOT EXISTS (SELECT 1 FROM subscription_transactions l WHERE l.transaction_id = t.transaction_id)
                    AS first_seen,
                t.kind = 'refund' AS refund_seen
@@ -253,6 +303,18 @@ public struct ReportLoader {
           ) prev ON true
          WHERE t.run_id = $1
          ORDER BY t.purchase_date NULLS FIRST, t.transaction_id COLLATE "C"
+        """
+    }
+
+    static let notificationTypesSQL = """
+        SELECT notification_type, count(*)::bigint AS n FROM app_store_notifications
+         WHERE first_seen_run_id = $1 GROUP BY notification_type
+        """
+
+    static let unknownSubscriptionsSQL = """
+        SELECT DISTINCT original_transaction_id COLLATE "C" AS original_transaction_id FROM app_store_notifications
+         WHERE first_seen_run_id = $1 AND NOT subscription_known AND original_transaction_id IS NOT NULL
+         ORDER BY 1
         """
 
     static let pricesSQL = """

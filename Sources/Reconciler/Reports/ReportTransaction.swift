@@ -24,6 +24,15 @@ public struct ReportTransaction: Sendable, Equatable {
     public var previousWasTrial: Bool
     /// The transaction before it in the same subscription was an introductory offer.
     public var previousWasIntroOffer: Bool
+    /// Price Apple signed (App Store Server API), milliunits of `currency` (9990 = 9.99); nil for
+    /// verifyReceipt rows, which the products catalog prices.
+    public var priceMilliunits: Int64?
+    /// ISO 4217 code of `priceMilliunits`.
+    public var currency: String?
+    /// `REFUND_FULL` or `REFUND_PRORATED` when revoked (Server API rows).
+    public var revocationType: String?
+    /// Refunded share of a prorated refund, milliunits of a percent (45000 = 45%).
+    public var revocationPercentage: Int64?
 
     public init(
         transactionId: String,
@@ -41,7 +50,11 @@ public struct ReportTransaction: Sendable, Equatable {
         firstSeenInRun: Bool = true,
         refundSeenInRun: Bool = false,
         previousWasTrial: Bool = false,
-        previousWasIntroOffer: Bool = false
+        previousWasIntroOffer: Bool = false,
+        priceMilliunits: Int64? = nil,
+        currency: String? = nil,
+        revocationType: String? = nil,
+        revocationPercentage: Int64? = nil
     ) {
         self.transactionId = transactionId
         self.originalTransactionId = originalTransactionId
@@ -59,7 +72,14 @@ public struct ReportTransaction: Sendable, Equatable {
         self.refundSeenInRun = refundSeenInRun
         self.previousWasTrial = previousWasTrial
         self.previousWasIntroOffer = previousWasIntroOffer
+        self.priceMilliunits = priceMilliunits
+        self.currency = currency
+        self.revocationType = revocationType
+        self.revocationPercentage = revocationPercentage
     }
+
+    /// Apple signed its price (a Server API row): `MoneyByCurrency` values it, the catalog estimates do not.
+    public var isLedgerPriced: Bool { priceMilliunits != nil && currency != nil }
 
     /// A paid renewal first seen in this run: what estimated renewal revenue counts (trials are free).
     public var isPaidRenewalInRun: Bool { firstSeenInRun && kind == "renewal" && !isTrial }

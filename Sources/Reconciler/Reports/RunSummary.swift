@@ -33,6 +33,9 @@ public struct RunSummary: Sendable, Equatable, Codable {
     public var retryFunnel: RetryFunnel
     public var apple: AppleRequestStats
     public var money: MoneySummary
+    /// App Store Server Notifications read in the run; nil only when decoded from a file written before
+    /// the key existed.
+    public var notifications: ReportNotifications?
 
     /// Item and run counts.
     public struct Counts: Sendable, Equatable, Codable {
@@ -157,7 +160,7 @@ public struct RunSummary: Sendable, Equatable, Codable {
         case bySubscriptionGroup = "by_subscription_group"
         case transactions
         case retryFunnel = "retry_funnel"
-        case apple, money
+        case apple, money, notifications
     }
 
     /// Computes the summary of `data` (the in-memory path; the same fold as the streaming generator).
@@ -165,11 +168,17 @@ public struct RunSummary: Sendable, Equatable, Codable {
         var accumulator = RunSummaryAccumulator()
         for item in data.items { accumulator.add(item) }
         for transaction in data.transactions { accumulator.add(transaction) }
-        self.init(run: data.run, accumulator: accumulator, prices: data.prices)
+        self.init(run: data.run, accumulator: accumulator, prices: data.prices, notifications: data.notifications)
     }
 
-    /// The summary of `run` from its items and transactions folded into `accumulator`, priced with the catalog `prices`.
-    public init(run: ReportRun, accumulator a: RunSummaryAccumulator, prices: [ProductPrice]) {
+    /// The summary of `run` from its items and transactions folded into `accumulator`, priced with the catalog
+    /// `prices` (and the ledger's own prices), with the `notifications` the run read.
+    public init(
+        run: ReportRun,
+        accumulator a: RunSummaryAccumulator,
+        prices: [ProductPrice],
+        notifications: ReportNotifications = ReportNotifications()
+    ) {
         schemaVersion = Self.currentSchemaVersion
         runId = run.id
         mode = run.mode
@@ -213,8 +222,10 @@ public struct RunSummary: Sendable, Equatable, Codable {
             paidRenewals: a.paidRenewals,
             introOfferRenewals: a.introRenewals,
             paidRefunds: a.paidRefunds,
-            prices: prices
+            prices: prices,
+            byCurrency: MoneyByCurrency(lines: a.ledgerMoney)
         )
+        self.notifications = notifications
     }
 
     /// Writes every key, `null` included, so the schema is the same for finished and unfinished runs.
@@ -240,6 +251,25 @@ public struct RunSummary: Sendable, Equatable, Codable {
         try container.encode(retryFunnel, forKey: .retryFunnel)
         try container.encode(apple, forKey: .apple)
         try container.encode(money, forKey: .money)
+        try container.encode(notifications, forKey: .notifications)
+    }
+
+    /// "money per currency" lines for a terminal (the demo prints them): the ledger's real money per
+    /// currency, then the catalog estimates, each labelled with its source; one line saying so when none.
+    public func moneyLines() -> [String] {
+        var lines = money.byCurrency.lines()
+        for amount in money.renewalRevenue {
+            lines.append(
+                "\(amount.currency)  est. renewal revenue \(amount.amount) (\(amount.transactions))  [\(amount.source)]"
+            )
+        }
+        for amount in money.refunded {
+            lines.append(
+                "\(amount.currency)  est. refunded \(amount.amount) (\(amount.transactions))  [\(amount.source)]"
+            )
+        }
+        if lines.isEmpty { return ["money per currency: none (no priced transaction in this run)"] }
+        return ["money per currency:"] + lines.map { "  \($0)" }
     }
 
     /// The pretty-printed, key-sorted JSON of summary.json (UTF-8, trailing newline).

@@ -46,6 +46,7 @@ public struct RunSummaryAccumulator: Sendable {
     var paidRenewals: [String: Int] = [:]
     var introRenewals: [String: Int] = [:]
     var paidRefunds: [String: Int] = [:]
+    var ledgerMoney: MoneyByCurrency.Lines = [:]
 
     public init() {}
 
@@ -102,6 +103,9 @@ public struct RunSummaryAccumulator: Sendable {
         if transaction.refundSeenInRun { refundsSeen += 1 }
         if transaction.isTrialConversion { trialConversions += 1 }
         if transaction.isIntroConversion { introOfferConversions += 1 }
+        MoneyByCurrency.add(transaction, to: &ledgerMoney)
+        // Catalog estimates only for rows without a signed price (verifyReceipt), so nothing is counted twice.
+        guard !transaction.isLedgerPriced else { return }
         if transaction.isPaidRenewalInRun {
             paidRenewals[transaction.productId, default: 0] += 1
             if transaction.isIntroOffer { introRenewals[transaction.productId, default: 0] += 1 }

@@ -1,0 +1,122 @@
+/// Gross, refunded (full and prorated) and net money of one currency, or of one product in one currency,
+/// from ledger prices (`subscription_transactions.price_milliunits`, signed by Apple in the App Store
+/// Server API), in milliunits. Encoded in summary.json with each amount both as an exact decimal string
+/// (`gross`) and as integer milliunits (`gross_milliunits`); see docs/reports.md ("Money per currency").
+public struct LedgerMoneyFigures: Sendable, Equatable, Codable {
+    /// ISO 4217 code of every amount here.
+    public var currency: String
+    /// The product, for a product's line; nil for a currency's totals.
+    public var productId: String?
+    /// Paid transactions (price > 0) first seen in the run.
+    public var paidTransactions = 0
+    public var grossMilliunits: Int64 = 0
+    /// Paid transactions whose full refund the run saw (`REFUND_FULL`; also a revocation without a type, or
+    /// `REFUND_PRORATED` without a percentage: valued at the full price).
+    public var fullRefunds = 0
+    public var fullRefundedMilliunits: Int64 = 0
+    /// Paid transactions whose prorated refund (`REFUND_PRORATED`) the run saw.
+    public var proratedRefunds = 0
+    /// Sum of the prorated parts, each rounded to the currency's minor unit (`CurrencyFormat.prorated`).
+    public var proratedRefundedMilliunits: Int64 = 0
+
+    public init(currency: String, productId: String? = nil) {
+        self.currency = currency
+        self.productId = productId
+    }
+
+    public var refunds: Int { fullRefunds + proratedRefunds }
+    public var refundedMilliunits: Int64 { fullRefundedMilliunits + proratedRefundedMilliunits }
+    /// Gross minus refunded: negative when the run saw more refunds than new payments.
+    public var netMilliunits: Int64 { grossMilliunits - refundedMilliunits }
+
+    public var gross: String { CurrencyFormat.format(milliunits: grossMilliunits, currency: currency) }
+    public var refunded: String { CurrencyFormat.format(milliunits: refundedMilliunits, currency: currency) }
+    public var refundedFull: String { CurrencyFormat.format(milliunits: fullRefundedMilliunits, currency: currency) }
+    public var refundedProrated: String {
+        CurrencyFormat.format(milliunits: proratedRefundedMilliunits, currency: currency)
+    }
+    public var net: String { CurrencyFormat.format(milliunits: netMilliunits, currency: currency) }
+
+    /// Counts one ledger transaction of `currency` (the caller groups by currency and product).
+    mutating func add(_ transaction: ReportTransaction) {
+        guard let price = transaction.priceMilliunits, price > 0 else { return }
+        // A payment first seen in this run counts in gross even when its refund is seen in the same run.
+        if transaction.firstSeenInRun {
+            paidTransactions += 1
+            grossMilliunits += price
+        }
+        guard transaction.refundSeenInRun else { return }
+        if transaction.revocationType == "REFUND_PRORATED", let percentage = transaction.revocationPercentage {
+            proratedRefunds += 1
+            proratedRefundedMilliunits += CurrencyFormat.prorated(
+                priceMilliunits: price,
+                percentage: percentage,
+                currency: currency
+            )
+        } else {
+            fullRefunds += 1
+            fullRefundedMilliunits += price
+        }
+    }
+
+    // MARK: Coding (flat: the currency's object in summary.json holds these keys beside `source` and `products`)
+
+    enum Key: String, CodingKey {
+        case currency, source, products
+        case productId = "product_id"
+        case paidTransactions = "paid_transactions"
+        case gross
+        case grossMilliunits = "gross_milliunits"
+        case fullRefunds = "full_refunds"
+        case refundedFull = "refunded_full"
+        case refundedFullMilliunits = "refunded_full_milliunits"
+        case proratedRefunds = "prorated_refunds"
+        case refundedProrated = "refunded_prorated"
+        case refundedProratedMilliunits = "refunded_prorated_milliunits"
+        case refunds, refunded
+        case refundedMilliunits = "refunded_milliunits"
+        case net
+        case netMilliunits = "net_milliunits"
+    }
+
+    public init(from decoder: any Decoder) throws {
+        try self.init(from: decoder.container(keyedBy: Key.self))
+    }
+
+    /// Reads the figures from their keys (the milliunit keys and counts; the strings are derived).
+    init(from c: KeyedDecodingContainer<Key>) throws {
+        currency = try c.decode(String.self, forKey: .currency)
+        productId = try c.decodeIfPresent(String.self, forKey: .productId)
+        paidTransactions = try c.decode(Int.self, forKey: .paidTransactions)
+        grossMilliunits = try c.decode(Int64.self, forKey: .grossMilliunits)
+        fullRefunds = try c.decode(Int.self, forKey: .fullRefunds)
+        fullRefundedMilliunits = try c.decode(Int64.self, forKey: .refundedFullMilliunits)
+        proratedRefunds = try c.decode(Int.self, forKey: .proratedRefunds)
+        proratedRefundedMilliunits = try c.decode(Int64.self, forKey: .refundedProratedMilliunits)
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: Key.self)
+        try encode(into: &c)
+    }
+
+    /// Writes every figure twice: an exact decimal string and integer milliunits.
+    func encode(into c: inout KeyedEncodingContainer<Key>) throws {
+        try c.encode(currency, forKey: .currency)
+        if let productId { try c.encode(productId, forKey: .productId) }
+        try c.encode(paidTransactions, forKey: .paidTransactions)
+        try c.encode(gross, forKey: .gross)
+        try c.encode(grossMilliunits, forKey: .grossMilliunits)
+        try c.encode(fullRefunds, forKey: .fullRefunds)
+        try c.encode(refundedFull, forKey: .refundedFull)
+        try c.encode(fullRefundedMilliunits, forKey: .refundedFullMilliunits)
+        try c.encode(proratedRefunds, forKey: .proratedRefunds)
+        try c.encode(refundedProrated, forKey: .refundedProrated)
+        try c.encode(proratedRefundedMilliunits, forKey: .refundedProratedMilliunits)
+        try c.encode(refunds, forKey: .refunds)
+        try c.encode(refunded, forKey: .refunded)
+        try c.encode(refundedMilliunits, forKey: .refundedMilliunits)
+        try c.encode(net, forKey: .net)
+        try c.encode(netMilliunits, forKey: .netMilliunits)
+    }
+}

@@ -1,0 +1,65 @@
+/// Real money of a run per currency, from the prices Apple signed into the ledger (App Store Server API
+/// rows of `subscription_transactions`; verifyReceipt rows have no price and stay with `MoneySummary`'s
+/// catalog estimates). Folded one transaction at a time, bounded by currencies x products.
+///
+/// Encoded as the object `money.by_currency` of summary.json, keyed by ISO 4217 code; see docs/reports.md
+/// ("Money per currency").
+public struct MoneyByCurrency: Sendable, Equatable, Codable {
+    /// Currency -> its money, totals and per product.
+    public private(set) var currencies: [String: LedgerCurrencyMoney]
+
+    public init(currencies: [String: LedgerCurrencyMoney] = [:]) {
+        self.currencies = currencies
+    }
+
+    /// Folds the paid ledger-priced transactions of a run (price > 0 and a currency); others are ignored.
+    public init(transactions: some Sequence<ReportTransaction>) {
+        var lines: [String: [String: LedgerMoneyFigures]] = [:]
+        for transaction in transactions { Self.add(transaction, to: &lines) }
+        self.init(lines: lines)
+    }
+
+    /// Per currency then product, the figures being folded (see `RunSummaryAccumulator`).
+    typealias Lines = [String: [String: LedgerMoneyFigures]]
+
+    init(lines: Lines) {
+        currencies = lines.mapValues { products in
+            LedgerCurrencyMoney(
+                currency: products.values.first?.currency ?? "",
+                products: Array(products.values)
+            )
+        }
+    }
+
+    static func add(_ transaction: ReportTransaction, to lines: inout Lines) {
+        guard let price = transaction.priceMilliunits, price > 0, let currency = transaction.currency else { return }
+        lines[currency, default: [:]][
+            transaction.productId,
+            default: LedgerMoneyFigures(currency: currency, productId: transaction.productId)
+        ].add(transaction)
+    }
+
+    /// ISO codes present, sorted.
+    public var codes: [String] { currencies.keys.sorted() }
+
+    public var isEmpty: Bool { currencies.isEmpty }
+
+    /// One line per currency for a terminal (the demo): `USD  gross 19.98 (2)  refunded 14.49 (1 full,
+    /// 1 prorated)  net 5.49  [ledger (App Store Server API)]`. Empty when the run saw no priced transaction.
+    public func lines() -> [String] {
+        codes.compactMap { currencies[$0]?.totals }.map { t in
+            "\(t.currency)  gross \(t.gross) (\(t.paidTransactions))  refunded \(t.refunded) "
+                + "(\(t.fullRefunds) full, \(t.proratedRefunds) prorated)  net \(t.net)  "
+                + "[\(LedgerCurrencyMoney.source)]"
+        }
+    }
+
+    public init(from decoder: any Decoder) throws {
+        currencies = try decoder.singleValueContainer().decode([String: LedgerCurrencyMoney].self)
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.singleValueContainer()
+        try c.encode(currencies)
+    }
+}

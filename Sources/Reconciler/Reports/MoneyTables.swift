@@ -1,0 +1,57 @@
+import Foundation
+
+/// The rows of money.csv: one per currency and product, from the ledger's prices
+/// (`MoneyByCurrency`, source `ledger (App Store Server API)`) and from the catalog estimates
+/// (`MoneySummary`, source `catalog (products table)`), with amounts as exact decimal strings in the
+/// currency's minor unit (JPY `1500`, USD `9.99`). Never a row summed across currencies.
+public enum MoneyTables {
+    /// money.csv columns, in order.
+    public static let columns = [
+        "currency", "product_id", "source", "paid_transactions", "gross", "full_refunds", "refunded_full",
+        "prorated_refunds", "refunded_prorated", "refunds", "refunded", "net",
+    ]
+    /// Counts and amounts (never neutralised when they look numeric, so `-4.50` stays a number).
+    public static let numericColumns: Set<String> = [
+        "paid_transactions", "gross", "full_refunds", "refunded_full", "prorated_refunds", "refunded_prorated",
+        "refunds", "refunded", "net",
+    ]
+
+    /// Every row, sorted by currency, then source (ledger first), then product.
+    public static func rows(_ money: MoneySummary) -> [[String]] {
+        var rows: [(key: [String], row: [String])] = []
+        for currency in money.byCurrency.codes {
+            for line in money.byCurrency.currencies[currency]?.products ?? [] {
+                rows.append(([currency, "0", line.productId ?? ""], ledgerRow(line)))
+            }
+        }
+        for line in money.products {
+            for price in line.prices {
+                rows.append(([price.currency, "1", line.productId], catalogRow(line, price)))
+            }
+        }
+        return rows.sorted { $0.key.lexicographicallyPrecedes($1.key) }.map(\.row)
+    }
+
+    /// One ledger row (in `columns` order).
+    public static func ledgerRow(_ f: LedgerMoneyFigures) -> [String] {
+        [
+            f.currency, f.productId ?? "", LedgerCurrencyMoney.source, String(f.paidTransactions), f.gross,
+            String(f.fullRefunds), f.refundedFull, String(f.proratedRefunds), f.refundedProrated, String(f.refunds),
+            f.refunded, f.net,
+        ]
+    }
+
+    /// One catalog-estimate row: paid renewals x price as gross, refunds x price as full refunds.
+    public static func catalogRow(_ line: MoneySummary.ProductLine, _ price: MoneySummary.Price) -> [String] {
+        let revenue = Decimal(string: price.renewalRevenue, locale: Locale(identifier: "en_US_POSIX")) ?? 0
+        let refunded = Decimal(string: price.refunded, locale: Locale(identifier: "en_US_POSIX")) ?? 0
+        let c = price.currency
+        return [
+            c, line.productId, MoneySummary.catalogSource, String(line.paidRenewals),
+            CurrencyFormat.format(revenue, currency: c), String(line.paidRefunds),
+            CurrencyFormat.format(refunded, currency: c), "0", CurrencyFormat.format(0, currency: c),
+            String(line.paidRefunds), CurrencyFormat.format(refunded, currency: c),
+            CurrencyFormat.format(revenue - refunded, currency: c),
+        ]
+    }
+}
