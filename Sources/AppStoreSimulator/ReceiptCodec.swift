@@ -4,6 +4,8 @@
 /// original_transaction_id (u64), creation ms (i64), issue sequence (u32), padding length (u32),
 /// padding (pseudo-random, grows with history), SipHash-2-4 MAC (8 bytes) keyed by the seed.
 /// Not base64 or too short or wrong magic: malformed (21002); MAC mismatch: unauthenticated (21003).
+/// `decode` also reads PKCS#7 app receipts (`AppReceiptReader`, first byte 0x30), what `purchases.jsonl` and
+/// Apple's `latest_receipt` carry (docs/simulator.md, "Stored receipts"); this private format is still answered.
 public struct ReceiptCodec: Sendable {
     public enum Decoded: Sendable, Equatable {
         case valid(ReceiptToken)
@@ -13,12 +15,14 @@ public struct ReceiptCodec: Sendable {
 
     let seed: UInt64
     let sip: SipHash
+    let appReceipts: AppReceiptReader
     static let headerLength = 36
     static let magic: [UInt8] = [0x53, 0x49, 0x4D, 0x52]
 
     public init(seed: UInt64) {
         self.seed = seed
         self.sip = SipHash(k0: SeededRandom.hash(seed, 0x5EA1), k1: SeededRandom.hash(seed, 0x5EA2))
+        self.appReceipts = AppReceiptReader(seed: seed)
     }
 
     private static func put<T: FixedWidthInteger>(_ v: T, _ out: inout [UInt8]) {
@@ -63,6 +67,7 @@ public struct ReceiptCodec: Sendable {
     /// Decodes base64 receipt-data (as sent, JSON escapes already removed).
     public func decode(_ base64: [UInt8]) -> Decoded {
         guard let blob = Base64.decode(base64) else { return .malformed }
+        if blob.first == 0x30 { return appReceipts.decode(blob) }
         guard blob.count >= Self.headerLength + 8, Array(blob[0..<4]) == Self.magic, blob[4] == 1 else {
             return .malformed
         }

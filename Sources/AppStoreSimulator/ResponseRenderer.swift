@@ -7,10 +7,12 @@
 public struct ResponseRenderer: Sendable {
     public let population: Population
     public let codec: ReceiptCodec
+    let appReceipts: AppReceiptEncoder
 
     public init(population: Population) {
         self.population = population
         self.codec = ReceiptCodec(seed: population.seed)
+        self.appReceipts = AppReceiptEncoder(seed: population.seed, anchor: population.anchor)
     }
 
     /// Receipt size (before base64) for a family at a creation time: grows with the transactions it
@@ -20,25 +22,43 @@ public struct ResponseRenderer: Sendable {
             + 3 * Int(issueSequence)
     }
 
-    public func receipt(_ family: ReceiptFamily, createdAt: Int64, issueSequence: UInt32) -> [UInt8] {
-        let token = ReceiptToken(
+    private func token(_ family: ReceiptFamily, createdAt: Int64, issueSequence: UInt32) -> ReceiptToken {
+        ReceiptToken(
             familyIndex: UInt32(family.index),
             originalTransactionID: family.primaryOriginalTransactionID,
             sandbox: family.sandbox,
             createdAt: createdAt,
             issueSequence: issueSequence
         )
-        return codec.encode(
-            token,
+    }
+
+    /// A receipt in the simulator's private format (`ReceiptCodec`), as base64. verifyReceipt still answers it
+    /// (tests build receipts for any instant with it); neither the export nor the answers write it any more.
+    public func receipt(_ family: ReceiptFamily, createdAt: Int64, issueSequence: UInt32) -> [UInt8] {
+        codec.encode(
+            token(family, createdAt: createdAt, issueSequence: issueSequence),
             paddingLength: paddingLength(family, createdAt: createdAt, issueSequence: issueSequence)
         )
     }
 
-    /// The receipt the app stored (stale: issued at `storedReceiptAt`). A malformed one is still valid
-    /// base64 (it passes an import's syntax check, as a corrupted blob an app saved would) but does not
-    /// decode to a receipt: its leading bytes are zeroed, so Apple answers 21002.
+    /// A PKCS#7 app receipt (`AppReceiptEncoder`), as base64: what the app stored, and Apple's `latest_receipt`.
+    /// Indefinite-length BER for a quarter of the families (`AppReceiptEncoder.usesIndefiniteLength`), DER for the rest.
+    public func appReceipt(_ family: ReceiptFamily, createdAt: Int64, issueSequence: UInt32) -> [UInt8] {
+        Base64.encode(
+            appReceipts.receipt(
+                family,
+                token: token(family, createdAt: createdAt, issueSequence: issueSequence),
+                minimumLength: paddingLength(family, createdAt: createdAt, issueSequence: issueSequence),
+                indefinite: AppReceiptEncoder.usesIndefiniteLength(seed: population.seed, familyIndex: family.index)
+            )
+        )
+    }
+
+    /// The receipt the app stored (stale: issued at `storedReceiptAt`), a PKCS#7 app receipt. A malformed one
+    /// is still valid base64 (it passes an import's syntax check, as a corrupted blob an app saved would) but
+    /// does not decode to a receipt: its leading bytes are zeroed, so Apple answers 21002.
     public func storedReceipt(_ family: ReceiptFamily) -> String {
-        var bytes = receipt(family, createdAt: family.storedReceiptAt, issueSequence: family.storedIssueSequence)
+        var bytes = appReceipt(family, createdAt: family.storedReceiptAt, issueSequence: family.storedIssueSequence)
         if family.malformedStoredReceipt {
             for i in 0..<min(8, bytes.count) { bytes[i] = UInt8(ascii: "A") }
         }
@@ -120,7 +140,7 @@ public struct ResponseRenderer: Sendable {
         inApp = scrambled(inApp, salt: salt ^ 1)
         latest = scrambled(latest, salt: salt ^ 2)
         let newCreated = max(now, token.createdAt)
-        let newReceipt = receipt(family, createdAt: newCreated, issueSequence: token.issueSequence &+ 1)
+        let newReceipt = appReceipt(family, createdAt: newCreated, issueSequence: token.issueSequence &+ 1)
 
         var w = JSONWriter(capacity: 2048 + newReceipt.count + latest.count * 1200 + inApp.count * 1200)
         w.beginObject()

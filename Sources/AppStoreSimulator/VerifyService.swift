@@ -8,7 +8,9 @@ import Synchronization
 /// per-account fixed answers (21003, 21004, 21010), shared secret (21004), then status 0. With
 /// `secretMismatchForAll` every well-formed request is answered 21004, as when the app's shared secret is
 /// wrong for every receipt (a wrong password alone does that only for receipts that get that far). Successful
-/// answers are cached per (receipt, exclude flag, now) since they are a pure function of those.
+/// answers are cached per (receipt, exclude flag, now) since they are a pure function of those. PKCS#7 app
+/// receipts (what the app stored) are read once: their tokens are cached by a 128-bit keyed hash of the
+/// base64 text, so a repeated receipt costs a hash, not a BER walk and a signature check.
 public final class VerifyService: Sendable {
     public struct Outcome: Sendable {
         public var appleStatus: Int
@@ -29,6 +31,13 @@ public final class VerifyService: Sendable {
     // Responses are immutable once rendered; the lock only guards the dictionary.
     private let cache = Mutex<[CacheKey: ByteBuffer]>([:])
     private static let cacheLimit = 20_000
+    struct ReceiptKey: Hashable {
+        var h0: UInt64
+        var h1: UInt64
+        var count: Int
+    }
+    private let receiptHashes: (SipHash, SipHash)
+    private let receiptCache = Mutex<[ReceiptKey: ReceiptCodec.Decoded]>([:])
 
     public init(population: Population, sharedSecret: String, clock: SimClock, secretMismatchForAll: Bool = false) {
         self.population = population
@@ -36,6 +45,26 @@ public final class VerifyService: Sendable {
         self.sharedSecret = Array(sharedSecret.utf8)
         self.clock = clock
         self.secretMismatchForAll = secretMismatchForAll
+        let seed = population.seed
+        self.receiptHashes = (
+            SipHash(k0: SeededRandom.hash(seed, 0xCAC1), k1: SeededRandom.hash(seed, 0xCAC2)),
+            SipHash(k0: SeededRandom.hash(seed, 0xCAC3), k1: SeededRandom.hash(seed, 0xCAC4))
+        )
+    }
+
+    /// Decodes receipt-data; app receipts (base64 of PKCS#7 starts with `M`) through the cache.
+    func decodeReceipt(_ data: [UInt8]) -> ReceiptCodec.Decoded {
+        guard data.first == UInt8(ascii: "M") else { return renderer.codec.decode(data) }
+        let key = data.withUnsafeBytes {
+            ReceiptKey(h0: receiptHashes.0.mac($0), h1: receiptHashes.1.mac($0), count: data.count)
+        }
+        if let hit = receiptCache.withLock({ $0[key] }) { return hit }
+        let decoded = renderer.codec.decode(data)
+        receiptCache.withLock { c in
+            if c.count >= Self.cacheLimit { c.removeAll(keepingCapacity: true) }
+            c[key] = decoded
+        }
+        return decoded
     }
 
     private static func buffer(_ bytes: [UInt8]) -> ByteBuffer {
@@ -65,7 +94,7 @@ public final class VerifyService: Sendable {
         if secretMismatchForAll { return Self.statusOutcome(21004) }
         guard let data = request.receiptData, !data.isEmpty else { return Self.statusOutcome(21002) }
         let token: ReceiptToken
-        switch renderer.codec.decode(data) {
+        switch decodeReceipt(data) {
         case .malformed: return Self.statusOutcome(21002)
         case .unauthenticated: return Self.statusOutcome(21003)
         case .valid(let t): token = t

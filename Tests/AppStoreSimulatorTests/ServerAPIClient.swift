@@ -25,8 +25,16 @@ struct ServerAPIClient: Sendable {
         )
     }
 
+    /// Without `token`, signs with the client's own token issued now, as a client re-mints its token before it
+    /// expires (long runs outlive one token's 5 minutes).
     func get(_ path: String, token: TestAPIToken? = nil) async throws -> TestResponse {
-        try await connection.send(.GET, path, headers: [(token ?? self.token).authorization])
+        try await connection.send(.GET, path, headers: [(token ?? fresh).authorization])
+    }
+
+    var fresh: TestAPIToken {
+        var current = token
+        current.issuedAt = Int64(Date().timeIntervalSince1970)
+        return current
     }
 
     /// The base path of an environment: production at the root, sandbox under `/sandbox`.

@@ -1,0 +1,101 @@
+/// A value to write in ASN.1 BER (docs/simulator.md, "Stored receipts"): a primitive with its content bytes,
+/// a constructed value with its members, or bytes already encoded (a certificate).
+///
+/// `der` writes definite lengths throughout; `indefinite` writes every constructed value with the
+/// indefinite length form (`0x80`, closed by the end-of-contents octets `00 00`), as Xcode and StoreKit do
+/// for the outer layers of an app receipt. Pre-encoded bytes are copied as they are in both forms.
+indirect enum BERNode: Sendable {
+    case primitive(tag: UInt8, [UInt8])
+    case constructed(tag: UInt8, [BERNode])
+    case encoded([UInt8])
+
+    static func integer(_ value: Int64) -> BERNode {
+        var bytes: [UInt8] = []
+        var v = value
+        repeat {
+            bytes.insert(UInt8(truncatingIfNeeded: v), at: 0)
+            v >>= 8
+        } while !(v == 0 && bytes[0] & 0x80 == 0) && !(v == -1 && bytes[0] & 0x80 != 0)
+        return .primitive(tag: 0x02, bytes)
+    }
+
+    static func octets(_ bytes: [UInt8]) -> BERNode { .primitive(tag: 0x04, bytes) }
+    static func utf8(_ text: String) -> BERNode { .primitive(tag: 0x0C, Array(text.utf8)) }
+    static func ia5(_ text: String) -> BERNode { .primitive(tag: 0x16, Array(text.utf8)) }
+    static func sequence(_ members: [BERNode]) -> BERNode { .constructed(tag: 0x30, members) }
+    static func set(_ members: [BERNode]) -> BERNode { .constructed(tag: 0x31, members) }
+    /// `[n]` context-specific, constructed.
+    static func context(_ number: UInt8, _ members: [BERNode]) -> BERNode { .constructed(tag: 0xA0 | number, members) }
+
+    /// An OBJECT IDENTIFIER from its arcs (the first two are at most 2 and 39).
+    static func oid(_ arcs: [UInt64]) -> BERNode {
+        var bytes: [UInt8] = []
+        func base128(_ value: UInt64) {
+            var chunk: [UInt8] = [UInt8(value & 0x7F)]
+            var v = value >> 7
+            while v > 0 {
+                chunk.insert(UInt8(v & 0x7F) | 0x80, at: 0)
+                v >>= 7
+            }
+            bytes += chunk
+        }
+        base128(arcs[0] * 40 + arcs[1])
+        for arc in arcs.dropFirst(2) { base128(arc) }
+        return .primitive(tag: 0x06, bytes)
+    }
+
+    /// A DER SET OF: members sorted by their encodings (X.690 11.6).
+    static func derSetOf(_ members: [BERNode]) -> BERNode {
+        .constructed(tag: 0x31, members.map(\.der).sorted { $0.lexicographicallyPrecedes($1) }.map { .encoded($0) })
+    }
+
+    var der: [UInt8] {
+        var out: [UInt8] = []
+        write(into: &out, indefinite: false)
+        return out
+    }
+
+    var indefinite: [UInt8] {
+        var out: [UInt8] = []
+        write(into: &out, indefinite: true)
+        return out
+    }
+
+    func write(into out: inout [UInt8], indefinite: Bool) {
+        switch self {
+        case .encoded(let bytes):
+            out += bytes
+        case .primitive(let tag, let content):
+            out.append(tag)
+            Self.appendLength(content.count, to: &out)
+            out += content
+        case .constructed(let tag, let members):
+            out.append(tag)
+            if indefinite {
+                out.append(0x80)
+                for member in members { member.write(into: &out, indefinite: true) }
+                out += [0, 0]
+            } else {
+                var content: [UInt8] = []
+                for member in members { member.write(into: &content, indefinite: false) }
+                Self.appendLength(content.count, to: &out)
+                out += content
+            }
+        }
+    }
+
+    static func appendLength(_ length: Int, to out: inout [UInt8]) {
+        if length < 0x80 {
+            out.append(UInt8(length))
+            return
+        }
+        var bytes: [UInt8] = []
+        var v = length
+        while v > 0 {
+            bytes.insert(UInt8(v & 0xFF), at: 0)
+            v >>= 8
+        }
+        out.append(0x80 | UInt8(bytes.count))
+        out += bytes
+    }
+}
