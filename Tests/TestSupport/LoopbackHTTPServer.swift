@@ -15,9 +15,12 @@ import Darwin
 ///
 /// A handler may block (e.g. sleep to answer slowly): it runs on its connection's own thread.
 ///
-/// `@unchecked Sendable`: the listening descriptor is immutable after `init`; the request log is
-/// guarded by a `Mutex`, the connection count is atomic; connection threads only read the immutable
-/// handler.
+/// Connections have no idle timeout (a test starved of CPU may leave one idle for long, and a request
+/// left unanswered stays so): they end when the client closes them or at `stop()`.
+///
+/// `@unchecked Sendable`: the listening descriptor is immutable after `init`; the request log and the
+/// open connections are guarded by `Mutex`es, the connection count is atomic; connection threads only
+/// read the immutable handler.
 public final class LoopbackHTTPServer: @unchecked Sendable {
     /// One request as received.
     public struct Request: Sendable {
@@ -87,6 +90,9 @@ public final class LoopbackHTTPServer: @unchecked Sendable {
     private let silent: Bool
     private let log = Mutex<[Request]>([])
     private let connections = Atomic<Int>(0)
+    /// Descriptors of the connections still open; a descriptor leaves the set before it is closed, so
+    /// `stop()` never touches a number the system has handed out again.
+    private let open = Mutex<Set<Int32>>([])
     private let finished = DispatchSemaphore(value: 0)
 
     public var baseURL: String { "http://127.0.0.1:\(port)" }
@@ -144,12 +150,15 @@ public final class LoopbackHTTPServer: @unchecked Sendable {
         thread.start()
     }
 
-    /// Stops accepting and waits for the accept thread to end (open connections end when their client
-    /// closes them).
+    /// Stops accepting, waits for the accept thread to end, and shuts the open connections down (their
+    /// threads then end).
     public func stop() {
         shutdown(listener, Int32(SHUT_RDWR))
         _ = finished.wait(timeout: .now() + 10)
         close(listener)
+        open.withLock { fds in
+            for fd in fds { shutdown(fd, Int32(SHUT_RDWR)) }
+        }
     }
 
     private func acceptLoop() {
@@ -161,8 +170,10 @@ public final class LoopbackHTTPServer: @unchecked Sendable {
                 return
             }
             connections.add(1, ordering: .relaxed)
+            open.withLock { _ = $0.insert(client) }
             let thread = Thread { [self] in
                 serve(client)
+                open.withLock { _ = $0.remove(client) }
                 close(client)
             }
             thread.start()
@@ -171,8 +182,6 @@ public final class LoopbackHTTPServer: @unchecked Sendable {
 
     /// Answers requests on one connection until the client closes it (or asks to).
     private func serve(_ fd: Int32) {
-        var timeout = timeval(tv_sec: 30, tv_usec: 0)
-        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
         if silent {
             Self.drain(fd)
             return
@@ -181,7 +190,7 @@ public final class LoopbackHTTPServer: @unchecked Sendable {
         while serveOne(fd, &buffer) {}
     }
 
-    /// Reads and discards until the client closes the connection (or the receive timeout ends the wait).
+    /// Reads and discards until the client closes the connection (or `stop()` shuts it down).
     private static func drain(_ fd: Int32) {
         var chunk = [UInt8](repeating: 0, count: 16 * 1024)
         while chunk.withUnsafeMutableBytes({ recv(fd, $0.baseAddress, $0.count, 0) }) > 0 {}
