@@ -107,15 +107,7 @@ let package = Package(
             resources: [.copy("Fixtures")]
         ),
         .testTarget(name: "PostgresTests", dependencies: ["Postgres", "TestSupport"]),
-        .testTarget(
-            name: "CurlHTTPTests",
-            dependencies: [
-                "CurlHTTP",
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOPosix", package: "swift-nio"),
-                .product(name: "NIOHTTP1", package: "swift-nio"),
-            ]
-        ),
+        .testTarget(name: "CurlHTTPTests", dependencies: ["CurlHTTP", "TestSupport"]),
         .testTarget(
             name: "AppStoreSimulatorTests",
             dependencies: [

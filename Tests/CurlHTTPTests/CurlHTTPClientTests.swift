@@ -2,26 +2,24 @@ import CurlHTTP
 import Dispatch
 import Foundation
 import Synchronization
+import TestSupport
 import Testing
 
-/// Integration tests: the real client against a real NIO HTTP server on 127.0.0.1.
+/// Integration tests: the real client against a real HTTP server on 127.0.0.1 (`LoopbackHTTPServer`
+/// answering `CurlTestRoutes`).
 @Suite struct CurlHTTPClientTests {
     /// Starts a server and a client, runs `body`, then shuts both down.
     private func withFixture(
         _ configuration: CurlHTTPClient.Configuration = .init(totalTimeout: .seconds(30)),
-        _ body: (TestHTTPServer, CurlHTTPClient) async throws -> Void
+        _ body: (LoopbackHTTPServer, CurlHTTPClient) async throws -> Void
     ) async throws {
-        let server = try await TestHTTPServer.start()
+        let server = try LoopbackHTTPServer(handler: CurlTestRoutes.answer)
         let client = CurlHTTPClient(configuration: configuration)
-        do {
-            try await body(server, client)
-        } catch {
+        defer {
             client.shutdown()
-            try await server.stop()
-            throw error
+            server.stop()
         }
-        client.shutdown()
-        try await server.stop()
+        try await body(server, client)
     }
 
     private func failure(_ client: CurlHTTPClient, _ request: HTTPRequest) async -> HTTPClientError? {
@@ -65,7 +63,7 @@ import Testing
             }
             #expect(statuses.count == 500)
             #expect(statuses.allSatisfy { $0.0 == 200 && $0.1 == "hello" })
-            #expect(server.receivedRequests == 500)
+            #expect(server.requests.count == 500)
             #expect(server.acceptedConnections >= 1)
             #expect(server.acceptedConnections <= 8)
             #expect(server.acceptedConnections < 100)
@@ -78,13 +76,13 @@ import Testing
                 let response = try await client.execute(HTTPRequest(url: server.baseURL + "/hello"))
                 #expect(response.status == 200)
             }
-            #expect(server.receivedRequests == 20)
+            #expect(server.requests.count == 20)
             #expect(server.acceptedConnections == 1)
         }
     }
 
     @Test func shutdownClosesEveryClientSocket() async throws {
-        let server = try await TestHTTPServer.start()
+        let server = try LoopbackHTTPServer(handler: CurlTestRoutes.answer)
         let client = CurlHTTPClient(configuration: .init(maxHostConnections: 4, totalTimeout: .seconds(30)))
         try await withThrowingTaskGroup(of: Void.self) { group in
             for _ in 0..<40 {
@@ -100,7 +98,7 @@ import Testing
             try await Task.sleep(for: .milliseconds(20))
         }
         #expect(try openClientSockets(toPort: server.port) == 0)
-        try await server.stop()
+        server.stop()
     }
 
     /// Sockets of this process connected to 127.0.0.1:`port` that still hold a descriptor
@@ -178,13 +176,13 @@ import Testing
     }
 
     @Test func stalledTLSHandshakeHitsConnectTimeout() async throws {
-        let silent = try await TestHTTPServer.start(silent: true)
+        let silent = try LoopbackHTTPServer(silent: true, handler: CurlTestRoutes.answer)
         let client = CurlHTTPClient(
             configuration: .init(connectTimeout: .milliseconds(300), totalTimeout: .seconds(20))
         )
         let error = await failure(client, HTTPRequest(url: "https://127.0.0.1:\(silent.port)/verifyReceipt"))
         client.shutdown()
-        try await silent.stop()
+        silent.stop()
         let unwrapped = try #require(error)
         #expect(unwrapped.code == .connectTimeout)
         #expect(unwrapped.curlCode == 28)
@@ -192,7 +190,10 @@ import Testing
     }
 
     @Test func closedPortGivesConnectionFailed() async throws {
-        let port = try await TestHTTPServer.closedPort()
+        // A port on 127.0.0.1 that nothing listens on (bound, then closed).
+        let closed = try LoopbackHTTPServer(handler: CurlTestRoutes.answer)
+        let port = closed.port
+        closed.stop()
         let client = CurlHTTPClient(configuration: .init(connectTimeout: .seconds(5), totalTimeout: .seconds(10)))
         defer { client.shutdown() }
         let error = try #require(await failure(client, HTTPRequest(url: "http://127.0.0.1:\(port)/verifyReceipt")))
@@ -282,7 +283,7 @@ import Testing
     }
 
     @Test func shutdownCancelsTransfersInFlight() async throws {
-        let server = try await TestHTTPServer.start()
+        let server = try LoopbackHTTPServer(handler: CurlTestRoutes.answer)
         let client = CurlHTTPClient(configuration: .init(maxHostConnections: 20, totalTimeout: .seconds(60)))
         let count = 10
         let codes = Mutex<[HTTPClientError.Code?]>([])
@@ -298,10 +299,10 @@ import Testing
         }
         // Wait (bounded) until the server has every request, so they are truly in flight.
         let deadline = ContinuousClock.now + .seconds(20)
-        while server.receivedRequests < count, ContinuousClock.now < deadline {
+        while server.requests.count < count, ContinuousClock.now < deadline {
             try await Task.sleep(for: .milliseconds(20))
         }
-        #expect(server.receivedRequests == count)
+        #expect(server.requests.count == count)
 
         client.shutdown()
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
@@ -321,7 +322,7 @@ import Testing
         let late = try #require(await failure(client, HTTPRequest(url: server.baseURL + "/hello")))
         #expect(late.code == .cancelled)
         client.shutdown()  // idempotent
-        try await server.stop()
+        server.stop()
     }
 
     @Test func cancellingTheTaskCancelsTheTransfer() async throws {
@@ -336,7 +337,7 @@ import Testing
                 }
             }
             let deadline = ContinuousClock.now + .seconds(20)
-            while server.receivedRequests < 1, ContinuousClock.now < deadline {
+            while server.requests.count < 1, ContinuousClock.now < deadline {
                 try await Task.sleep(for: .milliseconds(20))
             }
             task.cancel()

@@ -1,4 +1,5 @@
 import Foundation
+import ReceiptDomain
 
 /// One validated subscription row from an import file (JSONL or CSV): who owns it, which
 /// subscription it is, the stored receipt to re-verify and the expiry the caller believed.
@@ -6,12 +7,6 @@ import Foundation
 /// Produced only by `ImportParser`, which has already checked every field; `line` is the
 /// physical line where the record starts, for later error messages.
 public struct ImportRecord: Sendable, Equatable {
-    /// The App Store environment a receipt belongs to, normalised from any letter case.
-    public enum Environment: String, Sendable, Equatable, CaseIterable {
-        case production = "Production"
-        case sandbox = "Sandbox"
-    }
-
     /// Physical line number (1-based) of the record's first line in the file.
     public let line: Int
     public let userId: String
@@ -21,7 +16,8 @@ public struct ImportRecord: Sendable, Equatable {
     /// The stored base64 app receipt (standard alphabet). Never log it: use `receiptSummary`.
     public let latestReceipt: String
     public let expiresAt: Date
-    public let environment: Environment?
+    /// The App Store environment the receipt belongs to, normalised from any letter case.
+    public let environment: AppleEnvironment?
     public let bundleId: String?
 
     public init(
@@ -31,7 +27,7 @@ public struct ImportRecord: Sendable, Equatable {
         originalTransactionId: String,
         latestReceipt: String,
         expiresAt: Date,
-        environment: Environment?,
+        environment: AppleEnvironment?,
         bundleId: String?
     ) {
         self.line = line

@@ -1,5 +1,6 @@
 import CivilTime
 import Foundation
+import ReceiptDomain
 
 /// Checks the fields of one import record and builds the `ImportRecord`; pure, shared by
 /// the JSON Lines and CSV paths of `ImportParser`.
@@ -52,13 +53,9 @@ enum ImportRecordValidator {
                 )
             )
         }
-        var environment: ImportRecord.Environment?
+        var environment: AppleEnvironment?
         if let text = values["environment"] {
-            guard
-                let match = ImportRecord.Environment.allCases.first(where: {
-                    $0.rawValue.lowercased() == text.lowercased()
-                })
-            else {
+            guard let match = AppleEnvironment(appleValue: text) else {
                 return failure("environment", .invalidValue, "\(quoted(text)) is not Production or Sandbox")
             }
             environment = match
