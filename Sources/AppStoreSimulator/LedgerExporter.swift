@@ -11,10 +11,13 @@ struct LedgerExporter: Sendable {
         family.bundleID == bundleID && family.fixedStatus != 21010
     }
 
-    /// The amount refunded: the price times the revocation percentage, rounded down to the currency's minor unit.
+    /// The amount refunded: the price times the revocation percentage, rounded to the currency's minor unit,
+    /// half away from zero (Apple does not document its rounding; this is the convention docs/simulator.md
+    /// states for revenue.json). Integer arithmetic: prices and percentages are positive.
     static func refunded(price: Int64, _ percentage: Int64?, minorUnit: Int64) -> Int64 {
         guard let percentage else { return 0 }
-        return price * percentage / 100_000 / minorUnit * minorUnit
+        let scale = 100_000 * minorUnit
+        return (price * percentage + scale / 2) / scale * minorUnit
     }
 
     func ledgerLine(family: ReceiptFamily, plan: SubscriptionPlan, now: Int64) -> [UInt8] {

@@ -270,6 +270,20 @@ struct PopulationGenerator {
             stored = storedAt(plan, transactionsBack: after - 1 - n, &rng)
             // The previous night ran between the refund and the new purchase, and found the row revoked.
             if revokedRow { priorRunAt = refundAt + (resubscribeAt - refundAt) / 2 }
+        case .midPeriodRefund, .midPeriodAutoRenewOff:
+            // The window cannot see these: the row was verified last night, its expiry is months away.
+            let yearly = catalog.proYearly
+            let yearStart = anchor - rng.between(35 * day, 120 * day)
+            let n = rng.int(0...1)
+            var plan = newPlan(yearly, start: back(yearly, from: yearStart, periods: n), sandbox: false)
+            let eventAt = anchor - rng.between(6 * SimTime.hour, 5 * day)
+            if scenario == .midPeriodRefund {
+                plan.refunds = [.init(transactionIndex: n, at: eventAt, reason: rng.int(0...1))]
+            }
+            plan.autoRenewOffAt = eventAt
+            plans = [plan]
+            stored = storedAt(plan, transactionsBack: 0, &rng)
+            priorRunAt = eventAt - rng.between(SimTime.hour, 20 * SimTime.hour)
         case .appStoredLaterExpiry:
             let product = catalog.pick(&rng)
             let lastExpiry = anchor - rng.between(day, 20 * day)

@@ -43,11 +43,20 @@ public enum Scenario: String, Sendable, CaseIterable {
     case nulInText = "nul_in_text"
     /// 21004 for this one receipt (as if another app's receipt were sent with our secret).
     case foreignSecretReceipt = "foreign_secret_receipt"
+    /// A yearly in its second to fourth month, refunded a few days before the anchor; the previous night's
+    /// run saw it active with an expiry months away, so only a notification makes it due.
+    case midPeriodRefund = "mid_period_refund"
+    /// A yearly in its second to fourth month whose customer turned auto-renew off a few days before the
+    /// anchor; as above, only a notification makes it due.
+    case midPeriodAutoRenewOff = "mid_period_auto_renew_off"
+
+    /// Only App Store Server Notifications reveal what changed before the next nightly window would.
+    public var seenOnlyThroughNotifications: Bool { self == .midPeriodRefund || self == .midPeriodAutoRenewOff }
 
     public var weight: Int {
         switch self {
         case .activeNotRenewed: return 24
-        case .silentRenewal: return 44
+        case .silentRenewal: return 40
         case .autoRenewOffExpired: return 14
         case .expiredLongAgo: return 8
         case .billingRetry: return 10
@@ -77,6 +86,8 @@ public enum Scenario: String, Sendable, CaseIterable {
         case .nearInt64Max: return 1
         case .nulInText: return 1
         case .foreignSecretReceipt: return 2
+        case .midPeriodRefund: return 2
+        case .midPeriodAutoRenewOff: return 2
         }
     }
 }

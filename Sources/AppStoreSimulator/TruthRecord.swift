@@ -12,6 +12,11 @@ public struct TruthRecord: Sendable, Equatable {
         /// 21010, "treat as if never purchased": the row holds `state` (expired), `product_id` (stored),
         /// auto-renew off, no ledger, and an expiry by `expires_at_rule`.
         case entitlementEnded = "entitlement_ended"
+        /// Not due: the nightly window does not select the row (verified last night, expiry months away)
+        /// and verifyReceipt has no notifications, so the row holds what the previous run left (`state`,
+        /// `expires_at`, `product_id` are `prior_run`'s) and is not verified again. The Server API view of
+        /// the same record is a decision: Get Notification History makes the row due.
+        case notDue = "not_due"
     }
 
     /// What a previous night's run left in the row (the demo seeds it after the import).
@@ -122,6 +127,13 @@ public struct TruthRecord: Sendable, Equatable {
                 productID: prior.productID,
                 revokedAt: prior.revokedAt
             )
+        }
+        if !asServerAPI, scenario.seenOnlyThroughNotifications, let priorRun {
+            expect = .notDue
+            state = priorRun.state
+            expiresAt = priorRun.expiresAt
+            productID = priorRun.productID
+            return
         }
         if appleStatus == 21010 {
             // "Treat as if a purchase was never made": the entitlement ends at the run, the row stays.

@@ -44,6 +44,15 @@ struct DemoCommand: ParsableCommand {
     )
     var simulatorFaults: Double?
 
+    @Option(
+        help: ArgumentHelp(
+            "With --source server-api: share (0..1) of subscriptions whose every answer the simulator signs with "
+                + "a fault; each must be refused and its row left untouched. Default none.",
+            valueName: "share"
+        )
+    )
+    var forgedSubscriptions: Double?
+
     @Option(help: ArgumentHelp("Write the run's reports under this directory.", valueName: "dir"))
     var reportDir: String = "./reports"
 
@@ -64,6 +73,15 @@ struct DemoCommand: ParsableCommand {
             throw ValidationError("--source must be verify-receipt or server-api, not \(source)")
         }
         if let now, RFC3339.parse(now) == nil { throw ValidationError("--now: \(now) is not an RFC 3339 timestamp") }
+        if let forgedSubscriptions {
+            guard kind == .serverAPI else { throw ValidationError("--forged-subscriptions needs --source server-api") }
+            guard (0...1).contains(forgedSubscriptions) else {
+                throw ValidationError("--forged-subscriptions must be within 0...1")
+            }
+        }
+        if let simulatorFaults, !(0...1).contains(simulatorFaults) {
+            throw ValidationError("--simulator-faults must be within 0...1")
+        }
     }
 
     func run() throws {
@@ -113,7 +131,8 @@ struct DemoCommand: ParsableCommand {
             seed: seed,
             subscriptions: subscriptions,
             now: asOf,
-            into: work.path
+            into: work.path,
+            extra: forgedArguments
         )
         let imported = try Importer(connectionString: url).importFile(
             work.appendingPathComponent("purchases.jsonl").path,
@@ -138,6 +157,7 @@ struct DemoCommand: ParsableCommand {
             "--bundle-id", bundleId,
         ]
         if let faults = simulatorFaults { simArguments += ["--faults-all", String(faults)] }
+        simArguments += forgedArguments
         let sourceKind = AppleSourceKind(rawValue: source) ?? .verifyReceipt
         if sourceKind == .serverAPI {
             // Apple's per-endpoint limits, raised to the demo's rate (the reconciler keeps to the same figures).
@@ -184,14 +204,35 @@ struct DemoCommand: ParsableCommand {
             reportDirectory: reportDir
         )
         let summary = try ReconciliationRunner(connectionString: url, logger: logger).run(request)
+        let conn = try PostgresConnection(url)
+        defer { conn.close() }
+        // With faults, rows a night could not finish (never verified) are due again: more nights at the same
+        // instant, as many as it takes (at most five), like a real week of nights would.
+        var nights = 1
+        while simulatorFaults != nil, nights < 5, try Self.neverVerified(conn) > 0 {
+            nights += 1
+            step("night \(nights): \(try Self.neverVerified(conn)) subscriptions left unresolved by faults")
+            let later = try ReconciliationRunner(connectionString: url, logger: logger).run(request)
+            step("night \(nights): run \(later.runId) \(later.status), \(later.done) of \(later.due) verified")
+        }
         let reportPath = summary.reportPath
 
         // 5. Compare with the truth.
-        let conn = try PostgresConnection(url)
-        defer { conn.close() }
         var truthComparison = TruthComparison(connection: conn, bundleId: bundleId)
         truthComparison.serverAPI = sourceKind == .serverAPI
+        let serverAPIExport = work.appendingPathComponent("server-api").path
+        if sourceKind == .serverAPI {
+            truthComparison.forgedSubscriptions = try TruthComparison.forgedSubscriptions(
+                file: serverAPIExport + "/signature-faults.jsonl"
+            )
+        }
         let comparison = try truthComparison.compare(truthFile: work.appendingPathComponent("truth.jsonl").path)
+        var ledger: LedgerComparison.Report?
+        if sourceKind == .serverAPI {
+            var ledgerComparison = LedgerComparison(connection: conn)
+            ledgerComparison.forgedSubscriptions = truthComparison.forgedSubscriptions
+            ledger = try ledgerComparison.compare(exportDirectory: serverAPIExport)
+        }
 
         print("")
         print(
@@ -208,10 +249,24 @@ struct DemoCommand: ParsableCommand {
         let money = try ReportGenerator(connection: conn).summary(runId: summary.runId).summary
         for line in money.moneyLines() { print("  \(line)") }
         if let reportPath { print("  reports: \(reportPath)") }
+        if nights > 1 { print("  nights: \(nights) (faults left rows for the next night)") }
         for line in comparison.lines() { print("  \(line)") }
-        guard comparison.matched == comparison.compared, comparison.compared == subscriptions else {
+        for line in ledger?.lines() ?? [] { print("  \(line)") }
+        guard comparison.matched == comparison.compared, comparison.compared == subscriptions,
+            ledger?.matches ?? true
+        else {
             throw ExitCode.failure
         }
+    }
+
+    /// The simulator's arguments (export and serve) for `--forged-subscriptions`.
+    private var forgedArguments: [String] {
+        forgedSubscriptions.map { ["--signature-faulty-subscriptions", String($0)] } ?? []
+    }
+
+    private static func neverVerified(_ conn: PostgresConnection) throws -> Int {
+        try conn.queryFirst("SELECT count(*) AS n FROM subscriptions WHERE last_verified_at IS NULL")?
+            .decode("n", as: Int.self) ?? 0
     }
 
     /// The App Store Server API settings for the simulator, from what `export` wrote: `api.json` (key id,

@@ -86,6 +86,7 @@ struct PipelineOptions: ParsableArguments {
     var appAppleId: String?
 
     @Option(
+        name: .customLong("server-api-url"),
         help: ArgumentHelp(
             "App Store Server API production base URL (overrides APPLE_SERVER_API_URL).",
             valueName: "url"
@@ -94,6 +95,7 @@ struct PipelineOptions: ParsableArguments {
     var serverAPIURL: String?
 
     @Option(
+        name: .customLong("server-api-sandbox-url"),
         help: ArgumentHelp(
             "App Store Server API sandbox base URL (overrides APPLE_SERVER_API_SANDBOX_URL).",
             valueName: "url"
@@ -196,11 +198,18 @@ struct PipelineOptions: ParsableArguments {
     /// The source the run uses and the settings it needs: verifyReceipt's shared secret only for verifyReceipt,
     /// the Server API's key whenever one is configured (notification history is read with either source).
     /// - Throws: `ConfigurationError` (exit 78) naming the setting at fault.
-    func sourceSettings() throws -> (AppleSourceKind, AppleConfiguration?, ServerAPISettings?) {
-        let kind = try ServerAPISettings.resolveSource(
-            flag: source.flatMap(AppleSourceKind.init(rawValue:)),
-            privateKeyFile: privateKeyFile
-        )
+    /// `resumed`: the source stored with the run being resumed, which wins over `auto` (not over `--source` or
+    /// `APPLE_SOURCE`).
+    func sourceSettings(
+        resumed: AppleSourceKind? = nil
+    ) throws -> (
+        AppleSourceKind, AppleConfiguration?, ServerAPISettings?
+    ) {
+        var flag = source.flatMap(AppleSourceKind.init(rawValue:))
+        if flag == nil, ProcessInfo.processInfo.environment["APPLE_SOURCE", default: ""].isEmpty, let resumed {
+            flag = resumed
+        }
+        let kind = try ServerAPISettings.resolveSource(flag: flag, privateKeyFile: privateKeyFile)
         var serverAPI: ServerAPISettings?
         if kind == .serverAPI || ServerAPISettings.keyConfigured(privateKeyFile: privateKeyFile) {
             serverAPI = try ServerAPISettings.load(

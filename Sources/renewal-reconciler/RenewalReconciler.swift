@@ -33,8 +33,10 @@ struct RenewalReconciler: ParsableCommand {
             Apple renews subscriptions silently: no notification arrives when a renewal succeeds, refunds and \
             billing failures are easy to miss, and the receipt stored at purchase goes stale. Run `run` nightly \
             (cron or the systemd timer in cron/): it selects subscriptions near or past their expiry, \
-            re-verifies each stored receipt with Apple's verifyReceipt under a strict rate limit, saves the \
-            newest receipt and expiry, and writes reports.
+            asks Apple about each under a strict rate limit (the App Store Server API when an In-App Purchase \
+            key is configured, which also reads Apple's notification history so a refund mid-period is seen; \
+            else verifyReceipt with the shared secret), saves the newest receipt, signed data and expiry, and \
+            writes reports. docs/server-api.md explains moving to the App Store Server API.
 
             Environment (flags override it; the shared secret is never taken from a flag):
               DATABASE_URL              libpq connection string or URI
@@ -50,6 +52,10 @@ struct RenewalReconciler: ParsableCommand {
               APPLE_PRIVATE_KEY_FILE    App Store Server API key (.p8); also the
                                         systemd credential apple-private-key
               APPLE_KEY_ID, APPLE_ISSUER_ID  App Store Server API key and issuer ids
+              APPLE_APP_APPLE_ID        the app's App Apple ID (Server API, production)
+              APPLE_SOURCE              auto (default), server-api or verify-receipt
+              APPLE_SERVER_API_URL, APPLE_SERVER_API_SANDBOX_URL
+                                        App Store Server API base URLs
 
             \(ReconcilerExitCode.helpText)
             """,

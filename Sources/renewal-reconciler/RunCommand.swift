@@ -70,7 +70,13 @@ struct RunCommand: ParsableCommand {
     func run() throws {
         logging.bootstrap()
         try runReportingErrors {
-            let settings = try pipeline.sourceSettings()
+            let resumed =
+                resume
+                ? try ReconciliationRunner.storedSource(
+                    connectionString: try database.connectionString(),
+                    resume: runId
+                ) : nil
+            let settings = try pipeline.sourceSettings(resumed: resumed)
             let request = ReconciliationRunner.Request(
                 mode: .nightly,
                 selection: .due(

@@ -54,6 +54,20 @@ func temporaryDirectory(_ name: String) -> String {
                     #expect(truth.state == "expired" && truth.autoRenew == false && truth.transactionCount == 0)
                     #expect(truth.expiresAt == stored.expires && truth.expiresAtRule == TruthRecord.notAfterRun)
                     #expect(truth.productID == stored.productID)
+                } else if family.scenario.seenOnlyThroughNotifications {
+                    // verifyReceipt cannot see the change: the row keeps what last night's run left.
+                    let prior = try #require(truth.priorRun)
+                    #expect(truth.expect == .notDue && truth.state == "active" && prior.state == "active")
+                    #expect(truth.expiresAt == prior.expiresAt && (prior.expiresAt ?? 0) > Self.now + 180 * SimTime.day)
+                    #expect(prior.verifiedAt < Self.now && prior.verifiedAt > Self.now - 6 * SimTime.day)
+                    let view = try #require(truth.serverAPI, "the Server API view differs")
+                    #expect(view.expect == .decision)
+                    if family.scenario == .midPeriodRefund {
+                        #expect(view.state == "revoked" && view.revokedAt.map { $0 > prior.verifiedAt } == true)
+                        #expect((view.expiresAt ?? .max) < (prior.expiresAt ?? 0), "the refund moves the expiry back")
+                    } else {
+                        #expect(view.state == "active" && view.autoRenew == false && view.expiresAt == prior.expiresAt)
+                    }
                 } else {
                     let expected = try #require(Self.expectedStates[family.scenario])
                     #expect(truth.appleStatus == 0 && truth.expect == .decision && truth.expiresAtRule == nil)
@@ -62,7 +76,11 @@ func temporaryDirectory(_ name: String) -> String {
                         "seed \(seed) family \(family.index) \(family.scenario): \(truth.state ?? "nil")"
                     )
                 }
-                #expect((truth.priorRun != nil) == (family.scenario == .refundThenResubscribeRevokedRow))
+                #expect(
+                    (truth.priorRun != nil)
+                        == (family.scenario == .refundThenResubscribeRevokedRow
+                            || family.scenario.seenOnlyThroughNotifications)
+                )
                 #expect(
                     (family.implausibleValue != nil)
                         == [.absurdDate, .nearInt64Max, .nulInText].contains(family.scenario)

@@ -7,7 +7,8 @@ public enum ReconcilerExitCode: Int32, Sendable, CaseIterable {
     case success = 0
     /// The run failed (database unreachable, an unexpected error); nothing half-written: re-run or `--resume`.
     case failure = 1
-    /// The run completed but more items than `--max-unresolved` stayed unresolved (Apple faults, timeouts).
+    /// The run completed but more items than `--max-unresolved` stayed unresolved (Apple faults, timeouts), or
+    /// Get Notification History could not be read (its cursor stays for the next run).
     case unresolvedAboveThreshold = 2
     /// Bad command-line usage or bad input file.
     case usage = 64
@@ -22,10 +23,12 @@ public enum ReconcilerExitCode: Int32, Sendable, CaseIterable {
         Exit codes:
           0   completed (unresolved items within --max-unresolved)
           1   failed (database or unexpected error; re-run or --resume)
-          2   completed with unresolved items above --max-unresolved
+          2   completed with unresolved items above --max-unresolved, or without
+              notification history (Apple kept failing; the next run reads it)
           64  usage error or invalid input file
           75  another run holds the lock (try again later)
-          78  configuration error (systematic 21004: wrong shared secret; bad URL;
+          78  configuration error (systematic 21004: wrong shared secret; a 401 from
+              the App Store Server API: wrong key, key id, issuer id or bundle id; bad URL;
               missing setting; an API key that is not EC P-256)
         """
 }

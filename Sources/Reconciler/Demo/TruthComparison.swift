@@ -1,6 +1,7 @@
 import CivilTime
 import Foundation
 import Postgres
+import ReceiptDomain
 
 /// Compares the database with the simulator's truth file (`truth.jsonl`), row by row, by the record's
 /// `expect` (README, "App Store simulator"):
@@ -11,6 +12,9 @@ import Postgres
 ///   state, the stored expiry and product;
 /// - `entitlement_ended` (21010): state, product, auto-renew as given, and with `expires_at_rule`
 ///   `not_after_run` an expiry of min(`expires_at`, the clock of the run that finished the row).
+/// - `signature_refused` (Server API, `forgedSubscriptions`): refused as `signed_data_refused`, the row as
+///   it was before the run;
+/// - `not_due`: the run must not have verified the row, which keeps `prior_run`'s state, expiry and product.
 /// Records without `expect` (older files) are read the old way: a non-0 status or another app's bundle id
 /// means rejected. The demo exits 0 only on a 100% match.
 public struct TruthComparison {
@@ -49,6 +53,10 @@ public struct TruthComparison {
     /// Compare with what the App Store Server API implies: a record's `server_api` object, when present,
     /// replaces its decision fields (docs/simulator.md, "A population and its truth").
     public var serverAPI = false
+    /// With `serverAPI`: the subscriptions whose every answer the simulator signs with a fault (its
+    /// `server-api/signature-faults.jsonl`). Each must be refused (`signed_data_refused`) and keep what it
+    /// held before the run (`prior_run`, else what the app stored), whatever its record says.
+    public var forgedSubscriptions: Set<String> = []
 
     public init(connection: PostgresConnection, bundleId: String) {
         self.connection = connection
@@ -73,6 +81,9 @@ public struct TruthComparison {
             if serverAPI, let view = object["server_api"] as? [String: Any] {
                 object.merge(view) { _, new in new }
                 if view["expect"] as? String == "rejected" { object.removeValue(forKey: "expires_at_rule") }
+            }
+            if serverAPI, let id = object["original_transaction_id"] as? String, forgedSubscriptions.contains(id) {
+                object["expect"] = "signature_refused"
             }
             batch.append(object)
             if batch.count == 1000 {
@@ -108,7 +119,7 @@ public struct TruthComparison {
         let rows = try connection.query(
             """
             SELECT s.original_transaction_id, s.state, s.expires_at, s.product_id, s.auto_renew,
-                   s.auto_renew_product_id, s.grace_period_expires_at, s.last_verify_status,
+                   s.auto_renew_product_id, s.grace_period_expires_at, s.last_verify_status, s.last_error,
                    (SELECT count(*) FROM subscription_transactions t
                      WHERE t.original_transaction_id = s.original_transaction_id) AS ledger_count,
                    i.last_run, COALESCE(i.moved_backwards, false) AS moved_backwards
@@ -183,6 +194,42 @@ public struct TruthComparison {
         let state: String? = try row.decode("state")
         let expiresAt: Date? = try row.decode("expires_at")
         let productId: String = try row.decode("product_id")
+        if expect == "signature_refused" {
+            let lastError: String? = try row.decode("last_error")
+            let verifyStatus: String? = try row.decode("last_verify_status")
+            let refused = lastError?.hasPrefix(VerdictReason.Code.signedDataRefused.rawValue) == true
+            check(
+                "verification",
+                VerdictReason.Code.signedDataRefused.rawValue,
+                refused ? VerdictReason.Code.signedDataRefused.rawValue : lastError ?? verifyStatus ?? "never verified"
+            )
+            let prior = truth["prior_run"] as? [String: Any]
+            check("state (untouched)", prior?["state"] as? String ?? "null", state ?? "null")
+            check(
+                "expires_at (untouched)",
+                Self.normalise(prior?["expires_at"] as? String ?? truth["stored_expires_at"] as? String),
+                Self.normalise(expiresAt)
+            )
+            check(
+                "product_id (untouched)",
+                prior?["product_id"] as? String ?? truth["stored_product_id"] as? String ?? "null",
+                productId
+            )
+            return
+        }
+        if expect == "not_due" {
+            // Verified last night, expiry months away, no notifications read: the run leaves the row alone.
+            check("state (previous run's)", truth["state"] as? String ?? "null", state ?? "null")
+            check(
+                "expires_at (previous run's)",
+                Self.normalise(truth["expires_at"] as? String),
+                Self.normalise(expiresAt)
+            )
+            check("product_id (previous run's)", truth["product_id"] as? String ?? "null", productId)
+            let lastRun: Int64? = try row.decode("last_run")
+            check("verified by the run", "no", lastRun == nil ? "no" : "yes")
+            return
+        }
         if expect == "rejected" {
             let verifyStatus: String? = try row.decode("last_verify_status")
             let refused = verifyStatus == "rejected" || verifyStatus == "invalid_receipt"
@@ -263,5 +310,22 @@ public struct TruthComparison {
     static func normalise(_ date: Date?) -> String {
         guard let date else { return "null" }
         return RFC3339.string(Date(timeIntervalSince1970: (date.timeIntervalSince1970 * 1000).rounded() / 1000))
+    }
+}
+
+extension TruthComparison {
+    /// The ids listed in the simulator's `server-api/signature-faults.jsonl` at `path`; empty when there is no
+    /// such file (no subscription was forged).
+    public static func forgedSubscriptions(file path: String) throws -> Set<String> {
+        guard FileManager.default.fileExists(atPath: path) else { return [] }
+        guard let data = FileManager.default.contents(atPath: path) else { throw UsageError("cannot read \(path)") }
+        var ids: Set<String> = []
+        for (number, line) in data.split(separator: UInt8(ascii: "\n")).enumerated() where !line.isEmpty {
+            guard let object = try? JSONSerialization.jsonObject(with: Data(line)) as? [String: Any],
+                let id = object["original_transaction_id"] as? String
+            else { throw UsageError("\(path): line \(number + 1) is not a signature-fault record") }
+            ids.insert(id)
+        }
+        return ids
     }
 }

@@ -22,11 +22,24 @@ import ReceiptDomain
 ///
 /// Requests are sequential under the endpoint's own budget (`ServerAPIBudgets.notificationHistory`);
 /// 429 waits for Apple's `Retry-After`; retryable answers back off and retry up to `maxAttempts`; 401 is a
-/// configuration error (exit 78). A sandbox failure is a warning; a production failure fails the run.
+/// configuration error (exit 78). A sandbox failure is a warning; a production failure is thrown (the runner
+/// reconciles the window without it and ends the run partial).
 /// Payloads and tokens are never logged.
 public final class NotificationHistoryReader {
     /// Apple keeps notification history for 180 days.
     public static let maximumLookback: TimeInterval = 180 * 86_400
+    /// The sandbox keeps 30 days (docs/architecture.md, "Notification history").
+    public static let sandboxRetention: TimeInterval = 30 * 86_400
+
+    static func retention(_ environment: AppleEnvironment) -> TimeInterval {
+        environment == .sandbox ? sandboxRetention : maximumLookback
+    }
+
+    /// Apple refused a stored page token (4000014 invalid, 4000017 expired): the window is read again from its
+    /// start (notifications are stored once, so a re-read is harmless).
+    struct PaginationTokenRejected: Error {
+        let reason: String
+    }
     /// How far before the last window's end the next window starts (its notifications are deduplicated).
     public static let defaultOverlap: TimeInterval = 3600
     static let path = "/inApps/v1/notifications/history"
@@ -166,7 +179,7 @@ public final class NotificationHistoryReader {
     ) throws {
         let cursor = try loadCursor(environment)
         let asOfMs = Self.millis(asOf)
-        let earliest = asOfMs - Int64((Self.maximumLookback - 600) * 1000)
+        let earliest = asOfMs - Int64((Self.retention(environment) - 600) * 1000)
         var completedThrough = cursor.completedThrough
         if let token = cursor.token, let start = cursor.windowStart, let end = cursor.windowEnd {
             if dryRun {
@@ -176,16 +189,33 @@ public final class NotificationHistoryReader {
                 logger.info(
                     "notification history (\(environment.rawValue)): finishing the window \(Self.text(start)) to \(Self.text(end)) from its stored page"
                 )
-                try readWindow(
-                    environment,
-                    start: start,
-                    end: end,
-                    token: token,
-                    runId: runId,
-                    dryRun: false,
-                    &summary,
-                    &unknown
-                )
+                do {
+                    try readWindow(
+                        environment,
+                        start: start,
+                        end: end,
+                        token: token,
+                        runId: runId,
+                        dryRun: false,
+                        &summary,
+                        &unknown
+                    )
+                } catch let rejected as PaginationTokenRejected {
+                    let warning =
+                        "\(environment.rawValue): the stored page token was refused (\(rejected.reason)); reading the window \(Self.text(start)) to \(Self.text(end)) again from its start"
+                    logger.warning("notification history: \(warning)")
+                    summary.warnings.append(warning)
+                    try readWindow(
+                        environment,
+                        start: max(start, earliest),
+                        end: end,
+                        token: nil,
+                        runId: runId,
+                        dryRun: false,
+                        &summary,
+                        &unknown
+                    )
+                }
                 completedThrough = end
             }
         }
@@ -193,7 +223,7 @@ public final class NotificationHistoryReader {
         if start < earliest {
             if completedThrough != nil {
                 let warning =
-                    "\(environment.rawValue): the last read ended \(Self.text(completedThrough!)), more than 180 days before \(Self.text(asOfMs)); notifications older than Apple keeps were missed"
+                    "\(environment.rawValue): the last read ended \(Self.text(completedThrough!)), more than \(Int(Self.retention(environment) / 86_400)) days before \(Self.text(asOfMs)); notifications older than Apple keeps were missed"
                 logger.warning("notification history: \(warning)")
                 summary.warnings.append(warning)
             }
@@ -386,6 +416,9 @@ public final class NotificationHistoryReader {
             case .retryable:
                 problem = Self.describe(result)
             case .notFound, .failed:
+                if token != nil, let code = result.errorCode, code == 4_000_014 || code == 4_000_017 {
+                    throw PaginationTokenRejected(reason: Self.describe(result))
+                }
                 throw NotificationHistoryError(environment: environment, reason: Self.describe(result))
             }
             switch backoff.nextDelay(now: MonotonicClock.now(), earliest: earliest) {

@@ -12,7 +12,8 @@ public struct MoneyByCurrency: Sendable, Equatable, Codable {
         self.currencies = currencies
     }
 
-    /// Folds the paid ledger-priced transactions of a run (price > 0 and a currency); others are ignored.
+    /// Folds the paid ledger-priced transactions of a run (price > 0 and a currency, not Sandbox); others are
+    /// ignored.
     public init(transactions: some Sequence<ReportTransaction>) {
         var lines: [String: [String: LedgerMoneyFigures]] = [:]
         for transaction in transactions { Self.add(transaction, to: &lines) }
@@ -32,7 +33,9 @@ public struct MoneyByCurrency: Sendable, Equatable, Codable {
     }
 
     static func add(_ transaction: ReportTransaction, to lines: inout Lines) {
-        guard let price = transaction.priceMilliunits, price > 0, let currency = transaction.currency else { return }
+        guard transaction.isMoney, let price = transaction.priceMilliunits, price > 0,
+            let currency = transaction.currency
+        else { return }
         lines[currency, default: [:]][
             transaction.productId,
             default: LedgerMoneyFigures(currency: currency, productId: transaction.productId)

@@ -106,7 +106,7 @@ public struct MoneySummary: Sendable, Equatable, Codable {
         var renewals: [String: Int] = [:]
         var intro: [String: Int] = [:]
         var refunds: [String: Int] = [:]
-        for transaction in transactions where !transaction.isLedgerPriced {
+        for transaction in transactions where !transaction.isLedgerPriced && transaction.isMoney {
             if transaction.isPaidRenewalInRun {
                 renewals[transaction.productId, default: 0] += 1
                 if transaction.isIntroOffer { intro[transaction.productId, default: 0] += 1 }

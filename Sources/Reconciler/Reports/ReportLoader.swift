@@ -176,7 +176,8 @@ public struct ReportLoader {
             priceMilliunits: try row.decode("price_milliunits"),
             currency: try row.decode("currency"),
             revocationType: try row.decode("revocation_type"),
-            revocationPercentage: try row.decode("revocation_percentage")
+            revocationPercentage: try row.decode("revocation_percentage"),
+            isSandbox: try row.decode("sandbox")
         )
     }
 
@@ -266,6 +267,7 @@ public struct ReportLoader {
     static func transactionsSQL(serverAPI: Bool) -> String {
         """
         SELECT \(transactionColumns), \(priceColumns(serverAPI: serverAPI)),
+               COALESCE(t.environment = 'Sandbox', false) AS sandbox,
                t.first_seen_run_id IS NOT DISTINCT FROM $1 AS first_seen,
                t.refund_seen_run_id IS NOT DISTINCT FROM $1 AS refund_seen
           FROM subscription_transactions t
@@ -285,6 +287,10 @@ public struct ReportLoader {
     static func dryRunTransactionsSQL(serverAPI: Bool) -> String {
         """
         SELECT \(transactionColumns), \(priceColumns(serverAPI: serverAPI)),
+               COALESCE((SELECT i.environment = 'Sandbox' FROM reconciliation_items i
+                           JOIN subscriptions s ON s.id = i.subscription_id
+                          WHERE i.run_id = t.run_id AND s.original_transaction_id = t.original_transaction_id
+                          LIMIT 1), false) AS sandbox,
                NOT EXISTS (SELECT 1 FROM subscription_transactions l WHERE l.transaction_id = t.transaction_id)
                    AS first_seen,
                t.kind = 'refund' AS refund_seen

@@ -33,6 +33,9 @@ public struct ReportTransaction: Sendable, Equatable {
     public var revocationType: String?
     /// Refunded share of a prorated refund, milliunits of a percent (45000 = 45%).
     public var revocationPercentage: Int64?
+    /// Bought in the Sandbox: a test purchase, in the counts but never money (docs/reports.md, "Money per
+    /// currency").
+    public var isSandbox: Bool
 
     public init(
         transactionId: String,
@@ -54,7 +57,8 @@ public struct ReportTransaction: Sendable, Equatable {
         priceMilliunits: Int64? = nil,
         currency: String? = nil,
         revocationType: String? = nil,
-        revocationPercentage: Int64? = nil
+        revocationPercentage: Int64? = nil,
+        isSandbox: Bool = false
     ) {
         self.transactionId = transactionId
         self.originalTransactionId = originalTransactionId
@@ -76,10 +80,14 @@ public struct ReportTransaction: Sendable, Equatable {
         self.currency = currency
         self.revocationType = revocationType
         self.revocationPercentage = revocationPercentage
+        self.isSandbox = isSandbox
     }
 
     /// Apple signed its price (a Server API row): `MoneyByCurrency` values it, the catalog estimates do not.
     public var isLedgerPriced: Bool { priceMilliunits != nil && currency != nil }
+
+    /// Counts as money (a ledger price or a catalog estimate): not a Sandbox test purchase.
+    public var isMoney: Bool { !isSandbox }
 
     /// A paid renewal first seen in this run: what estimated renewal revenue counts (trials are free).
     public var isPaidRenewalInRun: Bool { firstSeenInRun && kind == "renewal" && !isTrial }

@@ -104,8 +104,9 @@ public struct RunSummaryAccumulator: Sendable {
         if transaction.isTrialConversion { trialConversions += 1 }
         if transaction.isIntroConversion { introOfferConversions += 1 }
         MoneyByCurrency.add(transaction, to: &ledgerMoney)
-        // Catalog estimates only for rows without a signed price (verifyReceipt), so nothing is counted twice.
-        guard !transaction.isLedgerPriced else { return }
+        // Catalog estimates only for rows without a signed price (verifyReceipt), so nothing is counted twice;
+        // Sandbox purchases are never money.
+        guard !transaction.isLedgerPriced, transaction.isMoney else { return }
         if transaction.isPaidRenewalInRun {
             paidRenewals[transaction.productId, default: 0] += 1
             if transaction.isIntroOffer { introRenewals[transaction.productId, default: 0] += 1 }

@@ -174,6 +174,7 @@ public final class ReconciliationRunner: @unchecked Sendable {
             defer { work.close() }
             // Notification history first: what Apple told us since the last run makes those subscriptions
             // due whatever their expiry (docs/architecture.md, "Notification history").
+            var notificationFailure: String?
             if let settings = request.serverAPI {
                 let notificationsHTTP = CurlHTTPClient(configuration: CurlHTTPClient.Configuration())
                 defer { notificationsHTTP.shutdown() }
@@ -192,13 +193,20 @@ public final class ReconciliationRunner: @unchecked Sendable {
                     rateCap: parameters.options.rate,
                     maxAttempts: parameters.options.maxAttempts
                 )
-                let pulled = try notifications.pull(
-                    runId: runId,
-                    asOf: asOf,
-                    lookback: request.notificationsLookback,
-                    dryRun: parameters.options.dryRun
-                )
-                runLogger.info("run \(runId): \(pulled.line)")
+                do {
+                    let pulled = try notifications.pull(
+                        runId: runId,
+                        asOf: asOf,
+                        lookback: request.notificationsLookback,
+                        dryRun: parameters.options.dryRun
+                    )
+                    runLogger.info("run \(runId): \(pulled.line)")
+                } catch let error as NotificationHistoryError {
+                    // Apple kept failing: the night's window is still worth reconciling. The cursor stays, so
+                    // the next run reads the same notifications again; this run ends partial (exit 2).
+                    runLogger.error("run \(runId): \(error); reconciling the due window without it")
+                    notificationFailure = error.description
+                }
             }
             let scanner = RunScanner(connection: work, runId: runId, asOf: asOf)
             let due = try scanner.scan(parameters.selection)
@@ -273,6 +281,7 @@ public final class ReconciliationRunner: @unchecked Sendable {
                 parameters: parameters,
                 asOf: asOf,
                 result: result,
+                notificationFailure: notificationFailure,
                 connection: work,
                 logger: runLogger
             )
@@ -368,6 +377,22 @@ public final class ReconciliationRunner: @unchecked Sendable {
         }
     }
 
+    /// The Apple source stored with the run `--resume [id]` would finish (nil: none stored, or no such run), so a
+    /// resumed run asks Apple the way it started even when today's settings would choose otherwise.
+    public static func storedSource(connectionString: String, resume id: Int64?) throws -> AppleSourceKind? {
+        let conn = try PostgresConnection(connectionString)
+        defer { conn.close() }
+        let row = try conn.queryFirst(
+            """
+            SELECT parameters->>'source' AS source FROM reconciliation_runs
+             WHERE ($1::bigint IS NULL AND status IN ('interrupted', 'failed')) OR id = $1
+             ORDER BY id DESC LIMIT 1
+            """,
+            [id]
+        )
+        return try row?.decode("source", as: String?.self).flatMap(AppleSourceKind.init(rawValue:))
+    }
+
     private func prepareRun(_ request: Request, _ conn: PostgresConnection) throws -> (Int64, RunParameters, Date) {
         if let resume = request.resume {
             let row: PostgresRow?
@@ -454,6 +479,7 @@ public final class ReconciliationRunner: @unchecked Sendable {
         parameters: RunParameters,
         asOf: Date,
         result: ReconciliationPipeline.Result,
+        notificationFailure: String?,
         connection: PostgresConnection,
         logger: Logger
     ) throws -> Summary {
@@ -493,7 +519,8 @@ public final class ReconciliationRunner: @unchecked Sendable {
         case .configuration(let why)?:
             status = .failed
             exitCode = .configuration
-            message = "stopped early: Apple reports a configuration error (\(why)); check the shared secret and URLs"
+            message =
+                "stopped early: Apple reports a configuration error (\(why)); check the shared secret, the In-App Purchase key and ids, and the URLs"
         case .database(let why)?:
             status = .failed
             exitCode = .failure
@@ -512,6 +539,10 @@ public final class ReconciliationRunner: @unchecked Sendable {
                 exitCode = .unresolvedAboveThreshold
                 message =
                     "\(unresolved) of \(due) items unresolved (above --max-unresolved \(parameters.options.maxUnresolvedFraction * 100)%); they stay due for the next run"
+            } else if let notificationFailure {
+                status = .partial
+                exitCode = .unresolvedAboveThreshold
+                message = "\(notificationFailure); the next run reads those notifications again"
             } else {
                 status = .completed
                 exitCode = .success

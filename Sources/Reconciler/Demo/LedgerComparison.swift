@@ -1,0 +1,231 @@
+import Foundation
+import Postgres
+
+/// Compares the priced ledger and the reports' money with the simulator's money truth (docs/simulator.md,
+/// "Export files"): every transaction of `server-api/ledger.jsonl` must be in `subscription_transactions`
+/// with the same price, currency, storefront, revocation type and percentage; and the money of every
+/// completed run's report, summed per currency, must equal `server-api/revenue.json` (gross, refunded, net).
+/// Only meaningful after runs through the App Store Server API that left nothing unresolved.
+public struct LedgerComparison {
+    /// What differed, the same shape as the row comparison's.
+    public typealias Mismatch = TruthComparison.Mismatch
+
+    public struct Report: Sendable {
+        public var transactionsCompared = 0
+        public var transactionsMatched = 0
+        /// Per currency: (expected, found) gross, refunded and net milliunits.
+        public var currencies: [String: (expected: [Int64], found: [Int64])] = [:]
+        public var mismatches: [Mismatch] = []
+        public var mismatchCount = 0
+
+        public var moneyMatches: Bool { currencies.values.allSatisfy { $0.expected == $0.found } }
+        public var matches: Bool {
+            transactionsCompared > 0 && transactionsMatched == transactionsCompared && moneyMatches
+        }
+
+        /// The lines the demo and `compare-truth` print.
+        public func lines(limit: Int = 20) -> [String] {
+            var out = [
+                "ledger against the simulator's ledger.jsonl: \(transactionsMatched)/\(transactionsCompared) transactions match"
+            ]
+            for code in currencies.keys.sorted() {
+                guard let pair = currencies[code] else { continue }
+                let verdict = pair.expected == pair.found ? "matches" : "DIFFERS"
+                func text(_ v: [Int64]) -> String {
+                    "gross \(CurrencyFormat.format(milliunits: v[0], currency: code)), refunded "
+                        + "\(CurrencyFormat.format(milliunits: v[1], currency: code)), net "
+                        + CurrencyFormat.format(milliunits: v[2], currency: code)
+                }
+                out.append("money \(code) \(verdict) revenue.json: \(text(pair.found))")
+                if pair.expected != pair.found { out.append("  expected \(text(pair.expected))") }
+            }
+            for m in mismatches.prefix(limit) { out.append("  \(m)") }
+            if mismatchCount > min(limit, mismatches.count) {
+                out.append("  ... and \(mismatchCount - min(limit, mismatches.count)) more")
+            }
+            return out
+        }
+    }
+
+    public let connection: PostgresConnection
+    public var detailLimit = 50
+    /// Subscriptions whose every answer the simulator forges (see `TruthComparison.forgedSubscriptions`): none
+    /// of their transactions may reach the ledger, and their money is not in the reports.
+    public var forgedSubscriptions: Set<String> = []
+
+    public init(connection: PostgresConnection) {
+        self.connection = connection
+    }
+
+    /// Compares with the files of the simulator's `server-api` export folder `directory`.
+    public func compare(exportDirectory directory: String) throws -> Report {
+        var report = Report()
+        let forgedMoney = try compareLedger(file: directory + "/ledger.jsonl", into: &report)
+        try compareMoney(file: directory + "/revenue.json", without: forgedMoney, into: &report)
+        return report
+    }
+
+    private struct Expected {
+        var otid: String
+        var transactionId: String
+        /// nil: the transaction must not be in the ledger (a forged subscription).
+        var fields: [String: String]?
+    }
+
+    /// Returns the production money (gross, refunded) per currency of the forged subscriptions.
+    private func compareLedger(file: String, into report: inout Report) throws -> [String: [Int64]] {
+        guard let data = FileManager.default.contents(atPath: file) else {
+            throw UsageError("cannot read \(file)")
+        }
+        var forgedMoney: [String: [Int64]] = [:]
+        var batch: [Expected] = []
+        for (number, line) in data.split(separator: UInt8(ascii: "\n")).enumerated() where !line.isEmpty {
+            guard let object = try? JSONSerialization.jsonObject(with: Data(line)) as? [String: Any],
+                let otid = object["original_transaction_id"] as? String,
+                let transactions = object["transactions"] as? [[String: Any]]
+            else { throw UsageError("\(file) line \(number + 1): not a ledger line") }
+            let forged = forgedSubscriptions.contains(otid)
+            for t in transactions {
+                guard let id = t["transaction_id"] as? String else {
+                    throw UsageError("\(file) line \(number + 1): a transaction without transaction_id")
+                }
+                if forged {
+                    if object["environment"] as? String == "Production", let currency = t["currency"] as? String {
+                        var sums = forgedMoney[currency] ?? [0, 0]
+                        sums[0] += (t["price"] as? NSNumber)?.int64Value ?? 0
+                        sums[1] += (t["refunded_amount"] as? NSNumber)?.int64Value ?? 0
+                        forgedMoney[currency] = sums
+                    }
+                    batch.append(Expected(otid: otid, transactionId: id, fields: nil))
+                    continue
+                }
+                batch.append(
+                    Expected(
+                        otid: otid,
+                        transactionId: id,
+                        fields: [
+                            "price_milliunits": Self.text(t["price"]),
+                            "currency": Self.text(t["currency"]),
+                            "storefront": Self.text(t["storefront"]),
+                            "revocation_type": Self.text(t["revocation_type"]),
+                            "revocation_percentage": Self.text(t["revocation_percentage"]),
+                        ]
+                    )
+                )
+            }
+            if batch.count >= 2000 {
+                try compareBatch(batch, into: &report)
+                batch.removeAll(keepingCapacity: true)
+            }
+        }
+        if !batch.isEmpty { try compareBatch(batch, into: &report) }
+        return forgedMoney
+    }
+
+    private static let columns = [
+        "price_milliunits", "currency", "storefront", "revocation_type", "revocation_percentage",
+    ]
+
+    private func compareBatch(_ batch: [Expected], into report: inout Report) throws {
+        let rows = try connection.query(
+            """
+            SELECT transaction_id, price_milliunits::text, currency, storefront, revocation_type,
+                   revocation_percentage::text
+              FROM subscription_transactions WHERE transaction_id = ANY($1::text[])
+            """,
+            [batch.map { Optional($0.transactionId) }]
+        )
+        var found: [String: PostgresRow] = [:]
+        for row in rows { found[try row.decode("transaction_id", as: String.self)] = row }
+        for expected in batch {
+            report.transactionsCompared += 1
+            var problems: [Mismatch] = []
+            if expected.fields == nil {
+                if found[expected.transactionId] != nil {
+                    problems.append(
+                        Mismatch(
+                            originalTransactionId: expected.otid,
+                            scenario: "transaction \(expected.transactionId)",
+                            field: "ledger row of a forged answer",
+                            expected: "absent",
+                            actual: "present"
+                        )
+                    )
+                }
+            } else if let row = found[expected.transactionId] {
+                for column in Self.columns {
+                    let actual = (try row.decode(column, as: String?.self)) ?? "null"
+                    let wanted = expected.fields?[column] ?? "null"
+                    if actual != wanted {
+                        problems.append(
+                            Mismatch(
+                                originalTransactionId: expected.otid,
+                                scenario: "transaction \(expected.transactionId)",
+                                field: column,
+                                expected: wanted,
+                                actual: actual
+                            )
+                        )
+                    }
+                }
+            } else {
+                problems.append(
+                    Mismatch(
+                        originalTransactionId: expected.otid,
+                        scenario: "transaction \(expected.transactionId)",
+                        field: "ledger row",
+                        expected: "present",
+                        actual: "missing"
+                    )
+                )
+            }
+            if problems.isEmpty {
+                report.transactionsMatched += 1
+            } else {
+                report.mismatchCount += problems.count
+                report.mismatches += problems.prefix(max(0, detailLimit - report.mismatches.count))
+            }
+        }
+    }
+
+    /// revenue.json against the money of every run's report (dry runs aside), summed per currency: each
+    /// ledger transaction is first seen, and its refund seen, in exactly one run.
+    private func compareMoney(file: String, without forged: [String: [Int64]], into report: inout Report) throws {
+        guard let data = FileManager.default.contents(atPath: file),
+            let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any],
+            let currencies = object["currencies"] as? [String: [String: Any]]
+        else { throw UsageError("\(file): not the simulator's revenue.json") }
+        var found: [String: [Int64]] = [:]
+        let runs = try connection.query(
+            "SELECT id FROM reconciliation_runs WHERE NOT dry_run ORDER BY id"
+        )
+        let generator = ReportGenerator(connection: connection)
+        for run in runs {
+            let summary = try generator.summary(runId: try run.decode("id", as: Int64.self)).summary
+            for (code, money) in summary.money.byCurrency.currencies {
+                let t = money.totals
+                var sums = found[code] ?? [0, 0, 0]
+                sums[0] += t.grossMilliunits
+                sums[1] += t.refundedMilliunits
+                sums[2] += t.netMilliunits
+                found[code] = sums
+            }
+        }
+        for code in Set(currencies.keys).union(found.keys) {
+            let c = currencies[code] ?? [:]
+            let total = ["gross", "refunded"].map { (c[$0] as? NSNumber)?.int64Value ?? 0 }
+            let less = forged[code] ?? [0, 0]
+            let gross = total[0] - less[0]
+            let refunded = total[1] - less[1]
+            report.currencies[code] = ([gross, refunded, gross - refunded], found[code] ?? [0, 0, 0])
+        }
+    }
+
+    private static func text(_ value: Any?) -> String {
+        switch value {
+        case let s as String: return s
+        case let n as NSNumber: return n.stringValue
+        default: return "null"
+        }
+    }
+}
