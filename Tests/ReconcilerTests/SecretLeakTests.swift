@@ -5,16 +5,18 @@ import Reconciler
 import TestSupport
 import Testing
 
-/// Secrets never leak: a real run (the built binaries, a real database, the simulator) with both log
-/// formats at the most verbose level, a report folder and a metrics file: none of it contains the
-/// shared secret or any receipt, and the secret is not in the process arguments.
+/// Secrets never leak: real runs (the built binaries, a real database, the simulator) with both log
+/// formats at the most verbose level, report folders and a metrics file: none of it contains the shared
+/// secret, a receipt, the In-App Purchase key, an API token (JWT) or a signed payload (JWS), and no
+/// secret is in the process arguments.
 @Suite struct SecretLeakTests {
     static let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent()
     static var binDirectory: URL { BuiltBinary.directory }
+    static var reconciler: String { binDirectory.appendingPathComponent("renewal-reconciler").path }
 
     @Test func noSecretOrReceiptInLogsReportsMetricsOrArguments() throws {
-        let reconciler = Self.binDirectory.appendingPathComponent("renewal-reconciler").path
+        let reconciler = Self.reconciler
         let simulator = Self.binDirectory.appendingPathComponent("appstore-simulator").path
         try #require(FileManager.default.isExecutableFile(atPath: reconciler), "build first: \(reconciler)")
         let db = try TestDatabase.make()
@@ -44,26 +46,11 @@ import Testing
 
             var output = ""
             func run(_ args: [String], watchArguments: Bool = false) throws -> Int32 {
-                let p = Process()
-                p.executableURL = URL(fileURLWithPath: reconciler)
-                p.arguments = args
-                p.environment = env
-                let out = Pipe()
-                let err = Pipe()
-                p.standardOutput = out
-                p.standardError = err
-                try p.run()
-                if watchArguments {
-                    // While it runs, its command line (what `ps` shows) must not hold the secret.
-                    let cmdline =
-                        (try? String(contentsOfFile: "/proc/\(p.processIdentifier)/cmdline", encoding: .utf8)) ?? ""
-                    #expect(!cmdline.contains(secret))
-                }
-                let o = out.fileHandleForReading.readDataToEndOfFile()
-                let e = err.fileHandleForReading.readDataToEndOfFile()
-                p.waitUntilExit()
-                output += String(decoding: o, as: UTF8.self) + String(decoding: e, as: UTF8.self)
-                return p.terminationStatus
+                let child = try Self.runToEnd(args, environment: env)
+                output += child.output
+                // While it ran, its command line (what `ps` shows) must not have held the secret.
+                if watchArguments { #expect(!child.commandLine.contains(secret)) }
+                return child.status
             }
             #expect(try run(["migrate"]) == 0)
             #expect(try run(["import", "--file", export.appendingPathComponent("purchases.jsonl").path]) == 0)
@@ -91,19 +78,9 @@ import Testing
             env["APPLE_SHARED_SECRET"] = secret
 
             // Everything the runs left behind.
-            var texts = [output]
-            let enumerator = FileManager.default.enumerator(atPath: reports)
-            var files = 0
-            while let name = enumerator?.nextObject() as? String {
-                let path = reports + "/" + name
-                var isDir: ObjCBool = false
-                if FileManager.default.fileExists(atPath: path, isDirectory: &isDir), !isDir.boolValue {
-                    texts.append(try String(contentsOfFile: path, encoding: .utf8))
-                    files += 1
-                }
-            }
-            texts.append(try String(contentsOfFile: metrics, encoding: .utf8))
-            #expect(files >= 10, "two report folders with five files each")
+            let files = try Self.fileTexts(under: reports)
+            #expect(files.count >= 10, "two report folders with five files each")
+            let texts = [output, try String(contentsOfFile: metrics, encoding: .utf8)] + files
             #expect(output.contains("completed"), "the logs are really there")
 
             // Receipts: what was imported and what Apple returned (now stored).
@@ -124,19 +101,255 @@ import Testing
                 }
             }
             #expect(receipts.count >= 600)
-            // A 40-character window from the middle of each receipt is unique to it (the start is a
-            // shared header); none may appear anywhere.
-            let windows = receipts.filter { $0.count >= 120 }.map { r -> String in
-                let start = r.index(r.startIndex, offsetBy: r.count / 2)
-                return String(r[start..<r.index(start, offsetBy: 40)])
-            }
+            let fragments = Fragments(receipts)
             for text in texts {
                 #expect(!text.contains(secret))
                 #expect(!text.contains("wrong-\(secret)"))
-                for window in windows where text.contains(window) {
+                if let window = fragments.firstMatch(in: text) {
                     Issue.record("a receipt fragment appears in the output: \(window.prefix(12))…")
-                    break
                 }
+            }
+        }
+    }
+
+    /// The same through the App Store Server API (a faulty simulator, forged answers refused, notification
+    /// history, `notifications import` of good and bad lines, a wrong key id answered 401): the key's PEM
+    /// and every base64 line of it, any JWT or JWS (`eyJ…`, whether the token the reconciler signs or a
+    /// payload Apple signed), a fragment of any stored signed payload, and the shared secret appear in no
+    /// output of either log format at trace level, no report file, the metrics file, and no command line.
+    @Test func noKeyTokenOrSignedPayloadInLogsReportsMetricsOrArguments() throws {
+        try #require(FileManager.default.isExecutableFile(atPath: Self.reconciler), "build first: \(Self.reconciler)")
+        let world = try EndToEndFixture(subscriptions: 300, seed: 78, seedPriorRuns: true)
+        try world.startSimulator(
+            ServerAPIRunTests.simulatorLimits + [
+                // Answers refused or retried are where a careless message would quote a body or a payload.
+                "--fault-http500", "0.02", "--fault-malformed-json", "0.02", "--fault-truncated", "0.02",
+                "--fault-211xx", "0.02", "--fault-tampered-payload", "0.01", "--signature-faulty-subscriptions",
+                "0.05",
+            ]
+        )
+        var env = world.environment
+        for (k, v) in try world.serverAPIEnvironment() { env[k] = v }
+        let key = try String(contentsOfFile: try #require(env["APPLE_PRIVATE_KEY_FILE"]), encoding: .utf8)
+        let keyLines = key.split(whereSeparator: \.isNewline).map(String.init).filter { !$0.hasPrefix("-----") }
+        try #require(keyLines.count >= 3, "a PEM body")
+        let reports = world.reportDirectory
+        let metrics = world.directory.appendingPathComponent("metrics.prom").path
+        let fast = ServerAPIRunTests.fast + ["--max-attempts", "8", "--log-level", "trace"]
+
+        var runs: [(name: String, child: ChildRun)] = []
+        func run(_ name: String, _ arguments: [String]) throws -> Int32 {
+            let child = try Self.runToEnd(arguments, environment: env)
+            runs.append((name, child))
+            return child.status
+        }
+        let first = try run(
+            "run (text)",
+            ["run", "--now", world.now, "--log-format", "text", "--report-dir", reports, "--metrics-file", metrics]
+                + fast
+        )
+        #expect(first == 0 || first == 2, "\(runs.last!.child.output.suffix(2000))")
+        let second = try run(
+            "backfill --dry-run (json)",
+            [
+                "backfill", "--all", "--now", world.now, "--dry-run", "--log-format", "json", "--report-dir", reports,
+                "--metrics-file", metrics,
+            ] + fast
+        )
+        #expect(second == 0 || second == 2, "\(runs.last!.child.output.suffix(2000))")
+
+        let conn = try world.connect()
+        defer { conn.close() }
+        func column(_ sql: String) throws -> [String] {
+            try conn.query(sql).compactMap { try $0.decode("jws", as: String?.self) }
+        }
+        let payloads = try column(
+            "SELECT signed_payload AS jws FROM app_store_notifications ORDER BY notification_uuid"
+        )
+        // Webhook lines to import: a stored payload, one with its signature broken, and text that is no JWS.
+        let firstPayload = try #require(payloads.first)
+        var tampered = Array(firstPayload)
+        tampered[tampered.count - 5] = tampered[tampered.count - 5] == "A" ? "B" : "A"
+        let webhook = world.directory.appendingPathComponent("webhook.jsonl")
+        try Data(
+            [firstPayload, String(tampered), "{\"signedPayload\": \"\(String(tampered))\"}", "not a payload"]
+                .joined(separator: "\n").utf8
+        ).write(to: webhook)
+        for format in ["text", "json"] {
+            let imported = try run(
+                "notifications import (\(format))",
+                ["notifications", "import", "--file", webhook.path, "--log-level", "trace", "--log-format", format]
+            )
+            #expect(imported == 64, "\(runs.last!.child.output.suffix(2000))")
+        }
+        // A wrong key id: the simulator answers 401; the error names the settings, never the token or the key.
+        env["APPLE_KEY_ID"] = "WRONGKEY01"
+        let third = try run(
+            "run with a wrong key id (json)",
+            ["run", "--now", world.now, "--log-format", "json", "--report-dir", reports, "--metrics-file", metrics]
+                + fast
+        )
+        #expect(third == 78, "\(runs.last!.child.output.suffix(2000))")
+
+        // The signed data the runs handled, now stored: each must be absent from the outputs, in part too.
+        let signed =
+            try payloads
+            + column("SELECT signed_transaction_info AS jws FROM subscriptions")
+            + column("SELECT signed_renewal_info AS jws FROM subscriptions")
+            + column("SELECT signed_transaction AS jws FROM subscription_transactions")
+        #expect(signed.count > 1000, "\(signed.count) signed payloads stored")
+        // Each one's payload and signature (its header, the certificate chain, is public and the same in all).
+        let fragments = Fragments(
+            signed.flatMap { $0.split(separator: ".").dropFirst().map(String.init) },
+            minimumLength: 80
+        )
+
+        let files = try Self.fileTexts(under: reports)
+        #expect(files.count >= 10, "two report folders with five files each, \(files.count) files")
+        let outputs = runs.map { ("output of \($0.name)", $0.child.output) }
+        let texts =
+            outputs + [("metrics file", try String(contentsOfFile: metrics, encoding: .utf8))]
+            + files.enumerated().map { ("report file \($0.offset)", $0.element) }
+            + runs.map { ("command line of \($0.name)", $0.child.commandLine) }
+        #expect(runs[0].child.output.contains("completed"), "the logs are really there")
+        #expect(runs[1].child.output.contains("\"level\""), "json logs")
+        #expect(
+            runs.allSatisfy { !$0.child.commandLine.isEmpty },
+            "every command line was read: \(runs.map { "\($0.name): \($0.child.commandLine.prefix(200))" })"
+        )
+
+        var forbidden = [("the shared secret", world.secret), ("the key", key), ("a PEM marker", "PRIVATE KEY")]
+        forbidden += keyLines.map { ("a line of the key", $0) }
+        forbidden.append(("the key's body", keyLines.joined()))
+        for (name, text) in texts {
+            for (what, value) in forbidden where text.contains(value) {
+                Issue.record("\(what) appears in the \(name)")
+            }
+            if let token = Self.firstJWSLike(in: text) {
+                Issue.record("a JWT or JWS appears in the \(name): \(token.prefix(16))…")
+            }
+            if let window = fragments.firstMatch(in: text) {
+                Issue.record("a signed payload's fragment appears in the \(name): \(window.prefix(12))…")
+            }
+        }
+    }
+
+    // MARK: - Shared helpers
+
+    /// A reconciler run to its end: how it exited, its standard output and error together, and its command
+    /// line as `/proc/PID/cmdline` showed it (what `ps` shows) while it ran.
+    struct ChildRun {
+        var status: Int32
+        var output: String
+        var commandLine: String
+    }
+
+    static func runToEnd(_ arguments: [String], environment: [String: String]) throws -> ChildRun {
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: reconciler)
+        p.arguments = arguments
+        p.environment = environment
+        let out = Pipe()
+        let err = Pipe()
+        p.standardOutput = out
+        p.standardError = err
+        try p.run()
+        // Both pipes drained meanwhile: a full pipe must not stall the child.
+        let group = DispatchGroup()
+        nonisolated(unsafe) var stdoutData = Data()
+        nonisolated(unsafe) var stderrData = Data()
+        DispatchQueue.global().async(group: group) { stdoutData = out.fileHandleForReading.readDataToEndOfFile() }
+        DispatchQueue.global().async(group: group) { stderrData = err.fileHandleForReading.readDataToEndOfFile() }
+        // Read once the child has exec'd (before, /proc shows the test's own command line; after it exits,
+        // nothing).
+        var cmdline = ""
+        let deadline = Date().addingTimeInterval(10)
+        while p.isRunning && Date() < deadline {
+            let text = (try? String(contentsOfFile: "/proc/\(p.processIdentifier)/cmdline", encoding: .utf8)) ?? ""
+            if text.hasPrefix(reconciler + "\0") {
+                cmdline = text.replacingOccurrences(of: "\0", with: " ")
+                break
+            }
+            Thread.sleep(forTimeInterval: 0.001)
+        }
+        group.wait()
+        p.waitUntilExit()
+        return ChildRun(
+            status: p.terminationStatus,
+            output: String(decoding: stdoutData, as: UTF8.self) + String(decoding: stderrData, as: UTF8.self),
+            commandLine: cmdline
+        )
+    }
+
+    /// The contents of every regular file under `directory` (report folders).
+    static func fileTexts(under directory: String) throws -> [String] {
+        var texts: [String] = []
+        let enumerator = FileManager.default.enumerator(atPath: directory)
+        while let name = enumerator?.nextObject() as? String {
+            let path = directory + "/" + name
+            var isDir: ObjCBool = false
+            if FileManager.default.fileExists(atPath: path, isDirectory: &isDir), !isDir.boolValue {
+                texts.append(try String(contentsOfFile: path, encoding: .utf8))
+            }
+        }
+        return texts
+    }
+
+    /// The first `eyJ…` run of base64url characters (`{"` encoded: how every JWT and JWS begins) in `text`.
+    static func firstJWSLike(in text: String) -> String? {
+        for range in text.ranges(of: "eyJ") {
+            let run = text[range.lowerBound...].prefix {
+                $0.isASCII && ($0.isLetter || $0.isNumber || "-_".contains($0))
+            }
+            if run.count >= 16 { return String(run) }
+        }
+        return nil
+    }
+
+    /// A 40-character window from the middle of each long secret string (receipts, the parts of signed
+    /// payloads) at least `minimumLength` long: a receipt's start is a header they share, its middle is
+    /// unique to it. `firstMatch(in:)` finds any of them in a
+    /// text without comparing every window with every text: only runs of base64 characters long enough to
+    /// hold one are looked at.
+    struct Fragments {
+        static let length = 40
+        let windows: Set<String>
+
+        init(_ strings: [String], minimumLength: Int = 3 * Fragments.length) {
+            windows = Set(
+                strings.filter { $0.utf8.count >= minimumLength }.map { s in
+                    let bytes = Array(s.utf8)
+                    let start = bytes.count / 2
+                    return String(decoding: bytes[start..<start + Self.length], as: UTF8.self)
+                }
+            )
+        }
+
+        func firstMatch(in text: String) -> String? {
+            let bytes = Array(text.utf8)
+            var runStart = 0
+            for i in 0...bytes.count {
+                if i < bytes.count && Self.isBase64(bytes[i]) { continue }
+                if i - runStart >= Self.length {
+                    for start in runStart...(i - Self.length) {
+                        let window = String(decoding: bytes[start..<start + Self.length], as: UTF8.self)
+                        if windows.contains(window) { return window }
+                    }
+                }
+                runStart = i + 1
+            }
+            return nil
+        }
+
+        /// Base64 and base64url characters, and the dot between a JWS's parts.
+        static func isBase64(_ byte: UInt8) -> Bool {
+            switch byte {
+            case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
+                UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "+"), UInt8(ascii: "/"), UInt8(ascii: "="),
+                UInt8(ascii: "-"), UInt8(ascii: "_"), UInt8(ascii: "."):
+                return true
+            default:
+                return false
             }
         }
     }

@@ -40,6 +40,7 @@ public struct ReportFolderWriter: Sendable {
         do {
             try body(temporary)
             AtomicFiles.syncDirectory(temporary)
+            CrashPoints.reach("report-folder")
             if FileManager.default.fileExists(atPath: destination) {
                 let old = "\(directory)/.old-\(name)-\(suffix)"
                 try AtomicFiles.rename(destination, old)

@@ -7,7 +7,8 @@ import Foundation
 /// Points: `scan-page` (a scan page inserted, its transaction not yet committed), `batch-write`
 /// (a result batch's subscription updates done, its transaction not yet committed), `batch-committed`
 /// (right after a batch commit), `notifications-page` (right after a page of notification history
-/// commits). Unset (always, in production) it costs one load per call.
+/// commits), `report-folder` (a report folder's files written to its temporary folder, not yet renamed
+/// into place). Unset (always, in production) it costs one load per call.
 public enum CrashPoints {
     private static let target: (name: String, count: Int)? = {
         guard let spec = ProcessInfo.processInfo.environment["RENEWAL_RECONCILER_CRASH_AT"] else { return nil }
