@@ -223,7 +223,13 @@ func temporaryDirectory(_ name: String) -> String {
             #expect(p["product_id"] as? String == t["stored_product_id"] as? String)
         }
         let expects = Dictionary(grouping: truth) { $0["expect"] as? String ?? "?" }
-        #expect(Set(expects.keys) == ["decision", "rejected", "entitlement_ended"])
+        #expect(Set(expects.keys) == ["decision", "rejected", "entitlement_ended", "not_due"])
+        for row in expects["not_due"] ?? [] {
+            let prior = row["prior_run"] as? [String: Any]
+            #expect(row["state"] as? String == prior?["state"] as? String)
+            #expect(row["expires_at"] as? String == prior?["expires_at"] as? String)
+            #expect((row["server_api"] as? [String: Any])?["expect"] as? String == "decision")
+        }
         for row in expects["entitlement_ended"] ?? [] {
             #expect(row["expires_at_rule"] as? String == "not_after_run" && row["state"] as? String == "expired")
             #expect(row["expires_at"] as? String == row["stored_expires_at"] as? String)
@@ -232,7 +238,15 @@ func temporaryDirectory(_ name: String) -> String {
         #expect(!priors.isEmpty)
         for prior in priors {
             #expect(Set(prior.keys) == ["verified_at", "state", "expires_at", "product_id", "revoked_at"])
-            #expect(prior["state"] as? String == "revoked")
+        }
+        for row in truth {
+            guard let prior = row["prior_run"] as? [String: Any] else { continue }
+            // The revoked row was left revoked; the mid-period ones active.
+            let scenario = row["scenario"] as? String ?? ""
+            #expect(
+                prior["state"] as? String == (scenario.hasPrefix("mid_period") ? "active" : "revoked"),
+                "\(scenario)"
+            )
         }
         #expect(Set(purchases.compactMap { $0["original_transaction_id"] as? String }).count == 400)
         // Long histories are over 100 KB; ordinary receipts a few KB.

@@ -141,8 +141,13 @@ import Testing
             // The run had finished: nothing to resume (exit 64, nothing changed); its report is regenerated.
             #expect(resumed.status == 64, "\(resumed)")
             #expect(resumed.stderr.contains("no interrupted or failed run"), "\(resumed)")
+            #expect(resumed.stderr.contains("renewal-reconciler report RUN_ID"), "\(resumed)")
             let report = world.runReconciler(["report", "1", "--report-dir", world.reportDirectory])
             #expect(report.status == 0, "\(report)")
+            // The killed writer's temporary folder is gone; the regenerated folder is in place.
+            let folders = world.reportFolders().map(\.lastPathComponent)
+            #expect(!folders.contains { $0.hasPrefix(".tmp-") }, "\(folders)")
+            #expect(folders.contains { $0.hasSuffix("_run-1") }, "\(folders)")
         } else {
             #expect(resumed.status == 0, "\(resumed)")
             #expect(

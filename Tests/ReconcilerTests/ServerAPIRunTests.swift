@@ -112,6 +112,30 @@ import Testing
         )
         #expect(try priced?.decode("priced", as: Int.self) == priced?.decode("total", as: Int.self))
         #expect((try priced?.decode("currencies", as: Int.self) ?? 0) > 2)
+
+        // The simulator's own list of forged subscriptions, and its ledger and revenue, from an export of the
+        // same world: the refused rows are exactly the forged ones; every other transaction is in the ledger
+        // with Apple's price, currency, storefront and refund; the reports' money per currency, summed over
+        // the nights, equals revenue.json less the forged subscriptions'.
+        let witness = fixture.directory.appendingPathComponent("witness")
+        try SimulatorProcess.export(
+            binary: BuiltBinary.simulator,
+            seed: fixture.seed,
+            subscriptions: fixture.subscriptions,
+            now: try #require(RFC3339.parse(fixture.now)),
+            into: witness.path,
+            extra: ["--signature-faulty-subscriptions", "0.05"]
+        )
+        let forged = try TruthComparison.forgedSubscriptions(
+            file: witness.appendingPathComponent("server-api/signature-faults.jsonl").path
+        )
+        #expect(forged == refusedIds)
+        var ledger = LedgerComparison(connection: conn)
+        ledger.forgedSubscriptions = forged
+        let money = try ledger.compare(exportDirectory: witness.appendingPathComponent("server-api").path)
+        #expect(money.transactionsCompared > 1000)
+        #expect(money.matches, Comment(rawValue: money.lines().joined(separator: "\n")))
+        #expect(money.currencies.count > 2)
     }
 
     @Test func quietSecondNightAsksOnceForEachSubscription() throws {

@@ -33,6 +33,7 @@ public struct ReportFolderWriter: Sendable {
     public func write(folderName name: String, _ body: (String) throws -> Void) throws -> String {
         let directory = reportDirectory.isEmpty ? "." : reportDirectory
         try AtomicFiles.makeDirectories(directory)
+        Self.removeLeftovers(of: name, in: directory)
         let suffix = AtomicFiles.uniqueSuffix()
         let temporary = "\(directory)/.tmp-\(name)-\(suffix)"
         let destination = "\(directory)/\(name)"
@@ -61,5 +62,18 @@ public struct ReportFolderWriter: Sendable {
             throw error
         }
         return destination
+    }
+
+    /// Removes `.tmp-<name>-<pid>-*` and `.old-<name>-<pid>-*` folders that a writer killed mid-way left
+    /// (its process no longer exists); a live writer's folders stay.
+    static func removeLeftovers(of name: String, in directory: String) {
+        guard let entries = try? FileManager.default.contentsOfDirectory(atPath: directory) else { return }
+        for entry in entries {
+            for prefix in [".tmp-\(name)-", ".old-\(name)-"] where entry.hasPrefix(prefix) {
+                let rest = entry.dropFirst(prefix.count)
+                guard let pid = rest.split(separator: "-").first.flatMap({ Int32($0) }), pid > 0 else { continue }
+                if kill(pid, 0) != 0 && errno == ESRCH { AtomicFiles.removeTree("\(directory)/\(entry)") }
+            }
+        }
     }
 }

@@ -409,7 +409,12 @@ public final class ReconciliationRunner: @unchecked Sendable {
                      WHERE status IN ('interrupted', 'failed') ORDER BY id DESC LIMIT 1
                     """
                 )
-                guard row != nil else { throw UsageError("--resume: there is no interrupted or failed run to resume") }
+                guard row != nil else {
+                    throw UsageError(
+                        "--resume: there is no interrupted or failed run to resume (a finished run whose report "
+                            + "folder is missing: `renewal-reconciler report RUN_ID` writes it)"
+                    )
+                }
             }
             guard let row else { throw UsageError("--resume: no run") }
             let id: Int64 = try row.decode("id")
@@ -417,6 +422,8 @@ public final class ReconciliationRunner: @unchecked Sendable {
             guard let status = RunStatus(rawValue: stored), status.isResumable else {
                 throw UsageError(
                     "--resume \(id): run \(id) is \(stored); only interrupted or failed runs can be resumed"
+                        + (stored == RunStatus.completed.rawValue || stored == RunStatus.partial.rawValue
+                            ? " (if its report folder is missing, `renewal-reconciler report \(id)` writes it)" : "")
                 )
             }
             let parameters = try RunParameters.decode(try row.decode("parameters"))
