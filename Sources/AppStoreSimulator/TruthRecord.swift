@@ -13,9 +13,9 @@ public struct TruthRecord: Sendable, Equatable {
         /// auto-renew off, no ledger, and an expiry by `expires_at_rule`.
         case entitlementEnded = "entitlement_ended"
         /// Not due: the nightly window does not select the row (verified last night, expiry months away)
-        /// and verifyReceipt has no notifications, so the row holds what the previous run left (`state`,
-        /// `expires_at`, `product_id` are `prior_run`'s) and is not verified again. The Server API view of
-        /// the same record is a decision: Get Notification History makes the row due.
+        /// and verifyReceipt has no notifications, so the row holds what the previous run left (`prior_run`)
+        /// and is not verified again; the decision fields say what Apple implies, for a row no previous run
+        /// verified. The Server API view of the same record is a decision: notifications make the row due.
         case notDue = "not_due"
     }
 
@@ -128,12 +128,9 @@ public struct TruthRecord: Sendable, Equatable {
                 revokedAt: prior.revokedAt
             )
         }
-        if !asServerAPI, scenario.seenOnlyThroughNotifications, let priorRun {
+        if !asServerAPI, scenario.seenOnlyThroughNotifications, priorRun != nil {
+            // The decision fields below still say what Apple implies (for a row no previous run verified).
             expect = .notDue
-            state = priorRun.state
-            expiresAt = priorRun.expiresAt
-            productID = priorRun.productID
-            return
         }
         if appleStatus == 21010 {
             // "Treat as if a purchase was never made": the entitlement ends at the run, the row stays.

@@ -14,7 +14,8 @@ import ReceiptDomain
 ///   `not_after_run` an expiry of min(`expires_at`, the clock of the run that finished the row).
 /// - `signature_refused` (Server API, `forgedSubscriptions`): refused as `signed_data_refused`, the row as
 ///   it was before the run;
-/// - `not_due`: the run must not have verified the row, which keeps `prior_run`'s state, expiry and product.
+/// - `not_due`: the run must not have verified the row, which keeps `prior_run`'s state, expiry and product
+///   (compared as a decision when no previous night verified the row: it was due as `unverified`).
 /// Records without `expect` (older files) are read the old way: a non-0 status or another app's bundle id
 /// means rejected. The demo exits 0 only on a 100% match.
 public struct TruthComparison {
@@ -122,7 +123,10 @@ public struct TruthComparison {
                    s.auto_renew_product_id, s.grace_period_expires_at, s.last_verify_status, s.last_error,
                    (SELECT count(*) FROM subscription_transactions t
                      WHERE t.original_transaction_id = s.original_transaction_id) AS ledger_count,
-                   i.last_run, COALESCE(i.moved_backwards, false) AS moved_backwards
+                   i.last_run, COALESCE(i.moved_backwards, false) AS moved_backwards,
+                   (SELECT f.due_reason FROM reconciliation_items f
+                     WHERE f.run_id = ANY($2::bigint[]) AND f.subscription_id = s.id
+                     ORDER BY f.run_id LIMIT 1) AS first_due_reason
               FROM subscriptions s
               LEFT JOIN LATERAL (
                   SELECT max(i.run_id) AS last_run, bool_or(i.expiry_moved_backwards) AS moved_backwards
@@ -217,15 +221,19 @@ public struct TruthComparison {
             )
             return
         }
-        if expect == "not_due" {
+        // A `not_due` row that no previous night verified (no `PriorRunSeeder` after the import) was due as
+        // `unverified` in the first run and holds Apple's decision like any other.
+        let firstDueReason: String? = try row.decode("first_due_reason")
+        if expect == "not_due", firstDueReason != "unverified" {
             // Verified last night, expiry months away, no notifications read: the run leaves the row alone.
-            check("state (previous run's)", truth["state"] as? String ?? "null", state ?? "null")
+            let prior = truth["prior_run"] as? [String: Any]
+            check("state (previous run's)", prior?["state"] as? String ?? "null", state ?? "null")
             check(
                 "expires_at (previous run's)",
-                Self.normalise(truth["expires_at"] as? String),
+                Self.normalise(prior?["expires_at"] as? String),
                 Self.normalise(expiresAt)
             )
-            check("product_id (previous run's)", truth["product_id"] as? String ?? "null", productId)
+            check("product_id (previous run's)", prior?["product_id"] as? String ?? "null", productId)
             let lastRun: Int64? = try row.decode("last_run")
             check("verified by the run", "no", lastRun == nil ? "no" : "yes")
             return
