@@ -11,10 +11,10 @@ public struct APITokenAuthenticator: Sendable {
     /// Why a token was refused; the raw value is the `/_stats` key. Never carries the token itself.
     public enum Failure: String, Sendable, CaseIterable {
         case missing, malformed, algorithm
-        case keyID = "kid"
+        case keyId = "kid"
         case issuer = "iss"
         case audience = "aud"
-        case bundleID = "bid"
+        case bundleId = "bid"
         case expired
         case notYetValid = "iat_in_future"
         case lifetime = "exp_over_60_minutes"
@@ -32,15 +32,15 @@ public struct APITokenAuthenticator: Sendable {
     public static let skewSeconds: Int64 = 60
 
     let publicKey: P256.Signing.PublicKey
-    let keyID: String
-    let issuerID: String
-    let bundleID: String
+    let keyId: String
+    let issuerId: String
+    let bundleId: String
 
     public init(identity: ServerAPIIdentity) {
         publicKey = identity.apiKey.publicKey
-        keyID = identity.keyID
-        issuerID = identity.issuerID
-        bundleID = identity.bundleID
+        keyId = identity.keyId
+        issuerId = identity.issuerId
+        bundleId = identity.bundleId
     }
 
     /// Checks the header value (`Bearer <JWT>`) at `now` (ms).
@@ -77,14 +77,14 @@ public struct APITokenAuthenticator: Sendable {
             let signature = Base64URL.decode(parts[2])
         else { return .malformed }
         guard header["alg"] as? String == "ES256" else { return .algorithm }
-        guard header["kid"] as? String == keyID else { return .keyID }
-        guard claims["iss"] as? String == issuerID else { return .issuer }
+        guard header["kid"] as? String == keyId else { return .keyId }
+        guard claims["iss"] as? String == issuerId else { return .issuer }
         let audience = claims["aud"]
         guard
             audience as? String == ServerAPIIdentity.audience
                 || (audience as? [String]) == [ServerAPIIdentity.audience]
         else { return .audience }
-        guard claims["bid"] as? String == bundleID else { return .bundleID }
+        guard claims["bid"] as? String == bundleId else { return .bundleId }
         guard let iat = (claims["iat"] as? NSNumber)?.int64Value, let exp = (claims["exp"] as? NSNumber)?.int64Value
         else { return .malformed }
         let nowSeconds = now / 1000

@@ -95,13 +95,13 @@ struct AppReceiptEncoder: Sendable {
     private static func inAppRecord(_ t: SimTransaction) -> BERNode {
         BERNode.derSetOf([
             attribute(1701, .integer(1)),
-            attribute(1702, .utf8(t.product.productID)),
-            attribute(1703, .utf8(String(t.transactionID))),
+            attribute(1702, .utf8(t.product.productId)),
+            attribute(1703, .utf8(String(t.transactionId))),
             attribute(1704, date(t.purchase)),
-            attribute(1705, .utf8(String(t.originalTransactionID))),
+            attribute(1705, .utf8(String(t.originalTransactionId))),
             attribute(1706, date(t.originalPurchase)),
             attribute(1708, date(t.expires)),
-            attribute(1711, .integer(Int64(bitPattern: t.webOrderLineItemID))),
+            attribute(1711, .integer(Int64(bitPattern: t.webOrderLineItemId))),
             // Apple writes an empty date when there is no cancellation.
             attribute(1712, t.cancellation.map(date) ?? .ia5("")),
             attribute(1713, .integer(t.isTrial ? 1 : 0)),
@@ -113,7 +113,7 @@ struct AppReceiptEncoder: Sendable {
     /// padded to at least `minimumLength` bytes and then by 4 bytes per reissue (`issueSequence`).
     func payload(_ family: ReceiptFamily, token: ReceiptToken, minimumLength: Int) -> [UInt8] {
         let opaque = AppReceiptReader.opaque(token)
-        let bundle = BERNode.utf8(family.bundleID).der
+        let bundle = BERNode.utf8(family.bundleId).der
         var deviceHasher = SHA256()
         withUnsafeBytes(of: SeededRandom.hash(seed, 0xDE71CE, UInt64(family.index)).bigEndian) {
             deviceHasher.update(bufferPointer: $0)

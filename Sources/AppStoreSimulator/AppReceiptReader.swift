@@ -23,7 +23,7 @@ struct AppReceiptReader: Sendable {
     static func opaque(_ token: ReceiptToken) -> [UInt8] {
         var out: [UInt8] = [0x53, 0x49, 1, token.sandbox ? 1 : 0]
         withUnsafeBytes(of: token.familyIndex.littleEndian) { out += $0 }
-        withUnsafeBytes(of: token.originalTransactionID.littleEndian) { out += $0 }
+        withUnsafeBytes(of: token.originalTransactionId.littleEndian) { out += $0 }
         withUnsafeBytes(of: token.createdAt.littleEndian) { out += $0 }
         withUnsafeBytes(of: token.issueSequence.littleEndian) { out += $0 }
         return out
@@ -37,7 +37,7 @@ struct AppReceiptReader: Sendable {
         }
         return ReceiptToken(
             familyIndex: load(4, UInt32.self),
-            originalTransactionID: load(8, UInt64.self),
+            originalTransactionId: load(8, UInt64.self),
             sandbox: b[3] == 1,
             createdAt: load(16, Int64.self),
             issueSequence: load(24, UInt32.self)

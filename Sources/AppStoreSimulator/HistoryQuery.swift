@@ -64,9 +64,9 @@ struct HistoryQuery: Sendable {
     func matches(_ t: SimTransaction) -> Bool {
         if let s = startDate, t.purchase < s { return false }
         if let e = endDate, t.purchase >= e { return false }
-        if !productIDs.isEmpty && !productIDs.contains(t.product.productID) { return false }
+        if !productIDs.isEmpty && !productIDs.contains(t.product.productId) { return false }
         if !productTypes.isEmpty && !productTypes.contains("AUTO_RENEWABLE") { return false }
-        if !groups.isEmpty && !groups.contains(t.product.groupID) { return false }
+        if !groups.isEmpty && !groups.contains(t.product.groupId) { return false }
         if let r = revoked, r != t.isRefunded { return false }
         if let o = ownership, o != (t.familyShared ? "FAMILY_SHARED" : "PURCHASED") { return false }
         return true

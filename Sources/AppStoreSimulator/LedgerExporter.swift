@@ -7,8 +7,8 @@ struct LedgerExporter: Sendable {
     let population: Population
 
     /// True when the Server API knows the subscription's ids (our app, account not deleted).
-    static func isServed(_ family: ReceiptFamily, bundleID: String) -> Bool {
-        family.bundleID == bundleID && family.fixedStatus != 21010
+    static func isServed(_ family: ReceiptFamily, bundleId: String) -> Bool {
+        family.bundleId == bundleId && family.fixedStatus != 21010
     }
 
     /// The amount refunded: the price times the revocation percentage, rounded to the currency's minor unit,
@@ -24,7 +24,7 @@ struct LedgerExporter: Sendable {
         let storefront = Storefront.of(seed: population.seed, familyIndex: family.index)
         var w = JSONWriter(capacity: 2048)
         w.beginObject()
-        w.field("original_transaction_id", String(plan.originalTransactionID))
+        w.field("original_transaction_id", String(plan.originalTransactionId))
         w.field("environment", family.sandbox ? "Sandbox" : "Production")
         w.field("storefront", storefront.code)
         w.field("currency", storefront.currency)
@@ -32,8 +32,8 @@ struct LedgerExporter: Sendable {
         w.beginArray()
         for t in plan.timeline(at: now).transactions {
             w.beginObject()
-            w.field("transaction_id", String(t.transactionID))
-            w.field("product_id", t.product.productID)
+            w.field("transaction_id", String(t.transactionId))
+            w.field("product_id", t.product.productId)
             w.field("purchase_date", SimTime.rfc3339(t.purchase))
             w.field("expires_date", SimTime.rfc3339(t.expires))
             w.key("price")
@@ -66,7 +66,7 @@ struct LedgerExporter: Sendable {
     func export(to directory: String, now: Int64) throws {
         let ledger = try BufferedFile(path: directory + "/ledger.jsonl")
         var totals: [String: (gross: Int64, refunded: Int64)] = [:]
-        for family in population.families where Self.isServed(family, bundleID: population.bundleID) {
+        for family in population.families where Self.isServed(family, bundleId: population.bundleId) {
             let storefront = Storefront.of(seed: population.seed, familyIndex: family.index)
             for plan in family.subscriptions {
                 try ledger.write(ledgerLine(family: family, plan: plan, now: now))

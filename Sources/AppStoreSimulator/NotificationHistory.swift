@@ -21,7 +21,7 @@ struct NotificationHistory: Sendable {
         var endDate: Int64
         var notificationType: String?
         var notificationSubtype: String?
-        var transactionID: UInt64?
+        var transactionId: UInt64?
         var onlyFailures: Bool
         var canonical: String
     }
@@ -48,18 +48,18 @@ struct NotificationHistory: Sendable {
         if start >= end { return .failure(ErrorCode(code: 4_000_013)) }
         let type = object["notificationType"] as? String
         let subtype = object["notificationSubtype"] as? String
-        var transactionID: UInt64?
+        var transactionId: UInt64?
         if let text = object["transactionId"] as? String {
-            guard let id = ServerAPIService.transactionID(text[...]) else {
+            guard let id = ServerAPIService.transactionId(text[...]) else {
                 return .failure(ErrorCode(code: 4_000_006))
             }
-            transactionID = id
+            transactionId = id
         }
-        if type != nil && transactionID != nil { return .failure(ErrorCode(code: 4_000_019)) }
+        if type != nil && transactionId != nil { return .failure(ErrorCode(code: 4_000_019)) }
         if subtype != nil && type == nil { return .failure(ErrorCode(code: 4_000_018)) }
         let onlyFailures = object["onlyFailures"] as? Bool ?? false
         let canonical = [
-            String(start), String(end), type ?? "", subtype ?? "", transactionID.map(String.init) ?? "",
+            String(start), String(end), type ?? "", subtype ?? "", transactionId.map(String.init) ?? "",
             String(onlyFailures),
         ].joined(separator: "|")
         return .success(
@@ -68,7 +68,7 @@ struct NotificationHistory: Sendable {
                 endDate: min(end, now),
                 notificationType: type,
                 notificationSubtype: subtype,
-                transactionID: transactionID,
+                transactionId: transactionId,
                 onlyFailures: onlyFailures,
                 canonical: canonical
             )

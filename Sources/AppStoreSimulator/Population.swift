@@ -1,33 +1,33 @@
 /// The deterministic population of receipt families the simulator answers for.
 ///
-/// Everything follows from (`seed`, `subscriptions`, `anchor`, `bundleID`): the same inputs give the same
+/// Everything follows from (`seed`, `subscriptions`, `anchor`, `bundleId`): the same inputs give the same
 /// families, ids, timelines and receipt bytes. `anchor` is the instant the scenarios are built around
 /// (a "silent renewal" has several periods between its stored receipt and the anchor); serve and export
 /// must use the same anchor to describe the same world.
 public struct Population: Sendable {
     public let seed: UInt64
     public let anchor: Int64
-    public let bundleID: String
-    public let foreignBundleID: String
+    public let bundleId: String
+    public let foreignBundleId: String
     public let families: [ReceiptFamily]
     public let catalog: ProductCatalog
     public let foreignCatalog: ProductCatalog
     public let subscriptionCount: Int
 
-    public init(seed: UInt64, subscriptions: Int, anchor: Int64, bundleID: String = "com.example.renewals") {
+    public init(seed: UInt64, subscriptions: Int, anchor: Int64, bundleId: String = "com.example.renewals") {
         self.seed = seed
         self.anchor = anchor
-        self.bundleID = bundleID
-        self.foreignBundleID = bundleID == "com.example.otherapp" ? "com.example.anotherapp" : "com.example.otherapp"
-        let catalog = ProductCatalog(bundleID: bundleID, groupBase: 21_000_000 + Int(seed % 900_000) * 10)
-        let foreign = ProductCatalog(bundleID: foreignBundleID, groupBase: 22_000_000 + Int(seed % 900_000) * 10)
+        self.bundleId = bundleId
+        self.foreignBundleId = bundleId == "com.example.otherapp" ? "com.example.anotherapp" : "com.example.otherapp"
+        let catalog = ProductCatalog(bundleId: bundleId, groupBase: 21_000_000 + Int(seed % 900_000) * 10)
+        let foreign = ProductCatalog(bundleId: foreignBundleId, groupBase: 22_000_000 + Int(seed % 900_000) * 10)
         self.catalog = catalog
         self.foreignCatalog = foreign
         var generator = PopulationGenerator(
             seed: seed,
             anchor: anchor,
-            bundleID: bundleID,
-            foreignBundleID: foreignBundleID,
+            bundleId: bundleId,
+            foreignBundleId: foreignBundleId,
             catalog: catalog,
             foreignCatalog: foreign
         )

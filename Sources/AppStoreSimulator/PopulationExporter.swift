@@ -37,14 +37,14 @@ public struct PopulationExporter: Sendable {
         let stored = family.storedRow(plan)
         var w = JSONWriter(capacity: receipt.utf8.count + 400)
         w.beginObject()
-        w.field("user_id", family.userID)
-        w.field("product_id", stored.productID)
-        w.field("original_transaction_id", String(plan.originalTransactionID))
+        w.field("user_id", family.userId)
+        w.field("product_id", stored.productId)
+        w.field("original_transaction_id", String(plan.originalTransactionId))
         w.field("latest_receipt", receipt)
         w.field("expires_at", SimTime.rfc3339(stored.expires))
         w.field("environment", family.sandbox ? "Sandbox" : "Production")
         // The app stored its own bundle id even for a foreign receipt (it trusted the client).
-        w.field("bundle_id", family.appBundleID)
+        w.field("bundle_id", family.appBundleId)
         w.endObject()
         w.bytes.append(10)
         return w.bytes
@@ -74,18 +74,18 @@ public struct PopulationExporter: Sendable {
         }
         try purchases.close()
         try truth.close()
-        try ServerAPIIdentity(seed: population.seed, anchor: population.anchor, bundleID: population.bundleID)
+        try ServerAPIIdentity(seed: population.seed, anchor: population.anchor, bundleId: population.bundleId)
             .export(to: directory + "/server-api")
         try LedgerExporter(population: population).export(to: directory + "/server-api", now: now)
         if faultySubscriptionRate > 0 {
             let faults = try BufferedFile(path: directory + "/server-api/signature-faults.jsonl")
-            for family in population.families where LedgerExporter.isServed(family, bundleID: population.bundleID) {
+            for family in population.families where LedgerExporter.isServed(family, bundleId: population.bundleId) {
                 guard let fault = SignatureFault.forFamily(family, seed: population.seed, rate: faultySubscriptionRate)
                 else { continue }
                 for plan in family.subscriptions {
                     var w = JSONWriter(capacity: 160)
                     w.beginObject()
-                    w.field("original_transaction_id", String(plan.originalTransactionID))
+                    w.field("original_transaction_id", String(plan.originalTransactionId))
                     w.field("fault", fault.rawValue)
                     w.field("expect", "refused_row_untouched")
                     w.endObject()

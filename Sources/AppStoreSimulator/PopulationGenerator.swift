@@ -6,8 +6,8 @@
 struct PopulationGenerator {
     let seed: UInt64
     let anchor: Int64
-    let bundleID: String
-    let foreignBundleID: String
+    let bundleId: String
+    let foreignBundleId: String
     let catalog: ProductCatalog
     let foreignCatalog: ProductCatalog
     private var nextSubscription: UInt64 = 0
@@ -16,15 +16,15 @@ struct PopulationGenerator {
     init(
         seed: UInt64,
         anchor: Int64,
-        bundleID: String,
-        foreignBundleID: String,
+        bundleId: String,
+        foreignBundleId: String,
         catalog: ProductCatalog,
         foreignCatalog: ProductCatalog
     ) {
         self.seed = seed
         self.anchor = anchor
-        self.bundleID = bundleID
-        self.foreignBundleID = foreignBundleID
+        self.bundleId = bundleId
+        self.foreignBundleId = foreignBundleId
         self.catalog = catalog
         self.foreignCatalog = foreignCatalog
         // 16-digit ids like Apple's: 1 000 0xx ... ; room for 10^9 subscriptions of 10^4 transactions each.
@@ -59,7 +59,7 @@ struct PopulationGenerator {
         let otid = idBase + n * 10_000
         let web = 1_000_000_000_000_000 - idBase / 100 + n * 10_000 + 500_000_000_000
         return SubscriptionPlan(
-            originalTransactionID: otid,
+            originalTransactionId: otid,
             webOrderLineItemBase: web,
             product: product,
             start: start,
@@ -115,7 +115,7 @@ struct PopulationGenerator {
         var plans: [SubscriptionPlan] = []
         var stored: Int64 = anchor
         var sandbox = false
-        var bundle = bundleID
+        var bundle = bundleId
         var bytesPerTxn = ReceiptFamily.defaultBytesPerTransaction
         var fixedStatus: Int?
         var malformed = false
@@ -165,7 +165,7 @@ struct PopulationGenerator {
             stored = storedAt(plan, transactionsBack: 0, &rng)
             fixedStatus = 21010
         case .foreignApp:
-            bundle = foreignBundleID
+            bundle = foreignBundleId
             let (plan, at) = silent(&self, foreignCatalog.pick(&rng), &rng)
             plans = [plan]
             stored = at
@@ -364,9 +364,9 @@ struct PopulationGenerator {
         return ReceiptFamily(
             index: index,
             scenario: scenario,
-            userID: "user-" + String(100_000 + index),
-            bundleID: bundle,
-            appBundleID: bundleID,
+            userId: "user-" + String(100_000 + index),
+            bundleId: bundle,
+            appBundleId: bundleId,
             sandbox: sandbox,
             subscriptions: plans,
             storedReceiptAt: stored,
@@ -398,7 +398,7 @@ struct PopulationGenerator {
         case .nulInText:
             if rng.chance(0.5) {
                 let product = plan.timeline(at: anchor).transactions.last?.product ?? plan.product
-                return .text(field: "product_id", value: product.productID + "\u{0}")
+                return .text(field: "product_id", value: product.productId + "\u{0}")
             }
             return .text(field: "offer_code_ref_name", value: "WINTER\u{0}PROMO")
         default:

@@ -10,40 +10,40 @@ public struct ProductCatalog: Sendable {
     public let newsMonthly: SimProduct
     public let newsYearly: SimProduct
 
-    public init(bundleID: String, groupBase: Int) {
+    public init(bundleId: String, groupBase: Int) {
         proMonthly = SimProduct(
-            productID: bundleID + ".pro.monthly",
-            groupID: String(groupBase + 1),
+            productId: bundleId + ".pro.monthly",
+            groupId: String(groupBase + 1),
             period: .month,
             level: 2
         )
         proYearly = SimProduct(
-            productID: bundleID + ".pro.yearly",
-            groupID: String(groupBase + 1),
+            productId: bundleId + ".pro.yearly",
+            groupId: String(groupBase + 1),
             period: .year,
             level: 2
         )
         proPlusMonthly = SimProduct(
-            productID: bundleID + ".pro.plus.monthly",
-            groupID: String(groupBase + 1),
+            productId: bundleId + ".pro.plus.monthly",
+            groupId: String(groupBase + 1),
             period: .month,
             level: 1
         )
         newsWeekly = SimProduct(
-            productID: bundleID + ".news.weekly",
-            groupID: String(groupBase + 2),
+            productId: bundleId + ".news.weekly",
+            groupId: String(groupBase + 2),
             period: .week,
             level: 1
         )
         newsMonthly = SimProduct(
-            productID: bundleID + ".news.monthly",
-            groupID: String(groupBase + 2),
+            productId: bundleId + ".news.monthly",
+            groupId: String(groupBase + 2),
             period: .month,
             level: 1
         )
         newsYearly = SimProduct(
-            productID: bundleID + ".news.yearly",
-            groupID: String(groupBase + 2),
+            productId: bundleId + ".news.yearly",
+            groupId: String(groupBase + 2),
             period: .year,
             level: 1
         )

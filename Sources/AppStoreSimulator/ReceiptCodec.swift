@@ -36,7 +36,7 @@ public struct ReceiptCodec: Sendable {
         blob += Self.magic
         blob += [1, token.sandbox ? 1 : 0, 0, 0]
         Self.put(token.familyIndex, &blob)
-        Self.put(token.originalTransactionID, &blob)
+        Self.put(token.originalTransactionId, &blob)
         Self.put(token.createdAt, &blob)
         Self.put(token.issueSequence, &blob)
         Self.put(UInt32(paddingLength), &blob)
@@ -82,7 +82,7 @@ public struct ReceiptCodec: Sendable {
             return .valid(
                 ReceiptToken(
                     familyIndex: load(8, UInt32.self),
-                    originalTransactionID: load(12, UInt64.self),
+                    originalTransactionId: load(12, UInt64.self),
                     sandbox: blob[5] == 1,
                     createdAt: load(20, Int64.self),
                     issueSequence: load(28, UInt32.self)

@@ -3,11 +3,11 @@
 public struct ReceiptFamily: Sendable {
     public var index: Int
     public var scenario: Scenario
-    public var userID: String
+    public var userId: String
     /// The bundle id inside the receipt (another app's for `foreign_app`).
-    public var bundleID: String
+    public var bundleId: String
     /// The bundle id of the app that stored the row (the population's, even for a foreign receipt).
-    public var appBundleID: String
+    public var appBundleId: String
     public var sandbox: Bool
     public var subscriptions: [SubscriptionPlan]
     /// When the app last refreshed its stored receipt: the stored receipt's creation time.
@@ -41,12 +41,12 @@ public struct ReceiptFamily: Sendable {
 
     /// What the app stored for `plan`: the product and expiry of the best transaction its stored receipt
     /// shows (refunds left out), or `appStoredExpiry` when the app stored another expiry.
-    public func storedRow(_ plan: SubscriptionPlan) -> (productID: String, expires: Int64) {
+    public func storedRow(_ plan: SubscriptionPlan) -> (productId: String, expires: Int64) {
         let seen = plan.timeline(at: storedReceiptAt).transactions
         let best = seen.filter { !$0.isRefunded }.max { $0.expires < $1.expires } ?? seen.last
-        return (best?.product.productID ?? plan.product.productID, appStoredExpiry ?? best?.expires ?? plan.start)
+        return (best?.product.productId ?? plan.product.productId, appStoredExpiry ?? best?.expires ?? plan.start)
     }
 
     /// The primary original_transaction_id (first subscription), sealed into the receipt.
-    public var primaryOriginalTransactionID: UInt64 { subscriptions.first?.originalTransactionID ?? 0 }
+    public var primaryOriginalTransactionId: UInt64 { subscriptions.first?.originalTransactionId ?? 0 }
 }

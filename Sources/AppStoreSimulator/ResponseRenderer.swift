@@ -25,7 +25,7 @@ public struct ResponseRenderer: Sendable {
     private func token(_ family: ReceiptFamily, createdAt: Int64, issueSequence: UInt32) -> ReceiptToken {
         ReceiptToken(
             familyIndex: UInt32(family.index),
-            originalTransactionID: family.primaryOriginalTransactionID,
+            originalTransactionId: family.primaryOriginalTransactionId,
             sandbox: family.sandbox,
             createdAt: createdAt,
             issueSequence: issueSequence
@@ -87,9 +87,9 @@ public struct ResponseRenderer: Sendable {
         }
         w.beginObject()
         w.field("quantity", "1")
-        text("product_id", t.product.productID)
-        w.field("transaction_id", String(t.transactionID))
-        w.field("original_transaction_id", String(t.originalTransactionID))
+        text("product_id", t.product.productId)
+        w.field("transaction_id", String(t.transactionId))
+        w.field("original_transaction_id", String(t.originalTransactionId))
         date(&w, "purchase_date", t.purchase, implausible)
         date(&w, "original_purchase_date", t.originalPurchase, implausible)
         date(&w, "expires_date", t.expires, implausible)
@@ -97,19 +97,19 @@ public struct ResponseRenderer: Sendable {
             date(&w, "cancellation_date", c)
             if let r = t.cancellationReason { w.field("cancellation_reason", String(r)) }
         }
-        w.field("web_order_line_item_id", String(t.webOrderLineItemID))
+        w.field("web_order_line_item_id", String(t.webOrderLineItemId))
         w.field("is_trial_period", t.isTrial ? "true" : "false")
         w.field("is_in_intro_offer_period", t.isIntro ? "true" : "false")
         if t.isUpgraded { w.field("is_upgraded", "true") }
         text("offer_code_ref_name", t.offerCodeRefName)
         w.field("in_app_ownership_type", t.familyShared ? "FAMILY_SHARED" : "PURCHASED")
-        w.field("subscription_group_identifier", t.product.groupID)
+        w.field("subscription_group_identifier", t.product.groupId)
         w.endObject()
     }
 
     /// Transactions in a deterministic but unsorted order.
     private func scrambled(_ txns: [SimTransaction], salt: UInt64) -> [SimTransaction] {
-        txns.map { (SeededRandom.hash(salt, $0.transactionID), $0) }.sorted { $0.0 < $1.0 }.map(\.1)
+        txns.map { (SeededRandom.hash(salt, $0.transactionId), $0) }.sorted { $0.0 < $1.0 }.map(\.1)
     }
 
     /// The status-0 body for `token` (already authenticated, family known) at `now`.
@@ -132,10 +132,10 @@ public struct ResponseRenderer: Sendable {
         }
         // The transaction that carries the family's implausible value: the newest of its first subscription.
         let target = family.implausibleValue.flatMap { _ in
-            family.subscriptions.first?.timeline(at: now).transactions.max { $0.purchase < $1.purchase }?.transactionID
+            family.subscriptions.first?.timeline(at: now).transactions.max { $0.purchase < $1.purchase }?.transactionId
         }
         func bad(_ t: SimTransaction) -> ImplausibleValue? {
-            t.transactionID == target ? family.implausibleValue : nil
+            t.transactionId == target ? family.implausibleValue : nil
         }
         inApp = scrambled(inApp, salt: salt ^ 1)
         latest = scrambled(latest, salt: salt ^ 2)
@@ -150,7 +150,7 @@ public struct ResponseRenderer: Sendable {
         w.field("receipt_type", family.sandbox ? "ProductionSandbox" : "Production")
         w.field("adam_id", family.sandbox ? "0" : "1" + String(population.seed % 100_000_000 + 400_000_000))
         w.field("app_item_id", family.sandbox ? "0" : "1" + String(population.seed % 100_000_000 + 400_000_000))
-        w.field("bundle_id", family.bundleID)
+        w.field("bundle_id", family.bundleId)
         w.field("application_version", "412")
         w.field("download_id", family.sandbox ? "0" : String(80_000_000_000_000 + UInt64(family.index)))
         w.field("version_external_identifier", family.sandbox ? "0" : "848712345")
@@ -171,20 +171,20 @@ public struct ResponseRenderer: Sendable {
         w.rawString(newReceipt)
         // Pending renewal info: reverse of first appearance in latest_receipt_info.
         var order: [UInt64] = []
-        for t in latest where !order.contains(t.originalTransactionID) { order.append(t.originalTransactionID) }
+        for t in latest where !order.contains(t.originalTransactionId) { order.append(t.originalTransactionId) }
         order.reverse()
         w.key("pending_renewal_info")
         w.beginArray()
         for otid in order {
-            guard let (plan, tl) = timelines.first(where: { $0.0.originalTransactionID == otid }) else { continue }
+            guard let (plan, tl) = timelines.first(where: { $0.0.originalTransactionId == otid }) else { continue }
             w.beginObject()
             if let intent = tl.expirationIntent { w.field("expiration_intent", String(intent)) }
-            w.field("auto_renew_product_id", tl.autoRenewProductID)
+            w.field("auto_renew_product_id", tl.autoRenewProductId)
             if tl.expirationIntent != nil || tl.inBillingRetry {
                 w.field("is_in_billing_retry_period", tl.inBillingRetry ? "1" : "0")
             }
-            w.field("product_id", tl.productID)
-            w.field("original_transaction_id", String(plan.originalTransactionID))
+            w.field("product_id", tl.productId)
+            w.field("original_transaction_id", String(plan.originalTransactionId))
             w.field("auto_renew_status", tl.autoRenewStatus ? "1" : "0")
             if let grace = tl.gracePeriodExpires { date(&w, "grace_period_expires_date", grace) }
             w.endObject()

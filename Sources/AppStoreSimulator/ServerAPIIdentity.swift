@@ -8,7 +8,7 @@ import X509
 /// carrying 1.2.840.113635.100.6.11.1, all EC P-256), and the app's In-App Purchase key with its key id and
 /// issuer id, which clients sign their JWTs with.
 ///
-/// Everything follows from (`seed`, `anchor`, `bundleID`): the keys come from a seeded hash, the subjects,
+/// Everything follows from (`seed`, `anchor`, `bundleId`): the keys come from a seeded hash, the subjects,
 /// serial numbers and validity from the seed and the anchor. Only the certificates' ECDSA signatures differ
 /// from one build to the next (swift-crypto signs with a random nonce).
 public struct ServerAPIIdentity: Sendable {
@@ -18,13 +18,13 @@ public struct ServerAPIIdentity: Sendable {
     public static let audience = "appstoreconnect-v1"
 
     public let seed: UInt64
-    public let bundleID: String
+    public let bundleId: String
     /// The In-App Purchase key's id (`kid` of the client's JWT).
-    public let keyID: String
+    public let keyId: String
     /// The team's issuer id (`iss` of the client's JWT), a UUID.
-    public let issuerID: String
+    public let issuerId: String
     /// The app's Apple id, the same number verifyReceipt answers as `app_item_id` in production.
-    public let appAppleID: Int64
+    public let appAppleId: Int64
     /// The In-App Purchase private key (exported as `key.p8`; the simulator verifies JWTs with its public half).
     public let apiKey: P256.Signing.PrivateKey
     public let root: Certificate
@@ -42,12 +42,12 @@ public struct ServerAPIIdentity: Sendable {
     public let notValidBefore: Date
     public let notValidAfter: Date
 
-    public init(seed: UInt64, anchor: Int64, bundleID: String) {
+    public init(seed: UInt64, anchor: Int64, bundleId: String) {
         self.seed = seed
-        self.bundleID = bundleID
-        self.keyID = Self.keyID(seed: seed)
-        self.issuerID = Self.issuerID(seed: seed)
-        self.appAppleID = Self.appAppleID(seed: seed)
+        self.bundleId = bundleId
+        self.keyId = Self.keyId(seed: seed)
+        self.issuerId = Self.issuerId(seed: seed)
+        self.appAppleId = Self.appAppleId(seed: seed)
         self.apiKey = Self.derivedKey(seed: seed, label: "in-app-purchase-key")
         let rootKey = Self.derivedKey(seed: seed, label: "root")
         let intermediateKey = Self.derivedKey(seed: seed, label: "intermediate")
@@ -269,14 +269,14 @@ public struct ServerAPIIdentity: Sendable {
     }
 
     /// Ten characters of A-Z and 0-9, like the key ids App Store Connect shows.
-    static func keyID(seed: UInt64) -> String {
+    static func keyId(seed: UInt64) -> String {
         let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789")
         var rng = SeededRandom(seed, 0x4B1D)
         return String((0..<10).map { _ in alphabet[Int(rng.next() % UInt64(alphabet.count))] })
     }
 
     /// A lower-case UUID (version 4 layout) from the seed.
-    static func issuerID(seed: UInt64) -> String {
+    static func issuerId(seed: UInt64) -> String {
         var rng = SeededRandom(seed, 0x1550E)
         var bytes: [UInt8] = []
         for _ in 0..<2 { withUnsafeBytes(of: rng.next().bigEndian) { bytes += $0 } }
@@ -289,7 +289,7 @@ public struct ServerAPIIdentity: Sendable {
     }
 
     /// The production app id; `ResponseRenderer` writes the same digits as `adam_id` and `app_item_id`.
-    public static func appAppleID(seed: UInt64) -> Int64 {
+    public static func appAppleId(seed: UInt64) -> Int64 {
         Int64("1" + String(seed % 100_000_000 + 400_000_000)) ?? 0
     }
 
@@ -315,11 +315,11 @@ public struct ServerAPIIdentity: Sendable {
     public func apiJSON() -> [UInt8] {
         var w = JSONWriter(capacity: 200)
         w.beginObject()
-        w.field("key_id", keyID)
-        w.field("issuer_id", issuerID)
-        w.field("bundle_id", bundleID)
+        w.field("key_id", keyId)
+        w.field("issuer_id", issuerId)
+        w.field("bundle_id", bundleId)
         w.key("app_apple_id")
-        w.int(appAppleID)
+        w.int(appAppleId)
         w.endObject()
         w.bytes.append(10)
         return w.bytes
@@ -351,16 +351,16 @@ public struct ServerAPIIdentity: Sendable {
     /// A client's API token (JWT, ES256) signed with the population's In-App Purchase key, for tools such as
     /// curl and wrk (`appstore-simulator token`); a real client signs its own with `key.p8`.
     public func apiToken(issuedAt: Int64, lifetimeSeconds: Int64) -> String {
-        let header = #"{"alg":"ES256","kid":"\#(keyID)","typ":"JWT"}"#
+        let header = #"{"alg":"ES256","kid":"\#(keyId)","typ":"JWT"}"#
         var claims = JSONWriter(capacity: 200)
         claims.beginObject()
-        claims.field("iss", issuerID)
+        claims.field("iss", issuerId)
         claims.key("iat")
         claims.int(issuedAt)
         claims.key("exp")
         claims.int(issuedAt + lifetimeSeconds)
         claims.field("aud", Self.audience)
-        claims.field("bid", bundleID)
+        claims.field("bid", bundleId)
         claims.endObject()
         var input = Base64URL.encode(Array(header.utf8)) + [46] + Base64URL.encode(claims.bytes)
         // Signing bytes in memory with a valid P-256 key cannot fail.

@@ -31,7 +31,7 @@ public struct ServerAPIRenderer: Sendable {
     static func environment(_ family: ReceiptFamily) -> String { family.sandbox ? "Sandbox" : "Production" }
 
     /// The app transaction id of the family (one per customer and app).
-    static func appTransactionID(_ family: ReceiptFamily) -> String {
+    static func appTransactionId(_ family: ReceiptFamily) -> String {
         String(704_000_000_000_000_000 + UInt64(family.index))
     }
 
@@ -51,7 +51,7 @@ public struct ServerAPIRenderer: Sendable {
         -> (date: Int64, type: String, percentage: Int64)?
     {
         guard t.isRefunded, let at = t.cancellation else { return nil }
-        if at > t.purchase, at < t.expires, SeededRandom.hash(seed, 0x9E0F, t.transactionID) % 3 == 0 {
+        if at > t.purchase, at < t.expires, SeededRandom.hash(seed, 0x9E0F, t.transactionId) % 3 == 0 {
             let share = (t.expires - at) * 100_000 / (t.expires - t.purchase)
             return (at, "REFUND_PRORATED", max(1, share))
         }
@@ -68,12 +68,12 @@ public struct ServerAPIRenderer: Sendable {
         let storefront = Storefront.of(seed: population.seed, familyIndex: family.index)
         var w = JSONWriter(capacity: 1024)
         w.beginObject()
-        w.field("transactionId", String(t.transactionID))
-        w.field("originalTransactionId", String(t.originalTransactionID))
-        w.field("webOrderLineItemId", String(t.webOrderLineItemID))
-        w.field("bundleId", family.bundleID)
-        w.field("productId", t.product.productID)
-        w.field("subscriptionGroupIdentifier", t.product.groupID)
+        w.field("transactionId", String(t.transactionId))
+        w.field("originalTransactionId", String(t.originalTransactionId))
+        w.field("webOrderLineItemId", String(t.webOrderLineItemId))
+        w.field("bundleId", family.bundleId)
+        w.field("productId", t.product.productId)
+        w.field("subscriptionGroupIdentifier", t.product.groupId)
         w.key("purchaseDate")
         w.int(t.purchase)
         w.key("originalPurchaseDate")
@@ -116,7 +116,7 @@ public struct ServerAPIRenderer: Sendable {
             w.key("revocationPercentage")
             w.int(revocation.percentage)
         }
-        w.field("appTransactionId", Self.appTransactionID(family))
+        w.field("appTransactionId", Self.appTransactionId(family))
         w.endObject()
         return w.bytes
     }
@@ -132,9 +132,9 @@ public struct ServerAPIRenderer: Sendable {
         let latest = tl.transactions.max { $0.purchase < $1.purchase }
         var w = JSONWriter(capacity: 512)
         w.beginObject()
-        w.field("originalTransactionId", String(plan.originalTransactionID))
-        w.field("autoRenewProductId", tl.autoRenewProductID)
-        w.field("productId", tl.productID)
+        w.field("originalTransactionId", String(plan.originalTransactionId))
+        w.field("autoRenewProductId", tl.autoRenewProductId)
+        w.field("productId", tl.productId)
         w.key("autoRenewStatus")
         w.int(tl.autoRenewStatus ? 1 : 0)
         if let intent = tl.expirationIntent {
@@ -159,19 +159,19 @@ public struct ServerAPIRenderer: Sendable {
             w.int(latest.expires)
             if tl.autoRenewStatus {
                 let next =
-                    plan.product.productID == tl.autoRenewProductID
+                    plan.product.productId == tl.autoRenewProductId
                     ? latest.product
                     : ([
                         population.catalog.proMonthly, population.catalog.proYearly, population.catalog.proPlusMonthly,
                         population.catalog.newsWeekly, population.catalog.newsMonthly, population.catalog.newsYearly,
                     ]
-                    .first { $0.productID == tl.autoRenewProductID } ?? latest.product)
+                    .first { $0.productId == tl.autoRenewProductId } ?? latest.product)
                 w.field("currency", storefront.currency)
                 w.key("renewalPrice")
                 w.int(storefront.listPrice(next, purchase: latest.expires, anchor: population.anchor))
             }
         }
-        w.field("appTransactionId", Self.appTransactionID(family))
+        w.field("appTransactionId", Self.appTransactionId(family))
         w.endObject()
         return w.bytes
     }

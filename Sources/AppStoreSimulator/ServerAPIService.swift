@@ -57,7 +57,7 @@ public final class ServerAPIService: Sendable {
         self.clock = clock
         var plans: [UInt64: (Int, Int)] = [:]
         for (f, family) in population.families.enumerated() {
-            for (p, plan) in family.subscriptions.enumerated() { plans[plan.originalTransactionID] = (f, p) }
+            for (p, plan) in family.subscriptions.enumerated() { plans[plan.originalTransactionId] = (f, p) }
         }
         self.plans = plans
     }
@@ -75,7 +75,7 @@ public final class ServerAPIService: Sendable {
     }
 
     /// Parses a path segment as a transaction id: 1 to 19 decimal digits (else 4000006).
-    static func transactionID(_ text: Substring) -> UInt64? {
+    static func transactionId(_ text: Substring) -> UInt64? {
         guard !text.isEmpty, text.count <= 19, text.utf8.allSatisfy({ $0 >= 48 && $0 <= 57 }) else { return nil }
         return UInt64(text)
     }
@@ -85,7 +85,7 @@ public final class ServerAPIService: Sendable {
         let original = id - id % 10_000
         guard let (f, p) = plans[original] else { return nil }
         let family = population.families[f]
-        guard family.sandbox == sandbox, family.bundleID == population.bundleID, family.fixedStatus != 21010 else {
+        guard family.sandbox == sandbox, family.bundleId == population.bundleId, family.fixedStatus != 21010 else {
             return nil
         }
         let plan = family.subscriptions[p]
@@ -103,7 +103,7 @@ public final class ServerAPIService: Sendable {
         query: Substring,
         fault: SignatureFault? = nil
     ) -> Outcome {
-        guard let id = Self.transactionID(idText) else { return Self.error(4_000_006) }
+        guard let id = Self.transactionId(idText) else { return Self.error(4_000_006) }
         let now = clock.now()
         // A faulty subscription's answers are always faulty (the first faulty one of the customer's, for
         // answers that cover several).
@@ -178,7 +178,7 @@ public final class ServerAPIService: Sendable {
             guard let latest = tl.transactions.max(by: { $0.purchase < $1.purchase }) else { continue }
             let status = ServerAPIRenderer.status(tl, now: now)
             if !wanted.isEmpty && !wanted.contains(status) { continue }
-            let group = latest.product.groupID
+            let group = latest.product.groupId
             if let i = groups.firstIndex(where: { $0.0 == group }) {
                 groups[i].1.append((status, plan, tl))
             } else {
@@ -188,10 +188,10 @@ public final class ServerAPIService: Sendable {
         var w = JSONWriter(capacity: 4096)
         w.beginObject()
         w.field("environment", ServerAPIRenderer.environment(family))
-        w.field("bundleId", family.bundleID)
+        w.field("bundleId", family.bundleId)
         if !family.sandbox {
             w.key("appAppleId")
-            w.int(identity.appAppleID)
+            w.int(identity.appAppleId)
         }
         w.key("data")
         w.beginArray()
@@ -206,7 +206,7 @@ public final class ServerAPIService: Sendable {
                 w.beginObject()
                 w.key("status")
                 w.int(Int64(status))
-                w.field("originalTransactionId", String(plan.originalTransactionID))
+                w.field("originalTransactionId", String(plan.originalTransactionId))
                 w.field(
                     "signedTransactionInfo",
                     identity.sign(
@@ -251,10 +251,10 @@ public final class ServerAPIService: Sendable {
         w.field("revision", nextToken)
         w.key("hasMore")
         w.bool(end < items.count)
-        w.field("bundleId", family.bundleID)
+        w.field("bundleId", family.bundleId)
         if !family.sandbox {
             w.key("appAppleId")
-            w.int(identity.appAppleID)
+            w.int(identity.appAppleId)
         }
         w.field("environment", ServerAPIRenderer.environment(family))
         w.key("signedTransactions")
@@ -301,7 +301,7 @@ public final class ServerAPIService: Sendable {
         }
         var items = customerTransactions(family, now: now).filter { q.matches($0.0) }
         items.sort { a, b in
-            a.0.purchase != b.0.purchase ? a.0.purchase < b.0.purchase : a.0.transactionID < b.0.transactionID
+            a.0.purchase != b.0.purchase ? a.0.purchase < b.0.purchase : a.0.transactionId < b.0.transactionId
         }
         if q.descending { items.reverse() }
         let next = min(items.count, offset + HistoryQuery.pageSize)
@@ -331,7 +331,7 @@ public final class ServerAPIService: Sendable {
         }
         var items = customerTransactions(family, now: now).filter { $0.0.isRefunded }
         items.sort { a, b in
-            (a.0.cancellation ?? 0, a.0.transactionID) < (b.0.cancellation ?? 0, b.0.transactionID)
+            (a.0.cancellation ?? 0, a.0.transactionId) < (b.0.cancellation ?? 0, b.0.transactionId)
         }
         let next = min(items.count, offset + HistoryQuery.pageSize)
         let token = HistoryQuery.token(offset: next, key: population.seed, scope: scope, canonical: "")
@@ -369,18 +369,18 @@ public final class ServerAPIService: Sendable {
             offset = o
         }
         var families: [ReceiptFamily]
-        if let id = request.transactionID {
+        if let id = request.transactionId {
             guard let location = locate(id, sandbox: sandbox, now: now) else { return Self.error(4_040_010) }
             families = [location.family]
         } else {
             families = population.families.filter {
-                $0.sandbox == sandbox && $0.bundleID == population.bundleID && $0.fixedStatus != 21010
+                $0.sandbox == sandbox && $0.bundleId == population.bundleId && $0.fixedStatus != 21010
             }
         }
         var events: [(NotificationHistory.Event, [(Int64, String)])] = []
         for family in families {
             for p in family.subscriptions.indices {
-                let otid = family.subscriptions[p].originalTransactionID
+                let otid = family.subscriptions[p].originalTransactionId
                 for e in NotificationHistory.events(family: family, planIndex: p, now: now)
                 where e.date >= request.startDate && e.date < request.endDate {
                     if let type = request.notificationType, type != e.type { continue }
@@ -436,7 +436,7 @@ public final class ServerAPIService: Sendable {
         let plan = family.subscriptions[e.plan]
         let tl = plan.timeline(at: e.date)
         let t = tl.transactions.first { $0.index == e.transactionIndex } ?? tl.transactions.last
-        let otid = plan.originalTransactionID
+        let otid = plan.originalTransactionId
         var w = JSONWriter(capacity: 4096)
         w.beginObject()
         w.field("notificationType", e.type)
@@ -449,9 +449,9 @@ public final class ServerAPIService: Sendable {
         w.beginObject()
         if !family.sandbox {
             w.key("appAppleId")
-            w.int(identity.appAppleID)
+            w.int(identity.appAppleId)
         }
-        w.field("bundleId", family.bundleID)
+        w.field("bundleId", family.bundleId)
         w.field("bundleVersion", "412")
         w.field("environment", ServerAPIRenderer.environment(family))
         if let t {

@@ -12,12 +12,12 @@ public enum SignatureFault: String, Sendable, CaseIterable {
 }
 
 extension SignatureFault {
-    /// The fault every Server API answer about `originalTransactionID` carries when a share `rate` of the
+    /// The fault every Server API answer about `originalTransactionId` carries when a share `rate` of the
     /// subscriptions is faulty (`--signature-faulty-subscriptions`): chosen by a hash of the seed and the id,
     /// the kind cycling through the four; nil for the others. `export` lists the same ones.
-    public static func forSubscription(_ originalTransactionID: UInt64, seed: UInt64, rate: Double) -> SignatureFault? {
+    public static func forSubscription(_ originalTransactionId: UInt64, seed: UInt64, rate: Double) -> SignatureFault? {
         guard rate > 0 else { return nil }
-        let h = SeededRandom.hash(seed, 0x5F5B, originalTransactionID)
+        let h = SeededRandom.hash(seed, 0x5F5B, originalTransactionId)
         guard SeededRandom.unit(h) < rate else { return nil }
         return allCases[Int(SeededRandom.mix(h) % UInt64(allCases.count))]
     }
@@ -27,7 +27,7 @@ extension SignatureFault {
     public static func forFamily(_ family: ReceiptFamily, seed: UInt64, rate: Double) -> SignatureFault? {
         guard rate > 0 else { return nil }
         return family.subscriptions.lazy.compactMap {
-            forSubscription($0.originalTransactionID, seed: seed, rate: rate)
+            forSubscription($0.originalTransactionId, seed: seed, rate: rate)
         }.first
     }
 }

@@ -5,8 +5,8 @@ public struct SimProduct: Sendable, Hashable {
         case week, month, year
     }
 
-    public let productID: String
-    public let groupID: String
+    public let productId: String
+    public let groupId: String
     public let period: Period
     /// Apple's service level inside the group: lower is higher (1 is the top tier).
     public let level: Int

@@ -1,9 +1,9 @@
 /// One transaction of a subscription as it exists at some instant.
 public struct SimTransaction: Sendable {
     public var index: Int
-    public var transactionID: UInt64
-    public var originalTransactionID: UInt64
-    public var webOrderLineItemID: UInt64
+    public var transactionId: UInt64
+    public var originalTransactionId: UInt64
+    public var webOrderLineItemId: UInt64
     public var product: SimProduct
     public var purchase: Int64
     public var originalPurchase: Int64

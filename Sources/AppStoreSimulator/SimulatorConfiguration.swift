@@ -13,7 +13,7 @@ public struct SimulatorConfiguration: Sendable {
     public var now: Int64?
     /// The instant the population's scenarios are built around; nil = `now`, else the start time.
     public var anchor: Int64?
-    public var bundleID: String = "com.example.renewals"
+    public var bundleId: String = "com.example.renewals"
     public var sharedSecret: String = SimulatorConfiguration.defaultSharedSecret
     /// Answer 21004 (shared secret mismatch) to every well-formed verifyReceipt request.
     public var secretMismatchForAll = false

@@ -34,7 +34,7 @@ public final class SimulatorServer: Sendable {
                 seed: configuration.seed,
                 subscriptions: configuration.subscriptions,
                 anchor: configuration.effectiveAnchor,
-                bundleID: configuration.bundleID
+                bundleId: configuration.bundleId
             )
         let clock: SimClock = configuration.now.map { .frozen($0) } ?? .real
         let service = VerifyService(
@@ -43,7 +43,7 @@ public final class SimulatorServer: Sendable {
             clock: clock,
             secretMismatchForAll: configuration.secretMismatchForAll
         )
-        let identity = ServerAPIIdentity(seed: configuration.seed, anchor: pop.anchor, bundleID: pop.bundleID)
+        let identity = ServerAPIIdentity(seed: configuration.seed, anchor: pop.anchor, bundleId: pop.bundleId)
         let serverAPI = ServerAPIService(
             population: pop,
             identity: identity,

@@ -45,7 +45,7 @@ public struct Storefront: Sendable, Equatable {
         let current: Int64
         switch product.period {
         case .week: current = prices.week
-        case .month: current = product.productID.contains(".plus.") ? prices.plusMonth : prices.month
+        case .month: current = product.productId.contains(".plus.") ? prices.plusMonth : prices.month
         case .year: current = prices.year
         }
         guard purchase < anchor - Self.priceRiseBefore else { return current }

@@ -34,7 +34,7 @@ public struct SubscriptionPlan: Sendable {
     }
 
     /// `original_transaction_id`; later transactions count up from it.
-    public var originalTransactionID: UInt64
+    public var originalTransactionId: UInt64
     /// First `web_order_line_item_id`; one per transaction, counting up.
     public var webOrderLineItemBase: UInt64
     public var product: SimProduct
@@ -62,13 +62,13 @@ public struct SubscriptionPlan: Sendable {
     public var maxRenewals: Int?
 
     public init(
-        originalTransactionID: UInt64,
+        originalTransactionId: UInt64,
         webOrderLineItemBase: UInt64,
         product: SimProduct,
         start: Int64,
         sandbox: Bool
     ) {
-        self.originalTransactionID = originalTransactionID
+        self.originalTransactionId = originalTransactionId
         self.webOrderLineItemBase = webOrderLineItemBase
         self.product = product
         self.start = start

@@ -10,8 +10,8 @@ public struct SubscriptionTimeline: Sendable {
     public var transactions: [SimTransaction]
     public var stop: Stop?
     public var autoRenewStatus: Bool
-    public var autoRenewProductID: String
-    public var productID: String
+    public var autoRenewProductId: String
+    public var productId: String
     /// `expiration_intent` (1 customer, 2 billing), present only once the latest transaction expired.
     public var expirationIntent: Int?
     public var inBillingRetry: Bool
@@ -44,9 +44,9 @@ extension SubscriptionPlan {
             let isIntro = !isTrial && paidIndex < introCount
             var txn = SimTransaction(
                 index: index,
-                transactionID: originalTransactionID + UInt64(index),
-                originalTransactionID: originalTransactionID,
-                webOrderLineItemID: webOrderLineItemBase + UInt64(index),
+                transactionId: originalTransactionId + UInt64(index),
+                originalTransactionId: originalTransactionId,
+                webOrderLineItemId: webOrderLineItemBase + UInt64(index),
                 product: segmentProduct,
                 purchase: purchase,
                 originalPurchase: start,
@@ -132,16 +132,16 @@ extension SubscriptionPlan {
             intent = 1
         }
         if lastExpiry > now { intent = nil }
-        var renewProduct = currentProduct.productID
+        var renewProduct = currentProduct.productId
         if let change = planChange, change.decidedAt <= now, change.to != currentProduct {
-            renewProduct = change.to.productID
+            renewProduct = change.to.productId
         }
         return SubscriptionTimeline(
             transactions: txns,
             stop: stop,
             autoRenewStatus: autoRenew,
-            autoRenewProductID: renewProduct,
-            productID: currentProduct.productID,
+            autoRenewProductId: renewProduct,
+            productId: currentProduct.productId,
             expirationIntent: intent,
             inBillingRetry: inRetry,
             gracePeriodExpires: grace

@@ -24,7 +24,7 @@ public struct TruthRecord: Sendable, Equatable {
         public var verifiedAt: Int64
         public var state: String?
         public var expiresAt: Int64?
-        public var productID: String?
+        public var productId: String?
         public var revokedAt: Int64?
     }
 
@@ -32,22 +32,22 @@ public struct TruthRecord: Sendable, Equatable {
     /// truth cannot know (`expires_at` is the stored expiry: never later than it, never after the run).
     public static let notAfterRun = "not_after_run"
 
-    public var originalTransactionID: UInt64
+    public var originalTransactionId: UInt64
     public var scenario: Scenario
     public var environment: String
-    public var bundleID: String
+    public var bundleId: String
     public var appleStatus: Int
     public var expect: Expectation
     public var state: String?
     public var expiresAt: Int64?
-    public var productID: String?
+    public var productId: String?
     public var autoRenew: Bool?
-    public var autoRenewProductID: String?
+    public var autoRenewProductId: String?
     public var gracePeriodExpiresAt: Int64?
     public var transactionCount: Int?
     public var revokedAt: Int64?
     /// What the app stored (`purchases.jsonl`).
-    public var storedProductID: String
+    public var storedProductId: String
     public var storedExpiresAt: Int64
     public var expiresAtRule: String?
     public var priorRun: PriorRun?
@@ -61,9 +61,9 @@ public struct TruthRecord: Sendable, Equatable {
         public var expect: Expectation
         public var state: String?
         public var expiresAt: Int64?
-        public var productID: String?
+        public var productId: String?
         public var autoRenew: Bool?
-        public var autoRenewProductID: String?
+        public var autoRenewProductId: String?
         public var gracePeriodExpiresAt: Int64?
         public var transactionCount: Int?
         public var revokedAt: Int64?
@@ -78,9 +78,9 @@ public struct TruthRecord: Sendable, Equatable {
             expect: other.expect,
             state: other.state,
             expiresAt: other.expiresAt,
-            productID: other.productID,
+            productId: other.productId,
             autoRenew: other.autoRenew,
-            autoRenewProductID: other.autoRenewProductID,
+            autoRenewProductId: other.autoRenewProductId,
             gracePeriodExpiresAt: other.gracePeriodExpiresAt,
             transactionCount: other.transactionCount,
             revokedAt: other.revokedAt
@@ -89,9 +89,9 @@ public struct TruthRecord: Sendable, Equatable {
             expect: expect,
             state: state,
             expiresAt: expiresAt,
-            productID: productID,
+            productId: productId,
             autoRenew: autoRenew,
-            autoRenewProductID: autoRenewProductID,
+            autoRenewProductId: autoRenewProductId,
             gracePeriodExpiresAt: gracePeriodExpiresAt,
             transactionCount: transactionCount,
             revokedAt: revokedAt
@@ -100,12 +100,12 @@ public struct TruthRecord: Sendable, Equatable {
     }
 
     private init(family: ReceiptFamily, plan: SubscriptionPlan, at now: Int64, asServerAPI: Bool) {
-        originalTransactionID = plan.originalTransactionID
+        originalTransactionId = plan.originalTransactionId
         scenario = family.scenario
         environment = family.sandbox ? "Sandbox" : "Production"
-        bundleID = family.bundleID
+        bundleId = family.bundleId
         let stored = family.storedRow(plan)
-        storedProductID = stored.productID
+        storedProductId = stored.productId
         storedExpiresAt = stored.expires
         appleStatus = family.malformedStoredReceipt ? 21002 : family.fixedStatus ?? 0
         expect = .decision
@@ -124,7 +124,7 @@ public struct TruthRecord: Sendable, Equatable {
                 verifiedAt: at,
                 state: prior.state,
                 expiresAt: prior.expiresAt,
-                productID: prior.productID,
+                productId: prior.productId,
                 revokedAt: prior.revokedAt
             )
         }
@@ -138,13 +138,13 @@ public struct TruthRecord: Sendable, Equatable {
             state = "expired"
             expiresAt = stored.expires
             expiresAtRule = Self.notAfterRun
-            productID = stored.productID
+            productId = stored.productId
             autoRenew = false
             transactionCount = 0
             return
         }
         // The out-of-bounds values are put into verifyReceipt's JSON only; the Server API signs the timeline's.
-        guard appleStatus == 0, family.bundleID == family.appBundleID, asServerAPI || family.implausibleValue == nil
+        guard appleStatus == 0, family.bundleId == family.appBundleId, asServerAPI || family.implausibleValue == nil
         else {
             expect = .rejected
             return
@@ -156,7 +156,7 @@ public struct TruthRecord: Sendable, Equatable {
         let txns = tl.transactions
         transactionCount = txns.count
         autoRenew = tl.autoRenewStatus
-        autoRenewProductID = tl.autoRenewProductID
+        autoRenewProductId = tl.autoRenewProductId
         gracePeriodExpiresAt = tl.gracePeriodExpires
         // Refunded: never purchased. Upgraded (with or without a cancellation date): replaced.
         let remaining = txns.filter { !$0.isRefunded && !$0.isUpgraded }
@@ -168,17 +168,17 @@ public struct TruthRecord: Sendable, Equatable {
             revokedAt = topRefund.cancellation
             if let best {
                 expiresAt = best.expires
-                productID = best.product.productID
+                productId = best.product.productId
             } else {
                 let lastRefund = txns.filter(\.isRefunded).max { ($0.cancellation ?? 0) < ($1.cancellation ?? 0) }
                 expiresAt = lastRefund?.cancellation
-                productID = lastRefund?.product.productID
+                productId = lastRefund?.product.productId
             }
             return
         }
         guard let best else { return }
         expiresAt = best.expires
-        productID = best.product.productID
+        productId = best.product.productId
         if best.expires > now {
             state = "active"
         } else if let grace = tl.gracePeriodExpires, now < grace {
@@ -194,24 +194,24 @@ public struct TruthRecord: Sendable, Equatable {
     public func jsonLine() -> [UInt8] {
         var w = JSONWriter(capacity: 768)
         w.beginObject()
-        w.field("original_transaction_id", String(originalTransactionID))
+        w.field("original_transaction_id", String(originalTransactionId))
         w.field("scenario", scenario.rawValue)
         w.field("environment", environment)
-        w.field("bundle_id", bundleID)
+        w.field("bundle_id", bundleId)
         w.key("apple_status")
         w.int(Int64(appleStatus))
         w.field("expect", expect.rawValue)
         w.optionalField("state", state)
         w.optionalField("expires_at", expiresAt.map(SimTime.rfc3339))
-        w.optionalField("product_id", productID)
+        w.optionalField("product_id", productId)
         w.key("auto_renew")
         if let autoRenew { w.bool(autoRenew) } else { w.null() }
-        w.optionalField("auto_renew_product_id", autoRenewProductID)
+        w.optionalField("auto_renew_product_id", autoRenewProductId)
         w.optionalField("grace_period_expires_at", gracePeriodExpiresAt.map(SimTime.rfc3339))
         w.key("transaction_count")
         if let transactionCount { w.int(Int64(transactionCount)) } else { w.null() }
         w.optionalField("revoked_at", revokedAt.map(SimTime.rfc3339))
-        w.field("stored_product_id", storedProductID)
+        w.field("stored_product_id", storedProductId)
         w.field("stored_expires_at", SimTime.rfc3339(storedExpiresAt))
         w.optionalField("expires_at_rule", expiresAtRule)
         w.key("server_api")
@@ -220,10 +220,10 @@ public struct TruthRecord: Sendable, Equatable {
             w.field("expect", view.expect.rawValue)
             w.optionalField("state", view.state)
             w.optionalField("expires_at", view.expiresAt.map(SimTime.rfc3339))
-            w.optionalField("product_id", view.productID)
+            w.optionalField("product_id", view.productId)
             w.key("auto_renew")
             if let autoRenew = view.autoRenew { w.bool(autoRenew) } else { w.null() }
-            w.optionalField("auto_renew_product_id", view.autoRenewProductID)
+            w.optionalField("auto_renew_product_id", view.autoRenewProductId)
             w.optionalField("grace_period_expires_at", view.gracePeriodExpiresAt.map(SimTime.rfc3339))
             w.key("transaction_count")
             if let count = view.transactionCount { w.int(Int64(count)) } else { w.null() }
@@ -238,7 +238,7 @@ public struct TruthRecord: Sendable, Equatable {
             w.field("verified_at", SimTime.rfc3339(priorRun.verifiedAt))
             w.optionalField("state", priorRun.state)
             w.optionalField("expires_at", priorRun.expiresAt.map(SimTime.rfc3339))
-            w.optionalField("product_id", priorRun.productID)
+            w.optionalField("product_id", priorRun.productId)
             w.optionalField("revoked_at", priorRun.revokedAt.map(SimTime.rfc3339))
             w.endObject()
         } else {

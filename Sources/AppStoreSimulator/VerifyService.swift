@@ -102,7 +102,7 @@ public final class VerifyService: Sendable {
         let index = Int(token.familyIndex)
         guard index < population.families.count else { return Self.statusOutcome(21003) }
         let family = population.families[index]
-        guard family.primaryOriginalTransactionID == token.originalTransactionID, family.sandbox == token.sandbox else {
+        guard family.primaryOriginalTransactionId == token.originalTransactionId, family.sandbox == token.sandbox else {
             return Self.statusOutcome(21003)
         }
         if family.sandbox && !sandboxPath { return Self.statusOutcome(21007) }

@@ -27,7 +27,7 @@ struct PopulationOptions: ParsableArguments {
     var anchor: String?
 
     @Option(name: .customLong("bundle-id"), help: "Bundle id of the population's app.")
-    var bundleID: String = "com.example.renewals"
+    var bundleId: String = "com.example.renewals"
 
     @Option(
         name: .customLong("signature-faulty-subscriptions"),
@@ -243,7 +243,7 @@ struct Serve: ParsableCommand {
         config.host = host
         config.port = port
         config.anchor = population.anchor.flatMap(SimTime.parseRFC3339)
-        config.bundleID = population.bundleID
+        config.bundleId = population.bundleId
         config.sharedSecret = try sharedSecret()
         config.threads = threads
         config.maxRequestsPerSecond = maxRPS
@@ -305,7 +305,7 @@ struct Export: ParsableCommand {
             seed: population.seed,
             subscriptions: population.subscriptions,
             anchor: anchor,
-            bundleID: population.bundleID
+            bundleId: population.bundleId
         )
         let summary = try PopulationExporter(population: pop).export(
             to: out,
@@ -334,7 +334,7 @@ struct Token: ParsableCommand {
 
     func run() throws {
         // Keys and ids depend on the seed and bundle id only; the anchor only moves certificate validity.
-        let identity = ServerAPIIdentity(seed: population.seed, anchor: 0, bundleID: population.bundleID)
+        let identity = ServerAPIIdentity(seed: population.seed, anchor: 0, bundleId: population.bundleId)
         let now = Int64(Date().timeIntervalSince1970)
         print(identity.apiToken(issuedAt: now, lifetimeSeconds: lifetime))
     }

@@ -187,7 +187,7 @@ import Testing
                 return
             }
             let bundle = try #require(response.receipt?.bundleId)
-            #expect(bundle != h.server.population.bundleID)
+            #expect(bundle != h.server.population.bundleId)
             #expect(outcome.attempts.count == 1)
         }
     }

@@ -77,7 +77,7 @@ import X509
             #expect(key.isValidSignature(opened.signature, for: opened.payload))
             let attributes = try Self.attributes(opened.payload)
             let bundle = try #require(attributes.first { $0.type == 2 })
-            #expect(try Self.text(bundle.value) == family.bundleID)
+            #expect(try Self.text(bundle.value) == family.bundleId)
             let created = try #require(attributes.first { $0.type == 12 })
             #expect(try Self.text(created.value) == SimTime.rfc3339(family.storedReceiptAt / 1000 * 1000))
             #expect(attributes.first { $0.type == 5 }?.value.count == 20)
@@ -91,8 +91,8 @@ import X509
                 #expect(fields.contains { $0.type == 1702 } && fields.contains { $0.type == 1708 })
             }
             let expected = family.subscriptions.flatMap { $0.timeline(at: family.storedReceiptAt).transactions }
-            #expect(found == Set(expected.map { String($0.transactionID) }))
-            #expect(otids.isSubset(of: Set(family.subscriptions.map { String($0.originalTransactionID) })))
+            #expect(found == Set(expected.map { String($0.transactionId) }))
+            #expect(otids.isSubset(of: Set(family.subscriptions.map { String($0.originalTransactionId) })))
             checked += 1
         }
         #expect(checked > 80)
@@ -144,7 +144,7 @@ import X509
             #expect(ReceiptCodec(seed: 24).decode(stored) == .unauthenticated)
             // One changed byte in the signed content (a product id or date): the signature no longer matches.
             var bytes = try #require(Data(base64Encoded: Data(stored))).map { $0 }
-            let needles = [family.bundleID, SimTime.rfc3339(family.storedReceiptAt / 1000 * 1000)].map {
+            let needles = [family.bundleId, SimTime.rfc3339(family.storedReceiptAt / 1000 * 1000)].map {
                 Array($0.utf8)
             }
             let at = try #require(

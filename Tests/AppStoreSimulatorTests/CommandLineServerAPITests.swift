@@ -45,10 +45,10 @@ import X509
         let token = try run(["token", "--seed", "9", "--lifetime", "600"])
         #expect(token.status == 0)
         let jwt = token.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
-        let identity = ServerAPIIdentity(seed: 9, anchor: PopulationTests.now, bundleID: "com.example.renewals")
+        let identity = ServerAPIIdentity(seed: 9, anchor: PopulationTests.now, bundleId: "com.example.renewals")
         let now = Int64(Date().timeIntervalSince1970 * 1000)
         #expect(APITokenAuthenticator(identity: identity).failure(token: Array(jwt.utf8), now: now) == nil)
-        let other = ServerAPIIdentity(seed: 10, anchor: PopulationTests.now, bundleID: "com.example.renewals")
-        #expect(APITokenAuthenticator(identity: other).failure(token: Array(jwt.utf8), now: now) == .keyID)
+        let other = ServerAPIIdentity(seed: 10, anchor: PopulationTests.now, bundleId: "com.example.renewals")
+        #expect(APITokenAuthenticator(identity: other).failure(token: Array(jwt.utf8), now: now) == .keyId)
     }
 }

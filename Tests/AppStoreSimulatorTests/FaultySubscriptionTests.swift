@@ -30,17 +30,17 @@ import Testing
             var refused: Set<String> = []
             var checked = 0
             for family in server.population.families
-            where family.fixedStatus != 21010 && family.bundleID == server.population.bundleID {
+            where family.fixedStatus != 21010 && family.bundleId == server.population.bundleId {
                 let base = ServerAPIClient.base(sandbox: family.sandbox)
                 for plan in family.subscriptions {
-                    let r = try await client.get(base + "/inApps/v1/subscriptions/\(plan.originalTransactionID)")
+                    let r = try await client.get(base + "/inApps/v1/subscriptions/\(plan.originalTransactionId)")
                     let groups = (r.json?["data"] as? [[String: Any]]) ?? []
                     let entries = groups.flatMap { ($0["lastTransactions"] as? [[String: Any]]) ?? [] }
                     let entry = try #require(entries.first)
                     do {
                         _ = try await client.verifier.verify(try #require(entry["signedTransactionInfo"] as? String))
                     } catch is TestJWSVerifier.Refusal {
-                        refused.insert(String(plan.originalTransactionID))
+                        refused.insert(String(plan.originalTransactionId))
                     }
                     checked += 1
                 }

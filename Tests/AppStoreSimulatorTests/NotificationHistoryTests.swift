@@ -49,7 +49,7 @@ import Testing
             let items = try await Self.pageAll(client, body: Self.body(start: start, end: Self.now + 1))
             var expected = 0
             for family in server.population.families
-            where !family.sandbox && family.bundleID == server.population.bundleID && family.fixedStatus != 21010 {
+            where !family.sandbox && family.bundleId == server.population.bundleId && family.fixedStatus != 21010 {
                 for p in family.subscriptions.indices {
                     expected +=
                         NotificationHistory.events(family: family, planIndex: p, now: Self.now)
@@ -129,14 +129,14 @@ import Testing
                 body: Self.body(
                     start: start,
                     end: Self.now,
-                    extra: #","transactionId":"\#(family.primaryOriginalTransactionID)""#
+                    extra: #","transactionId":"\#(family.primaryOriginalTransactionId)""#
                 )
             )
             #expect(!mine.isEmpty)
             for (payload, _) in mine {
                 let data = try #require(payload["data"] as? [String: Any])
                 let renewal = try await client.verifier.verify(try #require(data["signedRenewalInfo"] as? String))
-                #expect(renewal["originalTransactionId"] as? String == String(family.primaryOriginalTransactionID))
+                #expect(renewal["originalTransactionId"] as? String == String(family.primaryOriginalTransactionId))
             }
             #expect(mine.contains { $0.0["notificationType"] as? String == "DID_FAIL_TO_RENEW" })
             await client.close()
@@ -154,7 +154,7 @@ extension NotificationHistoryTests {
             var refunds = 0
             var autoRenewOff = 0
             for family in server.population.families
-            where !family.sandbox && family.fixedStatus == nil && family.bundleID == server.population.bundleID {
+            where !family.sandbox && family.fixedStatus == nil && family.bundleId == server.population.bundleId {
                 guard let plan = family.subscriptions.first else { continue }
                 let txns = plan.timeline(at: Self.now).transactions
                 let yearlyRefund = txns.first {
@@ -173,7 +173,7 @@ extension NotificationHistoryTests {
                     body: Self.body(
                         start: start,
                         end: Self.now,
-                        extra: #","transactionId":"\#(plan.originalTransactionID)""#
+                        extra: #","transactionId":"\#(plan.originalTransactionId)""#
                     )
                 )
                 if let t = yearlyRefund {

@@ -23,7 +23,7 @@ import Testing
             var agreedWithTruth = 0
             var comparedWithVerifyReceipt = 0
             for family in server.population.families {
-                let served = family.bundleID == server.population.bundleID && family.fixedStatus != 21010
+                let served = family.bundleId == server.population.bundleId && family.fixedStatus != 21010
                 let base = ServerAPIClient.base(sandbox: family.sandbox)
                 // The verifyReceipt side, when Apple answers it with status 0.
                 let receipt = server.service.renderer.storedReceipt(family)
@@ -41,13 +41,13 @@ import Testing
                 if served {
                     let (payloads, _) = try await ServerAPIHistoryTests.pageAll(
                         client,
-                        base + "/inApps/v2/history/\(family.primaryOriginalTransactionID)"
+                        base + "/inApps/v2/history/\(family.primaryOriginalTransactionId)"
                     )
                     for p in payloads { history[p["transactionId"] as? String ?? ""] = p }
                 }
                 for plan in family.subscriptions {
                     let truth = TruthRecord(family: family, plan: plan, at: Self.now)
-                    let r = try await client.get(base + "/inApps/v1/subscriptions/\(plan.originalTransactionID)")
+                    let r = try await client.get(base + "/inApps/v1/subscriptions/\(plan.originalTransactionId)")
                     guard served else {
                         #expect(r.json?["errorCode"] as? Int == 4_040_010)
                         continue
@@ -56,7 +56,7 @@ import Testing
                         .flatMap { ($0["lastTransactions"] as? [[String: Any]]) ?? [] }
                     let entry = try #require(
                         entries.first {
-                            $0["originalTransactionId"] as? String == String(plan.originalTransactionID)
+                            $0["originalTransactionId"] as? String == String(plan.originalTransactionId)
                         }
                     )
                     let txn = try await client.verifier.verify(try #require(entry["signedTransactionInfo"] as? String))
@@ -67,27 +67,27 @@ import Testing
                         var agrees =
                             stateOfStatus[status] == truth.state
                             && (renewal["autoRenewStatus"] as? Int == 1) == truth.autoRenew
-                            && renewal["autoRenewProductId"] as? String == truth.autoRenewProductID
+                            && renewal["autoRenewProductId"] as? String == truth.autoRenewProductId
                             && Self.ms(renewal["gracePeriodExpiresDate"]) == truth.gracePeriodExpiresAt
                             && history.values.filter {
-                                $0["originalTransactionId"] as? String == String(plan.originalTransactionID)
+                                $0["originalTransactionId"] as? String == String(plan.originalTransactionId)
                             }.count == truth.transactionCount
                         if status != 5 {
                             agrees =
                                 agrees && Self.ms(txn["expiresDate"]) == truth.expiresAt
-                                && txn["productId"] as? String == truth.productID
+                                && txn["productId"] as? String == truth.productId
                         }
-                        #expect(agrees, "\(family.scenario) \(plan.originalTransactionID)")
+                        #expect(agrees, "\(family.scenario) \(plan.originalTransactionId)")
                         if agrees { agreedWithTruth += 1 }
                     }
                     guard comparable else { continue }
                     comparedWithVerifyReceipt += 1
                     // Same transactions, expiries, refunds and upgrades as latest_receipt_info.
                     let mine = latest.filter {
-                        $0["original_transaction_id"] as? String == String(plan.originalTransactionID)
+                        $0["original_transaction_id"] as? String == String(plan.originalTransactionId)
                     }
                     let apiMine = history.values.filter {
-                        $0["originalTransactionId"] as? String == String(plan.originalTransactionID)
+                        $0["originalTransactionId"] as? String == String(plan.originalTransactionId)
                     }
                     #expect(mine.count == apiMine.count, "\(family.scenario)")
                     for v in mine {
@@ -105,7 +105,7 @@ import Testing
                     // Same renewal info as pending_renewal_info.
                     let p = try #require(
                         pending.first {
-                            $0["original_transaction_id"] as? String == String(plan.originalTransactionID)
+                            $0["original_transaction_id"] as? String == String(plan.originalTransactionId)
                         }
                     )
                     #expect((renewal["autoRenewStatus"] as? Int).map(String.init) == p["auto_renew_status"] as? String)

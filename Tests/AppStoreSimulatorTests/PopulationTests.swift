@@ -45,7 +45,7 @@ func temporaryDirectory(_ name: String) -> String {
             for plan in family.subscriptions {
                 let truth = TruthRecord(family: family, plan: plan, at: Self.now)
                 let stored = family.storedRow(plan)
-                #expect(truth.storedExpiresAt == stored.expires && truth.storedProductID == stored.productID)
+                #expect(truth.storedExpiresAt == stored.expires && truth.storedProductId == stored.productId)
                 if let status = Self.rejectedStatus[family.scenario] {
                     #expect(truth.appleStatus == status && truth.expect == .rejected)
                     #expect(truth.state == nil && truth.expiresAt == nil && truth.transactionCount == nil)
@@ -53,7 +53,7 @@ func temporaryDirectory(_ name: String) -> String {
                     #expect(truth.appleStatus == 21010 && truth.expect == .entitlementEnded)
                     #expect(truth.state == "expired" && truth.autoRenew == false && truth.transactionCount == 0)
                     #expect(truth.expiresAt == stored.expires && truth.expiresAtRule == TruthRecord.notAfterRun)
-                    #expect(truth.productID == stored.productID)
+                    #expect(truth.productId == stored.productId)
                 } else if family.scenario.seenOnlyThroughNotifications {
                     // verifyReceipt cannot see the change: the row keeps what last night's run left.
                     let prior = try #require(truth.priorRun)
@@ -91,9 +91,9 @@ func temporaryDirectory(_ name: String) -> String {
                 switch family.scenario {
                 case .upgraded:
                     #expect(tl.transactions.contains { $0.isUpgraded && $0.cancellation != nil })
-                    #expect(truth.productID?.hasSuffix(".pro.plus.monthly") == true)
+                    #expect(truth.productId?.hasSuffix(".pro.plus.monthly") == true)
                 case .pendingDowngrade, .pendingCrossgrade:
-                    #expect(truth.autoRenewProductID != truth.productID)
+                    #expect(truth.autoRenewProductId != truth.productId)
                 case .refundedOther, .refundedAppIssue:
                     let reason = family.scenario == .refundedOther ? 0 : 1
                     #expect(tl.transactions.contains { $0.isRefunded && $0.cancellationReason == reason })
@@ -117,20 +117,20 @@ func temporaryDirectory(_ name: String) -> String {
                     #expect(truth.storedExpiresAt > Self.now, "the app stored an active row")
                 case .upgradeWithoutCancellation:
                     let replaced = try #require(tl.transactions.first { $0.isUpgraded })
-                    #expect(replaced.cancellation == nil && replaced.product.productID.hasSuffix(".pro.yearly"))
-                    #expect(truth.productID?.hasSuffix(".pro.plus.monthly") == true)
+                    #expect(replaced.cancellation == nil && replaced.product.productId.hasSuffix(".pro.yearly"))
+                    #expect(truth.productId?.hasSuffix(".pro.plus.monthly") == true)
                     // The replaced yearly would run longer: keeping it would be the bug this scenario catches.
                     #expect(replaced.expires > (truth.expiresAt ?? .max))
                     #expect(truth.storedExpiresAt > (truth.expiresAt ?? .max), "the row's expiry must move back")
                 case .refundThenResubscribe, .refundThenResubscribeRevokedRow:
                     let refunded = try #require(tl.transactions.first { $0.isRefunded })
                     let refundAt = try #require(refunded.cancellation)
-                    #expect(refunded.product.productID.hasSuffix(".pro.yearly"))
+                    #expect(refunded.product.productId.hasSuffix(".pro.yearly"))
                     #expect(refunded.expires > (truth.expiresAt ?? .max), "the refund expires after the monthly")
-                    let monthly = tl.transactions.filter { $0.product.productID.hasSuffix(".pro.monthly") }
+                    let monthly = tl.transactions.filter { $0.product.productId.hasSuffix(".pro.monthly") }
                     #expect(!monthly.isEmpty && monthly.allSatisfy { $0.purchase > refundAt && !$0.isRefunded })
-                    #expect(truth.productID?.hasSuffix(".pro.monthly") == true && truth.revokedAt == nil)
-                    #expect(truth.storedProductID.hasSuffix(".pro.yearly"))
+                    #expect(truth.productId?.hasSuffix(".pro.monthly") == true && truth.revokedAt == nil)
+                    #expect(truth.storedProductId.hasSuffix(".pro.yearly"))
                     if let prior = truth.priorRun {
                         #expect(prior.state == "revoked" && prior.revokedAt == refundAt)
                         #expect(prior.verifiedAt > refundAt && prior.verifiedAt < monthly[0].purchase)
@@ -140,7 +140,7 @@ func temporaryDirectory(_ name: String) -> String {
                     }
                 case .appStoredLaterExpiry:
                     #expect(truth.storedExpiresAt > Self.now && (truth.expiresAt ?? .max) < Self.now)
-                    #expect(truth.storedProductID == truth.productID)
+                    #expect(truth.storedProductId == truth.productId)
                 case .silentRenewal:
                     let stored = plan.timeline(at: family.storedReceiptAt).transactions.count
                     #expect(
@@ -152,10 +152,10 @@ func temporaryDirectory(_ name: String) -> String {
             }
             if family.scenario == .multiGroup {
                 #expect(family.subscriptions.count == 2)
-                #expect(Set(family.subscriptions.map(\.product.groupID)).count == 2)
+                #expect(Set(family.subscriptions.map(\.product.groupId)).count == 2)
             }
-            if family.scenario == .foreignApp { #expect(family.bundleID != pop.bundleID) }
-            #expect(family.appBundleID == pop.bundleID)
+            if family.scenario == .foreignApp { #expect(family.bundleId != pop.bundleId) }
+            #expect(family.appBundleId == pop.bundleId)
         }
         #expect(seen == Set(Scenario.allCases), "missing: \(Set(Scenario.allCases).subtracting(seen))")
     }

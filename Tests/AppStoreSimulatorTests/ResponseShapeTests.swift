@@ -74,7 +74,7 @@ func nonStringFields(_ value: Any, path: String = "") -> [String] {
                     let target = try #require(plan.timeline(at: now).transactions.max { $0.purchase < $1.purchase })
                     let infos = try #require(json["latest_receipt_info"] as? [[String: Any]])
                     let carrier = try #require(
-                        infos.first { $0["transaction_id"] as? String == String(target.transactionID) }
+                        infos.first { $0["transaction_id"] as? String == String(target.transactionId) }
                     )
                     #expect(
                         Self.value(bad) == carrier[bad.key] as? String,
@@ -94,7 +94,7 @@ func nonStringFields(_ value: Any, path: String = "") -> [String] {
                 }
                 #expect(json["environment"] as? String == (family.sandbox ? "Sandbox" : "Production"))
                 let receiptObj = try #require(json["receipt"] as? [String: Any])
-                #expect(receiptObj["bundle_id"] as? String == family.bundleID)
+                #expect(receiptObj["bundle_id"] as? String == family.bundleId)
                 let infos = try #require(json["latest_receipt_info"] as? [[String: Any]])
                 let inApp = try #require(receiptObj["in_app"] as? [[String: Any]])
                 #expect(inApp.count <= infos.count)
@@ -121,7 +121,7 @@ func nonStringFields(_ value: Any, path: String = "") -> [String] {
                     let t = TruthRecord(family: family, plan: plan, at: now)
                     guard t.expect == .decision else { continue }
                     let decided = try #require(
-                        stateFromResponse(json, otid: String(plan.originalTransactionID), now: now)
+                        stateFromResponse(json, otid: String(plan.originalTransactionId), now: now)
                     )
                     #expect(
                         decided.state == t.state,

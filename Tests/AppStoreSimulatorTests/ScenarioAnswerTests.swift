@@ -43,7 +43,7 @@ import Testing
     @Test func upgradeWithoutCancellationMarksTheYearlyUpgradedWithoutACancellationDate() async throws {
         try await withSimulator(subscriptions: 600) { server in
             for (family, response) in try await answers(server, .upgradeWithoutCancellation) {
-                let otid = family.subscriptions[0].originalTransactionID
+                let otid = family.subscriptions[0].originalTransactionId
                 let txns = try transactions(response, otid: otid)
                 let replaced = txns.filter { $0["is_upgraded"] as? String == "true" }
                 try #require(replaced.count == 1)
@@ -53,7 +53,11 @@ import Testing
                     #expect(replaced[0][key] == nil, "\(key) on the replaced transaction")
                 }
                 #expect(txns.allSatisfy { $0["cancellation_date_ms"] == nil })
-                let after = txns.filter { $0["is_upgraded"] == nil }
+                // The plus monthlies bought at and after the upgrade (an earlier yearly period may precede it).
+                let upgradedAt = Int64(replaced[0]["purchase_date_ms"] as? String ?? "") ?? 0
+                let after = txns.filter {
+                    $0["is_upgraded"] == nil && (Int64($0["purchase_date_ms"] as? String ?? "") ?? 0) > upgradedAt
+                }
                 #expect(!after.isEmpty)
                 #expect(after.allSatisfy { ($0["product_id"] as? String)?.hasSuffix(".plus.monthly") == true })
                 // The replaced yearly expires after every plus monthly: a client keeping it extends the row.
@@ -69,7 +73,7 @@ import Testing
         try await withSimulator(subscriptions: 600) { server in
             for scenario in [Scenario.refundThenResubscribe, .refundThenResubscribeRevokedRow] {
                 for (family, response) in try await answers(server, scenario) {
-                    let otid = family.subscriptions[0].originalTransactionID
+                    let otid = family.subscriptions[0].originalTransactionId
                     let txns = try transactions(response, otid: otid)
                     let refunded = txns.filter { $0["cancellation_date_ms"] != nil }
                     try #require(refunded.count == 1)
@@ -120,7 +124,7 @@ import Testing
                         default:
                             Issue.record("\(scenario) carries \(bad)")
                         }
-                        let otid = family.subscriptions[0].originalTransactionID
+                        let otid = family.subscriptions[0].originalTransactionId
                         let txns = try transactions(response, otid: otid)
                         let newest = try #require(txns.last)
                         #expect(newest[bad.key] as? String == ResponseShapeTests.value(bad))
@@ -184,7 +188,7 @@ import Testing
             return pop.families.filter { scenarios.contains($0.scenario) }.map { family in
                 let token = ReceiptToken(
                     familyIndex: UInt32(family.index),
-                    originalTransactionID: family.primaryOriginalTransactionID,
+                    originalTransactionId: family.primaryOriginalTransactionId,
                     sandbox: family.sandbox,
                     createdAt: family.storedReceiptAt,
                     issueSequence: 1

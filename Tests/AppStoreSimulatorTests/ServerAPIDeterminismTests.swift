@@ -20,7 +20,7 @@ import Testing
             var out: [[String]] = []
             for family in server.population.families.prefix(40) where family.fixedStatus == nil {
                 let base = ServerAPIClient.base(sandbox: family.sandbox)
-                let id = family.primaryOriginalTransactionID
+                let id = family.primaryOriginalTransactionId
                 let paths = [
                     "/inApps/v1/subscriptions/\(id)", "/inApps/v2/history/\(id)",
                     "/inApps/v1/transactions/\(id)",

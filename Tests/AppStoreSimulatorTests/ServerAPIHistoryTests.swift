@@ -38,15 +38,15 @@ import Testing
             let client = try await ServerAPIClient.connect(to: server)
             let family = try #require(server.population.families.first { $0.scenario == .longHistory })
             let expected = family.subscriptions.flatMap { $0.timeline(at: Self.now).transactions }
-                .sorted { ($0.purchase, $0.transactionID) < ($1.purchase, $1.transactionID) }
+                .sorted { ($0.purchase, $0.transactionId) < ($1.purchase, $1.transactionId) }
             #expect(expected.count > 40, "long_history spans several pages")
-            let path = "/inApps/v2/history/\(family.primaryOriginalTransactionID)"
+            let path = "/inApps/v2/history/\(family.primaryOriginalTransactionId)"
             let (payloads, pages) = try await Self.pageAll(client, path)
-            #expect(payloads.map { $0["transactionId"] as? String } == expected.map { String($0.transactionID) })
+            #expect(payloads.map { $0["transactionId"] as? String } == expected.map { String($0.transactionId) })
             #expect(pages.dropLast().allSatisfy { $0 == 20 } && (pages.last ?? 0) <= 20)
 
             let (down, _) = try await Self.pageAll(client, path, query: "sort=DESCENDING")
-            #expect(down.map { $0["transactionId"] as? String } == expected.reversed().map { String($0.transactionID) })
+            #expect(down.map { $0["transactionId"] as? String } == expected.reversed().map { String($0.transactionId) })
 
             // A page token only works with the query it was made for.
             let first = try #require(try await client.get(path).json)
@@ -72,11 +72,11 @@ import Testing
             let client = try await ServerAPIClient.connect(to: server)
             var sawRefund = false
             for family in server.population.families
-            where family.fixedStatus != 21010 && family.bundleID == server.population.bundleID {
+            where family.fixedStatus != 21010 && family.bundleId == server.population.bundleId {
                 let base = ServerAPIClient.base(sandbox: family.sandbox)
                 let all = family.subscriptions.flatMap { $0.timeline(at: Self.now).transactions }
                 guard family.scenario == .multiGroup || all.contains(where: \.isRefunded) else { continue }
-                let id = family.primaryOriginalTransactionID
+                let id = family.primaryOriginalTransactionId
                 let (revoked, _) = try await Self.pageAll(
                     client,
                     base + "/inApps/v2/history/\(id)",
@@ -95,16 +95,16 @@ import Testing
                 let (refunds, _) = try await Self.pageAll(client, base + "/inApps/v2/refund/lookup/\(id)")
                 #expect(
                     Set(refunds.compactMap { $0["transactionId"] as? String })
-                        == Set(all.filter(\.isRefunded).map { String($0.transactionID) })
+                        == Set(all.filter(\.isRefunded).map { String($0.transactionId) })
                 )
                 sawRefund = sawRefund || !refunds.isEmpty
-                if family.scenario == .multiGroup, let group = family.subscriptions.first?.product.groupID {
+                if family.scenario == .multiGroup, let group = family.subscriptions.first?.product.groupId {
                     let (inGroup, _) = try await Self.pageAll(
                         client,
                         base + "/inApps/v2/history/\(id)",
                         query: "subscriptionGroupIdentifier=\(group)"
                     )
-                    #expect(inGroup.count == all.filter { $0.product.groupID == group }.count)
+                    #expect(inGroup.count == all.filter { $0.product.groupId == group }.count)
                     #expect(inGroup.count < all.count)
                 }
             }

@@ -9,10 +9,10 @@ import X509
     static let anchor = PopulationTests.now
 
     @Test func sameSeedSameIdentityOtherSeedOther() throws {
-        let a = ServerAPIIdentity(seed: 42, anchor: Self.anchor, bundleID: "com.example.renewals")
-        let b = ServerAPIIdentity(seed: 42, anchor: Self.anchor, bundleID: "com.example.renewals")
-        let c = ServerAPIIdentity(seed: 43, anchor: Self.anchor, bundleID: "com.example.renewals")
-        #expect(a.keyID == b.keyID && a.issuerID == b.issuerID && a.appAppleID == b.appAppleID)
+        let a = ServerAPIIdentity(seed: 42, anchor: Self.anchor, bundleId: "com.example.renewals")
+        let b = ServerAPIIdentity(seed: 42, anchor: Self.anchor, bundleId: "com.example.renewals")
+        let c = ServerAPIIdentity(seed: 43, anchor: Self.anchor, bundleId: "com.example.renewals")
+        #expect(a.keyId == b.keyId && a.issuerId == b.issuerId && a.appAppleId == b.appAppleId)
         #expect(a.apiKey.rawRepresentation == b.apiKey.rawRepresentation)
         #expect(a.apiJSON() == b.apiJSON())
         for (x, y) in [(a.root, b.root), (a.intermediate, b.intermediate), (a.leaf, b.leaf)] {
@@ -20,15 +20,15 @@ import X509
             #expect(x.notValidBefore == y.notValidBefore && x.notValidAfter == y.notValidAfter)
             #expect(x.publicKey == y.publicKey)
         }
-        #expect(a.keyID != c.keyID && a.issuerID != c.issuerID)
+        #expect(a.keyId != c.keyId && a.issuerId != c.issuerId)
         #expect(a.apiKey.rawRepresentation != c.apiKey.rawRepresentation)
         #expect(a.root.publicKey != c.root.publicKey && a.leaf.subject != c.leaf.subject)
-        #expect(a.keyID.count == 10 && a.keyID.allSatisfy { $0.isUppercase || $0.isNumber })
-        #expect(UUID(uuidString: a.issuerID) != nil)
+        #expect(a.keyId.count == 10 && a.keyId.allSatisfy { $0.isUppercase || $0.isNumber })
+        #expect(UUID(uuidString: a.issuerId) != nil)
     }
 
     @Test func validityCoversThePopulation() throws {
-        let identity = ServerAPIIdentity(seed: 7, anchor: Self.anchor, bundleID: "com.example.renewals")
+        let identity = ServerAPIIdentity(seed: 7, anchor: Self.anchor, bundleId: "com.example.renewals")
         let population = Population(seed: 7, subscriptions: 400, anchor: Self.anchor)
         var earliest = Int64.max
         var latest = Int64.min
@@ -51,15 +51,15 @@ import X509
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let population = Population(seed: 5, subscriptions: 20, anchor: Self.anchor)
         _ = try PopulationExporter(population: population).export(to: dir, now: Self.anchor)
-        let identity = ServerAPIIdentity(seed: 5, anchor: Self.anchor, bundleID: population.bundleID)
+        let identity = ServerAPIIdentity(seed: 5, anchor: Self.anchor, bundleId: population.bundleId)
 
         let apiData = try Data(contentsOf: URL(fileURLWithPath: dir + "/server-api/api.json"))
         let api = try #require(try JSONSerialization.jsonObject(with: apiData) as? [String: Any])
         #expect(Set(api.keys) == ["key_id", "issuer_id", "bundle_id", "app_apple_id"])
-        #expect(api["key_id"] as? String == identity.keyID)
-        #expect(api["issuer_id"] as? String == identity.issuerID)
+        #expect(api["key_id"] as? String == identity.keyId)
+        #expect(api["issuer_id"] as? String == identity.issuerId)
         #expect(api["bundle_id"] as? String == "com.example.renewals")
-        #expect((api["app_apple_id"] as? NSNumber)?.int64Value == identity.appAppleID)
+        #expect((api["app_apple_id"] as? NSNumber)?.int64Value == identity.appAppleId)
 
         let p8 = try String(contentsOfFile: dir + "/server-api/key.p8", encoding: .utf8)
         #expect(p8.hasPrefix("-----BEGIN PRIVATE KEY-----"))
@@ -82,7 +82,7 @@ import X509
     }
 
     @Test func jwsShapeAndTamperingIsRefused() async throws {
-        let identity = ServerAPIIdentity(seed: 9, anchor: Self.anchor, bundleID: "com.example.renewals")
+        let identity = ServerAPIIdentity(seed: 9, anchor: Self.anchor, bundleId: "com.example.renewals")
         let jws = identity.sign(payload: Array(#"{"signedDate":\#(Self.anchor),"price":1990}"#.utf8))
         let parts = jws.split(separator: ".", omittingEmptySubsequences: false)
         #expect(parts.count == 3)
@@ -103,7 +103,7 @@ import X509
             parts[0] + "." + Base64URL.encodeString(Array(#"{"signedDate":\#(Self.anchor),"price":1}"#.utf8))
             + "." + parts[2]
         await #expect(throws: TestJWSVerifier.Refusal.self) { _ = try await verifier.verify(forged) }
-        let other = ServerAPIIdentity(seed: 10, anchor: Self.anchor, bundleID: "com.example.renewals")
+        let other = ServerAPIIdentity(seed: 10, anchor: Self.anchor, bundleId: "com.example.renewals")
         let foreign = other.sign(payload: Array(#"{"signedDate":\#(Self.anchor)}"#.utf8))
         await #expect(throws: TestJWSVerifier.Refusal.self) { _ = try await verifier.verify(foreign) }
     }

@@ -9,7 +9,7 @@ import Testing
             let client = try await ServerAPIClient.connect(to: server)
             let production = try #require(
                 server.population.families.first {
-                    !$0.sandbox && $0.fixedStatus == nil && $0.bundleID == server.population.bundleID
+                    !$0.sandbox && $0.fixedStatus == nil && $0.bundleId == server.population.bundleId
                 }
             )
             let sandbox = try #require(server.population.families.first { $0.sandbox })
@@ -17,7 +17,7 @@ import Testing
             var limited = 0
             let started = Int64(Date().timeIntervalSince1970 * 1000)
             for _ in 0..<120 {
-                let r = try await client.get("/inApps/v1/subscriptions/\(production.primaryOriginalTransactionID)")
+                let r = try await client.get("/inApps/v1/subscriptions/\(production.primaryOriginalTransactionId)")
                 if r.status == 200 { ok += 1 }
                 if r.status == 429 {
                     limited += 1
@@ -32,13 +32,13 @@ import Testing
             #expect(limited == 120 - ok)
             // Another endpoint has its own budget; sandbox has 10% of production's.
             #expect(
-                try await client.get("/inApps/v1/transactions/\(production.primaryOriginalTransactionID)").status
+                try await client.get("/inApps/v1/transactions/\(production.primaryOriginalTransactionId)").status
                     == 200
             )
             var sandboxOK = 0
             var sandboxLimited = 0
             for _ in 0..<12 {
-                let r = try await client.get("/sandbox/inApps/v1/subscriptions/\(sandbox.primaryOriginalTransactionID)")
+                let r = try await client.get("/sandbox/inApps/v1/subscriptions/\(sandbox.primaryOriginalTransactionId)")
                 if r.status == 200 { sandboxOK += 1 }
                 if r.status == 429 { sandboxLimited += 1 }
             }
@@ -75,13 +75,13 @@ import Testing
             let client = try await ServerAPIClient.connect(to: server)
             let family = try #require(
                 server.population.families.first {
-                    !$0.sandbox && $0.fixedStatus == nil && $0.bundleID == server.population.bundleID
+                    !$0.sandbox && $0.fixedStatus == nil && $0.bundleId == server.population.bundleId
                 }
             )
             let plan = FaultPlan(seed: 21, rates: rates)
             var seen: [FaultKind: Int] = [:]
             for n in 0..<1000 as Range<UInt64> {
-                let r = try await client.get("/inApps/v1/transactions/\(family.primaryOriginalTransactionID)")
+                let r = try await client.get("/inApps/v1/transactions/\(family.primaryOriginalTransactionId)")
                 let expected = plan.decide(sequence: n)
                 switch expected {
                 case nil: #expect(r.status == 200 && r.json?["signedTransactionInfo"] != nil)
@@ -122,7 +122,7 @@ extension ServerAPILimitTests {
                 let client = try await ServerAPIClient.connect(to: server)
                 let family = try #require(server.population.families.first { !$0.sandbox && $0.fixedStatus == nil })
                 await #expect(throws: TestClientError.self, "\(kind) \(check)") {
-                    _ = try await client.get("/inApps/v1/transactions/\(family.primaryOriginalTransactionID)")
+                    _ = try await client.get("/inApps/v1/transactions/\(family.primaryOriginalTransactionId)")
                 }
                 let stats = try #require(try await TestConnection.once(port: server.port, .GET, "/_stats").json)
                 #expect((stats["faults"] as? [String: Int])?[kind.rawValue] == 1)

@@ -14,24 +14,24 @@ import Testing
             let id = try #require(
                 server.population.families.first {
                     !$0.sandbox && $0.fixedStatus == nil
-                        && $0.bundleID == server.population.bundleID
+                        && $0.bundleId == server.population.bundleId
                 }
-            )?.primaryOriginalTransactionID
+            )?.primaryOriginalTransactionId
             let path = "/inApps/v1/transactions/\(try #require(id))"
             #expect(try await client.get(path).status == 200)
             let good = client.token
             var defects: [(String, TestAPIToken)] = []
             var t = good
-            t.keyID = "WRONGKEY00"
+            t.keyId = "WRONGKEY00"
             defects.append(("kid", t))
             t = good
-            t.issuerID = UUID().uuidString.lowercased()
+            t.issuerId = UUID().uuidString.lowercased()
             defects.append(("iss", t))
             t = good
             t.audience = "appstoreconnect-v2"
             defects.append(("aud", t))
             t = good
-            t.bundleID = "com.example.other"
+            t.bundleId = "com.example.other"
             defects.append(("bid", t))
             t = good
             t.issuedAt -= 3600
@@ -73,8 +73,8 @@ import Testing
             let sandbox = try #require(families.first { $0.sandbox })
             for endpoint in ["/inApps/v1/transactions/", "/inApps/v1/subscriptions/"] {
                 for (path, code) in [
-                    (endpoint + "\(sandbox.primaryOriginalTransactionID)", 4_040_010),
-                    ("/sandbox" + endpoint + "\(production.primaryOriginalTransactionID)", 4_040_010),
+                    (endpoint + "\(sandbox.primaryOriginalTransactionId)", 4_040_010),
+                    ("/sandbox" + endpoint + "\(production.primaryOriginalTransactionId)", 4_040_010),
                     (endpoint + "12345", 4_040_010),
                     (endpoint + "12a45", 4_000_006),
                     ("/sandbox" + endpoint + "-1", 4_000_006),
@@ -85,7 +85,7 @@ import Testing
                     #expect(r.json?["errorMessage"] is String)
                 }
             }
-            let good = try await client.get("/sandbox/inApps/v1/transactions/\(sandbox.primaryOriginalTransactionID)")
+            let good = try await client.get("/sandbox/inApps/v1/transactions/\(sandbox.primaryOriginalTransactionId)")
             #expect(good.status == 200)
         }
     }
@@ -102,39 +102,39 @@ import Testing
                 let base = ServerAPIClient.base(sandbox: family.sandbox)
                 for plan in family.subscriptions {
                     let truth = TruthRecord(family: family, plan: plan, at: Self.now)
-                    let r = try await client.get(base + "/inApps/v1/subscriptions/\(plan.originalTransactionID)")
-                    if family.fixedStatus == 21010 || family.bundleID != server.population.bundleID {
+                    let r = try await client.get(base + "/inApps/v1/subscriptions/\(plan.originalTransactionId)")
+                    if family.fixedStatus == 21010 || family.bundleId != server.population.bundleId {
                         #expect(r.json?["errorCode"] as? Int == 4_040_010)
                         continue
                     }
                     #expect(r.status == 200)
                     let body = try #require(r.json)
                     #expect(body["environment"] as? String == truth.environment)
-                    #expect(body["bundleId"] as? String == family.bundleID)
+                    #expect(body["bundleId"] as? String == family.bundleId)
                     if !family.sandbox {
-                        #expect((body["appAppleId"] as? NSNumber)?.int64Value == server.serverAPI.identity.appAppleID)
+                        #expect((body["appAppleId"] as? NSNumber)?.int64Value == server.serverAPI.identity.appAppleId)
                     }
                     let groups = try #require(body["data"] as? [[String: Any]])
                     let entries = groups.flatMap { ($0["lastTransactions"] as? [[String: Any]]) ?? [] }
                     #expect(entries.count == family.subscriptions.count)
                     let entry = try #require(
                         entries.first {
-                            $0["originalTransactionId"] as? String == String(plan.originalTransactionID)
+                            $0["originalTransactionId"] as? String == String(plan.originalTransactionId)
                         }
                     )
                     let status = try #require(entry["status"] as? Int)
                     let txn = try await client.verifier.verify(try #require(entry["signedTransactionInfo"] as? String))
                     let renewal = try await client.verifier.verify(try #require(entry["signedRenewalInfo"] as? String))
-                    #expect(renewal["originalTransactionId"] as? String == String(plan.originalTransactionID))
-                    #expect(txn["bundleId"] as? String == family.bundleID)
+                    #expect(renewal["originalTransactionId"] as? String == String(plan.originalTransactionId))
+                    #expect(txn["bundleId"] as? String == family.bundleId)
                     #expect(txn["price"] is NSNumber && txn["currency"] is String && txn["storefront"] is String)
                     if truth.expect == .decision {
                         #expect(
                             stateOfStatus[status] == truth.state,
-                            "\(family.scenario) \(plan.originalTransactionID)"
+                            "\(family.scenario) \(plan.originalTransactionId)"
                         )
                         #expect((renewal["autoRenewStatus"] as? Int == 1) == truth.autoRenew)
-                        #expect(renewal["autoRenewProductId"] as? String == truth.autoRenewProductID)
+                        #expect(renewal["autoRenewProductId"] as? String == truth.autoRenewProductId)
                         #expect(
                             (renewal["gracePeriodExpiresDate"] as? NSNumber)?.int64Value
                                 == truth.gracePeriodExpiresAt
@@ -144,16 +144,16 @@ import Testing
                                 (txn["expiresDate"] as? NSNumber)?.int64Value == truth.expiresAt,
                                 "\(family.scenario)"
                             )
-                            #expect(txn["productId"] as? String == truth.productID)
+                            #expect(txn["productId"] as? String == truth.productId)
                         }
                     }
                     // Transaction info: every transaction the timeline has, and not one more.
                     let timeline = plan.timeline(at: Self.now).transactions
                     for t in timeline {
-                        let info = try await client.get(base + "/inApps/v1/transactions/\(t.transactionID)")
+                        let info = try await client.get(base + "/inApps/v1/transactions/\(t.transactionId)")
                         let jws = try #require(info.json?["signedTransactionInfo"] as? String)
                         let payload = try await client.verifier.verify(jws)
-                        #expect(payload["transactionId"] as? String == String(t.transactionID))
+                        #expect(payload["transactionId"] as? String == String(t.transactionId))
                         #expect((payload["expiresDate"] as? NSNumber)?.int64Value == t.expires)
                         #expect(
                             (payload["revocationDate"] as? NSNumber)?.int64Value
@@ -161,7 +161,7 @@ import Testing
                         )
                         #expect((payload["isUpgraded"] as? Bool ?? false) == t.isUpgraded)
                     }
-                    let beyond = plan.originalTransactionID + UInt64(timeline.count)
+                    let beyond = plan.originalTransactionId + UInt64(timeline.count)
                     #expect(
                         try await client.get(base + "/inApps/v1/transactions/\(beyond)").json?["errorCode"] as? Int
                             == 4_040_010
@@ -178,7 +178,7 @@ import Testing
             let client = try await ServerAPIClient.connect(to: server)
             defer { Task { await client.close() } }
             let family = try #require(server.population.families.first { $0.scenario == .multiGroup })
-            let path = "/inApps/v1/subscriptions/\(family.primaryOriginalTransactionID)"
+            let path = "/inApps/v1/subscriptions/\(family.primaryOriginalTransactionId)"
             let all = try #require(try await client.get(path).json?["data"] as? [[String: Any]])
             #expect(all.count == 2)
             let statuses = all.flatMap { ($0["lastTransactions"] as? [[String: Any]]) ?? [] }

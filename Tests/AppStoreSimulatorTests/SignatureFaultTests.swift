@@ -19,13 +19,13 @@ import Testing
             let client = try await ServerAPIClient.connect(to: server)
             let family = try #require(
                 server.population.families.first {
-                    !$0.sandbox && $0.fixedStatus == nil && $0.bundleID == server.population.bundleID
+                    !$0.sandbox && $0.fixedStatus == nil && $0.bundleId == server.population.bundleId
                 }
             )
             let plan = server.configuration.faults
             var seen: [SignatureFault: Int] = [:]
             for n in 0..<400 as Range<UInt64> {
-                let r = try await client.get("/inApps/v1/subscriptions/\(family.primaryOriginalTransactionID)")
+                let r = try await client.get("/inApps/v1/subscriptions/\(family.primaryOriginalTransactionId)")
                 #expect(r.status == 200)
                 let entry = try #require(
                     ((r.json?["data"] as? [[String: Any]])?.first?["lastTransactions"]

@@ -4,9 +4,9 @@ import Foundation
 /// The test client's App Store Server API token (JWT, ES256), with knobs to break each claim.
 struct TestAPIToken: Sendable {
     var key: P256.Signing.PrivateKey
-    var keyID: String
-    var issuerID: String
-    var bundleID: String
+    var keyId: String
+    var issuerId: String
+    var bundleId: String
     var audience = "appstoreconnect-v1"
     var alg = "ES256"
     var issuedAt = Int64(Date().timeIntervalSince1970)
@@ -17,16 +17,16 @@ struct TestAPIToken: Sendable {
     /// From the exported `server-api/` files' contents.
     init(p8: String, apiJSON: [String: Any]) throws {
         key = try P256.Signing.PrivateKey(pemRepresentation: p8)
-        keyID = apiJSON["key_id"] as? String ?? ""
-        issuerID = apiJSON["issuer_id"] as? String ?? ""
-        bundleID = apiJSON["bundle_id"] as? String ?? ""
+        keyId = apiJSON["key_id"] as? String ?? ""
+        issuerId = apiJSON["issuer_id"] as? String ?? ""
+        bundleId = apiJSON["bundle_id"] as? String ?? ""
     }
 
     var jwt: String {
-        let header = #"{"alg":"\#(alg)","kid":"\#(keyID)","typ":"JWT"}"#
+        let header = #"{"alg":"\#(alg)","kid":"\#(keyId)","typ":"JWT"}"#
         let claims =
-            #"{"iss":"\#(issuerID)","iat":\#(issuedAt),"exp":\#(issuedAt + lifetime),"#
-            + #""aud":"\#(audience)","bid":"\#(bundleID)"}"#
+            #"{"iss":"\#(issuerId)","iat":\#(issuedAt),"exp":\#(issuedAt + lifetime),"#
+            + #""aud":"\#(audience)","bid":"\#(bundleId)"}"#
         let input = Self.b64(Array(header.utf8)) + "." + Self.b64(Array(claims.utf8))
         // Signing in-memory bytes with a valid P-256 key cannot fail.
         let signature = try! (signingKey ?? key).signature(for: Array(input.utf8))

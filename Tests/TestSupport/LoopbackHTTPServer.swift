@@ -28,6 +28,8 @@ public final class LoopbackHTTPServer: @unchecked Sendable {
         public var path: String
         public var headers: [String: String]
         public var body: [UInt8]
+        /// Which TCP connection carried it: 1 for the first accepted, counting up.
+        public var connection: Int
     }
 
     /// A scripted answer: status, headers, body, and how the body goes on the wire.
@@ -102,6 +104,9 @@ public final class LoopbackHTTPServer: @unchecked Sendable {
 
     /// TCP connections accepted so far.
     public var acceptedConnections: Int { connections.load(ordering: .relaxed) }
+    /// Connections that carried at least one request. Unlike `acceptedConnections` it ignores a stray
+    /// connection another test opens to a port it believes closed, which the kernel gave to this server.
+    public var connectionsWithRequests: Int { Set(requests.map(\.connection)).count }
 
     public struct StartError: Error, CustomStringConvertible {
         var step: String
@@ -169,10 +174,10 @@ public final class LoopbackHTTPServer: @unchecked Sendable {
                 if errno == EINTR { continue }
                 return
             }
-            connections.add(1, ordering: .relaxed)
+            let number = connections.add(1, ordering: .relaxed).newValue
             open.withLock { _ = $0.insert(client) }
             let thread = Thread { [self] in
-                serve(client)
+                serve(client, connection: number)
                 open.withLock { _ = $0.remove(client) }
                 close(client)
             }
@@ -181,13 +186,13 @@ public final class LoopbackHTTPServer: @unchecked Sendable {
     }
 
     /// Answers requests on one connection until the client closes it (or asks to).
-    private func serve(_ fd: Int32) {
+    private func serve(_ fd: Int32, connection: Int) {
         if silent {
             Self.drain(fd)
             return
         }
         var buffer: [UInt8] = []
-        while serveOne(fd, &buffer) {}
+        while serveOne(fd, &buffer, connection: connection) {}
     }
 
     /// Reads and discards until the client closes the connection (or `stop()` shuts it down).
@@ -217,7 +222,7 @@ public final class LoopbackHTTPServer: @unchecked Sendable {
 
     /// Reads one request (headers, then Content-Length bytes) and answers it; false when the connection
     /// should end.
-    private func serveOne(_ fd: Int32, _ buffer: inout [UInt8]) -> Bool {
+    private func serveOne(_ fd: Int32, _ buffer: inout [UInt8], connection: Int) -> Bool {
         var chunk = [UInt8](repeating: 0, count: 64 * 1024)
         let separator: [UInt8] = [13, 10, 13, 10]
         var headerEnd: Int?
@@ -258,7 +263,8 @@ public final class LoopbackHTTPServer: @unchecked Sendable {
             method: words.first.map(String.init) ?? "",
             path: words.count > 1 ? String(words[1]) : "",
             headers: headers,
-            body: Array(buffer[headerEnd..<(headerEnd + contentLength)])
+            body: Array(buffer[headerEnd..<(headerEnd + contentLength)]),
+            connection: connection
         )
         buffer.removeFirst(headerEnd + contentLength)
         let keepAlive = headers["connection"]?.lowercased() != "close"
