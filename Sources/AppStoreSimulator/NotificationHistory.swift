@@ -112,6 +112,13 @@ struct NotificationHistory: Sendable {
                 add(t.familyShared ? "REVOKE" : "REFUND", nil, at, t.index)
             }
         }
+        // A refund Apple reversed: the transaction shows no refund now, but both notifications were sent.
+        for refund in plan.refunds {
+            guard let reversed = refund.reversedAt, refund.transactionIndex < tl.transactions.count else { continue }
+            let familyShared = tl.transactions[refund.transactionIndex].familyShared
+            add(familyShared ? "REVOKE" : "REFUND", nil, refund.at, refund.transactionIndex)
+            add("REFUND_REVERSED", nil, reversed, refund.transactionIndex)
+        }
         guard let last = tl.transactions.last else { return out }
         if let off = plan.autoRenewOffAt {
             add("DID_CHANGE_RENEWAL_STATUS", "AUTO_RENEW_DISABLED", off, last.index)

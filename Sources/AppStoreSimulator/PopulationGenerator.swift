@@ -284,6 +284,23 @@ struct PopulationGenerator {
             plans = [plan]
             stored = storedAt(plan, transactionsBack: 0, &rng)
             priorRunAt = eventAt - rng.between(SimTime.hour, 20 * SimTime.hour)
+        case .refundReversed:
+            // Refunded 2-5 days ago, seen revoked by the run of the night after, reversed since.
+            let product = catalog.pickShort(&rng)
+            let refundAt = anchor - rng.between(2 * day + 12 * SimTime.hour, 5 * day)
+            let seenAt = refundAt + rng.between(6 * SimTime.hour, 20 * SimTime.hour)
+            let reversedAt = seenAt + rng.between(2 * SimTime.hour, 20 * SimTime.hour)
+            let len = min(product.nominalLength(sandbox: false), 28 * day)
+            let current = refundAt - rng.between(day, max(2 * day, len / 3))
+            let n = rng.int(1...3)
+            var plan = newPlan(product, start: back(product, from: current, periods: n), sandbox: false)
+            let index = plan.timeline(at: refundAt).transactions.count - 1
+            plan.refunds = [
+                .init(transactionIndex: index, at: refundAt, reason: rng.int(0...1), reversedAt: reversedAt)
+            ]
+            plans = [plan]
+            stored = storedAt(plan, transactionsBack: 0, &rng)
+            priorRunAt = seenAt
         case .appStoredLaterExpiry:
             let product = catalog.pick(&rng)
             let lastExpiry = anchor - rng.between(day, 20 * day)

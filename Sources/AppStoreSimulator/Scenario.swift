@@ -49,6 +49,9 @@ public enum Scenario: String, Sendable, CaseIterable {
     /// A yearly in its second to fourth month whose customer turned auto-renew off a few days before the
     /// anchor; as above, only a notification makes it due.
     case midPeriodAutoRenewOff = "mid_period_auto_renew_off"
+    /// A refund of the current period that Apple reversed days later (REFUND, then REFUND_REVERSED); the
+    /// previous night's run, between the two, left the row revoked: the run must make it active again.
+    case refundReversed = "refund_reversed"
 
     /// Only App Store Server Notifications reveal what changed before the next nightly window would.
     public var seenOnlyThroughNotifications: Bool { self == .midPeriodRefund || self == .midPeriodAutoRenewOff }
@@ -56,7 +59,7 @@ public enum Scenario: String, Sendable, CaseIterable {
     public var weight: Int {
         switch self {
         case .activeNotRenewed: return 24
-        case .silentRenewal: return 40
+        case .silentRenewal: return 38
         case .autoRenewOffExpired: return 14
         case .expiredLongAgo: return 8
         case .billingRetry: return 10
@@ -88,6 +91,7 @@ public enum Scenario: String, Sendable, CaseIterable {
         case .foreignSecretReceipt: return 2
         case .midPeriodRefund: return 2
         case .midPeriodAutoRenewOff: return 2
+        case .refundReversed: return 2
         }
     }
 }

@@ -8,6 +8,9 @@ public struct SubscriptionPlan: Sendable {
         public var at: Int64
         /// Apple's `cancellation_reason`: 1 = issue in the app, 0 = other.
         public var reason: Int
+        /// Apple reversed the refund at this instant (REFUND_REVERSED): from then on the transaction is
+        /// as if never refunded.
+        public var reversedAt: Int64? = nil
     }
 
     /// An immediate change of product within the group (upgrade): the current transaction is marked

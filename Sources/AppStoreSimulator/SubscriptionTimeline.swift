@@ -60,7 +60,10 @@ extension SubscriptionPlan {
                 isUpgraded: false
             )
             if !isTrial { paidIndex += 1 }
-            for refund in refunds where refund.transactionIndex == index && refund.at <= now {
+            for refund in refunds
+            where refund.transactionIndex == index && refund.at <= now
+                && !(refund.reversedAt.map { $0 <= now } ?? false)
+            {
                 txn.cancellation = refund.at
                 txn.cancellationReason = refund.reason
             }

@@ -27,7 +27,7 @@ func temporaryDirectory(_ name: String) -> String {
         .introOffer: ["active"], .familyShared: ["active"], .sandbox: ["active", "expired"],
         .multiGroup: ["active", "expired"], .longHistory: ["active"],
         .upgradeWithoutCancellation: ["active", "expired"], .refundThenResubscribe: ["active"],
-        .refundThenResubscribeRevokedRow: ["active"], .appStoredLaterExpiry: ["expired"],
+        .refundThenResubscribeRevokedRow: ["active"], .appStoredLaterExpiry: ["expired"], .refundReversed: ["active"],
     ]
     /// Scenarios whose answer must be refused, with Apple's status (0: an out-of-bounds value or another app).
     static let rejectedStatus: [Scenario: Int] = [
@@ -80,7 +80,7 @@ func temporaryDirectory(_ name: String) -> String {
                 }
                 #expect(
                     (truth.priorRun != nil)
-                        == (family.scenario == .refundThenResubscribeRevokedRow
+                        == (family.scenario == .refundThenResubscribeRevokedRow || family.scenario == .refundReversed
                             || family.scenario.seenOnlyThroughNotifications)
                 )
                 #expect(
@@ -138,6 +138,12 @@ func temporaryDirectory(_ name: String) -> String {
                         let priorExpiry = try #require(prior.expiresAt)
                         #expect(priorExpiry <= prior.verifiedAt && priorExpiry > Self.now - 60 * SimTime.day)
                     }
+                case .refundReversed:
+                    // No refund at the anchor; the previous night saw the row revoked; both notifications sent.
+                    #expect(tl.transactions.allSatisfy { !$0.isRefunded } && truth.revokedAt == nil)
+                    #expect(truth.priorRun?.state == "revoked")
+                    let types = NotificationHistory.events(family: family, planIndex: 0, now: Self.now).map(\.type)
+                    #expect(types.contains("REFUND_REVERSED") && types.contains("REFUND"), "\(types)")
                 case .appStoredLaterExpiry:
                     #expect(truth.storedExpiresAt > Self.now && (truth.expiresAt ?? .max) < Self.now)
                     #expect(truth.storedProductId == truth.productId)
