@@ -9,11 +9,26 @@ public enum ReportHTML {
     /// Rows shown per table on the page; the CSV files always hold every row.
     public static let tableRowLimit = 200
 
-    static let outcomeColors: [String: String] = [
-        "renewed": "#2e7d32", "unchanged": "#90a4ae", "lapsed": "#ef6c00", "recovered": "#00897b",
-        "revoked": "#c62828", "changed": "#1565c0", "rejected": "#6a1b9a", "unresolved": "#f9a825",
-        "conflict": "#6d4c41", "pending": "#cfd8dc",
-    ]
+    /// The chart colour of each outcome (and of pending items), keyed by the stored string.
+    static let outcomeColors: [String: String] = Dictionary(
+        uniqueKeysWithValues: ItemOutcome.allCases.map { ($0.rawValue, color(of: $0)) } + [
+            (ReportOutcome.pending, "#cfd8dc")
+        ]
+    )
+
+    static func color(of outcome: ItemOutcome) -> String {
+        switch outcome {
+        case .renewed: return "#2e7d32"
+        case .unchanged: return "#90a4ae"
+        case .lapsed: return "#ef6c00"
+        case .recovered: return "#00897b"
+        case .revoked: return "#c62828"
+        case .changed: return "#1565c0"
+        case .rejected: return "#6a1b9a"
+        case .unresolved: return "#f9a825"
+        case .conflict: return "#6d4c41"
+        }
+    }
 
     /// The whole page from in-memory `data`.
     public static func render(data: ReportData, summary: RunSummary) -> String {
