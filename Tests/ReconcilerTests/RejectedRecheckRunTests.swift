@@ -32,6 +32,8 @@ import Testing
         #expect(Self.appleStatusCount(firstStats, path: "/verifyReceipt", status: "21007") == 0, "\(firstStats)")
         let sandboxRows = try conn.count("SELECT count(*) AS n FROM subscriptions WHERE environment = 'Sandbox'")
         #expect(sandboxRows > 0)
+        let sandboxAsked = (firstStats["paths"] as? [String: Any])?["/sandbox/verifyReceipt"] as? [String: Any]
+        #expect((sandboxAsked?["requests"] as? Int ?? 0) >= sandboxRows, "\(firstStats)")
 
         // The permanently refused rows are rejected with a next check.
         let refused = Set(
