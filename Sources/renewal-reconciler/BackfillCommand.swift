@@ -9,7 +9,10 @@ struct BackfillCommand: ParsableCommand {
         abstract: "Re-verify an explicit selection of subscriptions (same pipeline as `run`).",
         discussion: """
             Every given filter must hold. At least one filter, or --all, is required. On a terminal a live \
-            progress bar shows done/total, rate, ETA and unresolved; elsewhere a progress line every 10 seconds.
+            progress bar shows done/total, rate, ETA and unresolved; elsewhere a progress line every 10 seconds. \
+            Backfill asks about every selected subscription, including rejected ones the nightly run leaves \
+            resting (run --recheck-rejected); a rejection it gets schedules the next nightly check with the \
+            default steps.
 
             Examples:
               renewal-reconciler backfill --original-transaction-id 1000000123456789

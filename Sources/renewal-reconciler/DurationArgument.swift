@@ -23,3 +23,23 @@ struct DurationArgument: ExpressibleByArgument, Sendable, CustomStringConvertibl
     var description: String { text }
     var defaultValueDescription: String { text }
 }
+
+/// A comma-separated list of durations (`1d,2d,4d,8d,16d,30d`), each greater than zero.
+struct DurationListArgument: ExpressibleByArgument, Sendable, CustomStringConvertible {
+    let seconds: [Double]
+    let text: String
+
+    init?(argument: String) {
+        var seconds: [Double] = []
+        for part in argument.split(separator: ",", omittingEmptySubsequences: false) {
+            guard let duration = DurationArgument(argument: String(part)), duration.seconds > 0 else { return nil }
+            seconds.append(duration.seconds)
+        }
+        guard !seconds.isEmpty else { return nil }
+        self.seconds = seconds
+        text = argument
+    }
+
+    var description: String { text }
+    var defaultValueDescription: String { text }
+}

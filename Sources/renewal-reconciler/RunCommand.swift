@@ -14,7 +14,12 @@ struct RunCommand: ParsableCommand {
             subscription can still recover that long), and not verified in the last --min-recheck (default 20h: \
             one check a night, even if a run is repeated); or revoked (refunded) and either changed by the app \
             since it was last verified or last verified more than --recheck-revoked ago (default 7d: a customer \
-            can buy again after a refund).
+            can buy again after a refund). A subscription whose last verification was a rejection (Apple refused \
+            the receipt: 21003, 21004, 21002 through the whole retry budget, another app's receipt, a signed \
+            answer that does not verify, ...) is asked again on a widening schedule instead of every night: after \
+            its n-th rejection in a row it rests for the n-th step of --recheck-rejected beyond --min-recheck \
+            (default 1d,2d,4d,8d,16d,30d, the last step repeats), and at once when the app changed the row. \
+            Unresolved items (transient failures) stay due every night; backfill always asks.
 
             The run takes an advisory lock (a second concurrent run exits 75 naming the first), records itself \
             in reconciliation_runs, and commits every result with the row changes it causes. A run that was \
@@ -57,6 +62,16 @@ struct RunCommand: ParsableCommand {
     )
     var recheckRevoked: DurationArgument = DurationArgument(argument: "7d")!
 
+    @Option(
+        help: ArgumentHelp(
+            "How long a rejected subscription rests before it is asked again, beyond --min-recheck, after its "
+                + "1st, 2nd, ... rejection in a row (comma-separated durations; the last one repeats); sooner "
+                + "when the app changed the row.",
+            valueName: "list"
+        )
+    )
+    var recheckRejected: DurationListArgument = DurationListArgument(argument: "1d,2d,4d,8d,16d,30d")!
+
     @Flag(help: "Resume an interrupted run instead of starting a new one (the latest, or RUN_ID).")
     var resume = false
 
@@ -83,7 +98,8 @@ struct RunCommand: ParsableCommand {
                     lookaheadSeconds: lookahead.seconds,
                     lookbackSeconds: lookback.seconds,
                     minRecheckSeconds: minRecheck.seconds,
-                    recheckRevokedSeconds: recheckRevoked.seconds
+                    recheckRevokedSeconds: recheckRevoked.seconds,
+                    recheckRejectedSeconds: recheckRejected.seconds
                 ),
                 options: pipeline.runOptions(),
                 apple: settings.1,

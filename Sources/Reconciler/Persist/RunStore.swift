@@ -33,6 +33,9 @@ public final class RunStore: PipelineStore, @unchecked Sendable {
     private let connectionRetries: Int
     /// Read each item's ledger with it (the App Store Server API source decides from it, docs/architecture.md).
     public var loadsLedger = false
+    /// When a rejected row is asked again: a rejection writes `rejected_count` and `next_check_at` from it
+    /// (docs/architecture.md, sql/005_rejected_recheck.sql).
+    public var rejectedRecheck = RejectedRecheckSchedule()
 
     public init(
         connection: PostgresConnection,
@@ -337,6 +340,8 @@ public final class RunStore: PipelineStore, @unchecked Sendable {
                 last_verify_status = 'ok',
                 last_apple_status = v.apple_status,
                 last_error = NULL,
+                rejected_count = NULL,
+                next_check_at = NULL,
                 verified_version = s.version + 1  -- the version subscriptions_bump_version gives this row now
             FROM unnest($2::bigint[], $3::bigint[], $4::text[], $5::timestamptz[], $6::text[],
                         $7::text[], $8::text[], $9::boolean[], $10::text[], $11::timestamptz[], $12::bigint[],
@@ -378,7 +383,8 @@ public final class RunStore: PipelineStore, @unchecked Sendable {
         return Set(try rows.map { try $0.decode("id", as: Int64.self) })
     }
 
-    /// Rejections change no entitlement: only the verification bookkeeping columns.
+    /// Rejections change no entitlement: only the verification bookkeeping columns, and the rejected schedule
+    /// (one more rejection in a row; `next_check_at` from the run's `RejectedRecheckSchedule`).
     private func updateRejected(
         _ rejected: [(ItemResult, VerdictReason, Bool)],
         _ conn: PostgresConnection
@@ -390,6 +396,9 @@ public final class RunStore: PipelineStore, @unchecked Sendable {
                 last_verify_status = v.status,
                 last_apple_status = v.apple_status,
                 last_error = v.error,
+                rejected_count = LEAST(COALESCE(s.rejected_count, 0), 1000000) + 1,
+                next_check_at = $1::timestamptz + make_interval(
+                    secs => ($7::double precision[])[LEAST(COALESCE(s.rejected_count, 0) + 1, cardinality($7::double precision[]))]),
                 verified_version = s.version + 1
             FROM unnest($2::bigint[], $3::bigint[], $4::text[], $5::bigint[], $6::text[])
                 AS v(id, version, status, apple_status, error)
@@ -403,6 +412,7 @@ public final class RunStore: PipelineStore, @unchecked Sendable {
                 rejected.map { Optional($0.2 ? "invalid_receipt" : "rejected") },
                 rejected.map { StorableValueCheck.integerOrNull($0.0.appleStatus) },
                 rejected.map { Optional(StorableValueCheck.storableText("\($0.1.code.rawValue): \($0.1)")) },
+                rejectedRecheck.offsetsSeconds.map { Optional($0) },
             ]
         )
         return Set(try rows.map { try $0.decode("id", as: Int64.self) })

@@ -133,6 +133,10 @@ public enum ReportHTML {
             ("Unresolved", "\(s.counts.unresolved)"), ("Errors", "\(s.counts.errors)"),
             ("Expiry moved back", "\(s.counts.expiryMovedBackwards)"),
         ]
+        if let notDue = s.counts.notDueRejected {
+            let next = s.counts.notDueRejectedNextCheck.map { ", next check on \(String($0.prefix(10)))" } ?? ""
+            cards.append(("Not due (rejected\(next))", "\(notDue)"))
+        }
         if s.money.renewalRevenue.isEmpty {
             cards.append(("Est. renewal revenue", "n/a"))
         } else {

@@ -124,7 +124,9 @@ public struct ReportLoader {
             doneCount: try row.decode("done_count"),
             unresolvedCount: try row.decode("unresolved_count"),
             exitCode: try row.decode("exit_code"),
-            appleStats: AppleRequestStats.fromJSON(try row.decode("apple_stats", as: String?.self))
+            appleStats: AppleRequestStats.fromJSON(try row.decode("apple_stats", as: String?.self)),
+            notDueRejected: try row.decode("not_due_rejected_count", as: Int?.self),
+            notDueRejectedNext: try row.decode("not_due_rejected_next", as: Date?.self)
         )
     }
 
@@ -195,8 +197,11 @@ public struct ReportLoader {
 
     static let runSQL = """
         SELECT id, mode, dry_run, status, as_of, started_at, finished_at, due_count, done_count, unresolved_count,
-               exit_code, apple_stats::text AS apple_stats
-          FROM reconciliation_runs WHERE id = $1
+               exit_code, apple_stats::text AS apple_stats,
+               -- Migration 005's columns, NULL on a database without them.
+               (to_jsonb(r) ->> 'not_due_rejected_count')::bigint AS not_due_rejected_count,
+               (to_jsonb(r) ->> 'not_due_rejected_next')::timestamptz AS not_due_rejected_next
+          FROM reconciliation_runs r WHERE id = $1
         """
 
     /// Migrations 002 (products, dry_run_transactions) and 004 (ledger prices, app_store_notifications) may

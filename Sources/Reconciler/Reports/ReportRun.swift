@@ -20,6 +20,10 @@ public struct ReportRun: Sendable, Equatable {
     public var unresolvedCount: Int
     public var exitCode: Int?
     public var appleStats: AppleRequestStats
+    /// Rows the nightly scan left out because of the rejected schedule, and the earliest next check among
+    /// them (`reconciliation_runs.not_due_rejected_count`, `not_due_rejected_next`; nil when not counted).
+    public var notDueRejected: Int?
+    public var notDueRejectedNext: Date?
 
     public init(
         id: Int64,
@@ -33,7 +37,9 @@ public struct ReportRun: Sendable, Equatable {
         doneCount: Int,
         unresolvedCount: Int,
         exitCode: Int?,
-        appleStats: AppleRequestStats
+        appleStats: AppleRequestStats,
+        notDueRejected: Int? = nil,
+        notDueRejectedNext: Date? = nil
     ) {
         self.id = id
         self.mode = mode
@@ -47,6 +53,8 @@ public struct ReportRun: Sendable, Equatable {
         self.unresolvedCount = unresolvedCount
         self.exitCode = exitCode
         self.appleStats = appleStats
+        self.notDueRejected = notDueRejected
+        self.notDueRejectedNext = notDueRejectedNext
     }
 
     /// Wall time of the run in seconds, when it has finished.

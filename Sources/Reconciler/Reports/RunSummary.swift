@@ -59,10 +59,34 @@ public struct RunSummary: Sendable, Equatable, Codable {
         /// date the app stored wrongly): the rows of report.html's "Expiry moved backwards" section and of
         /// changes.csv with `expiry_moved_backwards` true.
         public var expiryMovedBackwards: Int
+        /// Subscriptions the nightly scan left out because their last verification was a rejection and their
+        /// next check (`subscriptions.next_check_at`) is later than the run's as-of: counted when the scan
+        /// completed (`reconciliation_runs.not_due_rejected_count`). nil: not a nightly run, or its scan did
+        /// not complete.
+        public var notDueRejected: Int? = nil
+        /// The earliest next check among them (RFC 3339), nil when none.
+        public var notDueRejectedNextCheck: String? = nil
 
         enum CodingKeys: String, CodingKey {
             case due, selected, done, pending, verified, unresolved, changed, errors
             case expiryMovedBackwards = "expiry_moved_backwards"
+            case notDueRejected = "not_due_rejected"
+            case notDueRejectedNextCheck = "not_due_rejected_next_check"
+        }
+
+        public func encode(to encoder: any Encoder) throws {
+            var c = encoder.container(keyedBy: CodingKeys.self)
+            try c.encode(due, forKey: .due)
+            try c.encode(selected, forKey: .selected)
+            try c.encode(done, forKey: .done)
+            try c.encode(pending, forKey: .pending)
+            try c.encode(verified, forKey: .verified)
+            try c.encode(unresolved, forKey: .unresolved)
+            try c.encode(changed, forKey: .changed)
+            try c.encode(errors, forKey: .errors)
+            try c.encode(expiryMovedBackwards, forKey: .expiryMovedBackwards)
+            try c.encode(notDueRejected, forKey: .notDueRejected)
+            try c.encode(notDueRejectedNextCheck, forKey: .notDueRejectedNextCheck)
         }
     }
 
@@ -199,7 +223,9 @@ public struct RunSummary: Sendable, Equatable, Codable {
             unresolved: a.unresolved,
             changed: a.changed,
             errors: a.errors,
-            expiryMovedBackwards: a.expiryMovedBackwards
+            expiryMovedBackwards: a.expiryMovedBackwards,
+            notDueRejected: run.notDueRejected,
+            notDueRejectedNextCheck: run.notDueRejectedNext.map { RFC3339.string($0) }
         )
         byOutcome = a.byOutcome
         byNewState = a.byNewState
@@ -298,7 +324,8 @@ public struct RunSummary: Sendable, Equatable, Codable {
 }
 
 extension RunSummary.Counts {
-    /// Reads `expiry_moved_backwards` as 0 when absent (summary.json files written before it existed).
+    /// Reads `expiry_moved_backwards` as 0 and the `not_due_rejected` keys as null when absent (summary.json
+    /// files written before they existed).
     public init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: CodingKeys.self)
         self.init(
@@ -310,7 +337,9 @@ extension RunSummary.Counts {
             unresolved: try c.decode(Int.self, forKey: .unresolved),
             changed: try c.decode(Int.self, forKey: .changed),
             errors: try c.decode(Int.self, forKey: .errors),
-            expiryMovedBackwards: try c.decodeIfPresent(Int.self, forKey: .expiryMovedBackwards) ?? 0
+            expiryMovedBackwards: try c.decodeIfPresent(Int.self, forKey: .expiryMovedBackwards) ?? 0,
+            notDueRejected: try c.decodeIfPresent(Int.self, forKey: .notDueRejected),
+            notDueRejectedNextCheck: try c.decodeIfPresent(String.self, forKey: .notDueRejectedNextCheck)
         )
     }
 }

@@ -239,6 +239,7 @@ public final class ReconciliationRunner: @unchecked Sendable {
                 verifiedAt: parameters.fixedClock ? asOf : Date()
             )
             store.loadsLedger = source == .serverAPI
+            store.rejectedRecheck = parameters.selection.rejectedRecheck
             let reporter = ProgressReporter(style: request.progressStyle, total: due, alreadyDone: alreadyDone)
             let fixedNow: Date? = parameters.fixedClock ? asOf : nil
             let appleSource = try makeSource(

@@ -22,7 +22,7 @@ public struct RunScanner {
     @discardableResult
     public func scan(_ selection: Selection, onPage: (Int) -> Void = { _ in }) throws -> Int {
         switch selection {
-        case .due(let lookahead, let lookback, let minRecheck, let recheckRevoked):
+        case .due(let lookahead, let lookback, let minRecheck, let recheckRevoked, _):
             try scanDue(
                 lookahead: lookahead,
                 lookback: lookback,
@@ -61,6 +61,10 @@ public struct RunScanner {
         // The cursor records the phase, so a run killed mid-scan resumes in the right one (a run stored by an
         // older build, stopped in the window phase, goes on to the revoked phase); items are inserted
         // ON CONFLICT DO NOTHING, so a row in two phases is selected once.
+        // Phases 2 and 3 leave out a row whose last verification was a rejection until its `next_check_at`
+        // (written by the rejection, RejectedRecheckSchedule), unless the app changed the row since
+        // (sql/005_rejected_recheck.sql). Phase 1 never sees such a row (it has been verified). When the scan
+        // completes, the rows left out this way are counted on the run row for the report.
         let from = asOf.addingTimeInterval(-lookback)
         let to = asOf.addingTimeInterval(lookahead)
         let recheckBefore = asOf.addingTimeInterval(-minRecheck)
@@ -99,10 +103,11 @@ public struct RunScanner {
                          WHERE state = 'revoked' AND id > $2
                            AND (version IS DISTINCT FROM verified_version
                                 OR last_verified_at IS NULL OR last_verified_at < $3)
+                           AND \(Self.rejectedScheduleAllows("$5"))
                          ORDER BY id
                          LIMIT $4
                         """
-                    params = [runId, cursorId, revokedRecheckBefore, Int64(pageSize)]
+                    params = [runId, cursorId, revokedRecheckBefore, Int64(pageSize), asOf]
                 } else {
                     let cursorExpires: Date = try run.decode("cursor_expires_at", as: Date?.self) ?? Date.distantPast
                     pageSQL = """
@@ -113,10 +118,11 @@ public struct RunScanner {
                            AND expires_at >= $2 AND expires_at <= $3
                            AND (expires_at, id) > ($5::timestamptz, $6::bigint)
                            AND (last_verified_at IS NULL OR last_verified_at < $4)
+                           AND \(Self.rejectedScheduleAllows("$8"))
                          ORDER BY expires_at, id
                          LIMIT $7
                         """
-                    params = [runId, from, to, recheckBefore, cursorExpires, cursorId, Int64(pageSize)]
+                    params = [runId, from, to, recheckBefore, cursorExpires, cursorId, Int64(pageSize), asOf]
                 }
                 let page = try conn.queryFirst(
                     """
@@ -160,6 +166,15 @@ public struct RunScanner {
                     nextPhase = phase
                     completed = phaseDone || lastId == nil
                 }
+                if completed {
+                    try countNotDueRejected(
+                        conn,
+                        from: from,
+                        to: to,
+                        recheckBefore: recheckBefore,
+                        revokedRecheckBefore: revokedRecheckBefore
+                    )
+                }
                 CrashPoints.reach("scan-page")
                 try conn.execute(
                     """
@@ -176,6 +191,42 @@ public struct RunScanner {
             onPage(try currentCount())
             if finished { return }
         }
+    }
+
+    /// The schedule of rejected rows as a condition on `subscriptions`: no schedule, its time has come
+    /// (`asOfParam` is the run's as-of), or the app changed the row since the reconciler wrote it.
+    static func rejectedScheduleAllows(_ asOfParam: String) -> String {
+        "(next_check_at IS NULL OR next_check_at <= \(asOfParam) OR version IS DISTINCT FROM verified_version)"
+    }
+
+    /// The rows the due phases would have selected but for the rejected schedule, and the earliest next check
+    /// among them, stored on the run row (the report's "not due (rejected, next check on DATE)"). Reads the
+    /// rows with a schedule through subscriptions_next_check_idx (sql/005_rejected_recheck.sql).
+    public static let notDueRejectedSQL = """
+        SELECT count(*) AS n, min(next_check_at) AS next
+          FROM subscriptions s
+         WHERE next_check_at > $2 AND version IS NOT DISTINCT FROM verified_version
+           AND ((state IS DISTINCT FROM 'revoked' AND expires_at >= $3 AND expires_at <= $4
+                 AND (last_verified_at IS NULL OR last_verified_at < $5))
+                OR (state = 'revoked' AND (last_verified_at IS NULL OR last_verified_at < $6)))
+           AND NOT EXISTS (SELECT 1 FROM reconciliation_items i WHERE i.run_id = $1 AND i.subscription_id = s.id)
+        """
+
+    private func countNotDueRejected(
+        _ conn: PostgresConnection,
+        from: Date,
+        to: Date,
+        recheckBefore: Date,
+        revokedRecheckBefore: Date
+    ) throws {
+        try conn.execute(
+            """
+            WITH c AS (\(Self.notDueRejectedSQL))
+            UPDATE reconciliation_runs SET not_due_rejected_count = c.n, not_due_rejected_next = c.next
+              FROM c WHERE id = $1
+            """,
+            [runId, asOf, from, to, recheckBefore, revokedRecheckBefore]
+        )
     }
 
     private func currentCount() throws -> Int {

@@ -4,14 +4,15 @@ import Foundation
 /// synthesized coding produced before `recheckRevokedSeconds` existed:
 /// `{"due": {"lookaheadSeconds": .., "lookbackSeconds": .., "minRecheckSeconds": .., "recheckRevokedSeconds": ..}}`
 /// and `{"backfill": {"_0": {...}}}`. A stored `due` without `recheckRevokedSeconds` (a run started by an
-/// older build, resumed by this one) decodes with `Selection.defaultRecheckRevokedSeconds`.
+/// older build, resumed by this one) decodes with `Selection.defaultRecheckRevokedSeconds`; one without
+/// `recheckRejectedSeconds` with `Selection.defaultRecheckRejectedSeconds`.
 extension Selection: Codable {
     private enum CodingKeys: String, CodingKey {
         case due, backfill
     }
 
     private enum DueKeys: String, CodingKey {
-        case lookaheadSeconds, lookbackSeconds, minRecheckSeconds, recheckRevokedSeconds
+        case lookaheadSeconds, lookbackSeconds, minRecheckSeconds, recheckRevokedSeconds, recheckRejectedSeconds
     }
 
     private enum BackfillKeys: String, CodingKey {
@@ -36,7 +37,9 @@ extension Selection: Codable {
                 lookbackSeconds: try due.decode(Double.self, forKey: .lookbackSeconds),
                 minRecheckSeconds: try due.decode(Double.self, forKey: .minRecheckSeconds),
                 recheckRevokedSeconds: try due.decodeIfPresent(Double.self, forKey: .recheckRevokedSeconds)
-                    ?? Selection.defaultRecheckRevokedSeconds
+                    ?? Selection.defaultRecheckRevokedSeconds,
+                recheckRejectedSeconds: try due.decodeIfPresent([Double].self, forKey: .recheckRejectedSeconds)
+                    ?? Selection.defaultRecheckRejectedSeconds
             )
         case .backfill:
             let backfill = try container.nestedContainer(keyedBy: BackfillKeys.self, forKey: .backfill)
@@ -47,12 +50,13 @@ extension Selection: Codable {
     public func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
         switch self {
-        case .due(let lookahead, let lookback, let minRecheck, let recheckRevoked):
+        case .due(let lookahead, let lookback, let minRecheck, let recheckRevoked, let recheckRejected):
             var due = container.nestedContainer(keyedBy: DueKeys.self, forKey: .due)
             try due.encode(lookahead, forKey: .lookaheadSeconds)
             try due.encode(lookback, forKey: .lookbackSeconds)
             try due.encode(minRecheck, forKey: .minRecheckSeconds)
             try due.encode(recheckRevoked, forKey: .recheckRevokedSeconds)
+            try due.encode(recheckRejected, forKey: .recheckRejectedSeconds)
         case .backfill(let filter):
             var backfill = container.nestedContainer(keyedBy: BackfillKeys.self, forKey: .backfill)
             try backfill.encode(filter, forKey: .filter)

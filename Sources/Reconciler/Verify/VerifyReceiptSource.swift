@@ -3,10 +3,10 @@ import Foundation
 import Logging
 import ReceiptDomain
 
-/// verifyReceipt as an `AppleSource`: one budget (`--rate`), production first with at most one switch
-/// (21007/21008), bounded retries (`VerificationAttempt`), decisions by `DecisionEngine`, and the run-wide
-/// view of 21004 (`SharedSecretMismatchDetector`): one 21004 rejects its receipt, systematic 21004s stop
-/// the run (docs/decision-rules.md).
+/// verifyReceipt as an `AppleSource`: one budget (`--rate`), the row's known environment first (else
+/// production) with at most one switch (21007/21008), bounded retries (`VerificationAttempt`), decisions
+/// by `DecisionEngine`, and the run-wide view of 21004 (`SharedSecretMismatchDetector`): one 21004 rejects
+/// its receipt, systematic 21004s stop the run (docs/decision-rules.md).
 public final class VerifyReceiptSource: AppleSource, @unchecked Sendable {
     public let budget: RateBudget
     let client: VerifyReceiptClient

@@ -15,7 +15,13 @@ final class VerifyReceiptVerification: SourceVerification, @unchecked Sendable {
     init(source: VerifyReceiptSource, item: WorkItem) {
         self.source = source
         self.item = item
-        self.plan = VerificationAttempt(maxAttempts: source.maxAttempts)
+        // The row's known environment first (a Sandbox row would otherwise cost a production 21007 every
+        // night); production when unknown. A wrong guess still switches once on 21007/21008
+        // (docs/decision-rules.md).
+        self.plan = VerificationAttempt(
+            maxAttempts: source.maxAttempts,
+            startingEnvironment: item.stored.environment ?? .production
+        )
     }
 
     func start() -> SourceStep {

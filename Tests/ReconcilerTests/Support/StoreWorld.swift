@@ -157,7 +157,8 @@ final class StoreWorld {
             let row = try connection.queryFirst(
                 """
                 SELECT state, expires_at, product_id, latest_receipt, auto_renew, last_verified_at, last_verify_status,
-                       last_apple_status, last_error, expiration_intent, version, verified_version
+                       last_apple_status, last_error, expiration_intent, version, verified_version, rejected_count,
+                       next_check_at
                   FROM subscriptions WHERE id = $1
                 """,
                 [id]
