@@ -1,3 +1,5 @@
+import Foundation
+
 /// One way of asking Apple about a subscription: verifyReceipt today (`VerifyReceiptSource`), the App
 /// Store Server API next. The pipeline schedules work items against a source and never looks inside the
 /// requests: a source turns one item into requests (each spending a `RateBudget`) and each answer into
