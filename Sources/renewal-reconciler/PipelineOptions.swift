@@ -17,6 +17,21 @@ struct PipelineOptions: ParsableArguments {
     @Option(help: "Results written per database transaction.")
     var batchSize: Int = 200
 
+    @Option(
+        help: ArgumentHelp(
+            "Stop the run (partial, exit 69, unfinished items pending for --resume) when Apple has given no good "
+                + "answer for this long and --outage-failures answers in a row were transport failures or 5xx.",
+            valueName: "duration"
+        )
+    )
+    var outageWindow: DurationArgument = DurationArgument(argument: "2m")!
+
+    @Option(
+        help:
+            "\"Apple unreachable\" answers in a row (transport failures, 5xx) needed, with --outage-window, to stop the run (0: never)."
+    )
+    var outageFailures: Int = OutageBreaker.defaultFailures
+
     @Option(help: "Exit 2 when more than this fraction of the selected subscriptions end unresolved (0.01 = 1%).")
     var maxUnresolved: Double = 0.01
 
@@ -158,6 +173,10 @@ struct PipelineOptions: ParsableArguments {
         guard (0...1).contains(maxUnresolved) else {
             throw ValidationError("--max-unresolved is a fraction between 0 and 1")
         }
+        guard outageFailures >= 0 else { throw ValidationError("--outage-failures must be 0 (off) or more") }
+        guard outageWindow.seconds <= 7 * 86_400 else {
+            throw ValidationError("--outage-window must be at most 7d")
+        }
         guard requestTimeout > 0, connectTimeout > 0 else { throw ValidationError("timeouts must be positive") }
         if let source, AppleSourceKind(rawValue: source) == nil {
             throw ValidationError("--source must be auto, server-api or verify-receipt, not \(source)")
@@ -192,6 +211,8 @@ struct PipelineOptions: ParsableArguments {
         o.connectTimeoutSeconds = connectTimeout
         o.dryRun = dryRun
         o.excludeOldTransactions = excludeOldTransactions
+        o.outageFailures = outageFailures
+        o.outageWindowSeconds = outageWindow.seconds
         return o
     }
 

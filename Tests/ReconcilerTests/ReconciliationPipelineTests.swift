@@ -232,4 +232,59 @@ import Testing
         #expect(store.written[30]?.first?.outcome == .unresolved)
         #expect(try store.fetchPending(after: 0, limit: 2000).count > 900)
     }
+
+    @Test func anOutageStopsTheRunWithinTheWindowAndLeavesUnfinishedItemsPending() throws {
+        let clock = VirtualClock()
+        let outageStarts = 10 * Self.second
+        let source = FakeSource(clock: clock, budgets: [RateBudget(name: "apple", rate: 50)]) { _, _, _, tick in
+            tick >= outageStarts ? .unreachable : .ok
+        }
+        let store = InMemoryPipelineStore(count: 100_000)
+        var options = Self.options(rate: 50, concurrency: 32)
+        options.outageFailures = 50
+        options.outageWindowSeconds = 120
+        let result = clock.drive(try Self.pipeline(store, source, options))
+        guard case .appleUnreachable(let message) = result.stopReason else {
+            Issue.record("stopped for \(String(describing: result.stopReason))")
+            return
+        }
+        #expect(message.hasPrefix("Apple unreachable: Apple (apple), last failure: couldn't connect to server (7)"))
+        // The last good answer came just after the outage started: the run stops about 2 minutes later.
+        let lastSend = try #require(source.sends.map(\.tick).max())
+        #expect(lastSend < outageStarts + 125 * Self.second, "still sending at \(Double(lastSend) / 1e9) s")
+        #expect(lastSend > outageStarts + 115 * Self.second, "stopped at \(Double(lastSend) / 1e9) s")
+        let written = store.written
+        #expect(written.values.allSatisfy { $0.count == 1 })
+        #expect(written.count == result.written)
+        // Decided before the outage, or unresolved during it; everything else is pending for --resume.
+        let pending = try store.fetchPending(after: 0, limit: 200_000)
+        #expect(pending.count + written.count == 100_000)
+        #expect(pending.count > 90_000, "\(pending.count) pending")
+        #expect(result.outcomes[.unchanged, default: 0] >= 400)
+        // Requests in flight when the breaker tripped (answered after it) end nothing: their items stay
+        // pending rather than unresolved.
+        let lastItems = Set(source.sends.filter { $0.tick + 40_000_000 > lastSend }.map(\.subscriptionId))
+        #expect(!lastItems.isEmpty && lastItems.allSatisfy { written[$0] == nil })
+    }
+
+    @Test func aFewSecondsOfOutageDoNotStopTheRun() throws {
+        let clock = VirtualClock()
+        let outage = (10 * Self.second)..<(15 * Self.second)
+        let source = FakeSource(clock: clock, budgets: [RateBudget(name: "apple", rate: 50)], maxAttempts: 10) {
+            _,
+            _,
+            _,
+            tick in
+            outage.contains(tick) ? .unreachable : .ok
+        }
+        let store = InMemoryPipelineStore(count: 1500)
+        let result = clock.drive(
+            try Self.pipeline(store, source, Self.options(rate: 50, concurrency: 32, maxAttempts: 10))
+        )
+        #expect(result.stopReason == nil)
+        #expect(result.written == 1500)
+        #expect(result.outcomes[.unchanged] == 1500)
+        // Far more than --outage-failures in a row failed: the count alone does not stop a run.
+        #expect(source.sends.filter { outage.contains($0.tick) }.count > 200)
+    }
 }

@@ -12,6 +12,11 @@ public enum ReconcilerExitCode: Int32, Sendable, CaseIterable {
     case unresolvedAboveThreshold = 2
     /// Bad command-line usage or bad input file.
     case usage = 64
+    /// Apple stayed unreachable (transport failures, 5xx) past the outage breaker (`--outage-failures`,
+    /// `--outage-window`): the run stopped `partial` with its unfinished items pending; `run --resume` once
+    /// Apple answers again. sysexits' EX_UNAVAILABLE: a service we depend on is down, not our configuration
+    /// (78) and not a finished run with too many unresolved items (2).
+    case appleUnavailable = 69
     /// Another run holds the lock; try again later.
     case locked = 75
     /// Configuration error: missing/wrong shared secret (Apple answering 21004 systematically), bad URL,
@@ -26,6 +31,9 @@ public enum ReconcilerExitCode: Int32, Sendable, CaseIterable {
           2   completed with unresolved items above --max-unresolved, or without
               notification history (Apple kept failing; the next run reads it)
           64  usage error or invalid input file
+          69  Apple unreachable (--outage-failures in a row and no answer for
+              --outage-window): stopped partial, unfinished items pending;
+              `run --resume` once Apple answers again
           75  another run holds the lock (try again later)
           78  configuration error (systematic 21004: wrong shared secret; a 401 from
               the App Store Server API: wrong key, key id, issuer id or bundle id; bad URL;

@@ -28,6 +28,9 @@ public final class ReconciliationPipeline: @unchecked Sendable {
         case interrupted(String)
         /// The database failed beyond the retry budget.
         case database(String)
+        /// Apple could not be reached for a while (`OutageBreaker`): "Apple unreachable: HOST, last failure:
+        /// ..."; unfinished items stay pending for `--resume`.
+        case appleUnreachable(String)
     }
 
     /// What happened, for the run's bookkeeping.
@@ -86,6 +89,8 @@ public final class ReconciliationPipeline: @unchecked Sendable {
     private var completion: (@Sendable (Result) -> Void)?
     private var startedAt: UInt64 = 0
     private var lastNoticeAt: UInt64?
+    /// Trips when Apple stays unreachable (docs/architecture.md, "Apple outages"); made in `start`.
+    private var breaker: OutageBreaker
 
     private var pageSize: Int { min(1000, max(100, options.concurrency * 2)) }
     private var maxActive: Int { options.concurrency * 3 + options.batchSize }
@@ -104,6 +109,7 @@ public final class ReconciliationPipeline: @unchecked Sendable {
         self.clock = clock
         self.logger = logger
         self.progress = progress
+        self.breaker = OutageBreaker(options: options, start: 0)
         // Refuse an unusable rate up front (the budgets themselves are made on first use).
         _ = try TokenBucket(rate: options.rate, burst: 1)
         self.backoffTemplate = try Backoff(
@@ -134,6 +140,7 @@ public final class ReconciliationPipeline: @unchecked Sendable {
         queue.async {
             self.completion = completion
             self.startedAt = self.clock.now()
+            self.breaker = OutageBreaker(options: self.options, start: self.startedAt)
             self.scheduleFlushTick()
             self.fetchMore()
             self.checkCompletion()
@@ -362,6 +369,7 @@ public final class ReconciliationPipeline: @unchecked Sendable {
             lastNoticeAt = now
             logger.warning("\(notice)")
         }
+        noteReachability(answer, now: now)
         let budget = answer.request.budget
         if var limiter = limiters[budget] {
             let before = limiter.rate
@@ -386,7 +394,24 @@ public final class ReconciliationPipeline: @unchecked Sendable {
         pump()
     }
 
+    /// Feeds the outage breaker; stops the run when Apple has been unreachable for long enough (before the
+    /// item's next step, so a retry it asks for is not sent and the item stays pending).
+    private func noteReachability(_ answer: SourceAnswer, now: UInt64) {
+        guard let reason = OutageBreaker.unreachableReason(answer) else {
+            breaker.recordAnswer(now: now)
+            return
+        }
+        let host = source.host(of: answer.request)
+        guard breaker.recordUnreachable(host: host, reason: reason, now: now) else { return }
+        let message = breaker.message(now: now)
+        logger.error("\(message); stopping: requests in flight finish, unfinished items stay pending")
+        stop(.appleUnreachable(message))
+    }
+
     private func finish(_ task: ItemTask, _ finished: SourceResult) {
+        // Once Apple is known unreachable, an item that ran out of attempts was never really checked: it
+        // stays pending (row untouched) for `--resume` rather than ending unresolved.
+        if case .appleUnreachable = stopReason, case .unresolved = finished.kind { return drop(task) }
         pendingResults.append(
             ItemResult(
                 item: task.item,
@@ -497,6 +522,12 @@ public final class ReconciliationPipeline: @unchecked Sendable {
         if case .configuration(let message) = reason {
             // Results not yet written may deserve another outcome now (the source decides).
             pendingResults = pendingResults.map { source.revise($0, afterConfigurationError: message) }
+        }
+        if case .appleUnreachable = reason {
+            // Unresolved results not yet written stay pending instead (see `finish`).
+            let before = pendingResults.count
+            pendingResults.removeAll { if case .unresolved = $0.kind { true } else { false } }
+            active -= before - pendingResults.count
         }
         // Items not started stay pending in the database.
         while popReady() != nil { active -= 1 }

@@ -307,7 +307,8 @@ public struct RunSummary: Sendable, Equatable, Codable {
         return data
     }
 
-    /// `success`, `failure`, `unresolved_above_threshold`, `usage`, `locked`, `configuration`, or `unknown`.
+    /// `success`, `failure`, `unresolved_above_threshold`, `usage`, `apple_unavailable`, `locked`,
+    /// `configuration`, or `unknown`.
     static func exitStatusName(_ code: Int?) -> String {
         guard let code, let raw = Int32(exactly: code), let exit = ReconcilerExitCode(rawValue: raw) else {
             return code == nil ? "unknown" : "exit_\(code ?? 0)"
@@ -317,6 +318,7 @@ public struct RunSummary: Sendable, Equatable, Codable {
         case .failure: return "failure"
         case .unresolvedAboveThreshold: return "unresolved_above_threshold"
         case .usage: return "usage"
+        case .appleUnavailable: return "apple_unavailable"
         case .locked: return "locked"
         case .configuration: return "configuration"
         }

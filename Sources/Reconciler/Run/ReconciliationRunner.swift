@@ -406,8 +406,11 @@ public final class ReconciliationRunner: @unchecked Sendable {
             } else {
                 row = try conn.queryFirst(
                     """
-                    SELECT id, status, parameters::text AS parameters, as_of FROM reconciliation_runs
-                     WHERE status IN ('interrupted', 'failed') ORDER BY id DESC LIMIT 1
+                    SELECT id, status, parameters::text AS parameters, as_of FROM reconciliation_runs r
+                     WHERE status IN ('interrupted', 'failed')
+                        OR (status = 'partial' AND EXISTS (
+                              SELECT 1 FROM reconciliation_items i WHERE i.run_id = r.id AND i.status = 'pending'))
+                     ORDER BY id DESC LIMIT 1
                     """
                 )
                 guard row != nil else {
@@ -420,9 +423,16 @@ public final class ReconciliationRunner: @unchecked Sendable {
             guard let row else { throw UsageError("--resume: no run") }
             let id: Int64 = try row.decode("id")
             let stored: String = try row.decode("status")
-            guard let status = RunStatus(rawValue: stored), status.isResumable else {
+            let pendingItems =
+                try conn.queryFirst(
+                    "SELECT count(*) AS n FROM reconciliation_items WHERE run_id = $1 AND status = 'pending'",
+                    [id]
+                )?
+                .decode("n", as: Int.self) ?? 0
+            guard let status = RunStatus(rawValue: stored), status.isResumable(pendingItems: pendingItems) else {
                 throw UsageError(
-                    "--resume \(id): run \(id) is \(stored); only interrupted or failed runs can be resumed"
+                    "--resume \(id): run \(id) is \(stored); only interrupted or failed runs (or partial runs "
+                        + "with pending items) can be resumed"
                         + (stored == RunStatus.completed.rawValue || stored == RunStatus.partial.rawValue
                             ? " (if its report folder is missing, `renewal-reconciler report \(id)` writes it)" : "")
                 )
@@ -533,6 +543,11 @@ public final class ReconciliationRunner: @unchecked Sendable {
             status = .failed
             exitCode = .failure
             message = "database error: \(why); finished items are saved, resume with `run --resume \(runId)`"
+        case .appleUnreachable(let why)?:
+            status = .partial
+            exitCode = .appleUnavailable
+            message =
+                "\(why); \(pending) items pending (rows untouched); resume with `run --resume \(runId)` once Apple answers again"
         case .interrupted(let why)?:
             status = .interrupted
             exitCode = .failure

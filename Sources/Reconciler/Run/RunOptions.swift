@@ -24,6 +24,28 @@ public struct RunOptions: Sendable, Codable, Equatable {
     public var maxRetryAfterSeconds: Double = 300
     /// `exclude-old-transactions` in requests (false: the ledger sees every renewal).
     public var excludeOldTransactions: Bool = false
+    /// The outage breaker (`OutageBreaker`): this many "Apple unreachable" answers in a row (0: off) and
+    /// `outageWindowSeconds` without a good answer stop the run as `partial` (exit 69). Optional in the
+    /// stored parameters: runs stored before the breaker resume with the defaults.
+    var outageFailuresSetting: Int?
+    var outageWindowSecondsSetting: Double?
+
+    public var outageFailures: Int {
+        get { outageFailuresSetting ?? OutageBreaker.defaultFailures }
+        set { outageFailuresSetting = newValue }
+    }
+    public var outageWindowSeconds: Double {
+        get { outageWindowSecondsSetting ?? OutageBreaker.defaultWindowSeconds }
+        set { outageWindowSecondsSetting = newValue }
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case rate, concurrency, maxAttempts, batchSize, dryRun, maxUnresolvedFraction, connectTimeoutSeconds
+        case requestTimeoutSeconds, backoffBaseSeconds, backoffCapSeconds, maxRetryAfterSeconds
+        case excludeOldTransactions
+        case outageFailuresSetting = "outageFailures"
+        case outageWindowSecondsSetting = "outageWindowSeconds"
+    }
 
     public init() {}
 }

@@ -52,6 +52,11 @@ public final class ServerAPISource: AppleSource, @unchecked Sendable {
         self.verifiers = verifiers
     }
 
+    public func host(of request: SourceRequest) -> String {
+        let url = request.environment == .sandbox ? client.endpoints.sandbox : client.endpoints.production
+        return hostAndPort(of: url) ?? "App Store Server API"
+    }
+
     public func verification(for item: WorkItem) -> any SourceVerification {
         ServerAPIVerification(source: self, item: item)
     }

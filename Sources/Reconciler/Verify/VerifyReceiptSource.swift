@@ -38,6 +38,11 @@ public final class VerifyReceiptSource: AppleSource, @unchecked Sendable {
         VerifyReceiptVerification(source: self, item: item)
     }
 
+    public func host(of request: SourceRequest) -> String {
+        let url = request.environment == .sandbox ? client.endpoints.sandbox : client.endpoints.production
+        return hostAndPort(of: url) ?? "verifyReceipt"
+    }
+
     public func revise(_ result: ItemResult, afterConfigurationError reason: String) -> ItemResult {
         guard secretIsSystematic, case .rejected(let rejection, _) = result.kind,
             rejection.code == .sharedSecretMismatch

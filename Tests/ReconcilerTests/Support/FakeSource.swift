@@ -16,6 +16,8 @@ final class FakeSource: AppleSource, @unchecked Sendable {
         case retry(throttled: Bool, retryAfter: Double?, pause: Bool)
         /// The run's configuration is wrong.
         case configurationError
+        /// No answer: a transport failure (Apple unreachable); retried like `.retry`.
+        case unreachable
     }
 
     struct Send: Sendable {
@@ -88,12 +90,13 @@ final class FakeSource: AppleSource, @unchecked Sendable {
                 throttled = isThrottled
                 if pauses, let retryAfter { pause = self.clock.date().addingTimeInterval(retryAfter) }
             }
+            let unreachable: Bool = if case .unreachable = answer { true } else { false }
             completion(
                 SourceAnswer(
                     request: request,
-                    httpStatus: throttled ? 429 : 200,
+                    httpStatus: unreachable ? nil : throttled ? 429 : 200,
                     appleStatus: nil,
-                    transportFailure: nil,
+                    transportFailure: unreachable ? "couldn't connect to server (7)" : nil,
                     throttled: throttled,
                     pauseBudgetUntil: pause,
                     sourceData: FakeAnswer(answer: answer)
@@ -148,6 +151,9 @@ private final class FakeVerification: SourceVerification, @unchecked Sendable {
             guard attempt < source.maxAttempts else { return .finished(result(.unresolved("gave up"))) }
             let earliest = retryAfter.map { source.clock.date().addingTimeInterval($0) }
             return .retry(request, earliest: earliest, reason: "fake retry", appleStatus: nil)
+        case .unreachable:
+            guard attempt < source.maxAttempts else { return .finished(result(.unresolved("gave up"))) }
+            return .retry(request, earliest: nil, reason: "transport", appleStatus: nil)
         case .configurationError:
             return .stopRun(result(.unresolved("configuration")), configurationError: "fake configuration error")
         case nil:
