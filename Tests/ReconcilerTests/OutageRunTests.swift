@@ -1,0 +1,56 @@
+import Foundation
+import Postgres
+import Reconciler
+import Testing
+
+/// An Apple outage end to end (docs/architecture.md, "Apple outages"): the simulator goes away mid-run, the
+/// run stops within the outage window as `partial` with exit 69 and its unfinished items pending, and once
+/// the simulator is back `run --resume` finishes the same run with every row as the truth says.
+@Suite struct OutageRunTests {
+    @Test func anOutageStopsTheRunAndResumeFinishesItWithTheTruth() throws {
+        let world = try EndToEndFixture(subscriptions: 600)
+        try world.startSimulator()
+        // Slow enough (40/s) that the simulator is gone long before the run could finish.
+        let running = try world.startRun([
+            "--rate", "40", "--concurrency", "8", "--outage-window", "3s", "--outage-failures", "5",
+            "--max-attempts", "2", "--request-timeout", "2",
+        ])
+        let conn = try world.connect()
+        defer { conn.close() }
+        func count(_ sql: String) throws -> Int { try conn.queryFirst(sql)?.decode("n", as: Int.self) ?? -1 }
+        let deadline = Date().addingTimeInterval(120)
+        while try count("SELECT count(*) AS n FROM reconciliation_items WHERE status = 'done'") < 40,
+            Date() < deadline
+        {
+            Thread.sleep(forTimeInterval: 0.1)
+        }
+        world.simulator?.stop()
+        let stopped = Date()
+        let first = running.wait(limit: 120)
+        #expect(first.status == 69, "\(first)")
+        #expect(Date().timeIntervalSince(stopped) < 60, "the breaker should stop the run within its window")
+        #expect(
+            first.stderr.contains("Apple unreachable: 127.0.0.1"),
+            Comment(rawValue: String(first.stderr.suffix(2000)))
+        )
+        #expect(try count("SELECT count(*) AS n FROM reconciliation_runs WHERE status = 'partial'") == 1)
+        let pending = try count("SELECT count(*) AS n FROM reconciliation_items WHERE status <> 'done'")
+        #expect(pending > 100, "most items were left for the resume")
+
+        // Apple is back (a new port: the run's URLs come from today's settings).
+        try world.startSimulator()
+        let resumed = world.runReconciler(
+            ["run", "--resume", "--report-dir", world.reportDirectory, "--rate", "2000"]
+        )
+        // Items that used up their attempts in the seconds before the breaker tripped were written unresolved
+        // (docs/architecture.md, "Apple outages"): above --max-unresolved that is exit 2.
+        #expect([0, 2].contains(resumed.status), "\(resumed)")
+        #expect(try count("SELECT count(*) AS n FROM reconciliation_runs") == 1)
+        #expect(try count("SELECT count(*) AS n FROM reconciliation_items WHERE status <> 'done'") == 0)
+        // Those unresolved rows were left untouched; the next night finishes them.
+        let next = try world.run()
+        #expect([0, 2].contains(next.status), "\(next)")
+        let report = try world.compareWithTruth()
+        #expect(report.matched == report.compared, "\(report.mismatches.prefix(5))")
+    }
+}
