@@ -104,8 +104,7 @@ public final class LoopbackHTTPServer: @unchecked Sendable {
 
     /// TCP connections accepted so far.
     public var acceptedConnections: Int { connections.load(ordering: .relaxed) }
-    /// Connections that carried at least one request. Unlike `acceptedConnections` it ignores a stray
-    /// connection another test opens to a port it believes closed, which the kernel gave to this server.
+    /// Connections that carried at least one request (a connection opened and never used is not counted).
     public var connectionsWithRequests: Int { Set(requests.map(\.connection)).count }
 
     public struct StartError: Error, CustomStringConvertible {
