@@ -138,7 +138,8 @@ public enum ReportHTML {
             cards.append(("Not due (rejected\(next))", "\(notDue)"))
         }
         if s.money.renewalRevenue.isEmpty {
-            cards.append(("Est. renewal revenue", "n/a"))
+            // Ledger prices make the catalog estimate moot; say n/a only when there is no money at all.
+            if s.money.byCurrency.isEmpty { cards.append(("Est. renewal revenue", "n/a")) }
         } else {
             cards.append(
                 (
@@ -154,8 +155,12 @@ public enum ReportHTML {
         var out = "<section class=\"headline\">\n"
         for (label, value) in cards {
             // Values are numbers/amounts built here; the currency code is validated by the schema (^[A-Z]{3}$).
-            let safe = value.split(separator: "<br>").map { e(String($0)) }.joined(separator: "<br>")
-            out += "<div class=\"card\"><div class=\"num\">\(safe)</div><div class=\"lbl\">\(e(label))</div></div>\n"
+            let lines = value.split(separator: "<br>").map { e(String($0)) }
+            // Several amounts (one per currency) in a smaller type, so the card row keeps its height.
+            let style = lines.count > 1 ? "num list" : "num"
+            out +=
+                "<div class=\"card\"><div class=\"\(style)\">\(lines.joined(separator: "<br>"))</div>"
+                + "<div class=\"lbl\">\(e(label))</div></div>\n"
         }
         return out + "</section>\n"
     }
@@ -528,6 +533,7 @@ public enum ReportHTML {
         .headline { display: grid; grid-template-columns: repeat(auto-fill, minmax(140px, 1fr)); gap: 10px; margin: 14px 0; }
         .card { border: 1px solid var(--line); border-radius: 8px; padding: 10px 12px; background: #f8fafc; }
         .card .num { font-size: 22px; font-weight: 700; } .card .lbl { color: var(--muted); font-size: 12px; }
+        .card .num.list { font-size: 13px; line-height: 1.4; white-space: nowrap; font-variant-numeric: tabular-nums; }
         figure { margin: 6px 0 10px; overflow-x: auto; }
         svg.chart { max-width: 100%; height: auto; font-size: 12px; }
         svg .label, svg .legend { fill: var(--ink); } svg .value { fill: var(--muted); } svg .empty { fill: var(--muted); }
