@@ -209,11 +209,13 @@ struct DemoCommand: ParsableCommand {
         // With faults, rows a night could not finish (never verified) are due again: more nights at the same
         // instant, as many as it takes (at most five), like a real week of nights would.
         var nights = 1
-        while simulatorFaults != nil, nights < 5, try Self.neverVerified(conn) > 0 {
+        var unresolved = try Self.neverVerified(conn)
+        while simulatorFaults != nil, nights < 5, unresolved > 0 {
             nights += 1
-            step("night \(nights): \(try Self.neverVerified(conn)) subscriptions left unresolved by faults")
+            step("night \(nights): \(unresolved) subscriptions left unresolved by faults")
             let later = try ReconciliationRunner(connectionString: url, logger: logger).run(request)
             step("night \(nights): run \(later.runId) \(later.status), \(later.done) of \(later.due) verified")
+            unresolved = try Self.neverVerified(conn)
         }
         let reportPath = summary.reportPath
 

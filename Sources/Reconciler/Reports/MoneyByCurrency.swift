@@ -12,14 +12,6 @@ public struct MoneyByCurrency: Sendable, Equatable, Codable {
         self.currencies = currencies
     }
 
-    /// Folds the paid ledger-priced transactions of a run (price > 0 and a currency, not Sandbox); others are
-    /// ignored.
-    public init(transactions: some Sequence<ReportTransaction>) {
-        var lines: [String: [String: LedgerMoneyFigures]] = [:]
-        for transaction in transactions { Self.add(transaction, to: &lines) }
-        self.init(lines: lines)
-    }
-
     /// Per currency then product, the figures being folded (see `RunSummaryAccumulator`).
     typealias Lines = [String: [String: LedgerMoneyFigures]]
 
@@ -32,6 +24,7 @@ public struct MoneyByCurrency: Sendable, Equatable, Codable {
         }
     }
 
+    /// Folds one paid ledger-priced transaction (price > 0 and a currency, not Sandbox); others are ignored.
     static func add(_ transaction: ReportTransaction, to lines: inout Lines) {
         guard transaction.isMoney, let price = transaction.priceMilliunits, price > 0,
             let currency = transaction.currency

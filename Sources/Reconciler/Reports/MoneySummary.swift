@@ -100,28 +100,6 @@ public struct MoneySummary: Sendable, Equatable, Codable {
         byCurrency = try c.decodeIfPresent(MoneyByCurrency.self, forKey: .byCurrency) ?? MoneyByCurrency()
     }
 
-    /// Computes the money figures of `transactions`: catalog estimates with `prices` for those without a
-    /// signed price, real money per currency for the others.
-    public init(transactions: [ReportTransaction], prices: [ProductPrice]) {
-        var renewals: [String: Int] = [:]
-        var intro: [String: Int] = [:]
-        var refunds: [String: Int] = [:]
-        for transaction in transactions where !transaction.isLedgerPriced && transaction.isMoney {
-            if transaction.isPaidRenewalInRun {
-                renewals[transaction.productId, default: 0] += 1
-                if transaction.isIntroOffer { intro[transaction.productId, default: 0] += 1 }
-            }
-            if transaction.isPaidRefundInRun { refunds[transaction.productId, default: 0] += 1 }
-        }
-        self.init(
-            paidRenewals: renewals,
-            introOfferRenewals: intro,
-            paidRefunds: refunds,
-            prices: prices,
-            byCurrency: MoneyByCurrency(transactions: transactions)
-        )
-    }
-
     /// Computes the catalog estimates from per-product counts of paid renewals (of which bought with an
     /// introductory offer) and paid refunds seen in the run, with the catalog `prices`; `byCurrency` is the
     /// ledger money, computed apart.
