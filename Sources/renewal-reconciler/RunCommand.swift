@@ -21,6 +21,12 @@ struct RunCommand: ParsableCommand {
             (default 1d,2d,4d,8d,16d,30d, the last step repeats), and at once when the app changed the row. \
             Unresolved items (transient failures) stay due every night; backfill always asks.
 
+            The sweep: verifyReceipt sends no notifications, so a refund or an auto-renew change in the middle \
+            of a long (yearly) period would wait for the expiry window. Each run therefore also re-verifies about \
+            1/--sweep-days (default 30) of the other verified, non-revoked subscriptions, least recently verified \
+            first, so every subscription is verified at least once in that many nights; 0 turns it off. The \
+            report shows the sweep apart from the due window.
+
             The run takes an advisory lock (a second concurrent run exits 75 naming the first), records itself \
             in reconciliation_runs, and commits every result with the row changes it causes. A run that was \
             killed is marked interrupted by the next run, which says so; `run --resume [RUN_ID]` finishes it \
@@ -72,6 +78,15 @@ struct RunCommand: ParsableCommand {
     )
     var recheckRejected: DurationListArgument = DurationListArgument(argument: "1d,2d,4d,8d,16d,30d")!
 
+    @Option(
+        help: ArgumentHelp(
+            "Also re-verify about 1/N of the verified, non-revoked subscriptions outside the due window each "
+                + "night, least recently verified first, so each is seen within N nights (0: no sweep).",
+            valueName: "N"
+        )
+    )
+    var sweepDays: Int = Int(Selection.defaultSweepDays)
+
     @Flag(help: "Resume an interrupted run instead of starting a new one (the latest, or RUN_ID).")
     var resume = false
 
@@ -80,6 +95,9 @@ struct RunCommand: ParsableCommand {
 
     func validate() throws {
         if runId != nil && !resume { throw ValidationError("a RUN_ID is only accepted with --resume") }
+        if sweepDays < 0 {
+            throw ValidationError("--sweep-days must be 0 (no sweep) or a number of nights, got \(sweepDays)")
+        }
     }
 
     func run() throws {
@@ -99,7 +117,8 @@ struct RunCommand: ParsableCommand {
                     lookbackSeconds: lookback.seconds,
                     minRecheckSeconds: minRecheck.seconds,
                     recheckRevokedSeconds: recheckRevoked.seconds,
-                    recheckRejectedSeconds: recheckRejected.seconds
+                    recheckRejectedSeconds: recheckRejected.seconds,
+                    sweepDays: Double(sweepDays)
                 ),
                 options: pipeline.runOptions(),
                 apple: settings.1,

@@ -22,7 +22,8 @@ import Testing
                     lookaheadSeconds: 86_400,
                     lookbackSeconds: 5_184_000,
                     minRecheckSeconds: 72_000,
-                    recheckRevokedSeconds: 7 * 86_400
+                    recheckRevokedSeconds: 7 * 86_400,
+                    sweepDays: 0
                 )
         )
         #expect(Selection.defaultRecheckRevokedSeconds == 7 * 86_400)
@@ -34,12 +35,14 @@ import Testing
             lookaheadSeconds: 3600,
             lookbackSeconds: 7200,
             minRecheckSeconds: 60,
-            recheckRevokedSeconds: 36 * 3600
+            recheckRevokedSeconds: 36 * 3600,
+            sweepDays: 7
         )
         let parameters = RunParameters(selection: due, options: RunOptions(), bundleId: nil, fixedClock: false)
         let json = try parameters.jsonString()
         #expect(json.contains(#""due":{"lookaheadSeconds":3600,"lookbackSeconds":7200,"minRecheckSeconds":60,"#))
         #expect(json.contains(#""recheckRevokedSeconds":129600"#))
+        #expect(json.contains(#""sweepDays":7"#))
         #expect(try RunParameters.decode(json) == parameters)
 
         let filter = BackfillFilter(originalTransactionIds: ["1000"], states: ["revoked"])

@@ -113,7 +113,7 @@ public struct ReportGenerator {
         -> RunSummary
     {
         var accumulator = RunSummaryAccumulator()
-        try ReportLoader.forEachItem(db, runId: run.id, hasCatalog: schema.hasCatalog) { accumulator.add($0) }
+        try ReportLoader.forEachItem(db, runId: run.id, schema: schema) { accumulator.add($0) }
         try ReportLoader.forEachTransaction(db, run: run, schema: schema) { accumulator.add($0) }
         let notifications = try ReportLoader.notifications(db, runId: run.id, schema: schema)
         return RunSummary(run: run, accumulator: accumulator, prices: prices, notifications: notifications)
@@ -140,7 +140,7 @@ public struct ReportGenerator {
             numeric: ReportTables.errorNumericColumns
         )
         var backwards = ReportRowSample()
-        try ReportLoader.forEachItem(db, runId: run.id, hasCatalog: schema.hasCatalog) { item in
+        try ReportLoader.forEachItem(db, runId: run.id, schema: schema) { item in
             accumulator.add(item)
             if item.isChange { try changes.add(ReportTables.changeRow(item)) }
             if item.isBackwardsMove { backwards.add(ReportTables.backwardsRow(item)) }

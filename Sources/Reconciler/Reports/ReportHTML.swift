@@ -137,6 +137,11 @@ public enum ReportHTML {
             let next = s.counts.notDueRejectedNextCheck.map { ", next check on \(String($0.prefix(10)))" } ?? ""
             cards.append(("Not due (rejected\(next))", "\(notDue)"))
         }
+        if let sweep = s.selection?.sweep {
+            cards.append(
+                ("Sweep (\(sweep.changed) changed)", "\(sweep.selected) of \(sweep.eligible)")
+            )
+        }
         if s.money.renewalRevenue.isEmpty {
             // Ledger prices make the catalog estimate moot; say n/a only when there is no money at all.
             if s.money.byCurrency.isEmpty { cards.append(("Est. renewal revenue", "n/a")) }
@@ -184,6 +189,23 @@ public enum ReportHTML {
             out += table(
                 columns: ["subscription group"] + outcomes + ["total"],
                 rows: s.bySubscriptionGroup.map { group in
+                    [group.id] + outcomes.map { "\(group.byOutcome[$0] ?? 0)" } + ["\(group.selected)"]
+                },
+                numericFrom: 1
+            )
+        }
+        if let selection = s.selection, !selection.byDueReason.isEmpty {
+            out += "<h3 id=\"due-reasons\">Why the items were selected</h3>\n"
+            if let sweep = selection.sweep {
+                out +=
+                    "<p class=\"note\">The sweep re-verified \(sweep.selected) of the \(sweep.eligible) verified, "
+                    + "non-revoked subscriptions outside the due window (quota \(sweep.quota) a night), least "
+                    + "recently verified first; \(sweep.changed) of them changed: refunds and auto-renew changes the "
+                    + "window alone would have found only at expiry.</p>\n"
+            }
+            out += table(
+                columns: ["due reason"] + outcomes + ["total"],
+                rows: selection.byDueReason.map { group in
                     [group.id] + outcomes.map { "\(group.byOutcome[$0] ?? 0)" } + ["\(group.selected)"]
                 },
                 numericFrom: 1

@@ -31,6 +31,9 @@ public struct ReportItem: Sendable, Equatable {
     /// Apple's answer put the expiry earlier than the stored one (refund, upgrade, or a date the app stored
     /// wrongly); `reason` says why.
     public var expiryMovedBackwards: Bool
+    /// Why the run selected it (`reconciliation_items.due_reason`: `unverified`, `window`, `revoked`,
+    /// `sweep`, `notification`, `backfill`); nil for items of older runs.
+    public var dueReason: String?
 
     public init(
         subscriptionId: Int64,
@@ -54,7 +57,8 @@ public struct ReportItem: Sendable, Equatable {
         reason: String? = nil,
         lastTransactionWasTrial: Bool = false,
         lastTransactionWasIntroOffer: Bool = false,
-        expiryMovedBackwards: Bool = false
+        expiryMovedBackwards: Bool = false,
+        dueReason: String? = nil
     ) {
         self.subscriptionId = subscriptionId
         self.originalTransactionId = originalTransactionId
@@ -78,6 +82,7 @@ public struct ReportItem: Sendable, Equatable {
         self.lastTransactionWasTrial = lastTransactionWasTrial
         self.lastTransactionWasIntroOffer = lastTransactionWasIntroOffer
         self.expiryMovedBackwards = expiryMovedBackwards
+        self.dueReason = dueReason
     }
 
     /// The item ended as `unresolved`, `rejected` or `conflict`: it belongs in errors.csv.

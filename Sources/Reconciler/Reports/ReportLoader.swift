@@ -22,7 +22,7 @@ public struct ReportLoader {
             return try connection.transaction { db in
                 let (run, schema) = try Self.beginSnapshot(db, runId: runId)
                 var items: [ReportItem] = []
-                try Self.forEachItem(db, runId: runId, hasCatalog: schema.hasCatalog) { items.append($0) }
+                try Self.forEachItem(db, runId: runId, schema: schema) { items.append($0) }
                 var transactions: [ReportTransaction] = []
                 try Self.forEachTransaction(db, run: run, schema: schema) { transactions.append($0) }
                 let prices = try Self.prices(db, hasCatalog: schema.hasCatalog)
@@ -64,10 +64,13 @@ public struct ReportLoader {
     static func forEachItem(
         _ db: PostgresConnection,
         runId: Int64,
-        hasCatalog: Bool,
+        schema: ReportSchema,
         _ body: (ReportItem) throws -> Void
     ) throws {
-        try db.forEachRow(hasCatalog ? itemsSQL : itemsWithoutDryRunsSQL, [runId]) { try body(try item($0)) }
+        let sql =
+            schema.hasCatalog
+            ? itemsSQL(serverAPI: schema.hasServerAPI) : itemsWithoutDryRunsSQL(serverAPI: schema.hasServerAPI)
+        try db.forEachRow(sql, [runId]) { try body(try item($0)) }
     }
 
     /// Streams the run's ledger transactions (a dry run's would-be ones), ordered by purchase date
@@ -126,7 +129,9 @@ public struct ReportLoader {
             exitCode: try row.decode("exit_code"),
             appleStats: AppleRequestStats.fromJSON(try row.decode("apple_stats", as: String?.self)),
             notDueRejected: try row.decode("not_due_rejected_count", as: Int?.self),
-            notDueRejectedNext: try row.decode("not_due_rejected_next", as: Date?.self)
+            notDueRejectedNext: try row.decode("not_due_rejected_next", as: Date?.self),
+            sweepEligible: try row.decode("sweep_eligible_count", as: Int?.self),
+            sweepQuota: try row.decode("sweep_quota", as: Int?.self)
         )
     }
 
@@ -153,7 +158,8 @@ public struct ReportLoader {
             reason: try row.decode("reason"),
             lastTransactionWasTrial: try row.decode("last_is_trial"),
             lastTransactionWasIntroOffer: try row.decode("last_is_intro"),
-            expiryMovedBackwards: try row.decode("expiry_moved_backwards")
+            expiryMovedBackwards: try row.decode("expiry_moved_backwards"),
+            dueReason: try row.decode("due_reason")
         )
     }
 
@@ -200,7 +206,10 @@ public struct ReportLoader {
                exit_code, apple_stats::text AS apple_stats,
                -- Migration 005's columns, NULL on a database without them.
                (to_jsonb(r) ->> 'not_due_rejected_count')::bigint AS not_due_rejected_count,
-               (to_jsonb(r) ->> 'not_due_rejected_next')::timestamptz AS not_due_rejected_next
+               (to_jsonb(r) ->> 'not_due_rejected_next')::timestamptz AS not_due_rejected_next,
+               -- Migration 006's, likewise.
+               (to_jsonb(r) ->> 'sweep_eligible_count')::bigint AS sweep_eligible_count,
+               (to_jsonb(r) ->> 'sweep_quota')::bigint AS sweep_quota
           FROM reconciliation_runs r WHERE id = $1
         """
 
@@ -211,17 +220,21 @@ public struct ReportLoader {
                to_regclass('app_store_notifications') IS NOT NULL AS has_server_api
         """
 
-    static let itemColumns = """
-        i.subscription_id, i.original_transaction_id, i.status, i.outcome, i.user_id, i.previous_state, i.new_state,
+    /// `due_reason` is migration 004's (NULL on an older database).
+    static func itemColumns(serverAPI: Bool) -> String {
+        """
+        \(serverAPI ? "i.due_reason" : "NULL::text AS due_reason"), i.subscription_id, i.original_transaction_id, i.status, i.outcome, i.user_id, i.previous_state, i.new_state,
         i.previous_expires_at, i.new_expires_at, i.previous_product_id, i.product_id, i.subscription_group_id,
         i.auto_renew, i.previous_auto_renew, i.auto_renew_product_id, i.environment, i.apple_status, i.attempts,
         i.reason, COALESCE(last.is_trial, false) AS last_is_trial,
         COALESCE(last.is_intro_offer, false) AS last_is_intro, i.expiry_moved_backwards
         """
+    }
 
     /// For lapsed items: was the subscription's last transaction (up to the new expiry) a trial or intro offer?
-    static let itemsSQL = """
-        SELECT \(itemColumns)
+    static func itemsSQL(serverAPI: Bool) -> String {
+        """
+        SELECT \(itemColumns(serverAPI: serverAPI))
           FROM reconciliation_items i
           LEFT JOIN LATERAL (
                 SELECT x.is_trial, x.is_intro_offer FROM (
@@ -238,9 +251,11 @@ public struct ReportLoader {
          WHERE i.run_id = $1
          ORDER BY i.original_transaction_id COLLATE "C", i.subscription_id
         """
+    }
 
-    static let itemsWithoutDryRunsSQL = """
-        SELECT \(itemColumns)
+    static func itemsWithoutDryRunsSQL(serverAPI: Bool) -> String {
+        """
+        SELECT \(itemColumns(serverAPI: serverAPI))
           FROM reconciliation_items i
           LEFT JOIN LATERAL (
                 SELECT s.is_trial, s.is_intro_offer FROM subscription_transactions s
@@ -251,6 +266,7 @@ public struct ReportLoader {
          WHERE i.run_id = $1
          ORDER BY i.original_transaction_id COLLATE "C", i.subscription_id
         """
+    }
 
     static let transactionColumns = """
         t.transaction_id, t.original_transaction_id, t.product_id, t.subscription_group_id, t.kind, t.purchase_date,

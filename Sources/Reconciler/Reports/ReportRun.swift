@@ -24,6 +24,10 @@ public struct ReportRun: Sendable, Equatable {
     /// them (`reconciliation_runs.not_due_rejected_count`, `not_due_rejected_next`; nil when not counted).
     public var notDueRejected: Int?
     public var notDueRejectedNext: Date?
+    /// The sweep's plan (`reconciliation_runs.sweep_eligible_count`, `sweep_quota`): the verified, non-revoked
+    /// rows when it started and how many of them it was to take; nil when the run planned no sweep.
+    public var sweepEligible: Int?
+    public var sweepQuota: Int?
 
     public init(
         id: Int64,
@@ -39,7 +43,9 @@ public struct ReportRun: Sendable, Equatable {
         exitCode: Int?,
         appleStats: AppleRequestStats,
         notDueRejected: Int? = nil,
-        notDueRejectedNext: Date? = nil
+        notDueRejectedNext: Date? = nil,
+        sweepEligible: Int? = nil,
+        sweepQuota: Int? = nil
     ) {
         self.id = id
         self.mode = mode
@@ -55,6 +61,8 @@ public struct ReportRun: Sendable, Equatable {
         self.appleStats = appleStats
         self.notDueRejected = notDueRejected
         self.notDueRejectedNext = notDueRejectedNext
+        self.sweepEligible = sweepEligible
+        self.sweepQuota = sweepQuota
     }
 
     /// Wall time of the run in seconds, when it has finished.

@@ -36,6 +36,9 @@ public struct RunSummary: Sendable, Equatable, Codable {
     /// App Store Server Notifications read in the run; nil only when decoded from a file written before
     /// the key existed.
     public var notifications: ReportNotifications?
+    /// Why the items were selected, and the sweep apart; nil only when decoded from a file written before the
+    /// key existed.
+    public var selection: SelectionSummary?
 
     /// Item and run counts.
     public struct Counts: Sendable, Equatable, Codable {
@@ -184,7 +187,7 @@ public struct RunSummary: Sendable, Equatable, Codable {
         case bySubscriptionGroup = "by_subscription_group"
         case transactions
         case retryFunnel = "retry_funnel"
-        case apple, money, notifications
+        case apple, money, notifications, selection
     }
 
     /// Computes the summary of `data` (the in-memory path; the same fold as the streaming generator).
@@ -252,6 +255,17 @@ public struct RunSummary: Sendable, Equatable, Codable {
             byCurrency: MoneyByCurrency(lines: a.ledgerMoney)
         )
         self.notifications = notifications
+        selection = SelectionSummary(
+            byDueReason: RunSummaryAccumulator.groupCounts(a.byDueReason),
+            sweep: run.sweepQuota.map { quota in
+                SelectionSummary.Sweep(
+                    eligible: run.sweepEligible ?? 0,
+                    quota: quota,
+                    selected: a.byDueReason[SelectionSummary.sweepReason]?.selected ?? 0,
+                    changed: a.sweepChanged
+                )
+            }
+        )
     }
 
     /// Writes every key, `null` included, so the schema is the same for finished and unfinished runs.
@@ -278,6 +292,7 @@ public struct RunSummary: Sendable, Equatable, Codable {
         try container.encode(apple, forKey: .apple)
         try container.encode(money, forKey: .money)
         try container.encode(notifications, forKey: .notifications)
+        try container.encode(selection, forKey: .selection)
     }
 
     /// "money per currency" lines for a terminal (the demo prints them): the ledger's real money per

@@ -47,6 +47,8 @@ public struct RunSummaryAccumulator: Sendable {
     var introRenewals: [String: Int] = [:]
     var paidRefunds: [String: Int] = [:]
     var ledgerMoney: MoneyByCurrency.Lines = [:]
+    var byDueReason: [String: Group] = [:]
+    var sweepChanged = 0
 
     public init() {}
 
@@ -63,6 +65,12 @@ public struct RunSummaryAccumulator: Sendable {
         let outcome = item.outcome ?? ReportOutcome.pending
         let state = item.newState ?? ReportOutcome.unknown
         byOutcome[outcome, default: 0] += 1
+        Self.count(
+            &byDueReason[item.dueReason ?? ReportOutcome.unknown, default: Group()],
+            outcome: outcome,
+            state: isDone ? state : nil
+        )
+        if item.dueReason == SelectionSummary.sweepReason, item.isChange { sweepChanged += 1 }
         if isDone { byNewState[state, default: 0] += 1 }
         Self.count(&byProduct[item.groupingProductId, default: Group()], outcome: outcome, state: isDone ? state : nil)
         Self.count(

@@ -22,12 +22,13 @@ public struct RunScanner {
     @discardableResult
     public func scan(_ selection: Selection, onPage: (Int) -> Void = { _ in }) throws -> Int {
         switch selection {
-        case .due(let lookahead, let lookback, let minRecheck, let recheckRevoked, _):
+        case .due(let lookahead, let lookback, let minRecheck, let recheckRevoked, _, let sweepDays):
             try scanDue(
                 lookahead: lookahead,
                 lookback: lookback,
                 minRecheck: minRecheck,
                 recheckRevoked: recheckRevoked,
+                sweepDays: sweepDays,
                 onPage: onPage
             )
         case .backfill(let filter):
@@ -43,14 +44,22 @@ public struct RunScanner {
                                           subscription_group_id, due_reason)
         """
 
-    /// The phases of the due scan, in order; the cursor stores the current one.
-    static let duePhases = ["unverified", "window", "revoked"]
+    /// The phases of the due scan, in order; the cursor stores the current one. `sweep` only when the
+    /// selection's `sweepDays` is above 0.
+    static let duePhases = ["unverified", "window", "revoked", "sweep"]
+
+    /// The columns every due phase's page reads (the sweep's keyset needs `last_verified_at`).
+    private static let pageColumns = """
+        id, original_transaction_id, user_id, state, expires_at, product_id, auto_renew, subscription_group_id,
+        last_verified_at
+        """
 
     private func scanDue(
         lookahead: Double,
         lookback: Double,
         minRecheck: Double,
         recheckRevoked: Double,
+        sweepDays: Double,
         onPage: (Int) -> Void
     ) throws {
         // Phase 1: rows never verified (id order, partial index subscriptions_unverified_idx).
@@ -65,6 +74,12 @@ public struct RunScanner {
         // (written by the rejection, RejectedRecheckSchedule), unless the app changed the row since
         // (sql/005_rejected_recheck.sql). Phase 1 never sees such a row (it has been verified). When the scan
         // completes, the rows left out this way are counted on the run row for the report.
+        // Phase 4, the sweep (docs/architecture.md, "The sweep"): when it starts, the run counts the verified,
+        // non-revoked rows and stores ceil(count / sweepDays) as its quota (on the run row for the report,
+        // and as `remaining` in the cursor); it then takes the least recently verified of them not already
+        // selected, (last_verified_at, id) order through subscriptions_sweep_idx (sql/006_sweep.sql), still
+        // honouring --min-recheck and the rejected schedule, until the quota is spent.
+        let phases = sweepDays > 0 ? Self.duePhases : Self.duePhases.filter { $0 != "sweep" }
         let from = asOf.addingTimeInterval(-lookback)
         let to = asOf.addingTimeInterval(lookahead)
         let recheckBefore = asOf.addingTimeInterval(-minRecheck)
@@ -75,6 +90,8 @@ public struct RunScanner {
                     """
                     SELECT scan_completed, COALESCE(scan_cursor->>'phase', 'unverified') AS phase,
                            (scan_cursor->>'expires_at')::timestamptz AS cursor_expires_at,
+                           (scan_cursor->>'verified_at')::timestamptz AS cursor_verified_at,
+                           (scan_cursor->>'remaining')::bigint AS cursor_remaining,
                            (scan_cursor->>'id')::bigint AS cursor_id
                       FROM reconciliation_runs WHERE id = $1 FOR UPDATE
                     """,
@@ -85,10 +102,11 @@ public struct RunScanner {
                 let cursorId: Int64 = try run.decode("cursor_id", as: Int64?.self) ?? 0
                 let pageSQL: String
                 var params: [(any PostgresEncodable)?]
+                var pageLimit = pageSize
+                var remaining: Int64? = nil
                 if phase == "unverified" {
                     pageSQL = """
-                        SELECT id, original_transaction_id, user_id, state, expires_at, product_id, auto_renew,
-                               subscription_group_id
+                        SELECT \(Self.pageColumns)
                           FROM subscriptions
                          WHERE last_verified_at IS NULL AND id > $2
                          ORDER BY id
@@ -97,8 +115,7 @@ public struct RunScanner {
                     params = [runId, cursorId, Int64(pageSize)]
                 } else if phase == "revoked" {
                     pageSQL = """
-                        SELECT id, original_transaction_id, user_id, state, expires_at, product_id, auto_renew,
-                               subscription_group_id
+                        SELECT \(Self.pageColumns)
                           FROM subscriptions
                          WHERE state = 'revoked' AND id > $2
                            AND (version IS DISTINCT FROM verified_version
@@ -108,11 +125,19 @@ public struct RunScanner {
                          LIMIT $4
                         """
                     params = [runId, cursorId, revokedRecheckBefore, Int64(pageSize), asOf]
+                } else if phase == "sweep" {
+                    let left =
+                        try run.decode("cursor_remaining", as: Int64?.self)
+                        ?? startSweep(conn, sweepDays: sweepDays)
+                    remaining = left
+                    pageLimit = Int(max(0, min(Int64(pageSize), left)))
+                    let cursorVerified: Date = try run.decode("cursor_verified_at", as: Date?.self) ?? Date.distantPast
+                    pageSQL = Self.sweepPageSQL
+                    params = [runId, recheckBefore, cursorVerified, cursorId, Int64(pageLimit), asOf]
                 } else {
                     let cursorExpires: Date = try run.decode("cursor_expires_at", as: Date?.self) ?? Date.distantPast
                     pageSQL = """
-                        SELECT id, original_transaction_id, user_id, state, expires_at, product_id, auto_renew,
-                               subscription_group_id
+                        SELECT \(Self.pageColumns)
                           FROM subscriptions
                          WHERE state IS DISTINCT FROM 'revoked'
                            AND expires_at >= $2 AND expires_at <= $3
@@ -135,33 +160,39 @@ public struct RunScanner {
                         ON CONFLICT (run_id, subscription_id) DO NOTHING
                         RETURNING 1
                     ), last AS (
-                        SELECT expires_at, id FROM page
-                         ORDER BY \(phase == "window" ? "expires_at DESC, id DESC" : "id DESC") LIMIT 1
+                        SELECT expires_at, last_verified_at, id FROM page
+                         ORDER BY \(Self.pageOrder(phase)) LIMIT 1
                     )
                     SELECT (SELECT count(*) FROM page) AS page_rows,
                            (SELECT count(*) FROM inserted) AS inserted_rows,
                            (SELECT expires_at FROM last) AS last_expires_at,
+                           (SELECT last_verified_at FROM last) AS last_verified_at,
                            (SELECT id FROM last) AS last_id
                     """,
                     params
                 )
                 let pageRows: Int = try page?.decode("page_rows") ?? 0
                 let inserted: Int = try page?.decode("inserted_rows") ?? 0
-                let phaseDone = pageRows < pageSize
+                remaining = remaining.map { $0 - Int64(inserted) }
+                let phaseDone = pageRows < pageLimit || (remaining.map { $0 <= 0 } ?? false)
                 let lastId: Int64? = try page?.decode("last_id", as: Int64?.self)
                 let lastExpires: Date? = try page?.decode("last_expires_at", as: Date?.self)
+                let lastVerified: Date? = try page?.decode("last_verified_at", as: Date?.self)
                 // The cursor is built by the server so the timestamp keeps its microseconds.
                 let nextPhase: String
                 let completed: Bool
                 var nextCursorId: Int64? = lastId
                 var cursorExpires: Date? = phase == "window" ? lastExpires : nil
-                let following = Self.duePhases.firstIndex(of: phase).map { $0 + 1 }
-                    .flatMap { $0 < Self.duePhases.count ? Self.duePhases[$0] : nil }
+                var cursorVerified: Date? = phase == "sweep" ? lastVerified : nil
+                let following = phases.firstIndex(of: phase).map { $0 + 1 }
+                    .flatMap { $0 < phases.count ? phases[$0] : nil }
                 if phaseDone, let following {
                     nextPhase = following
                     completed = false
                     nextCursorId = nil
                     cursorExpires = nil
+                    cursorVerified = nil
+                    remaining = nil
                 } else {
                     nextPhase = phase
                     completed = phaseDone || lastId == nil
@@ -180,17 +211,68 @@ public struct RunScanner {
                     """
                     UPDATE reconciliation_runs
                        SET scan_cursor = jsonb_strip_nulls(jsonb_build_object(
-                               'phase', $2::text, 'id', $3::bigint, 'expires_at', $4::timestamptz)),
+                               'phase', $2::text, 'id', $3::bigint, 'expires_at', $4::timestamptz,
+                               'verified_at', $7::timestamptz, 'remaining', $8::bigint)),
                            due_count = due_count + $5, scan_completed = $6, heartbeat_at = now()
                      WHERE id = $1
                     """,
-                    [runId, nextPhase, nextCursorId, cursorExpires, Int64(inserted), completed]
+                    [
+                        runId, nextPhase, nextCursorId, cursorExpires, Int64(inserted), completed, cursorVerified,
+                        remaining,
+                    ]
                 )
                 return completed
             }
             onPage(try currentCount())
             if finished { return }
         }
+    }
+
+    /// The keyset order of a due phase's page, descending (its last row is the cursor).
+    private static func pageOrder(_ phase: String) -> String {
+        switch phase {
+        case "window": return "expires_at DESC, id DESC"
+        case "sweep": return "last_verified_at DESC, id DESC"
+        default: return "id DESC"
+        }
+    }
+
+    /// A page of the sweep: $1 run, $2 --min-recheck bound, $3/$4 keyset cursor (last_verified_at, id),
+    /// $5 limit, $6 as-of. Rows the run already selected are skipped, so the quota counts new items only.
+    public static let sweepPageSQL = """
+        SELECT \(pageColumns)
+          FROM subscriptions s
+         WHERE state IS DISTINCT FROM 'revoked' AND last_verified_at IS NOT NULL
+           AND last_verified_at < $2
+           AND (last_verified_at, id) > ($3::timestamptz, $4::bigint)
+           AND \(rejectedScheduleAllows("$6"))
+           AND NOT EXISTS (SELECT 1 FROM reconciliation_items i
+                            WHERE i.run_id = $1 AND i.subscription_id = s.id)
+         ORDER BY last_verified_at, id
+         LIMIT $5
+        """
+
+    /// The rows the sweep spreads over its nights: verified and not revoked.
+    public static let sweepEligibleSQL = """
+        SELECT count(*) AS n FROM subscriptions
+         WHERE state IS DISTINCT FROM 'revoked' AND last_verified_at IS NOT NULL
+        """
+
+    /// The sweep's eligible rows (verified, not revoked) and its quota, ceil(eligible / sweepDays), stored on
+    /// the run row for the report; returns the quota. Once per run; most rows are eligible, so PostgreSQL
+    /// reads the table for this count.
+    private func startSweep(_ conn: PostgresConnection, sweepDays: Double) throws -> Int64 {
+        let row = try conn.queryFirst(
+            """
+            WITH c AS (\(Self.sweepEligibleSQL))
+            UPDATE reconciliation_runs
+               SET sweep_eligible_count = c.n, sweep_quota = ceil(c.n / $2::float8)::bigint
+              FROM c WHERE id = $1
+            RETURNING sweep_quota
+            """,
+            [runId, sweepDays]
+        )
+        return try row?.decode("sweep_quota", as: Int64.self) ?? 0
     }
 
     /// The schedule of rejected rows as a condition on `subscriptions`: no schedule, its time has come

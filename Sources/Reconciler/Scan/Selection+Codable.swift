@@ -5,7 +5,8 @@ import Foundation
 /// `{"due": {"lookaheadSeconds": .., "lookbackSeconds": .., "minRecheckSeconds": .., "recheckRevokedSeconds": ..}}`
 /// and `{"backfill": {"_0": {...}}}`. A stored `due` without `recheckRevokedSeconds` (a run started by an
 /// older build, resumed by this one) decodes with `Selection.defaultRecheckRevokedSeconds`; one without
-/// `recheckRejectedSeconds` with `Selection.defaultRecheckRejectedSeconds`.
+/// `recheckRejectedSeconds` with `Selection.defaultRecheckRejectedSeconds`; one without `sweepDays` with 0 (that
+/// build planned no sweep).
 extension Selection: Codable {
     private enum CodingKeys: String, CodingKey {
         case due, backfill
@@ -13,6 +14,7 @@ extension Selection: Codable {
 
     private enum DueKeys: String, CodingKey {
         case lookaheadSeconds, lookbackSeconds, minRecheckSeconds, recheckRevokedSeconds, recheckRejectedSeconds
+        case sweepDays
     }
 
     private enum BackfillKeys: String, CodingKey {
@@ -39,7 +41,8 @@ extension Selection: Codable {
                 recheckRevokedSeconds: try due.decodeIfPresent(Double.self, forKey: .recheckRevokedSeconds)
                     ?? Selection.defaultRecheckRevokedSeconds,
                 recheckRejectedSeconds: try due.decodeIfPresent([Double].self, forKey: .recheckRejectedSeconds)
-                    ?? Selection.defaultRecheckRejectedSeconds
+                    ?? Selection.defaultRecheckRejectedSeconds,
+                sweepDays: try due.decodeIfPresent(Double.self, forKey: .sweepDays) ?? 0
             )
         case .backfill:
             let backfill = try container.nestedContainer(keyedBy: BackfillKeys.self, forKey: .backfill)
@@ -50,13 +53,14 @@ extension Selection: Codable {
     public func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
         switch self {
-        case .due(let lookahead, let lookback, let minRecheck, let recheckRevoked, let recheckRejected):
+        case .due(let lookahead, let lookback, let minRecheck, let recheckRevoked, let recheckRejected, let sweepDays):
             var due = container.nestedContainer(keyedBy: DueKeys.self, forKey: .due)
             try due.encode(lookahead, forKey: .lookaheadSeconds)
             try due.encode(lookback, forKey: .lookbackSeconds)
             try due.encode(minRecheck, forKey: .minRecheckSeconds)
             try due.encode(recheckRevoked, forKey: .recheckRevokedSeconds)
             try due.encode(recheckRejected, forKey: .recheckRejectedSeconds)
+            try due.encode(sweepDays, forKey: .sweepDays)
         case .backfill(let filter):
             var backfill = container.nestedContainer(keyedBy: BackfillKeys.self, forKey: .backfill)
             try backfill.encode(filter, forKey: .filter)

@@ -11,13 +11,17 @@ public enum Selection: Sendable, Equatable {
     /// rows the app changed since they were last verified, or last verified more than
     /// `max(recheckRevoked, minRecheck)` seconds ago (a customer can buy again after a refund). A row whose
     /// last verification was a rejection is left out until its `next_check_at` (the schedule
-    /// `recheckRejectedSeconds`, `RejectedRecheckSchedule`), unless the app changed it since.
+    /// `recheckRejectedSeconds`, `RejectedRecheckSchedule`), unless the app changed it since. Then the sweep:
+    /// about 1/`sweepDays` of the other verified, non-revoked rows, least recently verified first, so what the
+    /// window cannot see (a mid-period refund, an auto-renew change) is seen within `sweepDays` nights
+    /// (0: no sweep; docs/architecture.md, "The sweep").
     case due(
         lookaheadSeconds: Double,
         lookbackSeconds: Double,
         minRecheckSeconds: Double,
         recheckRevokedSeconds: Double = Selection.defaultRecheckRevokedSeconds,
-        recheckRejectedSeconds: [Double] = Selection.defaultRecheckRejectedSeconds
+        recheckRejectedSeconds: [Double] = Selection.defaultRecheckRejectedSeconds,
+        sweepDays: Double = Selection.defaultSweepDays
     )
     /// An explicit backfill selection; every given filter must hold (AND).
     case backfill(BackfillFilter)
@@ -29,11 +33,15 @@ public enum Selection: Sendable, Equatable {
     /// 1, 2, 4, 8, 16, then every 30 days.
     public static let defaultRecheckRejectedSeconds: [Double] = [1, 2, 4, 8, 16, 30].map { $0 * 86_400 }
 
+    /// `--sweep-days` when not given: 30. A run stored by a build that did not know the sweep resumes with 0
+    /// (no sweep), as it was planned.
+    public static let defaultSweepDays: Double = 30
+
     /// The schedule the rejection writes of a run with this selection use: the nightly run's own; a
     /// backfill uses the defaults (`--min-recheck` 20 h).
     public var rejectedRecheck: RejectedRecheckSchedule {
         switch self {
-        case .due(_, _, let minRecheck, _, let steps):
+        case .due(_, _, let minRecheck, _, let steps, _):
             return RejectedRecheckSchedule(stepsSeconds: steps, minRecheckSeconds: minRecheck)
         case .backfill:
             return RejectedRecheckSchedule()

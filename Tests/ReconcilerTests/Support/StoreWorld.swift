@@ -110,10 +110,11 @@ final class StoreWorld {
         )
     }
 
-    /// The subscription ids a due scan of a new run as of `asOf` selects.
+    /// The subscription ids a due scan of a new run as of `asOf` selects (no sweep unless `sweepDays` says).
     func dueSelection(
         asOf: Date = StoreWorld.asOf,
         recheckRevoked: Double = Selection.defaultRecheckRevokedSeconds,
+        sweepDays: Double = 0,
         pageSize: Int = 5000
     ) throws -> Set<Int64> {
         let runId = try createRun(asOf: asOf)
@@ -122,7 +123,8 @@ final class StoreWorld {
                 lookaheadSeconds: 86_400,
                 lookbackSeconds: 60 * 86_400,
                 minRecheckSeconds: 20 * 3600,
-                recheckRevokedSeconds: recheckRevoked
+                recheckRevokedSeconds: recheckRevoked,
+                sweepDays: sweepDays
             )
         )
         return try selected(runId: runId)
