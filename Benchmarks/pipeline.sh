@@ -14,13 +14,17 @@
 #   --no-build            do not run `swift build -c release` first
 #   --bin-dir DIR         use the binaries in DIR (implies --no-build)
 #   --keep DIR            keep the work directory (export, reports, logs) in DIR
-# Prints one `key=value` line per figure and a final `RESULT ...` line. Run as root or a normal user
-# (scripts/lib/throwaway-pg.sh handles both).
+#   --second-night        after the first night, run again with --now one day later (same simulator world):
+#                         the quiet night's requests per due subscription and database cost
+#   --pg-stats            record pg_stat_statements and print each night's top statements by time
+#   --run-args "ARGS"     extra arguments for both runs (e.g. "--sweep-days 0")
+# Prints one `key=value` line per figure and a final `RESULT ...` line per night (figures of the second
+# night prefixed `night2_`). Run as root or a normal user (scripts/lib/throwaway-pg.sh handles both).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
 
-BIN="" N=10000 LATENCY=0 RATE=1000000 CONC=64 BATCH="" SEED=7 PERF="" BUILD=1 KEEP=""
+BIN="" N=10000 LATENCY=0 RATE=1000000 CONC=64 BATCH="" SEED=7 PERF="" BUILD=1 KEEP="" NIGHT2=0 PGSTATS=0 EXTRA=""
 while [ $# -gt 0 ]; do
     case "$1" in
         --subscriptions) N=$2; shift 2 ;;
@@ -33,7 +37,10 @@ while [ $# -gt 0 ]; do
         --no-build) BUILD=0; shift ;;
         --bin-dir) BIN=$2; BUILD=0; shift 2 ;;
         --keep) KEEP=$2; shift 2 ;;
-        -h|--help) sed -n '2,18p' "$0"; exit 0 ;;
+        --second-night) NIGHT2=1; shift ;;
+        --pg-stats) PGSTATS=1; shift ;;
+        --run-args) EXTRA=$2; shift 2 ;;
+        -h|--help) sed -n '2,23p' "$0"; exit 0 ;;
         *) echo "pipeline.sh: unknown option $1" >&2; exit 64 ;;
     esac
 done
@@ -50,6 +57,8 @@ BUNDLE=com.example.renewals
 
 # shellcheck source=../scripts/lib/throwaway-pg.sh
 source scripts/lib/throwaway-pg.sh
+[ "$PGSTATS" = 1 ] && export THROWAWAY_PG_EXTRA_CONF="shared_preload_libraries = 'pg_stat_statements'
+pg_stat_statements.track = all"
 throwaway_pg_start
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/rr-bench.XXXXXX")
 chmod 755 "$WORK"
@@ -68,13 +77,13 @@ export APPSTORE_SIM_SHARED_SECRET=bench-shared-secret
 
 echo "machine: $(nproc) cores, $(awk '/MemTotal/ {printf "%.1f GB", $2/1048576}' /proc/meminfo), $(uname -r), load $(cut -d' ' -f1-3 /proc/loadavg)" >&2
 "$RR" migrate --sql-dir "$ROOT/sql" >/dev/null
+[ "$PGSTATS" = 1 ] && psql -X -q "$DATABASE_URL" -c "CREATE EXTENSION IF NOT EXISTS pg_stat_statements" >/dev/null
 
 t0=$(date +%s.%N)
 "$SIM" export --seed "$SEED" --subscriptions "$N" --now "$NOW" --bundle-id "$BUNDLE" --out "$WORK/export" 2>/dev/null
 t1=$(date +%s.%N)
 /usr/bin/time -f '%e %U %S %M' -o "$WORK/import.time" "$RR" import --file "$WORK/export/purchases.jsonl" >"$WORK/import.out"
-t2=$(date +%s.%N)
-read -r imp_wall imp_user imp_sys imp_rss <"$WORK/import.time"
+read -r imp_wall _ _ imp_rss <"$WORK/import.time"
 echo "export_seconds=$(echo "$t1 - $t0" | bc)"
 echo "import_seconds=$imp_wall import_rate=$(echo "$N / $imp_wall" | bc) import_peak_rss_kb=$imp_rss"
 
@@ -85,7 +94,6 @@ SIM_ARGS=(serve --seed "$SEED" --subscriptions "$N" --now "$NOW" --bundle-id "$B
 SIM_PID=$!
 for _ in $(seq 1 600); do [ -s "$WORK/port" ] && break; sleep 0.1; done
 PORT=$(cat "$WORK/port")
-curl -sf -X POST "http://127.0.0.1:$PORT/_stats/reset" >/dev/null
 
 # CPU (clock ticks) of a process, plus its reaped children (PostgreSQL backends are children of the postmaster).
 ticks() { awk '{print $14 + $15 + $16 + $17}' "/proc/$1/stat" 2>/dev/null || echo 0; }
@@ -97,69 +105,104 @@ pg_ticks() {
     echo "$total"
 }
 HZ=$(getconf CLK_TCK)
+q() { psql -X -qAt "$DATABASE_URL" -c "$1"; }
 
-RUN_ARGS=(run --now "$NOW" --rate "$RATE" --concurrency "$CONC" --bundle-id "$BUNDLE"
-    --verify-url "http://127.0.0.1:$PORT/verifyReceipt" --sandbox-verify-url "http://127.0.0.1:$PORT/sandbox/verifyReceipt"
-    --shared-secret-file "$SECRET_FILE" --report-dir "$WORK/reports" --max-unresolved 1)
-[ -n "$BATCH" ] && RUN_ARGS+=(--batch-size "$BATCH")
-CMD=("$RR" "${RUN_ARGS[@]}")
-[ -n "$PERF" ] && CMD=(perf record -g -o "$PERF" -- "${CMD[@]}")
+# night LABEL NOW PREFIX: one measured run as of NOW; figures printed with PREFIX.
+night() {
+    local LABEL=$1 RUN_NOW=$2 P=$3
+    curl -sf -X POST "http://127.0.0.1:$PORT/_stats/reset" >/dev/null
+    [ "$PGSTATS" = 1 ] && q "SELECT pg_stat_statements_reset()" >/dev/null
+    q "VACUUM ANALYZE" >/dev/null
+    local RUN_ARGS=(run --now "$RUN_NOW" --rate "$RATE" --concurrency "$CONC" --bundle-id "$BUNDLE"
+        --verify-url "http://127.0.0.1:$PORT/verifyReceipt" --sandbox-verify-url "http://127.0.0.1:$PORT/sandbox/verifyReceipt"
+        --shared-secret-file "$SECRET_FILE" --report-dir "$WORK/reports-$LABEL" --max-unresolved 1)
+    [ -n "$BATCH" ] && RUN_ARGS+=(--batch-size "$BATCH")
+    # shellcheck disable=SC2206
+    [ -n "$EXTRA" ] && RUN_ARGS+=($EXTRA)
+    local CMD=("$RR" "${RUN_ARGS[@]}")
+    [ -n "$PERF" ] && CMD=(perf record -g -o "$PERF.$LABEL" -- "${CMD[@]}")
 
-sim0=$(ticks "$SIM_PID"); pg0=$(pg_ticks)
-/usr/bin/time -f '%e %U %S %M' -o "$WORK/run.time" "${CMD[@]}" >"$WORK/run.out" 2>"$WORK/run.err" &
-TIME_PID=$!
-# RSS sampler: the peak before the run logs its completion (scan + pipeline) is kept apart from the
-# peak of the whole process (which includes writing the reports, after the pipeline).
-(
-    peak=0 rr=""
-    while kill -0 "$TIME_PID" 2>/dev/null; do
-        [ -n "$rr" ] || rr=$(pgrep -n -f "renewal-reconciler run --now $NOW" || true)
-        if [ -n "$rr" ] && ! grep -q " completed: \| partial: \| interrupted: " "$WORK/run.err" 2>/dev/null; then
-            kb=$(awk '/^VmRSS/ {print $2}' "/proc/$rr/status" 2>/dev/null || echo 0)
-            [ "${kb:-0}" -gt "$peak" ] && peak=$kb && echo "$peak" >"$WORK/pipeline.rss"
-        fi
-        sleep 0.2
-    done
-) &
-SAMPLER=$!
-# Request counter of the simulator once a second, for the steady rate (ramp-up and retry tail excluded).
-(
-    while kill -0 "$TIME_PID" 2>/dev/null; do
-        n=$(curl -sf "http://127.0.0.1:$PORT/_stats" | python3 -c 'import json,sys; print(json.load(sys.stdin)["requests_total"])' 2>/dev/null || echo "")
-        [ -n "$n" ] && echo "$(date +%s.%N) $n" >>"$WORK/requests.series"
-        sleep 1
-    done
-) &
-POLLER=$!
-wait "$TIME_PID" || { echo "run failed (exit $?):" >&2; tail -20 "$WORK/run.err" >&2; exit 1; }
-wait "$SAMPLER" "$POLLER" 2>/dev/null || true
-# Steady rate: requests between the moments 10% and 90% of them had arrived, over that time.
-steady=$(python3 - "$WORK/requests.series" <<'PY'
+    local sim0 pg0 sim1 pg1
+    sim0=$(ticks "$SIM_PID"); pg0=$(pg_ticks)
+    /usr/bin/time -f '%e %U %S %M' -o "$WORK/run-$LABEL.time" "${CMD[@]}" >"$WORK/run-$LABEL.out" 2>"$WORK/run-$LABEL.err" &
+    local TIME_PID=$!
+    # RSS sampler: the peak before the run logs its completion (scan + pipeline) is kept apart from the
+    # peak of the whole process (which includes writing the reports, after the pipeline).
+    (
+        peak=0 rr=""
+        while kill -0 "$TIME_PID" 2>/dev/null; do
+            [ -n "$rr" ] || rr=$(pgrep -n -f "renewal-reconciler run --now $RUN_NOW" || true)
+            if [ -n "$rr" ] && ! grep -q " completed: \| partial: \| interrupted: " "$WORK/run-$LABEL.err" 2>/dev/null; then
+                kb=$(awk '/^VmRSS/ {print $2}' "/proc/$rr/status" 2>/dev/null || echo 0)
+                [ "${kb:-0}" -gt "$peak" ] && peak=$kb && echo "$peak" >"$WORK/pipeline-$LABEL.rss"
+            fi
+            sleep 0.2
+        done
+    ) &
+    local SAMPLER=$!
+    # Request counter of the simulator once a second, for the steady rate (ramp-up and retry tail excluded).
+    (
+        while kill -0 "$TIME_PID" 2>/dev/null; do
+            n=$(curl -sf "http://127.0.0.1:$PORT/_stats" | python3 -c 'import json,sys; print(json.load(sys.stdin)["requests_total"])' 2>/dev/null || echo "")
+            [ -n "$n" ] && echo "$(date +%s.%N) $n" >>"$WORK/requests-$LABEL.series"
+            sleep 1
+        done
+    ) &
+    local POLLER=$!
+    wait "$TIME_PID" || { echo "run $LABEL failed (exit $?):" >&2; tail -20 "$WORK/run-$LABEL.err" >&2; exit 1; }
+    wait "$SAMPLER" "$POLLER" 2>/dev/null || true
+    sim1=$(ticks "$SIM_PID"); pg1=$(pg_ticks)
+    # Steady rate: requests between the moments 10% and 90% of them had arrived, over that time.
+    local steady
+    steady=$(python3 - "$WORK/requests-$LABEL.series" <<'PY'
 import sys
-pts = [tuple(map(float, l.split())) for l in open(sys.argv[1]) if l.strip()]
+try:
+    pts = [tuple(map(float, l.split())) for l in open(sys.argv[1]) if l.strip()]
+except FileNotFoundError:
+    pts = []
 total = pts[-1][1] if pts else 0
 lo = next((p for p in pts if p[1] >= 0.1 * total), None)
 hi = next((p for p in pts if p[1] >= 0.9 * total), None)
 print(f"{(hi[1] - lo[1]) / (hi[0] - lo[0]):.1f}" if lo and hi and hi[0] > lo[0] else "?")
 PY
 )
-pipeline_rss=$(cat "$WORK/pipeline.rss" 2>/dev/null || echo "?")
-sim1=$(ticks "$SIM_PID"); pg1=$(pg_ticks)
-read -r wall user sys rss <"$WORK/run.time"
+    local pipeline_rss wall user sys rss
+    pipeline_rss=$(cat "$WORK/pipeline-$LABEL.rss" 2>/dev/null || echo "?")
+    read -r wall user sys rss <"$WORK/run-$LABEL.time"
 
-# The run's own figures, from its row.
-q() { psql -X -qAt "$DATABASE_URL" -c "$1"; }
-read -r due done_count elapsed requests achieved retries < <(q "SELECT due_count, done_count,
-    apple_stats->>'elapsed_seconds', apple_stats->>'requests', apple_stats->>'achieved_rate', apple_stats->>'retries'
-    FROM reconciliation_runs ORDER BY id DESC LIMIT 1" | tr '|' ' ')
-stats=$(curl -sf "http://127.0.0.1:$PORT/_stats")
-peak=$(echo "$stats" | python3 -c 'import json,sys; print(json.load(sys.stdin)["peak_requests_per_second"])')
+    # The run's own figures, from its row.
+    local due done_count elapsed requests achieved retries sweep stats peak sim_requests
+    read -r due done_count elapsed requests achieved retries sweep < <(q "SELECT due_count, done_count,
+        apple_stats->>'elapsed_seconds', apple_stats->>'requests', apple_stats->>'achieved_rate', apple_stats->>'retries',
+        COALESCE(sweep_quota, 0) FROM reconciliation_runs ORDER BY id DESC LIMIT 1" | tr '|' ' ')
+    stats=$(curl -sf "http://127.0.0.1:$PORT/_stats")
+    peak=$(echo "$stats" | python3 -c 'import json,sys; print(json.load(sys.stdin)["peak_requests_per_second"])')
+    sim_requests=$(echo "$stats" | python3 -c 'import json,sys; print(json.load(sys.stdin)["requests_total"])')
+    local per_due="n/a" cpu_us pg_us pg_us_world
+    [ "$done_count" -gt 0 ] && per_due=$(echo "scale=3; $sim_requests / $done_count" | bc)
+    cpu_us=$(echo "($user + $sys) * 1000000 / ($done_count + ($done_count == 0))" | bc)
+    pg_us=$(echo "($pg1 - $pg0) * 1000000 / $HZ / ($done_count + ($done_count == 0))" | bc)
+    pg_us_world=$(echo "($pg1 - $pg0) * 1000000 / $HZ / $N" | bc)
 
-echo "due=$due done=$done_count requests=$requests retries=$retries"
-echo "run_wall_seconds=$wall pipeline_seconds=$(printf '%.2f' "$elapsed")"
-echo "subs_per_second_wall=$(echo "$done_count / $wall" | bc) subs_per_second_pipeline=$(echo "$done_count / $elapsed" | bc)"
-echo "apple_requests_per_second=$(printf '%.1f' "$achieved") rate_fraction=$(echo "scale=4; $achieved / $RATE" | bc) steady_requests_per_second=$steady (10%..90% of the requests) steady_fraction=$(echo "scale=4; ${steady/\?/0} / $RATE" | bc) sim_peak_1s_window=$peak"
-echo "reconciler_cpu_seconds=$(echo "$user + $sys" | bc) (user $user, sys $sys) cpu_us_per_sub=$(echo "($user + $sys) * 1000000 / $done_count" | bc)"
-echo "simulator_cpu_seconds=$(echo "scale=2; ($sim1 - $sim0) / $HZ" | bc) postgres_cpu_seconds=$(echo "scale=2; ($pg1 - $pg0) / $HZ" | bc)"
-echo "reconciler_peak_rss_kb=$rss (whole process, reports included) pipeline_peak_rss_kb=$pipeline_rss (sampled every 0.2 s until the run logs its completion)"
-echo "RESULT n=$N latency_ms=$LATENCY rate=$RATE concurrency=$CONC batch=${BATCH:-default} done=$done_count wall=$wall pipeline=$(printf '%.2f' "$elapsed") subs_s_wall=$(echo "$done_count / $wall" | bc) req_s=$(printf '%.1f' "$achieved") steady_req_s=$steady cpu_us_per_sub=$(echo "($user + $sys) * 1000000 / $done_count" | bc) rss_kb=$rss pipeline_rss_kb=$pipeline_rss peak_window=$peak import_rate=$(echo "$N / $imp_wall" | bc) load=\"$(cut -d' ' -f1-3 /proc/loadavg)\""
+    echo "${P}due=$due done=$done_count sweep_quota=$sweep requests=$requests retries=$retries sim_requests=$sim_requests requests_per_due=$per_due"
+    echo "${P}run_wall_seconds=$wall pipeline_seconds=$(printf '%.2f' "$elapsed")"
+    echo "${P}subs_per_second_wall=$(echo "$done_count / $wall" | bc) subs_per_second_pipeline=$(echo "$done_count / ($elapsed + ($elapsed == 0))" | bc)"
+    echo "${P}apple_requests_per_second=$(printf '%.1f' "$achieved") steady_requests_per_second=$steady (10%..90% of the requests) sim_peak_1s_window=$peak"
+    echo "${P}reconciler_cpu_seconds=$(echo "$user + $sys" | bc) (user $user, sys $sys) cpu_us_per_sub=$cpu_us"
+    echo "${P}simulator_cpu_seconds=$(echo "scale=2; ($sim1 - $sim0) / $HZ" | bc) postgres_cpu_seconds=$(echo "scale=2; ($pg1 - $pg0) / $HZ" | bc) postgres_us_per_due_sub=$pg_us postgres_us_per_world_sub=$pg_us_world"
+    echo "${P}reconciler_peak_rss_kb=$rss (whole process, reports included) pipeline_peak_rss_kb=$pipeline_rss (sampled every 0.2 s until the run logs its completion)"
+    if [ "$PGSTATS" = 1 ]; then
+        echo "${P}top statements (pg_stat_statements, total ms, calls, rows, first 110 characters):"
+        q "SELECT round(total_exec_time)::text || ' ms | ' || calls || ' calls | ' || rows || ' rows | ' ||
+                  left(regexp_replace(query, '\s+', ' ', 'g'), 110)
+             FROM pg_stat_statements WHERE query NOT LIKE '%pg_stat_statements%'
+            ORDER BY total_exec_time DESC LIMIT 12" | sed "s/^/${P}  /"
+    fi
+    echo "${P}RESULT n=$N latency_ms=$LATENCY rate=$RATE concurrency=$CONC batch=${BATCH:-default} due=$due done=$done_count wall=$wall pipeline=$(printf '%.2f' "$elapsed") subs_s_wall=$(echo "$done_count / $wall" | bc) req_per_due=$per_due steady_req_s=$steady cpu_us_per_sub=$cpu_us pg_us_per_sub=$pg_us pg_us_per_world_sub=$pg_us_world rss_kb=$rss pipeline_rss_kb=$pipeline_rss peak_window=$peak load=\"$(cut -d' ' -f1-3 /proc/loadavg)\""
+}
+
+night first "$NOW" ""
+if [ "$NIGHT2" = 1 ]; then
+    NEXT=$(date -u -d "$NOW + 1 day" +%Y-%m-%dT%H:%M:%SZ)
+    night second "$NEXT" "night2_"
+fi

@@ -402,6 +402,12 @@ public final class PostgresConnection: @unchecked Sendable {
                 + "set_config('extra_float_digits', '3', false), set_config('bytea_output', 'hex', false)",
             []
         )
+        // No JIT compilation: the planner's cost estimates of a few batch statements (a report's reads, an
+        // upsert of a whole batch) cross its threshold, and compiling them cost more than running them
+        // (docs/architecture.md, "Database work per subscription"). PostgreSQL 11 added the setting.
+        if PQserverVersion(conn) >= 110_000 {
+            _ = try execOnceLocked(conn, "SELECT set_config('jit', 'off', false)", [])
+        }
     }
 
     func scrubbed(_ message: String) -> String {

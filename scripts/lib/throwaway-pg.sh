@@ -7,7 +7,8 @@
 #   throwaway_pg_stop             # optional: stop earlier
 #
 # A private cluster (initdb -A trust -U postgres) in a temp dir, listening on 127.0.0.1 (a free
-# port) and on a Unix socket in that dir, fsync off. As root, initdb/pg_ctl run as the
+# port) and on a Unix socket in that dir, fsync off (THROWAWAY_PG_EXTRA_CONF: more postgresql.conf lines,
+# e.g. for pg_stat_statements). As root, initdb/pg_ctl run as the
 # `postgres` user. Binaries: $PG_BINDIR, `pg_config --bindir`, /usr/lib/postgresql/*/bin, PATH.
 # Note: the EXIT/INT/TERM trap replaces any trap the caller set before; set yours afterwards and
 # call throwaway_pg_stop from it.
@@ -94,6 +95,7 @@ fsync = off
 synchronous_commit = off
 full_page_writes = off
 max_connections = 200
+${THROWAWAY_PG_EXTRA_CONF:-}
 CONF
         if _throwaway_pg_as_owner "$bindir/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w -t 60 start \
             >>"$dir/pg_ctl.log" 2>&1; then

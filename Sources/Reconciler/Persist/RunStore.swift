@@ -36,6 +36,10 @@ public final class RunStore: PipelineStore, @unchecked Sendable {
     /// When a rejected row is asked again: a rejection writes `rejected_count` and `next_check_at` from it
     /// (docs/architecture.md, sql/005_rejected_recheck.sql).
     public var rejectedRecheck = RejectedRecheckSchedule()
+    /// Send every ledger row of a decision, even when its digest says nothing changed (a backfill: the way to
+    /// write a ledger again after repairing it by hand). Otherwise unchanged ledgers are skipped
+    /// (docs/architecture.md, "Database work per subscription").
+    public var writesUnchangedLedgers = false
 
     public init(
         connection: PostgresConnection,
@@ -61,7 +65,7 @@ public final class RunStore: PipelineStore, @unchecked Sendable {
                        s.user_id, s.product_id, s.bundle_id, s.environment, s.latest_receipt, s.expires_at, s.state,
                        s.auto_renew, s.auto_renew_product_id, s.grace_period_expires_at, s.latest_transaction_id,
                        s.revoked_at, s.expiration_intent, s.in_billing_retry, s.subscription_group_id,
-                       s.history_through, i.due_reason
+                       s.history_through, i.due_reason, s.ledger_digest
                   FROM reconciliation_items i
                   LEFT JOIN subscriptions s ON s.id = i.subscription_id
                  WHERE i.run_id = $1 AND i.status = 'pending' AND i.subscription_id > $2
@@ -102,6 +106,7 @@ public final class RunStore: PipelineStore, @unchecked Sendable {
             )
             item.historyThrough = try row.decode("history_through")
             item.dueReason = try row.decode("due_reason")
+            item.storedLedgerDigest = try row.decode("ledger_digest")
             return item
         }
         if loadsLedger, !items.isEmpty {
@@ -281,8 +286,9 @@ public final class RunStore: PipelineStore, @unchecked Sendable {
         }
 
         if !dryRun {
+            let digests = decided.map { LedgerDigest.of($0.1.ledger, environment: $0.0.environment?.rawValue) }
             if !decided.isEmpty {
-                let updated = try updateDecided(decided, conn)
+                let updated = try updateDecided(decided, digests: digests, conn)
                 for (result, _) in decided where !updated.contains(result.item.subscriptionId) {
                     conflicts.insert(result.item.subscriptionId)
                 }
@@ -293,7 +299,11 @@ public final class RunStore: PipelineStore, @unchecked Sendable {
                     conflicts.insert(result.item.subscriptionId)
                 }
             }
-            let ledger = decided.filter { !conflicts.contains($0.0.item.subscriptionId) }
+            // Only ledgers that changed since the reconciler last wrote them (the digest is written with them).
+            let ledger = zip(decided, digests).filter { pair, digest in
+                !conflicts.contains(pair.0.item.subscriptionId)
+                    && (writesUnchangedLedgers || digest != pair.0.item.storedLedgerDigest)
+            }.map(\.0)
             try insertLedger(ledger.flatMap { pair in pair.1.ledger.map { (pair.0, $0) } }, conn)
         } else {
             try insertDryRunLedger(decided.flatMap { pair in pair.1.ledger.map { (pair.0, $0) } }, conn)
@@ -312,8 +322,14 @@ public final class RunStore: PipelineStore, @unchecked Sendable {
         return conflicts
     }
 
-    /// One UPDATE for the whole batch; returns the ids actually updated (version unchanged).
-    private func updateDecided(_ decided: [(ItemResult, Decision)], _ conn: PostgresConnection) throws -> Set<Int64> {
+    /// One UPDATE for the whole batch; returns the ids actually updated (version unchanged). A receipt equal to
+    /// the stored one is not sent (NULL keeps the stored value): receipts are several kilobytes, stored out of
+    /// line (TOAST), and an unchanged one keeps its stored copy instead of being written again.
+    private func updateDecided(
+        _ decided: [(ItemResult, Decision)],
+        digests: [String],
+        _ conn: PostgresConnection
+    ) throws -> Set<Int64> {
         let rows = try conn.query(
             """
             UPDATE subscriptions AS s SET
@@ -336,6 +352,7 @@ public final class RunStore: PipelineStore, @unchecked Sendable {
                 signed_transaction_info = COALESCE(v.signed_transaction_info, s.signed_transaction_info),
                 signed_renewal_info = COALESCE(v.signed_renewal_info, s.signed_renewal_info),
                 history_through = GREATEST(v.history_through, s.history_through),
+                ledger_digest = v.ledger_digest,
                 last_verified_at = $1,
                 last_verify_status = 'ok',
                 last_apple_status = v.apple_status,
@@ -346,11 +363,12 @@ public final class RunStore: PipelineStore, @unchecked Sendable {
             FROM unnest($2::bigint[], $3::bigint[], $4::text[], $5::timestamptz[], $6::text[],
                         $7::text[], $8::text[], $9::boolean[], $10::text[], $11::timestamptz[], $12::bigint[],
                         $13::boolean[], $14::boolean[], $15::boolean[], $16::text[], $17::text[], $18::timestamptz[],
-                        $19::bigint[], $20::bigint[], $21::text[], $22::text[], $23::timestamptz[])
+                        $19::bigint[], $20::bigint[], $21::text[], $22::text[], $23::timestamptz[], $24::text[])
                 AS v(id, version, latest_receipt, expires_at, state, product_id, environment,
                      auto_renew, auto_renew_product_id, grace_period_expires_at, expiration_intent, in_billing_retry,
                      is_trial, is_intro_offer, subscription_group_id, latest_transaction_id, revoked_at,
-                     cancellation_reason, apple_status, signed_transaction_info, signed_renewal_info, history_through)
+                     cancellation_reason, apple_status, signed_transaction_info, signed_renewal_info, history_through,
+                     ledger_digest)
             WHERE s.id = v.id AND s.version = v.version
             RETURNING s.id
             """,
@@ -358,7 +376,7 @@ public final class RunStore: PipelineStore, @unchecked Sendable {
                 verifiedAt,
                 decided.map { Optional($0.0.item.subscriptionId) },
                 decided.map { Optional($0.0.item.version) },
-                decided.map { $0.1.latestReceipt },
+                decided.map { $0.1.latestReceipt == $0.0.item.receipt ? nil : $0.1.latestReceipt },
                 decided.map { $0.1.expiresAt },
                 decided.map { $0.1.state?.rawValue },
                 decided.map { Optional($0.1.productId) },
@@ -378,6 +396,7 @@ public final class RunStore: PipelineStore, @unchecked Sendable {
                 decided.map { $0.1.signedTransactionInfo },
                 decided.map { $0.1.signedRenewalInfo },
                 decided.map { $0.1.historyThrough },
+                digests.map { Optional($0) },
             ]
         )
         return Set(try rows.map { try $0.decode("id", as: Int64.self) })

@@ -284,20 +284,29 @@ public struct ReportLoader {
             """
     }
 
-    /// Ledger rows first seen in the run, plus rows whose refund the run saw.
+    /// Ledger rows first seen in the run, plus rows whose refund the run saw. `prev` is each row's previous
+    /// transaction (the latest purchased strictly earlier in the same subscription), computed with one window
+    /// over the ledgers the run touched: one sort, where a per-row lookup read a subscription's whole history
+    /// for each of its transactions.
     static func transactionsSQL(serverAPI: Bool) -> String {
         """
+        WITH touched AS (
+            SELECT DISTINCT original_transaction_id FROM subscription_transactions
+             WHERE first_seen_run_id = $1 OR refund_seen_run_id = $1
+        ), prev AS (
+            SELECT p.transaction_id,
+                   last_value(p.is_trial) OVER w AS is_trial, last_value(p.is_intro_offer) OVER w AS is_intro_offer
+              FROM subscription_transactions p JOIN touched USING (original_transaction_id)
+             WHERE p.purchase_date IS NOT NULL
+            WINDOW w AS (PARTITION BY p.original_transaction_id ORDER BY p.purchase_date
+                         RANGE BETWEEN UNBOUNDED PRECEDING AND '1 microsecond' PRECEDING)
+        )
         SELECT \(transactionColumns), \(priceColumns(serverAPI: serverAPI)),
                COALESCE(t.environment = 'Sandbox', false) AS sandbox,
                t.first_seen_run_id IS NOT DISTINCT FROM $1 AS first_seen,
                t.refund_seen_run_id IS NOT DISTINCT FROM $1 AS refund_seen
           FROM subscription_transactions t
-          LEFT JOIN LATERAL (
-                SELECT p.is_trial, p.is_intro_offer FROM subscription_transactions p
-                 WHERE p.original_transaction_id = t.original_transaction_id AND p.transaction_id <> t.transaction_id
-                   AND p.purchase_date < t.purchase_date
-                 ORDER BY p.purchase_date DESC LIMIT 1
-          ) prev ON true
+          LEFT JOIN prev ON prev.transaction_id = t.transaction_id
          WHERE t.first_seen_run_id = $1 OR t.refund_seen_run_id = $1
          ORDER BY t.purchase_date NULLS FIRST, t.transaction_id COLLATE "C"
         """

@@ -240,6 +240,7 @@ public final class ReconciliationRunner: @unchecked Sendable {
             )
             store.loadsLedger = source == .serverAPI
             store.rejectedRecheck = parameters.selection.rejectedRecheck
+            if case .backfill = parameters.selection { store.writesUnchangedLedgers = true }
             let reporter = ProgressReporter(style: request.progressStyle, total: due, alreadyDone: alreadyDone)
             let fixedNow: Date? = parameters.fixedClock ? asOf : nil
             let appleSource = try makeSource(

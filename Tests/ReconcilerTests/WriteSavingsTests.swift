@@ -1,0 +1,102 @@
+import Foundation
+import Postgres
+import ReceiptDomain
+import Reconciler
+import Testing
+
+/// What a nightly write leaves out (docs/architecture.md, "Database work per subscription"): the ledger of
+/// a subscription whose ledger digest is unchanged, and a receipt equal to the stored one (which keeps its
+/// stored out-of-line copy). A backfill writes the whole ledger again.
+@Suite struct WriteSavingsTests {
+    static func ledgerRows(_ world: StoreWorld, _ otid: String) throws -> Int {
+        try world.connection.count(
+            "SELECT count(*) AS n FROM subscription_transactions WHERE original_transaction_id = $1",
+            [otid]
+        )
+    }
+
+    /// Runs one item of `id` through a store and writes `decide(item)`.
+    static func night(
+        _ world: StoreWorld,
+        _ id: Int64,
+        backfill: Bool = false,
+        _ decide: (WorkItem) -> Decision
+    ) throws {
+        let runId = try world.createRun(items: [id])
+        let store = try world.store(runId: runId)
+        store.writesUnchangedLedgers = backfill
+        let item = try #require(try store.fetchPending(after: 0, limit: 10).first)
+        let written = try store.write([TestDecisions.decided(item, decide(item))])
+        #expect(written.conflicts.isEmpty && written.refused.isEmpty && written.batchFailure == nil)
+    }
+
+    @Test func anUnchangedLedgerIsNotSentAgainAChangedOneIsAndABackfillSendsItAll() throws {
+        let world = try StoreWorld()
+        let id = try world.insertSubscription("2001", expiresAt: StoreWorld.day(20), state: "active")
+        try Self.night(world, id) { TestDecisions.decision($0, expiresAt: StoreWorld.day(20)) }
+        #expect(try Self.ledgerRows(world, "2001") == 1)
+        let digest = try world.connection.queryFirst("SELECT ledger_digest FROM subscriptions WHERE id = $1", [id])?
+            .decode("ledger_digest", as: String?.self)
+        #expect(digest?.hasPrefix("v1:") == true)
+
+        // The ledger row is gone (repaired away by hand); the same answer the next night does not send it.
+        try world.connection.execute("DELETE FROM subscription_transactions WHERE original_transaction_id = '2001'")
+        try Self.night(world, id) { TestDecisions.decision($0, expiresAt: StoreWorld.day(20)) }
+        #expect(try Self.ledgerRows(world, "2001") == 0)
+
+        // A changed ledger (the transaction refunded) is sent, with its new digest.
+        try Self.night(world, id) {
+            TestDecisions.decision($0, expiresAt: StoreWorld.day(20), ledgerCancellationReason: 1)
+        }
+        #expect(try Self.ledgerRows(world, "2001") == 1)
+        let changed = try world.connection.queryFirst("SELECT ledger_digest FROM subscriptions WHERE id = $1", [id])?
+            .decode("ledger_digest", as: String?.self)
+        #expect(changed != digest)
+
+        // A backfill writes the whole ledger whatever the digest says.
+        try world.connection.execute("DELETE FROM subscription_transactions WHERE original_transaction_id = '2001'")
+        try Self.night(world, id, backfill: true) {
+            TestDecisions.decision($0, expiresAt: StoreWorld.day(20), ledgerCancellationReason: 1)
+        }
+        #expect(try Self.ledgerRows(world, "2001") == 1)
+    }
+
+    @Test func anUnchangedReceiptKeepsItsStoredCopyAndANewOneIsWritten() throws {
+        let world = try StoreWorld()
+        // Incompressible and larger than PostgreSQL's 2 kB threshold: stored out of line (TOAST).
+        var generator = SystemRandomNumberGenerator()
+        func receipt() -> String {
+            Data((0..<6000).map { _ in UInt8.random(in: 0...255, using: &generator) }).base64EncodedString()
+        }
+        let stored = receipt()
+        let id = try world.insertSubscription("2002", expiresAt: StoreWorld.day(20), state: "active", receipt: stored)
+        let toast = try #require(
+            try world.connection.queryFirst(
+                "SELECT reltoastrelid::regclass::text AS name FROM pg_class WHERE relname = 'subscriptions'"
+            )?.decode("name", as: String.self)
+        )
+        func chunks() throws -> Set<Int64> {
+            Set(
+                try world.connection.query("SELECT DISTINCT chunk_id::bigint AS id FROM \(toast)")
+                    .map { try $0.decode("id", as: Int64.self) }
+            )
+        }
+        let before = try chunks()
+        #expect(!before.isEmpty)
+
+        // Apple's latest receipt is the stored one: the row keeps the same out-of-line value.
+        try Self.night(world, id) {
+            TestDecisions.decision($0, expiresAt: StoreWorld.day(20), latestReceipt: stored)
+        }
+        #expect(try chunks() == before)
+        #expect(try world.subscription(id).decode("latest_receipt", as: String?.self) == stored)
+
+        // A new receipt is written.
+        let newer = receipt()
+        try Self.night(world, id) {
+            TestDecisions.decision($0, expiresAt: StoreWorld.day(20), latestReceipt: newer)
+        }
+        #expect(try chunks() != before)
+        #expect(try world.subscription(id).decode("latest_receipt", as: String?.self) == newer)
+    }
+}
