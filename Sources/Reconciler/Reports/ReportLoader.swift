@@ -285,28 +285,30 @@ public struct ReportLoader {
     }
 
     /// Ledger rows first seen in the run, plus rows whose refund the run saw. `prev` is each row's previous
-    /// transaction (the latest purchased strictly earlier in the same subscription), computed with one window
-    /// over the ledgers the run touched: one sort, where a per-row lookup read a subscription's whole history
-    /// for each of its transactions.
+    /// transaction (the latest purchased strictly earlier in the same subscription), computed by one window
+    /// over the ledgers the run touched, in the same pass that reads the rows: one sort, where a per-row
+    /// lookup read a subscription's whole history for each of its transactions, and no join whose plan
+    /// depends on statistics the run has just made stale (docs/architecture.md, "Database work per
+    /// subscription"). A row without a purchase date has no previous transaction and is none.
     static func transactionsSQL(serverAPI: Bool) -> String {
         """
-        WITH touched AS (
-            SELECT DISTINCT original_transaction_id FROM subscription_transactions
-             WHERE first_seen_run_id = $1 OR refund_seen_run_id = $1
-        ), prev AS (
-            SELECT p.transaction_id,
-                   last_value(p.is_trial) OVER w AS is_trial, last_value(p.is_intro_offer) OVER w AS is_intro_offer
-              FROM subscription_transactions p JOIN touched USING (original_transaction_id)
-             WHERE p.purchase_date IS NOT NULL
-            WINDOW w AS (PARTITION BY p.original_transaction_id ORDER BY p.purchase_date
-                         RANGE BETWEEN UNBOUNDED PRECEDING AND '1 microsecond' PRECEDING)
-        )
         SELECT \(transactionColumns), \(priceColumns(serverAPI: serverAPI)),
                COALESCE(t.environment = 'Sandbox', false) AS sandbox,
                t.first_seen_run_id IS NOT DISTINCT FROM $1 AS first_seen,
                t.refund_seen_run_id IS NOT DISTINCT FROM $1 AS refund_seen
-          FROM subscription_transactions t
-          LEFT JOIN prev ON prev.transaction_id = t.transaction_id
+          FROM (
+                SELECT t.*,
+                       CASE WHEN t.purchase_date IS NOT NULL THEN last_value(t.is_trial) OVER w END AS prev_is_trial,
+                       CASE WHEN t.purchase_date IS NOT NULL THEN last_value(t.is_intro_offer) OVER w END
+                           AS prev_is_intro_offer
+                  FROM subscription_transactions t
+                 WHERE t.original_transaction_id IN (
+                           SELECT original_transaction_id FROM subscription_transactions
+                            WHERE first_seen_run_id = $1 OR refund_seen_run_id = $1)
+                WINDOW w AS (PARTITION BY t.original_transaction_id ORDER BY t.purchase_date
+                             RANGE BETWEEN UNBOUNDED PRECEDING AND '1 microsecond' PRECEDING)
+          ) t
+          CROSS JOIN LATERAL (SELECT t.prev_is_trial AS is_trial, t.prev_is_intro_offer AS is_intro_offer) prev
          WHERE t.first_seen_run_id = $1 OR t.refund_seen_run_id = $1
          ORDER BY t.purchase_date NULLS FIRST, t.transaction_id COLLATE "C"
         """
