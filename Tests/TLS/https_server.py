@@ -16,6 +16,7 @@ and prints the negotiated version ("TLSv1.1"): proof that the server really offe
 """
 import argparse
 import os
+import signal
 import socket
 import ssl
 import sys
@@ -100,6 +101,8 @@ def answer(conn):
 
 
 def serve(args):
+    # A parent's Dispatch thread may have spawned us with SIGTERM blocked.
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, [signal.SIGTERM, signal.SIGINT])
     context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     context.load_cert_chain(args.cert, args.key)
     if args.max_tls:

@@ -1,5 +1,9 @@
 import Foundation
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// A real HTTPS server on 127.0.0.1 for the TLS tests: `Tests/TLS/https_server.py` run with Python's `ssl`
 /// module (python3 from Debian, installed by `scripts/lib/deps.sh`), serving the certificate and key it is
 /// given (docs/testing.md, "TLS"). It answers every HTTP request with 200 and `hello over TLSv1.x`, or, with
@@ -51,11 +55,12 @@ public final class TLSTestServer: @unchecked Sendable {
 
     /// Stops the server (idempotent).
     public func stop() {
+        try? input.fileHandleForWriting.close()
         if process.isRunning {
-            process.terminate()
+            // SIGKILL: a child spawned from a Dispatch thread may inherit a mask that blocks SIGTERM.
+            kill(process.processIdentifier, SIGKILL)
             process.waitUntilExit()
         }
-        try? input.fileHandleForWriting.close()
         try? FileManager.default.removeItem(atPath: logFile)
     }
 
