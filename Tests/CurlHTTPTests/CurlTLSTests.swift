@@ -1,8 +1,8 @@
 import CurlHTTP
 import Foundation
 import SignedDataTestSupport
-import Testing
 import TestSupport
+import Testing
 
 /// TLS for real: a Python `ssl` HTTPS server on loopback (`TLSTestServer`) with certificates made at test
 /// time (`TLSTestPKI`). A self-signed or unknown-CA certificate, a certificate for another host and a

@@ -45,7 +45,10 @@ import Testing
         // Resolved against the working directory (not changed here: tests run in parallel).
         let name = "no-such-ca-\(UUID().uuidString).pem"
         let text = message { try HTTPSCAFileConfiguration.load(flag: name, environment: [:]) }
-        #expect(text == "--ca-file: \(FileManager.default.currentDirectoryPath)/\(name) does not exist (a PEM file of CA certificates)")
+        #expect(
+            text
+                == "--ca-file: \(FileManager.default.currentDirectoryPath)/\(name) does not exist (a PEM file of CA certificates)"
+        )
     }
 
     @Test func unusableFilesAreConfigurationErrorsNamingTheSettingAndThePath() throws {
@@ -58,7 +61,9 @@ import Testing
             )
             let missing = message { try HTTPSCAFileConfiguration.load(flag: directory + "/none.pem", environment: [:]) }
             #expect(missing == "--ca-file: \(directory)/none.pem does not exist (a PEM file of CA certificates)")
-            let folder = message { try HTTPSCAFileConfiguration.load(flag: nil, environment: ["APPLE_CA_FILE": directory]) }
+            let folder = message {
+                try HTTPSCAFileConfiguration.load(flag: nil, environment: ["APPLE_CA_FILE": directory])
+            }
             #expect(folder.hasPrefix("APPLE_CA_FILE: \(directory) is a directory"))
             let notPEM = message { try HTTPSCAFileConfiguration.load(flag: key, environment: [:]) }
             #expect(notPEM.hasPrefix("--ca-file: \(key) holds no PEM certificate"))

@@ -181,7 +181,9 @@ public final class ReconciliationRunner: @unchecked Sendable {
             // due whatever their expiry (docs/architecture.md, "Notification history").
             var notificationFailure: String?
             if let settings = request.serverAPI {
-                let notificationsHTTP = CurlHTTPClient(configuration: CurlHTTPClient.Configuration(caFile: request.caFile))
+                let notificationsHTTP = CurlHTTPClient(
+                    configuration: CurlHTTPClient.Configuration(caFile: request.caFile)
+                )
                 defer { notificationsHTTP.shutdown() }
                 var endpoints = settings.endpoints
                 endpoints.connectTimeout = .milliseconds(Int64(parameters.options.connectTimeoutSeconds * 1000))
