@@ -107,7 +107,7 @@ let package = Package(
             resources: [.copy("Fixtures")]
         ),
         .testTarget(name: "PostgresTests", dependencies: ["Postgres", "TestSupport"]),
-        .testTarget(name: "CurlHTTPTests", dependencies: ["CurlHTTP", "TestSupport"]),
+        .testTarget(name: "CurlHTTPTests", dependencies: ["CurlHTTP", "TestSupport", "SignedDataTestSupport"]),
         .testTarget(
             name: "AppStoreSimulatorTests",
             dependencies: [

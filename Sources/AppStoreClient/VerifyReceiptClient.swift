@@ -152,7 +152,9 @@ public final class VerifyReceiptClient: Sendable {
         case .timeout, .connectTimeout: return .timeout
         case .connectionFailed: return .connectionFailed
         case .connectionReset: return .connectionReset
-        case .tls: return .tls
+        case .tls:
+            guard let failure = error.tlsFailure, failure.isRefusal else { return .tls }
+            return .tlsRefused(error.message)
         case .responseTooLarge: return .responseTooLarge
         case .invalidURL, .invalidRequest, .cancelled, .other: return .other(error.code.rawValue)
         }

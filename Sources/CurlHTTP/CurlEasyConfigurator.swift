@@ -2,7 +2,8 @@ import CCurl
 import Foundation
 
 /// Creates and configures the easy handle for one request: URL, method and body, headers,
-/// timeouts, the size cap, TLS verification (always on), HTTP/2 over TLS and the callbacks.
+/// timeouts, the size cap, TLS verification (always on, TLS 1.2 at least, the configured CA file), HTTP/2
+/// over TLS and the callbacks.
 enum CurlEasyConfigurator {
     static func makeHandle(
         for transfer: CurlTransfer,
@@ -55,6 +56,13 @@ enum CurlEasyConfigurator {
         }
         check(ccurl_easy_setopt_long(easy, CURLOPT_SSL_VERIFYPEER, 1), "verify peer")
         check(ccurl_easy_setopt_long(easy, CURLOPT_SSL_VERIFYHOST, 2), "verify host")
+        // TLS 1.2 at least, whatever the system's OpenSSL configuration allows.
+        check(ccurl_easy_setopt_long(easy, CURLOPT_SSLVERSION, Int(CURL_SSLVERSION_TLSv1_2)), "minimum TLS version")
+        if let caFile = configuration.caFile {
+            // Only this file's CAs: no CA directory besides (Debian's libcurl searches /etc/ssl/certs).
+            check(ccurl_easy_setopt_string(easy, CURLOPT_CAINFO, caFile), "CA file")
+            check(ccurl_easy_setopt_string(easy, CURLOPT_CAPATH, nil), "CA path")
+        }
         check(ccurl_easy_setopt_long(easy, CURLOPT_TCP_KEEPALIVE, 1), "TCP keep-alive")
         check(ccurl_easy_setopt_long(easy, CURLOPT_FOLLOWLOCATION, 0), "follow location")
 

@@ -12,6 +12,9 @@ extension CurlHTTPClient {
         public var maxResponseBytes: Int
         /// Sent as `User-Agent` unless empty.
         public var userAgent: String
+        /// A PEM file of CA certificates that HTTPS servers must chain to (CURLOPT_CAINFO). It replaces
+        /// the system's trust store (no CA directory is searched besides); nil uses the system's.
+        public var caFile: String?
 
         public init(
             maxConnections: Int = 64,
@@ -19,7 +22,8 @@ extension CurlHTTPClient {
             connectTimeout: Duration = .seconds(10),
             totalTimeout: Duration = .seconds(60),
             maxResponseBytes: Int = 16 * 1024 * 1024,
-            userAgent: String = "renewal-reconciler"
+            userAgent: String = "renewal-reconciler",
+            caFile: String? = nil
         ) {
             self.maxConnections = maxConnections
             self.maxHostConnections = maxHostConnections
@@ -27,6 +31,7 @@ extension CurlHTTPClient {
             self.totalTimeout = totalTimeout
             self.maxResponseBytes = maxResponseBytes
             self.userAgent = userAgent
+            self.caFile = caFile
         }
     }
 }

@@ -4,8 +4,9 @@ import Synchronization
 
 /// An HTTP/1.1 and HTTP/2 client over libcurl's multi interface, driven by Dispatch on one serial
 /// queue: hundreds of concurrent requests, no thread per request, keep-alive connections shared
-/// through one connection cache. TLS peer and host verification is always on. Redirects are not
-/// followed (a 3xx is returned as is) and `Expect: 100-continue` is never sent.
+/// through one connection cache. TLS peer and host verification is always on, with TLS 1.2 at least
+/// (`Configuration.caFile` replaces the system's CAs). Redirects are not followed (a 3xx is returned as
+/// is) and `Expect: 100-continue` is never sent.
 public final class CurlHTTPClient: Sendable {
     public let configuration: Configuration
     private let driver: CurlMultiDriver

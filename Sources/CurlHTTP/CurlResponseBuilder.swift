@@ -18,13 +18,19 @@ enum CurlResponseBuilder {
                 exceededCap: transfer.exceededCap,
                 requestSent: requestBytes > 0
             )
-            let message: String
+            var message = transfer.curlMessage(for: result)
+            var tlsFailure: TLSFailure?
             if code == .responseTooLarge {
                 message = "the response body exceeds the limit of \(transfer.maxResponseBytes) bytes"
-            } else {
-                message = transfer.curlMessage(for: result)
+            } else if code == .tls {
+                // Name the reason in words before OpenSSL's (docs/operations.md, "HTTPS to Apple").
+                let failure = TLSFailure.classify(result, detail: message) ?? .handshake
+                tlsFailure = failure
+                message = "\(failure.explanation) [\(failure.rawValue)]: \(message)"
             }
-            return .failure(transfer.error(code, curlCode: Int(result.rawValue), message: message))
+            var error = transfer.error(code, curlCode: Int(result.rawValue), message: message)
+            error.tlsFailure = tlsFailure
+            return .failure(error)
         }
 
         var status = 0

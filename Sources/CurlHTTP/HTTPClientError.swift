@@ -12,7 +12,7 @@ public struct HTTPClientError: Error, Sendable, Equatable, CustomStringConvertib
         case connectionFailed
         /// The connection broke mid-exchange: reset, closed early, truncated body, nothing received.
         case connectionReset
-        /// TLS handshake or certificate verification failed.
+        /// TLS handshake or certificate verification failed; `tlsFailure` says why.
         case tls
         /// The response body exceeded the configured cap (declared or actual size).
         case responseTooLarge
@@ -36,13 +36,30 @@ public struct HTTPClientError: Error, Sendable, Equatable, CustomStringConvertib
     public var method: String
     /// `scheme://host[:port]/path` of the request, without query, fragment or user info.
     public var target: String
+    /// For `.tls`: what went wrong, and whether retrying can help (`TLSFailure.isRefusal`).
+    public var tlsFailure: TLSFailure?
 
-    public init(code: Code, curlCode: Int? = nil, message: String, method: String, target: String) {
+    public init(
+        code: Code,
+        curlCode: Int? = nil,
+        message: String,
+        method: String,
+        target: String,
+        tlsFailure: TLSFailure? = nil
+    ) {
         self.code = code
         self.curlCode = curlCode
         self.message = message
         self.method = method
         self.target = target
+        self.tlsFailure = tlsFailure
+    }
+
+    /// `host[:port]` of the request (no scheme, path or query), for messages that name the server.
+    public var host: String {
+        guard let schemeEnd = target.range(of: "://") else { return target }
+        let rest = target[schemeEnd.upperBound...]
+        return String(rest.prefix { $0 != "/" })
     }
 
     public var description: String {

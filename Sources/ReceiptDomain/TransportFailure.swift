@@ -8,9 +8,19 @@ public enum TransportFailure: Sendable, Equatable, CustomStringConvertible {
     case connectionReset
     /// The body exceeded the client's size cap.
     case responseTooLarge
+    /// A TLS failure that may pass on retry (a reset mid-handshake, ...).
     case tls
+    /// The TLS connection was refused for a reason that will not go away on retry (an untrusted or
+    /// mismatched certificate, no TLS version in common): the reason, naming what was refused.
+    case tlsRefused(String)
     /// Anything else; the text must not contain secrets or receipt data.
     case other(String)
+
+    /// The reason of a `tlsRefused`, else nil.
+    public var tlsRefusal: String? {
+        if case .tlsRefused(let reason) = self { return reason }
+        return nil
+    }
 
     public var description: String {
         switch self {
@@ -19,6 +29,7 @@ public enum TransportFailure: Sendable, Equatable, CustomStringConvertible {
         case .connectionReset: "connection reset"
         case .responseTooLarge: "response too large"
         case .tls: "TLS error"
+        case .tlsRefused(let reason): "TLS refused: \(reason)"
         case .other(let text): text
         }
     }

@@ -131,6 +131,16 @@ struct PipelineOptions: ParsableArguments {
     var rootCAOnly = false
 
     @Option(
+        name: .customLong("ca-file"),
+        help: ArgumentHelp(
+            "PEM file of the CA certificates HTTPS connections to Apple must chain to, instead of the system's "
+                + "(overrides APPLE_CA_FILE; not the signed-data roots of --root-ca).",
+            valueName: "file"
+        )
+    )
+    var caFile: String?
+
+    @Option(
         help:
             "Get All Subscription Statuses requests per second (Apple's production figure; sandbox a tenth; --rate caps it)."
     )

@@ -139,6 +139,8 @@ func executeRun(_ request: ReconciliationRunner.Request, database: DatabaseOptio
     let url = try database.connectionString()
     let logger = Logger(label: "renewal-reconciler")
     var request = request
+    // Checked before anything is asked of Apple: a missing or unusable CA file is exit 78.
+    request.caFile = try HTTPSCAFileConfiguration.load(flag: pipeline.caFile)
     request.reportDirectory = pipeline.reportDir
     request.metricsFile = pipeline.metricsFile
     let summary = try ReconciliationRunner(connectionString: url, logger: logger).run(request)

@@ -45,6 +45,41 @@ import Testing
         )
     }
 
+    /// OpenSSL's reasons as libcurl 7.88 puts them in its error buffer.
+    @Test func tlsFailuresAreToldApartByCurlsReason() {
+        let cases: [(CURLcode, String, TLSFailure)] = [
+            (CURLE_PEER_FAILED_VERIFICATION, "SSL certificate problem: self-signed certificate", .untrustedCertificate),
+            (
+                CURLE_PEER_FAILED_VERIFICATION, "SSL certificate problem: unable to get local issuer certificate",
+                .untrustedCertificate
+            ),
+            (
+                CURLE_PEER_FAILED_VERIFICATION,
+                "SSL: no alternative certificate subject name matches target host name 'localhost'",
+                .hostnameMismatch
+            ),
+            (
+                CURLE_PEER_FAILED_VERIFICATION, "SSL certificate problem: certificate has expired",
+                .certificateNotValidNow
+            ),
+            (CURLE_PEER_FAILED_VERIFICATION, "SSL certificate problem: certificate revoked", .certificateRejected),
+            (
+                CURLE_SSL_CONNECT_ERROR, "OpenSSL/3.0.19: error:0A00042E:SSL routines::tlsv1 alert protocol version",
+                .protocolVersion
+            ),
+            (CURLE_SSL_CONNECT_ERROR, "error:0A000102:SSL routines::unsupported protocol", .protocolVersion),
+            (CURLE_SSL_CONNECT_ERROR, "OpenSSL SSL_connect: Connection reset by peer", .handshake),
+            (CURLE_SSL_CONNECT_ERROR, "error:0A00010B:SSL routines::wrong version number", .handshake),
+            (CURLE_SSL_CACERT_BADFILE, "error setting certificate file: /nonexistent/ca.pem", .caFile),
+        ]
+        for (code, detail, expected) in cases {
+            #expect(TLSFailure.classify(code, detail: detail) == expected, "\(detail)")
+        }
+        #expect(TLSFailure.classify(CURLE_COULDNT_CONNECT, detail: "refused") == nil)
+        #expect(!TLSFailure.handshake.isRefusal)
+        #expect(TLSFailure.protocolVersion.isRefusal && TLSFailure.untrustedCertificate.isRefusal)
+    }
+
     @Test func redactedURLDropsQueryFragmentAndCredentials() throws {
         let url = try #require(
             RedactedURL(parsing: "https://user:pw@buy.itunes.apple.com:8443/verifyReceipt?secret=abc#frag")

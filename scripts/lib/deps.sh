@@ -7,6 +7,8 @@
 #   postgresql           initdb/pg_ctl for the throwaway cluster used by tests and the demo
 #   pkg-config           how SwiftPM finds the two libraries
 #   wrk                  HTTP load generator (benchmarks only; see BENCHMARKS.md)
+#   python3              the TLS tests' HTTPS server on loopback (Tests/TLS/https_server.py, Python's ssl)
+#   curl                 the TLS tests' witness that a TLS 1.1 server is refused by our minimum, not by curl
 
 _rr_missing_packages() {
     local missing=()
@@ -20,6 +22,8 @@ _rr_missing_packages() {
     if ! command -v initdb >/dev/null 2>&1 && ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; then
         missing+=(postgresql)
     fi
+    command -v python3 >/dev/null 2>&1 || missing+=(python3)
+    command -v curl >/dev/null 2>&1 || missing+=(curl)
     local extra
     for extra in "$@"; do
         dpkg -s "$extra" >/dev/null 2>&1 || missing+=("$extra")

@@ -20,7 +20,7 @@ public enum ReconcilerExitCode: Int32, Sendable, CaseIterable {
     /// Another run holds the lock; try again later.
     case locked = 75
     /// Configuration error: missing/wrong shared secret (Apple answering 21004 systematically), bad URL,
-    /// missing bundle id, ...
+    /// missing bundle id, HTTPS to Apple refused (`TLSRefusalGuard`), an unusable `--ca-file`, ...
     case configuration = 78
 
     /// One line per code, for `--help`.
@@ -37,6 +37,7 @@ public enum ReconcilerExitCode: Int32, Sendable, CaseIterable {
           75  another run holds the lock (try again later)
           78  configuration error (systematic 21004: wrong shared secret; a 401 from
               the App Store Server API: wrong key, key id, issuer id or bundle id; bad URL;
-              missing setting; an API key that is not EC P-256)
+              missing setting; an API key that is not EC P-256; HTTPS to Apple refused:
+              untrusted certificate, wrong host, TLS below 1.2; see --ca-file)
         """
 }

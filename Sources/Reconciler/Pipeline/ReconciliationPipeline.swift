@@ -31,6 +31,18 @@ public final class ReconciliationPipeline: @unchecked Sendable {
         /// Apple could not be reached for a while (`OutageBreaker`): "Apple unreachable: HOST, last failure:
         /// ..."; unfinished items stay pending for `--resume`.
         case appleUnreachable(String)
+        /// HTTPS to Apple was refused (`TLSRefusalGuard`): "TLS refused by HOST: REASON ..."; a configuration
+        /// error (exit 78), unfinished items stay pending for `--resume` once it is fixed.
+        case tlsRefused(String)
+
+        /// Apple was never really asked (unreachable, or refused over TLS): an item that ended unresolved stays
+        /// pending, row untouched, for `--resume`.
+        var leavesUnresolvedPending: Bool {
+            switch self {
+            case .appleUnreachable, .tlsRefused: true
+            case .configuration, .interrupted, .database: false
+            }
+        }
     }
 
     /// What happened, for the run's bookkeeping.
@@ -91,6 +103,7 @@ public final class ReconciliationPipeline: @unchecked Sendable {
     private var lastNoticeAt: UInt64?
     /// Trips when Apple stays unreachable (docs/architecture.md, "Apple outages"); made in `start`.
     private var breaker: OutageBreaker
+    private var tlsGuard = TLSRefusalGuard()
 
     private var pageSize: Int { min(1000, max(100, options.concurrency * 2)) }
     private var maxActive: Int { options.concurrency * 3 + options.batchSize }
@@ -394,9 +407,16 @@ public final class ReconciliationPipeline: @unchecked Sendable {
         pump()
     }
 
-    /// Feeds the outage breaker; stops the run when Apple has been unreachable for long enough (before the
-    /// item's next step, so a retry it asks for is not sent and the item stays pending).
+    /// Feeds the TLS refusal guard and the outage breaker; stops the run when HTTPS to Apple is refused
+    /// systematically or Apple has been unreachable for long enough (before the item's next step, so a
+    /// retry it asks for is not sent and the item stays pending).
     private func noteReachability(_ answer: SourceAnswer, now: UInt64) {
+        if tlsGuard.record(answer, host: source.host(of: answer.request)) {
+            let message = tlsGuard.message
+            logger.critical("\(message); stopping: requests in flight finish, unfinished items stay pending")
+            stop(.tlsRefused(message))
+            return
+        }
         guard let reason = OutageBreaker.unreachableReason(answer) else {
             breaker.recordAnswer(now: now)
             return
@@ -409,9 +429,9 @@ public final class ReconciliationPipeline: @unchecked Sendable {
     }
 
     private func finish(_ task: ItemTask, _ finished: SourceResult) {
-        // Once Apple is known unreachable, an item that ran out of attempts was never really checked: it
-        // stays pending (row untouched) for `--resume` rather than ending unresolved.
-        if case .appleUnreachable = stopReason, case .unresolved = finished.kind { return drop(task) }
+        // Once Apple is known unreachable (or refused over TLS), an item that ran out of attempts was never
+        // really checked: it stays pending (row untouched) for `--resume` rather than ending unresolved.
+        if stopReason?.leavesUnresolvedPending == true, case .unresolved = finished.kind { return drop(task) }
         pendingResults.append(
             ItemResult(
                 item: task.item,
@@ -523,7 +543,7 @@ public final class ReconciliationPipeline: @unchecked Sendable {
             // Results not yet written may deserve another outcome now (the source decides).
             pendingResults = pendingResults.map { source.revise($0, afterConfigurationError: message) }
         }
-        if case .appleUnreachable = reason {
+        if reason.leavesUnresolvedPending {
             // Unresolved results not yet written stay pending instead (see `finish`).
             let before = pendingResults.count
             pendingResults.removeAll { if case .unresolved = $0.kind { true } else { false } }

@@ -43,6 +43,9 @@ public final class ReconciliationRunner: @unchecked Sendable {
         public var reportDirectory: String?
         /// `--metrics-file`: Prometheus text for node_exporter, written with the report.
         public var metricsFile: String?
+        /// `--ca-file` / `APPLE_CA_FILE`: the CA certificates HTTPS connections to Apple must chain to, instead
+        /// of the system's (checked by `HTTPSCAFileConfiguration`); nil for the system's trust store.
+        public var caFile: String?
 
         public init(
             mode: Mode,
@@ -56,7 +59,8 @@ public final class ReconciliationRunner: @unchecked Sendable {
             resume: Int64?? = nil,
             progressStyle: ProgressReporter.Style = .quiet,
             reportDirectory: String? = nil,
-            metricsFile: String? = nil
+            metricsFile: String? = nil,
+            caFile: String? = nil
         ) {
             self.mode = mode
             self.selection = selection
@@ -70,6 +74,7 @@ public final class ReconciliationRunner: @unchecked Sendable {
             self.progressStyle = progressStyle
             self.reportDirectory = reportDirectory
             self.metricsFile = metricsFile
+            self.caFile = caFile
         }
     }
 
@@ -176,7 +181,9 @@ public final class ReconciliationRunner: @unchecked Sendable {
             // due whatever their expiry (docs/architecture.md, "Notification history").
             var notificationFailure: String?
             if let settings = request.serverAPI {
-                let notificationsHTTP = CurlHTTPClient(configuration: CurlHTTPClient.Configuration())
+                let notificationsHTTP = CurlHTTPClient(
+                    configuration: CurlHTTPClient.Configuration(caFile: request.caFile)
+                )
                 defer { notificationsHTTP.shutdown() }
                 var endpoints = settings.endpoints
                 endpoints.connectTimeout = .milliseconds(Int64(parameters.options.connectTimeoutSeconds * 1000))
@@ -224,7 +231,8 @@ public final class ReconciliationRunner: @unchecked Sendable {
             let http = CurlHTTPClient(
                 configuration: CurlHTTPClient.Configuration(
                     maxConnections: max(8, parameters.options.concurrency),
-                    maxHostConnections: max(8, parameters.options.concurrency)
+                    maxHostConnections: max(8, parameters.options.concurrency),
+                    caFile: request.caFile
                 )
             )
             defer { http.shutdown() }
@@ -544,6 +552,11 @@ public final class ReconciliationRunner: @unchecked Sendable {
             status = .failed
             exitCode = .failure
             message = "database error: \(why); finished items are saved, resume with `run --resume \(runId)`"
+        case .tlsRefused(let why)?:
+            status = .failed
+            exitCode = .configuration
+            message =
+                "stopped early: \(why); \(pending) items pending (rows untouched); resume with `run --resume \(runId)` once HTTPS to Apple works"
         case .appleUnreachable(let why)?:
             status = .partial
             exitCode = .appleUnavailable

@@ -86,6 +86,7 @@ final class ServerAPIVerification: SourceVerification, @unchecked Sendable {
                     httpStatus: attempt.httpStatus,
                     appleStatus: attempt.errorCode,
                     transportFailure: attempt.transportFailure?.description,
+                    tlsRefusal: attempt.transportFailure?.tlsRefusal,
                     throttled: classification == .rateLimited || attempt.httpStatus == 503,
                     pauseBudgetUntil: classification == .rateLimited ? attempt.retryAfter : nil,
                     sourceData: answer

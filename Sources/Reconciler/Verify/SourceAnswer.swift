@@ -11,6 +11,9 @@ public struct SourceAnswer: Sendable {
     public let appleStatus: Int?
     /// Why no response arrived (timeout, reset, ...), when none did.
     public let transportFailure: String?
+    /// The TLS connection was refused for a reason retrying cannot fix (an untrusted or mismatched
+    /// certificate, no TLS version in common): the reason. `TLSRefusalGuard` stops the run on these.
+    public let tlsRefusal: String?
     /// Apple pushed back (HTTP 429/503): the budget slows down.
     public let throttled: Bool
     /// Apple asked that nothing more be sent on this budget before this time.
@@ -27,6 +30,7 @@ public struct SourceAnswer: Sendable {
         httpStatus: Int?,
         appleStatus: Int?,
         transportFailure: String?,
+        tlsRefusal: String? = nil,
         throttled: Bool,
         pauseBudgetUntil: Date? = nil,
         notice: String? = nil,
@@ -37,6 +41,7 @@ public struct SourceAnswer: Sendable {
         self.httpStatus = httpStatus
         self.appleStatus = appleStatus
         self.transportFailure = transportFailure
+        self.tlsRefusal = tlsRefusal
         self.throttled = throttled
         self.pauseBudgetUntil = pauseBudgetUntil
         self.notice = notice

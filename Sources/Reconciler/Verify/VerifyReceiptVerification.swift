@@ -67,6 +67,7 @@ final class VerifyReceiptVerification: SourceVerification, @unchecked Sendable {
                     httpStatus: attempt.httpStatus,
                     appleStatus: attempt.appleStatus,
                     transportFailure: attempt.transportFailure?.description,
+                    tlsRefusal: attempt.transportFailure?.tlsRefusal,
                     throttled: attempt.httpStatus == 429 || attempt.httpStatus == 503,
                     notice: (attempt.sunset ?? attempt.deprecation).map {
                         "Apple announces the end of verifyReceipt (Sunset/Deprecation: \($0))"
