@@ -69,7 +69,7 @@ extension ValueBounds {
         for (field, value) in texts {
             guard let value else { continue }
             if value.utf8.count > maxTextLength { return "\(field) has \(value.utf8.count) bytes" }
-            if value.utf8.contains(0) { return "\(field) contains a NUL character" }
+            if ValueBounds.containsNUL(value) { return "\(field) contains a NUL character" }
         }
         return nil
     }

@@ -81,7 +81,7 @@ public enum StorableValueCheck {
 
     /// Whether PostgreSQL's text can hold `text` (no NUL character).
     public static func isStorable(_ text: String) -> Bool {
-        !text.utf8.contains(0)
+        !ValueBounds.containsNUL(text)
     }
 
     /// Text the reconciler writes itself (reasons, errors), made storable: NUL becomes U+FFFD.
