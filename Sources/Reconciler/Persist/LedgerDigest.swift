@@ -12,22 +12,32 @@ enum LedgerDigest {
     /// Bumped whenever the encoding below changes, so digests of an older build never match.
     static let version = "v1"
 
-    /// SHA-256 over the entries in transaction id order (the order Apple lists them in does not matter),
-    /// each field length-prefixed, with the environment the ledger is written with; hex, prefixed by
-    /// `version`.
+    /// SHA-256 over the entries in transaction id order (the order Apple lists them in does not matter), with
+    /// the environment the ledger is written with; hex, prefixed by `version`. Each field has a fixed type at
+    /// its position: text length-prefixed (4 bytes), numbers and dates as a marker byte and 8 bytes, a
+    /// missing value as 0xFF, so no two ledgers encode alike.
     static func of(_ entries: [LedgerEntry], environment: String?) -> String {
         var hasher = SHA256()
         func add(_ text: String?) {
-            guard let text else {
+            guard var utf8 = text else {
                 hasher.update(data: [0xFF])
                 return
             }
-            let bytes = Array(text.utf8)
-            hasher.update(data: withUnsafeBytes(of: UInt32(bytes.count).bigEndian) { Array($0) })
-            hasher.update(data: bytes)
+            utf8.withUTF8 { bytes in
+                withUnsafeBytes(of: UInt32(bytes.count).bigEndian) { hasher.update(bufferPointer: $0) }
+                hasher.update(bufferPointer: UnsafeRawBufferPointer(bytes))
+            }
         }
-        func add(_ date: Date?) { add(date.map { String($0.timeIntervalSince1970.bitPattern) }) }
-        func add(_ number: Int64?) { add(number.map { String($0) }) }
+        func add(_ number: UInt64?) {
+            guard let number else {
+                hasher.update(data: [0xFF])
+                return
+            }
+            hasher.update(data: [0x08])
+            withUnsafeBytes(of: number.bigEndian) { hasher.update(bufferPointer: $0) }
+        }
+        func add(_ date: Date?) { add(date.map { $0.timeIntervalSince1970.bitPattern }) }
+        func add(_ number: Int64?) { add(number.map { UInt64(bitPattern: $0) }) }
         func add(_ flag: Bool) { add(flag ? "1" : "0") }
         add(environment)
         for entry in entries.sorted(by: { $0.transactionId < $1.transactionId }) {
@@ -58,6 +68,12 @@ enum LedgerDigest {
             add(facts?.transactionReason)
             add(facts?.signedTransaction)
         }
-        return version + ":" + hasher.finalize().map { String(format: "%02x", $0) }.joined()
+        let hex = Array("0123456789abcdef".utf8)
+        var out = Array((version + ":").utf8)
+        for byte in hasher.finalize() {
+            out.append(hex[Int(byte >> 4)])
+            out.append(hex[Int(byte & 0x0F)])
+        }
+        return String(decoding: out, as: UTF8.self)
     }
 }
