@@ -31,6 +31,23 @@ import Testing
         #expect(lines.allSatisfy { $0.hasPrefix("applied") }, "\(status.stdout)")
     }
 
+    @Test func aRunRefusesASchemaWithoutTheMigrationsItNeedsAndSaysHowToFixIt() throws {
+        // The build's requirement is the newest file in sql/.
+        let newest = try #require(Self.sqlFiles.last?.lastPathComponent.prefix(3)).description
+        #expect(SchemaRequirement.version == Int(newest))
+
+        let world = try EndToEndFixture(subscriptions: 0)
+        let conn = try world.connect()
+        defer { conn.close() }
+        // A database one release behind: the newest migration not applied.
+        try conn.execute("DELETE FROM schema_migrations WHERE version = $1", [Int64(SchemaRequirement.version)])
+        let refused = world.runReconciler(["run", "--now", EndToEndFixture.defaultNow])
+        #expect(refused.status == 78, "\(refused)")
+        #expect(refused.stderr.contains("lacks migration(s) \(SchemaRequirement.version)"), "\(refused.stderr)")
+        #expect(refused.stderr.contains("renewal-reconciler migrate"), "\(refused.stderr)")
+        #expect(try conn.count("SELECT count(*) AS n FROM reconciliation_runs") == 0)
+    }
+
     @Test func eachSQLFileAppliesWithPlainPsqlAndMigrateThenAppliesNothing() throws {
         let database = try TestDatabase.make()
         defer { database.drop() }

@@ -121,6 +121,7 @@ public final class ReconciliationRunner: @unchecked Sendable {
     private func runToEnd(_ request: Request) throws -> Summary {
         let control = try PostgresConnection(connectionString)
         defer { control.close() }
+        try SchemaRequirement.check(control)
         guard try control.tryAdvisoryLock(key: Self.lockKey) else {
             let holder = try control.queryFirst(
                 """
