@@ -15,16 +15,9 @@ enum Entry {
         // receipt-sized allocations the arenas kept growing with the run (123 MB at 10,000 subscriptions,
         // 185 MB at 200,000). Two arenas keep the peak flat (see BENCHMARKS.md).
         // mallopt(M_ARENA_MAX = -8, 2), looked up at run time (malloc.h is not in Swift's Glibc module).
-        // Blocks of 128 KB and more (a page of pending items, a batch's parameters, a large answer) are
-        // mapped and unmapped on their own (M_MMAP_THRESHOLD = -3; fixed, so glibc does not raise it after
-        // the first large free), and free memory above 1 MB at the top of a heap goes back to the system
-        // (M_TRIM_THRESHOLD = -1): together 10 MB less peak RSS at --concurrency 256 (see BENCHMARKS.md).
         if let symbol = dlsym(nil, "mallopt") {
             typealias Mallopt = @convention(c) (Int32, Int32) -> Int32
-            let mallopt = unsafeBitCast(symbol, to: Mallopt.self)
-            _ = mallopt(-8, 2)
-            _ = mallopt(-3, 128 * 1024)
-            _ = mallopt(-1, 1024 * 1024)
+            _ = unsafeBitCast(symbol, to: Mallopt.self)(-8, 2)
         }
         #endif
         RenewalReconciler.main()
