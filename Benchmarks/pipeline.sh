@@ -134,7 +134,9 @@ night() {
     (
         peak=0 rr=""
         while kill -0 "$TIME_PID" 2>/dev/null; do
-            [ -n "$rr" ] || rr=$(pgrep -n -f "renewal-reconciler run --now $RUN_NOW" || true)
+            # The run is the child of /usr/bin/time; matching the command line would also find
+            # /usr/bin/time itself (about 1.4 MB).
+            [ -n "$rr" ] || rr=$(pgrep -P "$TIME_PID" | head -1 || true)
             if [ -n "$rr" ] && ! grep -q " completed: \| partial: \| interrupted: " "$WORK/run-$LABEL.err" 2>/dev/null; then
                 kb=$(awk '/^VmRSS/ {print $2}' "/proc/$rr/status" 2>/dev/null || echo 0)
                 [ "${kb:-0}" -gt "$peak" ] && peak=$kb && echo "$peak" >"$WORK/pipeline-$LABEL.rss"

@@ -91,6 +91,29 @@ import Testing
         #expect(source.peakOutstanding == 8)
     }
 
+    /// Memory does not grow with the run: no more than `maxActive` items are read and unwritten at any
+    /// moment (a page is read only when it fits), and a started item is not kept by the queue it came from:
+    /// once written, nothing of it is left.
+    @Test func itemsInMemoryStayBounded() throws {
+        let clock = VirtualClock()
+        let budget = RateBudget(name: "apple", rate: 1000)
+        let source = FakeSource(clock: clock, budgets: [budget], latency: 300_000_000) { id, attempt, _, _ in
+            id % 5 == 0 && attempt <= 2 ? .retry(throttled: false, retryAfter: nil, pause: false) : .ok
+        }
+        let store = InMemoryPipelineStore(count: 3000)
+        let pipeline = try Self.pipeline(store, source, Self.options(rate: 1000, concurrency: 16, batchSize: 50))
+        let bound = pipeline.maxActive
+        #expect(bound == 16 * 3 + 50 + 100)
+        let result = clock.drive(pipeline)
+        #expect(result.written == 3000)
+        #expect(store.written.values.allSatisfy { $0.count == 1 }, "an item was written twice")
+        #expect(store.peakUnwritten <= bound, "read ahead of the pipeline: \(store.peakUnwritten) items unwritten")
+        #expect(source.peakLiveVerifications <= bound, "\(source.peakLiveVerifications) items alive at once")
+        withExtendedLifetime(pipeline) {
+            #expect(source.liveVerifications == 0, "finished items still held by the pipeline")
+        }
+    }
+
     @Test func aStopMidRunLeavesUnfinishedItemsPending() throws {
         let clock = VirtualClock()
         let budget = RateBudget(name: "apple", rate: 50)

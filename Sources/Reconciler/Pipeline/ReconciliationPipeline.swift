@@ -80,7 +80,9 @@ public final class ReconciliationPipeline: @unchecked Sendable {
     /// concurrency from other budgets) until the pause ends.
     private var parked: [RateBudget: [(ItemTask, SourceRequest)]] = [:]
     private var backoffTemplate: Backoff
-    private var ready: [ItemTask] = []
+    /// Items read and not started, in id order from `readyHead`; a started item's slot is emptied at once,
+    /// so the queue never keeps a finished item (its receipt, Apple's answer) alive.
+    private var ready: [ItemTask?] = []
     private var readyHead = 0
     private var cursor: Int64 = 0
     private var exhausted = false
@@ -106,7 +108,14 @@ public final class ReconciliationPipeline: @unchecked Sendable {
     private var tlsGuard = TLSRefusalGuard()
 
     private var pageSize: Int { min(1000, max(100, options.concurrency * 2)) }
-    private var maxActive: Int { options.concurrency * 3 + options.batchSize }
+    /// The most items in memory at once (read and not yet written: queued, in flight, parked by a budget's
+    /// `Retry-After`, waiting for a retry or for their batch). A page is read only when it fits whole under
+    /// this bound, so memory does not grow with the run (docs/architecture.md, "Threading model"). The page
+    /// of headroom lets a paused budget park a few seconds of items without starving the other budgets.
+    var maxActive: Int { options.concurrency * 3 + options.batchSize + pageSize }
+    /// The smallest page worth a query: a nearly full pipeline waits for a batch to be written instead of
+    /// reading a few rows at a time.
+    private var minimumPage: Int { max(1, min(pageSize, options.batchSize)) }
 
     public init(
         store: any PipelineStore,
@@ -188,12 +197,13 @@ public final class ReconciliationPipeline: @unchecked Sendable {
     // MARK: - Feeding
 
     private func fetchMore() {
-        guard !fetching, !exhausted, stopReason == nil, active < maxActive, queuedCount < options.concurrency * 2
+        let room = maxActive - active
+        guard !fetching, !exhausted, stopReason == nil, room >= minimumPage, queuedCount < options.concurrency * 2
         else { return }
         fetching = true
         storeCalls += 1
         let after = cursor
-        let limit = pageSize
+        let limit = min(pageSize, room)
         readQueue.async {
             let page = Swift.Result { try self.store.fetchPending(after: after, limit: limit) }
             self.queue.async {
@@ -231,8 +241,12 @@ public final class ReconciliationPipeline: @unchecked Sendable {
     private func popReady() -> ItemTask? {
         guard readyHead < ready.count else { return nil }
         let task = ready[readyHead]
+        ready[readyHead] = nil
         readyHead += 1
-        if readyHead > 1024 && readyHead * 2 > ready.count {
+        if readyHead == ready.count {
+            ready.removeAll(keepingCapacity: true)
+            readyHead = 0
+        } else if readyHead > 1024 && readyHead * 2 > ready.count {
             ready.removeFirst(readyHead)
             readyHead = 0
         }

@@ -9,7 +9,8 @@ final class VerifyReceiptVerification: SourceVerification, @unchecked Sendable {
     private let source: VerifyReceiptSource
     private let item: WorkItem
     private var plan: VerificationAttempt
-    private var lastAttempt: VerifyAttemptResult?
+    /// Apple's status in the last answer (only that: the parsed answer itself is not kept once decided).
+    private var lastAppleStatus: Int?
     private var decision: Decision?
 
     init(source: VerifyReceiptSource, item: WorkItem) {
@@ -83,7 +84,7 @@ final class VerifyReceiptVerification: SourceVerification, @unchecked Sendable {
         guard let verified = answer.sourceData as? VerifyAnswer else {
             return finished(.unresolved("internal: not a verifyReceipt answer"), environment: nil, appleStatus: nil)
         }
-        lastAttempt = verified.attempt
+        lastAppleStatus = verified.attempt.appleStatus
         decision = answer.decision
         return step(plan.next(after: verified.attempt.verdict))
     }
@@ -114,9 +115,9 @@ final class VerifyReceiptVerification: SourceVerification, @unchecked Sendable {
     }
 
     private func complete(_ final: VerificationAttempt.Final) -> SourceStep {
-        let last = lastAttempt
+        let lastStatus = lastAppleStatus
         let environment = plan.environment
-        let evidence = last?.appleStatus.flatMap(source.noteFinalAppleStatus)
+        let evidence = lastStatus.flatMap(source.noteFinalAppleStatus)
         if let evidence {
             source.logger.critical(
                 """
@@ -133,7 +134,7 @@ final class VerifyReceiptVerification: SourceVerification, @unchecked Sendable {
                 return finished(
                     .unresolved("internal: no decision for an ok response"),
                     environment: okEnvironment,
-                    appleStatus: last?.appleStatus
+                    appleStatus: lastStatus
                 )
             }
             if decision.outcome == .rejected {
@@ -142,13 +143,13 @@ final class VerifyReceiptVerification: SourceVerification, @unchecked Sendable {
                 result = SourceResult(
                     kind: .rejected(reason, invalidReceipt: false),
                     environment: okEnvironment,
-                    appleStatus: last?.appleStatus
+                    appleStatus: lastStatus
                 )
             } else {
                 result = SourceResult(
                     kind: .decided(decision),
                     environment: decision.environment ?? okEnvironment,
-                    appleStatus: last?.appleStatus
+                    appleStatus: lastStatus
                 )
             }
         case .rejected(let reason) where reason.code == .internalDataAccessPermanent:
@@ -157,14 +158,14 @@ final class VerifyReceiptVerification: SourceVerification, @unchecked Sendable {
             result = SourceResult(
                 kind: .unresolved("\(reason.code.rawValue): \(reason) (not retried)"),
                 environment: environment,
-                appleStatus: reason.appleStatus ?? last?.appleStatus
+                appleStatus: reason.appleStatus ?? lastStatus
             )
         case .rejected(let reason) where reason.code == .sharedSecretMismatch && source.secretIsSystematic:
             // Not this receipt's problem: the secret is wrong for every receipt. Row untouched, due again.
             result = SourceResult(
                 kind: .unresolved(VerifyReceiptSource.secretLooksWrong(reason)),
                 environment: environment,
-                appleStatus: reason.appleStatus ?? last?.appleStatus
+                appleStatus: reason.appleStatus ?? lastStatus
             )
         case .rejected(let reason) where reason.code == .accountNotFound:
             // 21010: "treat as if a purchase was never made": the entitlement ends, written like any decision.
@@ -172,19 +173,19 @@ final class VerifyReceiptVerification: SourceVerification, @unchecked Sendable {
             result = SourceResult(
                 kind: .decided(ended),
                 environment: ended.environment ?? environment,
-                appleStatus: reason.appleStatus ?? last?.appleStatus
+                appleStatus: reason.appleStatus ?? lastStatus
             )
         case .rejected(let reason):
             result = SourceResult(
                 kind: .rejected(reason, invalidReceipt: reason.code == .invalidReceipt),
                 environment: environment,
-                appleStatus: reason.appleStatus ?? last?.appleStatus
+                appleStatus: reason.appleStatus ?? lastStatus
             )
         case .unresolved(let reason):
             result = SourceResult(
                 kind: .unresolved("\(reason.code.rawValue): \(reason) after \(plan.failures) attempts"),
                 environment: environment,
-                appleStatus: reason.appleStatus ?? last?.appleStatus
+                appleStatus: reason.appleStatus ?? lastStatus
             )
         case .configurationError(let reason):
             source.logger.critical("Apple reports a configuration error: \(reason). Stopping the run.")

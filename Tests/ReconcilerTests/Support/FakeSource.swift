@@ -36,6 +36,8 @@ final class FakeSource: AppleSource, @unchecked Sendable {
     private var sendsValue: [Send] = []
     private var outstanding = 0
     private var peakOutstandingValue = 0
+    private var liveVerificationsValue = 0
+    private var peakLiveVerificationsValue = 0
 
     init(
         clock: VirtualClock,
@@ -53,6 +55,20 @@ final class FakeSource: AppleSource, @unchecked Sendable {
 
     var sends: [Send] { lock.withLock { sendsValue } }
     var peakOutstanding: Int { lock.withLock { peakOutstandingValue } }
+    /// Verifications (one per item) not yet deallocated: what the pipeline still holds of its items.
+    var liveVerifications: Int { lock.withLock { liveVerificationsValue } }
+    var peakLiveVerifications: Int { lock.withLock { peakLiveVerificationsValue } }
+
+    fileprivate func verificationMade() {
+        lock.withLock {
+            liveVerificationsValue += 1
+            peakLiveVerificationsValue = max(peakLiveVerificationsValue, liveVerificationsValue)
+        }
+    }
+
+    fileprivate func verificationGone() {
+        lock.withLock { liveVerificationsValue -= 1 }
+    }
 
     func verification(for item: WorkItem) -> any SourceVerification {
         FakeVerification(source: self, item: item)
@@ -119,6 +135,11 @@ private final class FakeVerification: SourceVerification, @unchecked Sendable {
     init(source: FakeSource, item: WorkItem) {
         self.source = source
         self.item = item
+        source.verificationMade()
+    }
+
+    deinit {
+        source.verificationGone()
     }
 
     var request: SourceRequest {

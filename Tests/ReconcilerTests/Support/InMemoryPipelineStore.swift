@@ -16,6 +16,9 @@ final class InMemoryPipelineStore: PipelineStore, @unchecked Sendable {
     private var batchesValue: [[Int64]] = []
     private var failuresLeft: Int
     private var writeCallsValue = 0
+    private var fetchedValue = 0
+    private var writtenCountValue = 0
+    private var peakUnwrittenValue = 0
 
     /// `failingWrites`: how many `write` calls fail before writes succeed (`Int.max`: every one).
     init(count: Int, failingWrites: Int = 0) {
@@ -39,13 +42,18 @@ final class InMemoryPipelineStore: PipelineStore, @unchecked Sendable {
     var written: [Int64: [ItemResult]] { lock.withLock { writtenValue } }
     var batches: [[Int64]] { lock.withLock { batchesValue } }
     var writeCalls: Int { lock.withLock { writeCallsValue } }
+    /// The most items handed out by `fetchPending` and not yet written, at any moment.
+    var peakUnwritten: Int { lock.withLock { peakUnwrittenValue } }
 
     func fetchPending(after subscriptionId: Int64, limit: Int) throws -> [WorkItem] {
         lock.withLock {
-            Array(
+            let page = Array(
                 items.lazy.filter { $0.subscriptionId > subscriptionId && self.writtenValue[$0.subscriptionId] == nil }
                     .prefix(limit)
             )
+            fetchedValue += page.count
+            peakUnwrittenValue = max(peakUnwrittenValue, fetchedValue - writtenCountValue)
+            return page
         }
     }
 
@@ -57,6 +65,7 @@ final class InMemoryPipelineStore: PipelineStore, @unchecked Sendable {
                 throw WriteFailure()
             }
             for result in results { writtenValue[result.item.subscriptionId, default: []].append(result) }
+            writtenCountValue += results.count
             batchesValue.append(results.map(\.item.subscriptionId))
             return BatchWriteResult()
         }
