@@ -118,6 +118,11 @@ import Testing
             #expect(error.tlsFailure == .protocolVersion, "\(error)")
             #expect(error.description.contains("localhost:\(server.port)"))
             #expect(error.description.contains("TLS 1.2"), "\(error)")
+            // The server logs the refusal after the client has seen it: wait for the line (a few seconds at most).
+            let deadline = Date().addingTimeInterval(10)
+            while !server.log.contains("handshake refused"), Date() < deadline {
+                try await Task.sleep(for: .milliseconds(50))
+            }
             #expect(server.log.contains("handshake refused"), "\(server.log)")
         }
     }
