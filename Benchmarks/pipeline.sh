@@ -104,6 +104,23 @@ pg_ticks() {
     for c in $(ps -o pid= --ppid "$pm"); do total=$((total + $(ticks "$c"))); done
     echo "$total"
 }
+# pg_sample FILE: one line per PostgreSQL child process, "pid ticks kind" (kind: the process title's first
+# word after "postgres:", "backend" for a client connection). Sampled every 0.2 s during a run, the last
+# sample of each pid tells where PostgreSQL's CPU went (short-lived autovacuum workers included).
+pg_sample() {
+    local pm c title kind
+    pm=$(head -1 "$THROWAWAY_PG_DIR/data/postmaster.pid")
+    for c in $(ps -o pid= --ppid "$pm"); do
+        title=$(tr '\0' ' ' <"/proc/$c/cmdline" 2>/dev/null || true)
+        case "$title" in
+            "postgres: autovacuum worker"*) kind=autovacuum ;;
+            "postgres: checkpointer"* | "postgres: background writer"* | "postgres: walwriter"*) kind=writers ;;
+            "postgres: autovacuum launcher"* | "postgres: logical"* | "postgres: stats"* | "postgres: archiver"*) kind=other ;;
+            *) kind=backend ;;
+        esac
+        echo "$c $(ticks "$c") $kind"
+    done >>"$1"
+}
 HZ=$(getconf CLK_TCK)
 q() { psql -X -qAt "$DATABASE_URL" -c "$1"; }
 
@@ -127,6 +144,9 @@ night() {
 
     local sim0 pg0 sim1 pg1
     sim0=$(ticks "$SIM_PID"); pg0=$(pg_ticks)
+    : >"$WORK/pg-$LABEL.samples"
+    pg_sample "$WORK/pg-$LABEL.samples"
+    sed -i 's/^/start /' "$WORK/pg-$LABEL.samples"
     /usr/bin/time -f '%e %U %S %M' -o "$WORK/run-$LABEL.time" "${CMD[@]}" >"$WORK/run-$LABEL.out" 2>"$WORK/run-$LABEL.err" &
     local TIME_PID=$!
     # RSS sampler: the peak before the run logs its completion (scan + pipeline) is kept apart from the
@@ -141,6 +161,7 @@ night() {
                 kb=$(awk '/^VmRSS/ {print $2}' "/proc/$rr/status" 2>/dev/null || echo 0)
                 [ "${kb:-0}" -gt "$peak" ] && peak=$kb && echo "$peak" >"$WORK/pipeline-$LABEL.rss"
             fi
+            pg_sample "$WORK/pg-$LABEL.samples"
             sleep 0.2
         done
     ) &
@@ -157,6 +178,17 @@ night() {
     wait "$TIME_PID" || { echo "run $LABEL failed (exit $?):" >&2; tail -20 "$WORK/run-$LABEL.err" >&2; exit 1; }
     wait "$SAMPLER" "$POLLER" 2>/dev/null || true
     sim1=$(ticks "$SIM_PID"); pg1=$(pg_ticks)
+    # PostgreSQL's CPU by kind of process: the last sample of each pid less its sample at the start.
+    local pg_kinds
+    pg_kinds=$(awk -v hz="$HZ" '
+        $1 == "start" { base[$2] = $3; next }
+        { last[$1] = $2; kind[$1] = $3 }
+        END {
+            for (p in last) sum[kind[p]] += last[p] - (p in base ? base[p] : 0)
+            out = ""
+            for (k in sum) out = out sprintf("%s%s=%.2fs", out == "" ? "" : " ", k, sum[k] / hz)
+            print out
+        }' "$WORK/pg-$LABEL.samples")
     # Steady rate: requests between the moments 10% and 90% of them had arrived, over that time.
     local steady
     steady=$(python3 - "$WORK/requests-$LABEL.series" <<'PY'
@@ -195,6 +227,7 @@ PY
     echo "${P}apple_requests_per_second=$(printf '%.1f' "$achieved") steady_requests_per_second=$steady (10%..90% of the requests) sim_peak_1s_window=$peak"
     echo "${P}reconciler_cpu_seconds=$(echo "$user + $sys" | bc) (user $user, sys $sys) cpu_us_per_sub=$cpu_us"
     echo "${P}simulator_cpu_seconds=$(echo "scale=2; ($sim1 - $sim0) / $HZ" | bc) postgres_cpu_seconds=$(echo "scale=2; ($pg1 - $pg0) / $HZ" | bc) postgres_us_per_due_sub=$pg_us postgres_us_per_world_sub=$pg_us_world"
+    echo "${P}postgres_cpu_by_process=\"$pg_kinds\" (sampled every 0.2 s; backends are the run's connections)"
     echo "${P}reconciler_peak_rss_kb=$rss (whole process, reports included) pipeline_peak_rss_kb=$pipeline_rss (sampled every 0.2 s until the run logs its completion)"
     if [ "$PGSTATS" = 1 ]; then
         echo "${P}top statements (pg_stat_statements, total ms, calls, rows, first 110 characters):"

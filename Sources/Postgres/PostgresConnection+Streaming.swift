@@ -34,11 +34,13 @@ extension PostgresConnection {
             var delivered = 0
             var bodyError: (any Error)?
             var serverError: PostgresError?
+            var columns: PostgresColumns?
             while let result = PQgetResult(conn) {
                 let status = PQresultStatus(result)
                 if status == PGRES_SINGLE_TUPLE {
                     if bodyError == nil {
-                        let single = Self.copyResult(result)
+                        let single = Self.copyResult(result, columns: columns)
+                        columns = single.storage.columns
                         PQclear(result)
                         let row = PostgresRow(storage: single.storage, index: 0, displayIndex: delivered)
                         delivered += 1

@@ -330,15 +330,11 @@ public final class PostgresConnection: @unchecked Sendable {
         )
     }
 
-    static func copyResult(_ result: OpaquePointer) -> PostgresResult {
-        let columnCount = Int(PQnfields(result))
+    /// Copies `result` out of libpq; `columns`, when they match the result's, are shared instead of built again.
+    static func copyResult(_ result: OpaquePointer, columns known: PostgresColumns? = nil) -> PostgresResult {
+        let columns = known.flatMap { $0.match(result) ? $0 : nil } ?? PostgresColumns.of(result)
+        let columnCount = columns.names.count
         let rowCount = Int(PQntuples(result))
-        var names: [String] = []
-        var types: [UInt32] = []
-        for c in 0..<columnCount {
-            names.append(PQfname(result, Int32(c)).map { String(cString: $0) } ?? "?column?")
-            types.append(UInt32(PQftype(result, Int32(c))))
-        }
         var values: [String?] = []
         values.reserveCapacity(rowCount * columnCount)
         for r in 0..<rowCount {
@@ -357,7 +353,7 @@ public final class PostgresConnection: @unchecked Sendable {
         let tag = PQcmdStatus(result).map { String(cString: $0) } ?? ""
         let affected = PQcmdTuples(result).flatMap { Int(String(cString: $0)) } ?? 0
         return PostgresResult(
-            storage: PostgresResultStorage(columnNames: names, typeOIDs: types, values: values),
+            storage: PostgresResultStorage(columns: columns, values: values),
             commandTag: tag,
             rowsAffected: affected
         )

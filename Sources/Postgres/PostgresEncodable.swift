@@ -74,6 +74,6 @@ extension Optional: PostgresEncodable where Wrapped: PostgresEncodable {
 
 extension Array: PostgresEncodable where Element: PostgresEncodable {
     public var postgresValue: PostgresValue {
-        .array(map(\.postgresValue), typeOID: Element.postgresArrayTypeOID)
+        .array(map { $0.postgresValue }, typeOID: Element.postgresArrayTypeOID)
     }
 }

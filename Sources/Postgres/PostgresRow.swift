@@ -62,17 +62,19 @@ public struct PostgresRow: Sendable {
 
 /// Immutable, shared storage of one result's values (text format; nil = NULL).
 final class PostgresResultStorage: Sendable {
-    let columnNames: [String]
-    let typeOIDs: [UInt32]
-    let columnIndex: [String: Int]
+    let columns: PostgresColumns
     let values: [String?]
 
-    init(columnNames: [String], typeOIDs: [UInt32], values: [String?]) {
-        self.columnNames = columnNames
-        self.typeOIDs = typeOIDs
+    var columnNames: [String] { columns.names }
+    var typeOIDs: [UInt32] { columns.typeOIDs }
+    var columnIndex: [String: Int] { columns.index }
+
+    init(columns: PostgresColumns, values: [String?]) {
+        self.columns = columns
         self.values = values
-        var index: [String: Int] = [:]
-        for (i, name) in columnNames.enumerated() where index[name] == nil { index[name] = i }
-        self.columnIndex = index
+    }
+
+    convenience init(columnNames: [String], typeOIDs: [UInt32], values: [String?]) {
+        self.init(columns: PostgresColumns(names: columnNames, typeOIDs: typeOIDs), values: values)
     }
 }

@@ -95,7 +95,7 @@ struct JSONParser {
     private mutating func parseObject() throws(Failure) -> JSONValue {
         try enterContainer()
         index += 1  // {
-        var members: [String: JSONValue] = [:]
+        var members = JSONObject()
         skipWhitespace()
         if index < bytes.count, bytes[index] == UInt8(ascii: "}") {
             index += 1
@@ -115,7 +115,7 @@ struct JSONParser {
             }
             index += 1
             skipWhitespace()
-            members[key] = try parseValue()
+            members.appendParsed(key: key, value: try parseValue())
             skipWhitespace()
             guard index < bytes.count else { throw fail("unexpected end of input (truncated?)") }
             switch bytes[index] {

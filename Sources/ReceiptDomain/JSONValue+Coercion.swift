@@ -98,7 +98,7 @@ extension JSONValue {
     }
 
     /// An object's members (nil when null); anything else is a type error.
-    func looseObject(_ path: @autoclosure () -> String) throws(ReceiptParseError) -> [String: JSONValue]? {
+    func looseObject(_ path: @autoclosure () -> String) throws(ReceiptParseError) -> JSONObject? {
         switch self {
         case .null: return nil
         case .object(let members): return members
@@ -109,7 +109,7 @@ extension JSONValue {
 
 /// Typed access to an object's members with the path used in errors.
 struct JSONFields {
-    let members: [String: JSONValue]
+    let members: JSONObject
     let path: String
 
     private func childPath(_ key: String) -> String { path.isEmpty ? key : path + "." + key }

@@ -11,7 +11,7 @@ public enum JSONValue: Sendable, Equatable {
     case string(String)
     case array([JSONValue])
     /// Objects keep the last value of a duplicated key.
-    case object([String: JSONValue])
+    case object(JSONObject)
 
     /// A short name of the value's JSON type, for error messages.
     public var typeName: String {

@@ -76,7 +76,7 @@ private func field(_ c: inout Choices, usual: JSONValue) -> JSONValue? {
 private func transaction(_ c: inout Choices, index: Int) -> JSONValue {
     let otid = "1000000811111111"
     let purchase = 1_717_200_000_000 + Int64(index - 2) * 2_592_000_000
-    var members: [String: JSONValue] = [:]
+    var members: JSONObject = [:]
     let usual: [(String, JSONValue)] = [
         ("transaction_id", .string(index == 0 ? otid : "10000008111112\(index)")),
         ("original_transaction_id", .string(otid)),
@@ -98,15 +98,15 @@ private func transaction(_ c: inout Choices, index: Int) -> JSONValue {
 }
 
 private func response(_ c: inout Choices) -> JSONValue {
-    var members: [String: JSONValue] = [:]
+    var members: JSONObject = [:]
     members["status"] = c.pick([.number("0"), .number("21006"), .number("21010"), .number("21004"), number(&c)])
     members["environment"] = c.pick([.string("Production"), .string("Sandbox"), text(&c)])
     let transactions = (0..<(c.byte() % 5)).map { transaction(&c, index: $0) }
     members["latest_receipt_info"] = .array(transactions)
-    var receipt: [String: JSONValue] = ["in_app": .array(Array(transactions.prefix(1)))]
+    var receipt: JSONObject = ["in_app": .array(Array(transactions.prefix(1)))]
     if let bundle = field(&c, usual: .string("com.example.reader")) { receipt["bundle_id"] = bundle }
     members["receipt"] = .object(receipt)
-    var pending: [String: JSONValue] = ["original_transaction_id": .string("1000000811111111")]
+    var pending: JSONObject = ["original_transaction_id": .string("1000000811111111")]
     for key in ["auto_renew_status", "expiration_intent", "is_in_billing_retry_period", "grace_period_expires_date_ms"]
     {
         if let value = field(&c, usual: .string(key == "grace_period_expires_date_ms" ? "1717300000000" : "1")) {

@@ -1,7 +1,8 @@
 import Foundation
-import Postgres
 import TestSupport
 import Testing
+
+@testable import Postgres
 
 /// Values go through real parameters and come back unchanged.
 @Suite struct RoundTripTests {
@@ -164,5 +165,25 @@ import Testing
         #expect(reentrant?.code == .concurrentUse)
         // The connection is still usable.
         #expect(try conn.queryFirst("SELECT 3 AS n")?.decode("n", as: Int.self) == 3)
+    }
+
+    @Test func streamedRowsShareTheirColumnsAndKeepTheirOwnValues() throws {
+        var rows: [PostgresRow] = []
+        try conn.forEachRow(
+            "SELECT g AS n, 'row ' || g AS label, CASE WHEN g % 2 = 0 THEN NULL ELSE g * 10 END AS odd FROM generate_series(1, 4) AS g"
+        ) { rows.append($0) }
+        #expect(rows.count == 4)
+        // Rows kept after the callback still read their own values, by name and by index.
+        #expect(try rows.map { try $0.decode("n", as: Int.self) } == [1, 2, 3, 4])
+        #expect(try rows.map { try $0.decode("label", as: String.self) } == ["row 1", "row 2", "row 3", "row 4"])
+        #expect(try rows.map { try $0.decode(2, as: Int?.self) } == [10, nil, 30, nil])
+        #expect(rows.allSatisfy { $0.columnNames == ["n", "label", "odd"] })
+        // One set of columns for the whole statement, not one per row.
+        #expect(rows.allSatisfy { $0.storage.columns === rows[0].storage.columns })
+        // A later statement of another shape gets its own columns.
+        try conn.forEachRow("SELECT 'x' AS other") { row throws in
+            #expect(row.columnNames == ["other"])
+            #expect(try row.decode("other", as: String.self) == "x")
+        }
     }
 }

@@ -99,4 +99,43 @@ import Testing
         #expect(try chunks() != before)
         #expect(try world.subscription(id).decode("latest_receipt", as: String?.self) == newer)
     }
+
+    /// sql/008_receipt_storage.sql: a written receipt goes out of line as it is, never through pglz (which gives
+    /// up on most base64 after doing the work). A receipt pglz could shrink to almost nothing shows it.
+    @Test func aWrittenReceiptIsStoredOutOfLineWithoutCompression() throws {
+        let world = try StoreWorld()
+        let id = try world.insertSubscription("2003", expiresAt: StoreWorld.day(20), state: "active")
+        let repetitive = String(repeating: "MIIT", count: 3000)
+        try Self.night(world, id) {
+            TestDecisions.decision($0, expiresAt: StoreWorld.day(20), latestReceipt: repetitive)
+        }
+        let row = try #require(
+            try world.connection.queryFirst(
+                """
+                SELECT pg_column_compression(latest_receipt) AS compression, pg_column_size(latest_receipt) AS size,
+                       latest_receipt
+                  FROM subscriptions WHERE id = $1
+                """,
+                [id]
+            )
+        )
+        #expect(try row.decode("compression", as: String?.self) == nil)
+        #expect(try row.decode("size", as: Int.self) >= repetitive.utf8.count)
+        #expect(try row.decode("latest_receipt", as: String.self) == repetitive)
+        let storage = try world.connection.query(
+            """
+            SELECT attrelid::regclass::text || '.' || attname AS column, attstorage::text AS storage
+              FROM pg_attribute
+             WHERE (attrelid = 'subscriptions'::regclass
+                    AND attname IN ('latest_receipt', 'signed_transaction_info', 'signed_renewal_info'))
+                OR (attrelid = 'subscription_transactions'::regclass AND attname = 'signed_transaction')
+            """
+        ).map { "\(try $0.decode("column", as: String.self))=\(try $0.decode("storage", as: String.self))" }
+        #expect(
+            Set(storage) == [
+                "subscriptions.latest_receipt=e", "subscriptions.signed_transaction_info=e",
+                "subscriptions.signed_renewal_info=e", "subscription_transactions.signed_transaction=e",
+            ]
+        )
+    }
 }
