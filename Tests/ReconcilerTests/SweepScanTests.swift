@@ -195,5 +195,32 @@ import Testing
         #expect(page.contains("subscriptions_sweep_idx"), "\(page)")
         #expect(!page.contains("Seq Scan on subscriptions"), "\(page)")
         #expect(!page.contains("Sort"), "\(page)")
+
+        // The run's items, newer than the statistics (as in a real run: the window's pages were just inserted):
+        // "not selected by the run" stays one probe of the items' primary key per row, never a pass over all of
+        // the run's items per row (which grows with rows x items).
+        try conn.execute(
+            """
+            INSERT INTO reconciliation_items (run_id, subscription_id, original_transaction_id)
+            SELECT 1, id, original_transaction_id FROM subscriptions WHERE id % 4 = 0
+            """
+        )
+        let analysed = try conn.query(
+            "EXPLAIN (ANALYZE, COSTS OFF) " + RunScanner.sweepPageSQL,
+            [Int64(1), asOf.addingTimeInterval(-20 * 3600), Date.distantPast, Int64(0), Int64(5000), asOf]
+        ).map { try $0.decode(0, as: String.self) }.joined(separator: "\n")
+        func probesBothKeys(_ plan: String) -> Bool {
+            plan.split(separator: "\n").contains {
+                $0.contains("Index Cond: ((run_id = ") && $0.contains(" AND (subscription_id = s.id))")
+            }
+        }
+        #expect(probesBothKeys(analysed), "\(analysed)")
+        #expect(!analysed.contains("Join Filter"), "\(analysed)")
+        let notDue = try conn.query(
+            "EXPLAIN (COSTS OFF) " + RunScanner.notDueRejectedSQL,
+            [Int64(1), asOf, asOf.addingTimeInterval(-60 * 86_400), asOf.addingTimeInterval(86_400), asOf, asOf]
+        ).map { try $0.decode(0, as: String.self) }.joined(separator: "\n")
+        #expect(probesBothKeys(notDue), "\(notDue)")
+        #expect(!notDue.contains("Join Filter"), "\(notDue)")
     }
 }

@@ -246,8 +246,7 @@ public struct RunScanner {
            AND last_verified_at < $2
            AND (last_verified_at, id) > ($3::timestamptz, $4::bigint)
            AND \(rejectedScheduleAllows("$6"))
-           AND NOT EXISTS (SELECT 1 FROM reconciliation_items i
-                            WHERE i.run_id = $1 AND i.subscription_id = s.id)
+           AND \(notSelectedByTheRun("$1"))
          ORDER BY last_verified_at, id
          LIMIT $5
         """
@@ -291,8 +290,20 @@ public struct RunScanner {
            AND ((state IS DISTINCT FROM 'revoked' AND expires_at >= $3 AND expires_at <= $4
                  AND (last_verified_at IS NULL OR last_verified_at < $5))
                 OR (state = 'revoked' AND (last_verified_at IS NULL OR last_verified_at < $6)))
-           AND NOT EXISTS (SELECT 1 FROM reconciliation_items i WHERE i.run_id = $1 AND i.subscription_id = s.id)
+           AND \(notSelectedByTheRun("$1"))
         """
+
+    /// "The run has not selected row `s`", as one primary-key probe of `reconciliation_items` per row of `s`.
+    /// `OFFSET 0` keeps the `NOT EXISTS` a per-row subplan on purpose: PostgreSQL would otherwise plan an anti
+    /// join, and while the run's items are newer than the table's statistics it estimates one item for the
+    /// run, may then read all of the run's items for every candidate row (`Join Filter: (i.subscription_id =
+    /// s.id)`), and the scan grows with candidates x items: a second at 20,000 subscriptions, minutes at a
+    /// million. As a subplan it probes `reconciliation_items_pkey` with both keys, and the planner still
+    /// expects most rows to pass (so the sweep keeps reading its index in order, with no sort)
+    /// (docs/architecture.md, "Database work per subscription"; `SweepScanTests` holds both plans).
+    static func notSelectedByTheRun(_ runParam: String) -> String {
+        "NOT EXISTS (SELECT 1 FROM reconciliation_items i WHERE i.run_id = \(runParam) AND i.subscription_id = s.id OFFSET 0)"
+    }
 
     private func countNotDueRejected(
         _ conn: PostgresConnection,
