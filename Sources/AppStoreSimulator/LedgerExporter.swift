@@ -2,7 +2,8 @@
 /// so that `truth.jsonl` stays byte-identical: `server-api/ledger.jsonl`, one line per subscription the Server
 /// API answers for (each transaction with its price, currency, storefront, offer, revocation and refunded amount),
 /// and `server-api/revenue.json`, per currency the gross, refunded (full and prorated) and net customer prices
-/// (milliunits) of every production transaction purchased at or before `now`.
+/// (milliunits) of every production transaction purchased at or before `now`, and the same figures for the
+/// period of the day of `now` (purchases, and revocations, after midnight UTC and at or before `now`).
 struct LedgerExporter: Sendable {
     let population: Population
 
@@ -66,6 +67,8 @@ struct LedgerExporter: Sendable {
     func export(to directory: String, now: Int64) throws {
         let ledger = try BufferedFile(path: directory + "/ledger.jsonl")
         var totals: [String: (gross: Int64, refunded: Int64)] = [:]
+        let periodStart = now - ((now % SimTime.day) + SimTime.day) % SimTime.day
+        var period: [String: PeriodFigures] = [:]
         for family in population.families where Self.isServed(family, bundleId: population.bundleId) {
             let storefront = Storefront.of(seed: population.seed, familyIndex: family.index)
             for plan in family.subscriptions {
@@ -77,6 +80,14 @@ struct LedgerExporter: Sendable {
                     let share = ServerAPIRenderer.revocation(of: t, seed: population.seed)?.percentage
                     totals[storefront.currency, default: (0, 0)].refunded +=
                         Self.refunded(price: price, share, minorUnit: storefront.minorUnit)
+                    period[storefront.currency, default: PeriodFigures()].add(
+                        price: price,
+                        purchase: t.purchase,
+                        revocation: ServerAPIRenderer.revocation(of: t, seed: population.seed),
+                        refunded: Self.refunded(price: price, share, minorUnit: storefront.minorUnit),
+                        after: periodStart,
+                        through: now
+                    )
                 }
             }
         }
@@ -99,6 +110,18 @@ struct LedgerExporter: Sendable {
             w.int(t.gross - t.refunded)
             w.endObject()
         }
+        w.endObject()
+        w.key("period")
+        w.beginObject()
+        w.field("start", SimTime.rfc3339(periodStart))
+        w.field("end", SimTime.rfc3339(now))
+        w.key("currencies")
+        w.beginObject()
+        for currency in period.keys.sorted() {
+            w.key(currency)
+            (period[currency] ?? PeriodFigures()).write(into: &w)
+        }
+        w.endObject()
         w.endObject()
         w.endObject()
         w.bytes.append(10)

@@ -20,7 +20,8 @@ import Testing
         ],
         "transactions.csv": [
             "transaction_id", "original_transaction_id", "product_id", "purchase_date", "expires_date", "kind",
-            "is_trial", "is_intro_offer", "offer", "cancellation_date", "cancellation_reason",
+            "is_trial", "is_intro_offer", "offer", "cancellation_date", "cancellation_reason", "purchase_counted_in",
+            "refund_counted_in",
         ],
         "errors.csv": [
             "original_transaction_id", "user_id", "product_id", "outcome", "apple_status", "attempts", "reason",

@@ -30,7 +30,10 @@ import Testing
             VALUES ($1, $1 || '-o', $2, $3, $4, $5, $6, $7, $8, $9, $10, 'USA', $11, $12, $13, 'eyJ.signed.jws')
             """,
             [
-                id, product, kind, ReportSampleData.date(-2), ReportSampleData.date(28), trial, firstSeen, refundSeen,
+                // Bought in run 42's period (after run 41's as-of, three days earlier) when first seen by run 42;
+                // before it when first seen by run 41.
+                id, product, kind, ReportSampleData.date(firstSeen == 42 ? -2 : -5), ReportSampleData.date(28), trial,
+                firstSeen, refundSeen,
                 price, currency, refundSeen == nil ? nil : ReportSampleData.date(-1), revocationType, percentage,
             ]
         )
@@ -200,7 +203,7 @@ import Testing
         // The decoded file is the streamed summary, and the demo's lines come from it.
         #expect(try ReportGenerator(connection: connection).summary(runId: 42).summary == summary)
         let lines = summary.moneyLines()
-        #expect(lines.first == "money per currency:")
+        #expect(lines.first == "money per currency, period 2024-04-28T00:00:00Z to 2024-05-01T00:00:00Z:")
         #expect(
             lines.contains(
                 "  JPY  gross 1500 (1)  refunded 500 (0 full, 1 prorated)  net 1000  [ledger (App Store Server API)]"
@@ -228,15 +231,16 @@ import Testing
         let ledger = lines.filter { $0.contains(",ledger (App Store Server API),") }
         #expect(
             ledger == [
-                "JPY,pro.monthly,ledger (App Store Server API),1,1500,0,0,1,500,1,500,1000",
-                "USD,pro.monthly,ledger (App Store Server API),1,9.99,1,9.99,0,0.00,1,9.99,0.00",
-                "USD,pro.yearly,ledger (App Store Server API),1,49.99,0,0.00,1,22.50,1,22.50,27.49",
+                "JPY,pro.monthly,ledger (App Store Server API),1,1500,0,0,1,500,1,500,1000,period",
+                "USD,pro.monthly,ledger (App Store Server API),1,9.99,1,9.99,0,0.00,1,9.99,0.00,period",
+                "USD,pro.yearly,ledger (App Store Server API),1,49.99,0,0.00,1,22.50,1,22.50,27.49,period",
             ]
         )
         let catalog = lines.dropFirst().filter { !$0.contains(",ledger (App Store Server API),") }
         #expect(!catalog.isEmpty)
         #expect(catalog.allSatisfy { $0.contains(",catalog (products table),") })
-        // Every row names its currency; sorted by currency.
+        // Every row names its currency and its scope; sorted by currency (all in the period here).
+        #expect(lines.dropFirst().allSatisfy { $0.hasSuffix(",period") })
         let currencies = lines.dropFirst().map { String($0.prefix(3)) }
         #expect(currencies == currencies.sorted())
         #expect(currencies.allSatisfy { $0.range(of: "^[A-Z]{3}$", options: .regularExpression) != nil })

@@ -41,7 +41,9 @@ import Testing
     static func insert(_ data: ReportData, earlierRunId: Int64, connection: PostgresConnection) throws {
         var earlier = data.run
         earlier.id = earlierRunId
-        earlier.asOf = earlier.asOf.addingTimeInterval(-86_400)
+        // Three days earlier: run 42's period (docs/reports.md, "The period") is after it, so the sample's
+        // transactions first seen in run 42 (bought up to a day before its as-of) are in that period.
+        earlier.asOf = earlier.asOf.addingTimeInterval(-3 * 86_400)
         try insertRun(earlier, connection: connection)
         try insertRun(data.run, connection: connection)
         for item in data.items {
@@ -162,7 +164,11 @@ import Testing
             database.drop()
         }
         let loaded = try ReportLoader(connection: connection).load(runId: 42)
-        let expected = ReportSampleData.data(runId: 42)
+        var expected = ReportSampleData.data(runId: 42)
+        // The period the loader computes for a run from before migration 009's columns were set: since run 41.
+        expected.run.periodStart = ReportSampleData.date(-3)
+        expected.run.periodPreviousRunId = 41
+        expected.run.periodScanFromRunId = 41
         #expect(loaded.run == expected.run)
         #expect(loaded.items.count == expected.items.count)
         #expect(Set(loaded.transactions.map(\.transactionId)) == Set(expected.transactions.map(\.transactionId)))
@@ -322,7 +328,8 @@ import Testing
             VALUES (43, '2100001', '1000001', 'pro.monthly', 'renewal', $1, $2),
                    (43, '2000001', '1000001', 'pro.monthly', 'refund', $3, $1)
             """,
-            [ReportSampleData.date(29), ReportSampleData.date(59), ReportSampleData.date(-1)]
+            // Bought in the dry run's period (after run 42's as-of, up to its own).
+            [ReportSampleData.date(0.5), ReportSampleData.date(30.5), ReportSampleData.date(-1)]
         )
         let directory = try ReportTempDirectory()
         let folder = try ReportGenerator(connection: connection).generate(runId: 43, reportDirectory: directory.path)

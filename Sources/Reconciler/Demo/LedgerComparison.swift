@@ -1,11 +1,14 @@
+import CivilTime
 import Foundation
 import Postgres
 
 /// Compares the priced ledger and the reports' money with the simulator's money truth (docs/simulator.md,
 /// "Export files"): every transaction of `server-api/ledger.jsonl` must be in `subscription_transactions`
-/// with the same price, currency, storefront, revocation type and percentage; and the money of every
-/// completed run's report, summed per currency, must equal `server-api/revenue.json` (gross, refunded, net).
-/// Only meaningful after runs through the App Store Server API that left nothing unresolved.
+/// with the same price, currency, storefront, revocation type and percentage; the money of every run's report
+/// (its period and its history found), summed per currency, must equal `server-api/revenue.json` (gross,
+/// refunded, net); and the period money of one run (`periodRunId`) must equal revenue.json's `period` to the
+/// minor unit (gross, full and prorated refunds). Only meaningful after runs through the App Store Server API
+/// that left nothing unresolved.
 public struct LedgerComparison {
     /// What differed, the same shape as the row comparison's.
     public typealias Mismatch = TruthComparison.Mismatch
@@ -15,10 +18,20 @@ public struct LedgerComparison {
         public var transactionsMatched = 0
         /// Per currency: (expected, found) gross, refunded and net milliunits.
         public var currencies: [String: (expected: [Int64], found: [Int64])] = [:]
+        /// Per currency, for the period of `periodRunId`: (expected, found) gross, refunded in full, refunded
+        /// prorated and net milliunits.
+        public var periodCurrencies: [String: (expected: [Int64], found: [Int64])] = [:]
+        /// What the period comparison covered, or why it did not run.
+        public var periodNote: String?
+        /// The run's period differs from revenue.json's (start and end).
+        public var periodMismatch: String?
         public var mismatches: [Mismatch] = []
         public var mismatchCount = 0
 
-        public var moneyMatches: Bool { currencies.values.allSatisfy { $0.expected == $0.found } }
+        public var moneyMatches: Bool {
+            currencies.values.allSatisfy { $0.expected == $0.found }
+                && periodCurrencies.values.allSatisfy { $0.expected == $0.found } && periodMismatch == nil
+        }
         public var matches: Bool {
             transactionsCompared > 0 && transactionsMatched == transactionsCompared && moneyMatches
         }
@@ -39,6 +52,18 @@ public struct LedgerComparison {
                 out.append("money \(code) \(verdict) revenue.json: \(text(pair.found))")
                 if pair.expected != pair.found { out.append("  expected \(text(pair.expected))") }
             }
+            if let periodNote { out.append(periodNote) }
+            if let periodMismatch { out.append("  PERIOD DIFFERS: \(periodMismatch)") }
+            for code in periodCurrencies.keys.sorted() {
+                guard let pair = periodCurrencies[code] else { continue }
+                let verdict = pair.expected == pair.found ? "matches" : "DIFFERS"
+                func text(_ v: [Int64]) -> String {
+                    let f = { CurrencyFormat.format(milliunits: $0, currency: code) }
+                    return "gross \(f(v[0])), refunded full \(f(v[1])), prorated \(f(v[2])), net \(f(v[3]))"
+                }
+                out.append("period money \(code) \(verdict) revenue.json: \(text(pair.found))")
+                if pair.expected != pair.found { out.append("  expected \(text(pair.expected))") }
+            }
             for m in mismatches.prefix(limit) { out.append("  \(m)") }
             if mismatchCount > min(limit, mismatches.count) {
                 out.append("  ... and \(mismatchCount - min(limit, mismatches.count)) more")
@@ -52,6 +77,8 @@ public struct LedgerComparison {
     /// Subscriptions whose every answer the simulator forges (see `TruthComparison.forgedSubscriptions`): none
     /// of their transactions may reach the ledger, and their money is not in the reports.
     public var forgedSubscriptions: Set<String> = []
+    /// The run whose period money is compared with revenue.json's `period` (nil: not compared).
+    public var periodRunId: Int64?
 
     public init(connection: PostgresConnection) {
         self.connection = connection
@@ -60,8 +87,21 @@ public struct LedgerComparison {
     /// Compares with the files of the simulator's `server-api` export folder `directory`.
     public func compare(exportDirectory directory: String) throws -> Report {
         var report = Report()
-        let forgedMoney = try compareLedger(file: directory + "/ledger.jsonl", into: &report)
+        var forgedTransactions: [[String: Any]] = []
+        let forgedMoney = try compareLedger(
+            file: directory + "/ledger.jsonl",
+            forgedTransactions: &forgedTransactions,
+            into: &report
+        )
         try compareMoney(file: directory + "/revenue.json", without: forgedMoney, into: &report)
+        if let periodRunId {
+            try comparePeriod(
+                file: directory + "/revenue.json",
+                runId: periodRunId,
+                without: forgedTransactions,
+                into: &report
+            )
+        }
         return report
     }
 
@@ -72,8 +112,13 @@ public struct LedgerComparison {
         var fields: [String: String]?
     }
 
-    /// Returns the production money (gross, refunded) per currency of the forged subscriptions.
-    private func compareLedger(file: String, into report: inout Report) throws -> [String: [Int64]] {
+    /// Returns the production money (gross, refunded) per currency of the forged subscriptions, and collects
+    /// their production transactions in `forgedTransactions`.
+    private func compareLedger(
+        file: String,
+        forgedTransactions: inout [[String: Any]],
+        into report: inout Report
+    ) throws -> [String: [Int64]] {
         guard let data = FileManager.default.contents(atPath: file) else {
             throw UsageError("cannot read \(file)")
         }
@@ -95,6 +140,7 @@ public struct LedgerComparison {
                         sums[0] += (t["price"] as? NSNumber)?.int64Value ?? 0
                         sums[1] += (t["refunded_amount"] as? NSNumber)?.int64Value ?? 0
                         forgedMoney[currency] = sums
+                        forgedTransactions.append(t)
                     }
                     batch.append(Expected(otid: otid, transactionId: id, fields: nil))
                     continue
@@ -202,7 +248,10 @@ public struct LedgerComparison {
         let generator = ReportGenerator(connection: connection)
         for run in runs {
             let summary = try generator.summary(runId: try run.decode("id", as: Int64.self)).summary
-            for (code, money) in summary.money.byCurrency.currencies {
+            // The period's money and the history the run found: together, everything the run counted.
+            for (code, money) in summary.money.byCurrency.currencies.map({ $0 })
+                + summary.money.historyFound.currencies.map({ $0 })
+            {
                 let t = money.totals
                 var sums = found[code] ?? [0, 0, 0]
                 sums[0] += t.grossMilliunits
@@ -218,6 +267,61 @@ public struct LedgerComparison {
             let gross = total[0] - less[0]
             let refunded = total[1] - less[1]
             report.currencies[code] = ([gross, refunded, gross - refunded], found[code] ?? [0, 0, 0])
+        }
+    }
+
+    /// revenue.json's `period` against the period money of run `runId`'s report: the same period (start and
+    /// end), and per currency the same gross, full and prorated refunds, to the minor unit. The forged
+    /// subscriptions' production transactions dated in the period are taken out of the expected figures.
+    private func comparePeriod(
+        file: String,
+        runId: Int64,
+        without forged: [[String: Any]],
+        into report: inout Report
+    ) throws {
+        guard let data = FileManager.default.contents(atPath: file),
+            let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any],
+            let period = object["period"] as? [String: Any],
+            let startText = period["start"] as? String, let start = RFC3339.parse(startText),
+            let endText = period["end"] as? String, let end = RFC3339.parse(endText),
+            let currencies = period["currencies"] as? [String: [String: Any]]
+        else { throw UsageError("\(file): no period in the simulator's revenue.json") }
+        let summary = try ReportGenerator(connection: connection).summary(runId: runId).summary
+        report.periodNote = "period of run \(runId) against revenue.json's period \(startText) to \(endText)"
+        guard let runPeriod = summary.period, RFC3339.parse(runPeriod.start) == start,
+            RFC3339.parse(runPeriod.end) == end
+        else {
+            report.periodMismatch =
+                "run \(runId) covers \(summary.period.map { "\($0.start) to \($0.end)" } ?? "no period")"
+            return
+        }
+        var less: [String: [Int64]] = [:]
+        for t in forged {
+            guard let currency = t["currency"] as? String, let price = (t["price"] as? NSNumber)?.int64Value,
+                price > 0
+            else { continue }
+            var sums = less[currency] ?? [0, 0, 0]
+            if let purchase = (t["purchase_date"] as? String).flatMap(RFC3339.parse), purchase > start,
+                purchase <= end
+            {
+                sums[0] += price
+            }
+            if let revoked = (t["revocation_date"] as? String).flatMap(RFC3339.parse), revoked > start, revoked <= end {
+                let amount = (t["refunded_amount"] as? NSNumber)?.int64Value ?? 0
+                sums[t["revocation_type"] as? String == "REFUND_PRORATED" ? 2 : 1] += amount
+            }
+            less[currency] = sums
+        }
+        for code in Set(currencies.keys).union(summary.money.byCurrency.codes) {
+            let c = currencies[code] ?? [:]
+            let truth = ["gross", "refunded_full", "refunded_prorated"].map { (c[$0] as? NSNumber)?.int64Value ?? 0 }
+            let minus = less[code] ?? [0, 0, 0]
+            let expected = zip(truth, minus).map { $0 - $1 }
+            let t = summary.money.byCurrency.currencies[code]?.totals
+            let found = [t?.grossMilliunits ?? 0, t?.fullRefundedMilliunits ?? 0, t?.proratedRefundedMilliunits ?? 0]
+            report.periodCurrencies[code] = (
+                expected + [expected[0] - expected[1] - expected[2]], found + [found[0] - found[1] - found[2]]
+            )
         }
     }
 

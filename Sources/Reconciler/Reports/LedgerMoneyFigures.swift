@@ -7,14 +7,14 @@ public struct LedgerMoneyFigures: Sendable, Equatable, Codable {
     public var currency: String
     /// The product, for a product's line; nil for a currency's totals.
     public var productId: String?
-    /// Paid transactions (price > 0) first seen in the run.
+    /// Paid transactions (price > 0) purchased in the period (or, for history found, before it).
     public var paidTransactions = 0
     public var grossMilliunits: Int64 = 0
-    /// Paid transactions whose full refund the run saw (`REFUND_FULL`; also a revocation without a type, or
+    /// Paid transactions refunded in full in the period (or before it, for history found) (`REFUND_FULL`; also a revocation without a type, or
     /// `REFUND_PRORATED` without a percentage: valued at the full price).
     public var fullRefunds = 0
     public var fullRefundedMilliunits: Int64 = 0
-    /// Paid transactions whose prorated refund (`REFUND_PRORATED`) the run saw.
+    /// Paid transactions refunded prorated (`REFUND_PRORATED`) in the period (or before it, for history found).
     public var proratedRefunds = 0
     /// Sum of the prorated parts, each rounded to the currency's minor unit (`CurrencyFormat.prorated`).
     public var proratedRefundedMilliunits: Int64 = 0
@@ -37,15 +37,16 @@ public struct LedgerMoneyFigures: Sendable, Equatable, Codable {
     }
     public var net: String { CurrencyFormat.format(milliunits: netMilliunits, currency: currency) }
 
-    /// Counts one ledger transaction of `currency` (the caller groups by currency and product).
-    mutating func add(_ transaction: ReportTransaction) {
+    /// Counts one ledger transaction of `currency` for `scope` (the caller groups by currency and product): its
+    /// price in gross when its purchase counts in `scope`, its refund when its refund does (docs/reports.md,
+    /// "The period"). A payment purchased and refunded in the period is in both gross and refunded.
+    mutating func add(_ transaction: ReportTransaction, scope: PeriodScope) {
         guard let price = transaction.priceMilliunits, price > 0 else { return }
-        // A payment first seen in this run counts in gross even when its refund is seen in the same run.
-        if transaction.firstSeenInRun {
+        if transaction.purchaseScope == scope {
             paidTransactions += 1
             grossMilliunits += price
         }
-        guard transaction.refundSeenInRun else { return }
+        guard transaction.refundScope == scope else { return }
         if transaction.revocationType == "REFUND_PRORATED", let percentage = transaction.revocationPercentage {
             proratedRefunds += 1
             proratedRefundedMilliunits += CurrencyFormat.prorated(

@@ -24,15 +24,17 @@ public struct MoneyByCurrency: Sendable, Equatable, Codable {
         }
     }
 
-    /// Folds one paid ledger-priced transaction (price > 0 and a currency, not Sandbox); others are ignored.
-    static func add(_ transaction: ReportTransaction, to lines: inout Lines) {
+    /// Folds one paid ledger-priced transaction (price > 0 and a currency, not Sandbox) for `scope` (the period,
+    /// or history found); others, and transactions counting nowhere in `scope`, are ignored.
+    static func add(_ transaction: ReportTransaction, scope: PeriodScope, to lines: inout Lines) {
         guard transaction.isMoney, let price = transaction.priceMilliunits, price > 0,
-            let currency = transaction.currency
+            let currency = transaction.currency,
+            transaction.purchaseScope == scope || transaction.refundScope == scope
         else { return }
         lines[currency, default: [:]][
             transaction.productId,
             default: LedgerMoneyFigures(currency: currency, productId: transaction.productId)
-        ].add(transaction)
+        ].add(transaction, scope: scope)
     }
 
     /// ISO codes present, sorted.

@@ -79,6 +79,9 @@ public struct MoneySummary: Sendable, Equatable, Codable {
     public var products: [ProductLine]
     /// Real money per currency from ledger prices (empty for verifyReceipt-only runs).
     public var byCurrency: MoneyByCurrency
+    /// Ledger money dated before the period that this run found (a first reconciliation, a late answer): shown
+    /// apart, never as the period's (docs/reports.md, "The period").
+    public var historyFound: MoneyByCurrency
 
     enum CodingKeys: String, CodingKey {
         case renewalRevenue = "renewal_revenue"
@@ -87,6 +90,7 @@ public struct MoneySummary: Sendable, Equatable, Codable {
         case productsWithSeveralCurrencies = "products_with_several_currencies"
         case products
         case byCurrency = "by_currency"
+        case historyFound = "history_found_by_currency"
     }
 
     /// Reads `by_currency` as empty when absent (summary.json files written before it existed).
@@ -98,6 +102,7 @@ public struct MoneySummary: Sendable, Equatable, Codable {
         productsWithSeveralCurrencies = try c.decode([String].self, forKey: .productsWithSeveralCurrencies)
         products = try c.decode([ProductLine].self, forKey: .products)
         byCurrency = try c.decodeIfPresent(MoneyByCurrency.self, forKey: .byCurrency) ?? MoneyByCurrency()
+        historyFound = try c.decodeIfPresent(MoneyByCurrency.self, forKey: .historyFound) ?? MoneyByCurrency()
     }
 
     /// Computes the catalog estimates from per-product counts of paid renewals (of which bought with an
@@ -108,9 +113,11 @@ public struct MoneySummary: Sendable, Equatable, Codable {
         introOfferRenewals intro: [String: Int],
         paidRefunds refunds: [String: Int],
         prices: [ProductPrice],
-        byCurrency: MoneyByCurrency = MoneyByCurrency()
+        byCurrency: MoneyByCurrency = MoneyByCurrency(),
+        historyFound: MoneyByCurrency = MoneyByCurrency()
     ) {
         self.byCurrency = byCurrency
+        self.historyFound = historyFound
         let pricesByProduct = Dictionary(grouping: prices, by: \.productId)
         var revenueByCurrency: [String: (Decimal, Int)] = [:]
         var refundedByCurrency: [String: (Decimal, Int)] = [:]

@@ -68,7 +68,7 @@ public enum ReportHTML {
         html += renewalsSection(summary)
         html += funnelSection(summary)
         html += conversionsSection(summary)
-        html += moneySection(summary.money)
+        html += moneySection(summary.money, period: summary.period)
         html += notificationsSection(summary.notifications ?? ReportNotifications())
         html += appleSection(summary.apple)
         html += backwardsSection(backwards)
@@ -280,12 +280,15 @@ public enum ReportHTML {
         return out + "</section>\n"
     }
 
-    static func moneySection(_ m: MoneySummary) -> String {
+    static func moneySection(_ m: MoneySummary, period: ReportPeriod?) -> String {
         var out = "<section id=\"money\"><h2>Money</h2>\n"
+        out += "<p id=\"money-period\">" + periodText(period) + "</p>\n"
         out += ledgerMoney(m.byCurrency)
+        out += historyFound(m.historyFound)
         out += "<h3 id=\"money-catalog\">Estimates from the products catalog (verifyReceipt transactions)</h3>\n"
-        out += "<p class=\"note\">Renewal revenue = paid renewal transactions first seen in this run × catalog price; "
-        out += "refunded = refunds seen in this run × catalog price. Apple's verifyReceipt carries no prices: "
+        out += "<p class=\"note\">Renewal revenue = paid renewal transactions purchased in the period × catalog "
+        out +=
+            "price; refunded = refunds dated in the period × catalog price. Apple's verifyReceipt carries no prices: "
         out += "these are estimates, never invoiced amounts.</p>\n"
         if m.products.isEmpty {
             out += "<p>No paid renewals or refunds in this run.</p>\n"
@@ -346,9 +349,9 @@ public enum ReportHTML {
     /// across currencies), then per product within each currency.
     static func ledgerMoney(_ m: MoneyByCurrency) -> String {
         var out = "<h3 id=\"money-per-currency\">Money per currency (source: \(e(LedgerCurrencyMoney.source)))</h3>\n"
-        out += "<p class=\"note\">Gross = paid transactions first seen in this run at the price Apple signed; "
+        out += "<p class=\"note\">Gross = paid transactions purchased in the period at the price Apple signed; "
         out += "refunded = full refunds at that price plus prorated refunds (price × refunded percentage, rounded to "
-        out += "the currency's minor unit) whose refund was seen in this run; net = gross − refunded. "
+        out += "the currency's minor unit) dated in the period; net = gross − refunded. "
         out += "Each currency stands alone: amounts in different currencies are never added up.</p>\n"
         if m.isEmpty {
             return out + "<p>No transaction with a signed price in this run.</p>\n"
@@ -367,6 +370,34 @@ public enum ReportHTML {
                 (m.currencies[code]?.products ?? []).map { [code, $0.productId ?? ""] + ledgerCells($0) }
             },
             numericFrom: 2
+        )
+        return out + "</div>\n"
+    }
+
+    /// What the period is, in words (docs/reports.md, "The period").
+    static func periodText(_ period: ReportPeriod?) -> String {
+        guard let period else { return "Period: not recorded for this run (counted by first sight)." }
+        let since =
+            period.previousRunId.map { "since run \($0), the previous completed run" }
+            ?? "the calendar day (UTC) of the as-of: no earlier completed run"
+        return "Period: after \(e(period.start)) up to and including \(e(period.end)) (\(since)). Money and "
+            + "transaction counts are by purchase or refund date in the period; what this run found dated earlier "
+            + "is under “History found”."
+    }
+
+    /// Ledger money dated before the period that this run found, apart from the period's.
+    static func historyFound(_ m: MoneyByCurrency) -> String {
+        var out = "<h3 id=\"money-history-found\">History found (dated before the period)</h3>\n"
+        out += "<p class=\"note\">Purchases and refunds dated before the period that this run saw first (a first "
+        out += "reconciliation, an answer Apple gave late): they belong to earlier periods and are not this "
+        out += "period's revenue.</p>\n"
+        if m.isEmpty { return out + "<p>None.</p>\n" }
+        let totals = m.codes.compactMap { m.currencies[$0]?.totals }
+        out += "<div class=\"scroll\" id=\"history-found-by-currency\">"
+        out += table(
+            columns: ledgerColumns(first: "currency"),
+            rows: totals.map { [$0.currency] + ledgerCells($0) },
+            numericFrom: 1
         )
         return out + "</div>\n"
     }

@@ -74,7 +74,8 @@ public struct ReportLoader {
     }
 
     /// Streams the run's ledger transactions (a dry run's would-be ones), ordered by purchase date
-    /// (missing first) then transaction id.
+    /// (missing first) then transaction id: those purchased or refunded in its period, and those it saw first
+    /// (history found, or dated after its as-of), each with where it counts (`PeriodScope`).
     static func forEachTransaction(
         _ db: PostgresConnection,
         run: ReportRun,
@@ -85,7 +86,10 @@ public struct ReportLoader {
         let sql =
             run.dryRun
             ? dryRunTransactionsSQL(serverAPI: schema.hasServerAPI) : transactionsSQL(serverAPI: schema.hasServerAPI)
-        try db.forEachRow(sql, [run.id]) { try body(try transaction($0)) }
+        let start = run.periodStart ?? run.asOf
+        let parameters: [(any PostgresEncodable)?] =
+            run.dryRun ? [run.id, start, run.asOf] : [run.id, start, run.asOf, run.periodScanFromRunId]
+        try db.forEachRow(sql, parameters) { try body(try transaction($0)) }
     }
 
     /// The notifications first seen in run `runId` (none when the table of migration 004 does not exist).
@@ -131,7 +135,10 @@ public struct ReportLoader {
             notDueRejected: try row.decode("not_due_rejected_count", as: Int?.self),
             notDueRejectedNext: try row.decode("not_due_rejected_next", as: Date?.self),
             sweepEligible: try row.decode("sweep_eligible_count", as: Int?.self),
-            sweepQuota: try row.decode("sweep_quota", as: Int?.self)
+            sweepQuota: try row.decode("sweep_quota", as: Int?.self),
+            periodStart: try row.decode("period_start", as: Date?.self),
+            periodPreviousRunId: try row.decode("period_previous_run_id", as: Int64?.self),
+            periodScanFromRunId: try row.decode("period_scan_from", as: Int64.self)
         )
     }
 
@@ -185,7 +192,9 @@ public struct ReportLoader {
             currency: try row.decode("currency"),
             revocationType: try row.decode("revocation_type"),
             revocationPercentage: try row.decode("revocation_percentage"),
-            isSandbox: try row.decode("sandbox")
+            isSandbox: try row.decode("sandbox"),
+            purchaseScope: try row.decode("purchase_scope", as: String?.self).flatMap(PeriodScope.init(rawValue:)),
+            refundScope: try row.decode("refund_scope", as: String?.self).flatMap(PeriodScope.init(rawValue:))
         )
     }
 
@@ -201,16 +210,36 @@ public struct ReportLoader {
 
     // MARK: SQL
 
+    /// The run, and its period (docs/reports.md, "The period"): `period_start` and `period_previous_run_id` as
+    /// the run stored them (migration 009), or computed the same way for an older run; `period_scan_from`, the
+    /// smallest run id that can have first seen a transaction dated in the period (the previous run, or an older
+    /// one that was still running after the previous run's as-of; 0 without a previous run).
     static let runSQL = """
-        SELECT id, mode, dry_run, status, as_of, started_at, finished_at, due_count, done_count, unresolved_count,
-               exit_code, apple_stats::text AS apple_stats,
+        SELECT r.id, r.mode, r.dry_run, r.status, r.as_of, r.started_at, r.finished_at, r.due_count, r.done_count,
+               r.unresolved_count, r.exit_code, r.apple_stats::text AS apple_stats,
                -- Migration 005's columns, NULL on a database without them.
                (to_jsonb(r) ->> 'not_due_rejected_count')::bigint AS not_due_rejected_count,
                (to_jsonb(r) ->> 'not_due_rejected_next')::timestamptz AS not_due_rejected_next,
                -- Migration 006's, likewise.
                (to_jsonb(r) ->> 'sweep_eligible_count')::bigint AS sweep_eligible_count,
-               (to_jsonb(r) ->> 'sweep_quota')::bigint AS sweep_quota
-          FROM reconciliation_runs r WHERE id = $1
+               (to_jsonb(r) ->> 'sweep_quota')::bigint AS sweep_quota,
+               COALESCE(stored.period_start, prev.as_of, \(ReportPeriod.calendarDaySQL("r.as_of"))) AS period_start,
+               pp.id AS period_previous_run_id,
+               COALESCE(LEAST(pp.id, (SELECT min(o.id) FROM reconciliation_runs o
+                                       WHERE o.id < pp.id AND (o.finished_at IS NULL OR o.finished_at > pp.as_of))),
+                        0) AS period_scan_from
+          FROM reconciliation_runs r
+          -- Migration 009's columns, NULL on a database without them (or a run from before it).
+          CROSS JOIN LATERAL (
+                SELECT (to_jsonb(r) ->> 'period_start')::timestamptz AS period_start,
+                       (to_jsonb(r) ->> 'period_previous_run_id')::bigint AS previous_run_id
+          ) stored
+          LEFT JOIN LATERAL (\(ReportPeriod.previousRunSQL(run: "r"))) prev ON true
+          LEFT JOIN LATERAL (
+                SELECT p.id, p.as_of FROM reconciliation_runs p
+                 WHERE p.id = CASE WHEN stored.period_start IS NOT NULL THEN stored.previous_run_id ELSE prev.id END
+          ) pp ON true
+         WHERE r.id = $1
         """
 
     /// Migrations 002 (products, dry_run_transactions) and 004 (ledger prices, app_store_notifications) may
@@ -284,34 +313,59 @@ public struct ReportLoader {
             """
     }
 
-    /// Ledger rows first seen in the run, plus rows whose refund the run saw. `prev` is each row's previous
+    /// Where a row's purchase (`seen` = `first_seen_run_id`, `date` = `purchase_date`) or refund
+    /// (`refund_seen_run_id`, `cancellation_date`) counts in run $1's report, whose period is ($2, $3] and whose
+    /// transactions were first seen by runs $4 to $1 (docs/reports.md, "The period"): `period` when dated in the
+    /// period (or undated and seen by the run), `history_found` when dated before it and seen by the run,
+    /// `next_period` when dated after the as-of and seen by the run, else NULL.
+    static func scopeSQL(seen: String, date: String) -> String {
+        """
+        CASE WHEN \(seen) IS NULL OR \(seen) > $1 OR \(seen) < $4 THEN NULL
+             WHEN \(date) IS NULL THEN CASE WHEN \(seen) = $1 THEN 'period' END
+             WHEN \(date) > $2 AND \(date) <= $3 THEN 'period'
+             WHEN \(seen) <> $1 THEN NULL
+             WHEN \(date) <= $2 THEN 'history_found'
+             ELSE 'next_period' END
+        """
+    }
+
+    /// Ledger rows purchased or refunded in the run's period (first seen by it or by a run since the previous
+    /// one), plus rows it saw first that are dated outside the period. `prev` is each row's previous
     /// transaction (the latest purchased strictly earlier in the same subscription), computed by one window
-    /// over the ledgers the run touched, in the same pass that reads the rows: one sort, where a per-row
-    /// lookup read a subscription's whole history for each of its transactions, and no join whose plan
-    /// depends on statistics the run has just made stale (docs/architecture.md, "Database work per
-    /// subscription"). A row without a purchase date has no previous transaction and is none.
+    /// over the ledgers of those rows, in the same pass that reads the rows: one sort, where a per-row lookup
+    /// read a subscription's whole history for each of its transactions, and no join whose plan depends on
+    /// statistics the run has just made stale (docs/architecture.md, "Database work per subscription"). A row
+    /// without a purchase date has no previous transaction and is none.
     static func transactionsSQL(serverAPI: Bool) -> String {
-        """
-        SELECT \(transactionColumns), \(priceColumns(serverAPI: serverAPI)),
-               COALESCE(t.environment = 'Sandbox', false) AS sandbox,
-               t.first_seen_run_id IS NOT DISTINCT FROM $1 AS first_seen,
-               t.refund_seen_run_id IS NOT DISTINCT FROM $1 AS refund_seen
-          FROM (
-                SELECT t.*,
-                       CASE WHEN t.purchase_date IS NOT NULL THEN last_value(t.is_trial) OVER w END AS prev_is_trial,
-                       CASE WHEN t.purchase_date IS NOT NULL THEN last_value(t.is_intro_offer) OVER w END
-                           AS prev_is_intro_offer
-                  FROM subscription_transactions t
-                 WHERE t.original_transaction_id IN (
-                           SELECT original_transaction_id FROM subscription_transactions
-                            WHERE first_seen_run_id = $1 OR refund_seen_run_id = $1)
-                WINDOW w AS (PARTITION BY t.original_transaction_id ORDER BY t.purchase_date
-                             RANGE BETWEEN UNBOUNDED PRECEDING AND '1 microsecond' PRECEDING)
-          ) t
-          CROSS JOIN LATERAL (SELECT t.prev_is_trial AS is_trial, t.prev_is_intro_offer AS is_intro_offer) prev
-         WHERE t.first_seen_run_id = $1 OR t.refund_seen_run_id = $1
-         ORDER BY t.purchase_date NULLS FIRST, t.transaction_id COLLATE "C"
-        """
+        let purchase = scopeSQL(seen: "t.first_seen_run_id", date: "t.purchase_date")
+        let refund = scopeSQL(seen: "t.refund_seen_run_id", date: "t.cancellation_date")
+        return """
+            SELECT \(transactionColumns), \(priceColumns(serverAPI: serverAPI)),
+                   COALESCE(t.environment = 'Sandbox', false) AS sandbox,
+                   t.first_seen_run_id IS NOT DISTINCT FROM $1 AS first_seen,
+                   t.refund_seen_run_id IS NOT DISTINCT FROM $1 AS refund_seen,
+                   t.purchase_scope, t.refund_scope
+              FROM (
+                    SELECT t.*,
+                           CASE WHEN t.purchase_date IS NOT NULL THEN last_value(t.is_trial) OVER w END AS prev_is_trial,
+                           CASE WHEN t.purchase_date IS NOT NULL THEN last_value(t.is_intro_offer) OVER w END
+                               AS prev_is_intro_offer
+                      FROM (
+                            SELECT t.*, \(purchase) AS purchase_scope, \(refund) AS refund_scope
+                              FROM subscription_transactions t
+                             WHERE t.original_transaction_id IN (
+                                       SELECT t.original_transaction_id FROM subscription_transactions t
+                                        WHERE (t.first_seen_run_id BETWEEN $4 AND $1
+                                               OR t.refund_seen_run_id BETWEEN $4 AND $1)
+                                          AND (\(purchase) IS NOT NULL OR \(refund) IS NOT NULL))
+                      ) t
+                    WINDOW w AS (PARTITION BY t.original_transaction_id ORDER BY t.purchase_date
+                                 RANGE BETWEEN UNBOUNDED PRECEDING AND '1 microsecond' PRECEDING)
+              ) t
+              CROSS JOIN LATERAL (SELECT t.prev_is_trial AS is_trial, t.prev_is_intro_offer AS is_intro_offer) prev
+             WHERE t.purchase_scope IS NOT NULL OR t.refund_scope IS NOT NULL
+             ORDER BY t.purchase_date NULLS FIRST, t.transaction_id COLLATE "C"
+            """
     }
 
     /// A dry run's would-be ledger entries; a refund counts as "seen", a transaction as new unless the
@@ -325,7 +379,10 @@ public struct ReportLoader {
                           LIMIT 1), false) AS sandbox,
                NOT EXISTS (SELECT 1 FROM subscription_transactions l WHERE l.transaction_id = t.transaction_id)
                    AS first_seen,
-               t.kind = 'refund' AS refund_seen
+               t.kind = 'refund' AS refund_seen,
+               CASE WHEN EXISTS (SELECT 1 FROM subscription_transactions l WHERE l.transaction_id = t.transaction_id)
+                    THEN NULL \(dryRunScope("t.purchase_date")) END AS purchase_scope,
+               CASE WHEN t.kind <> 'refund' THEN NULL \(dryRunScope("t.cancellation_date")) END AS refund_scope
           FROM dry_run_transactions t
           LEFT JOIN LATERAL (
                 SELECT x.is_trial, x.is_intro_offer FROM (
@@ -341,6 +398,14 @@ public struct ReportLoader {
           ) prev ON true
          WHERE t.run_id = $1
          ORDER BY t.purchase_date NULLS FIRST, t.transaction_id COLLATE "C"
+        """
+    }
+
+    /// The rest of a dry run's scope CASE for a would-be row dated `date`, period ($2, $3].
+    static func dryRunScope(_ date: String) -> String {
+        """
+        WHEN \(date) IS NULL OR (\(date) > $2 AND \(date) <= $3) THEN 'period'
+        WHEN \(date) <= $2 THEN 'history_found' ELSE 'next_period'
         """
     }
 

@@ -28,6 +28,15 @@ public struct ReportRun: Sendable, Equatable {
     /// rows when it started and how many of them it was to take; nil when the run planned no sweep.
     public var sweepEligible: Int?
     public var sweepQuota: Int?
+    /// Start of the report's period (`reconciliation_runs.period_start`, or computed the same way for a run
+    /// from before migration 009); nil for a run built in memory without one. See `ReportPeriod`.
+    public var periodStart: Date?
+    /// The previous completed run that starts the period (nil: the calendar day of the as-of).
+    public var periodPreviousRunId: Int64?
+    /// The smallest run id that can have first seen a transaction dated in the period: the previous run, or an
+    /// older one still running after the previous run's as-of (0 when there is no previous run). Bounds the
+    /// ledger rows the report reads.
+    public var periodScanFromRunId: Int64 = 0
 
     public init(
         id: Int64,
@@ -45,7 +54,10 @@ public struct ReportRun: Sendable, Equatable {
         notDueRejected: Int? = nil,
         notDueRejectedNext: Date? = nil,
         sweepEligible: Int? = nil,
-        sweepQuota: Int? = nil
+        sweepQuota: Int? = nil,
+        periodStart: Date? = nil,
+        periodPreviousRunId: Int64? = nil,
+        periodScanFromRunId: Int64 = 0
     ) {
         self.id = id
         self.mode = mode
@@ -63,6 +75,14 @@ public struct ReportRun: Sendable, Equatable {
         self.notDueRejectedNext = notDueRejectedNext
         self.sweepEligible = sweepEligible
         self.sweepQuota = sweepQuota
+        self.periodStart = periodStart
+        self.periodPreviousRunId = periodPreviousRunId
+        self.periodScanFromRunId = periodScanFromRunId
+    }
+
+    /// The report's period, when its start is known.
+    public var period: ReportPeriod? {
+        periodStart.map { ReportPeriod(start: $0, end: asOf, previousRunId: periodPreviousRunId) }
     }
 
     /// Wall time of the run in seconds, when it has finished.

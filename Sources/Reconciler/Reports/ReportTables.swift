@@ -25,7 +25,8 @@ public enum ReportTables {
     /// transactions.csv columns, in order.
     public static let transactionColumns = [
         "transaction_id", "original_transaction_id", "product_id", "purchase_date", "expires_date", "kind", "is_trial",
-        "is_intro_offer", "offer", "cancellation_date", "cancellation_reason",
+        "is_intro_offer", "offer", "cancellation_date", "cancellation_reason", "purchase_counted_in",
+        "refund_counted_in",
     ]
     public static let transactionNumericColumns: Set<String> = [
         "purchase_date", "expires_date", "is_trial", "is_intro_offer", "cancellation_date", "cancellation_reason",
@@ -89,6 +90,7 @@ public enum ReportTables {
             RFC3339.string(transaction.purchaseDate), RFC3339.string(transaction.expiresDate), transaction.kind,
             bool(transaction.isTrial), bool(transaction.isIntroOffer), transaction.offer ?? "",
             RFC3339.string(transaction.cancellationDate), transaction.cancellationReason.map(String.init) ?? "",
+            transaction.purchaseScope?.rawValue ?? "", transaction.refundScope?.rawValue ?? "",
         ]
     }
 

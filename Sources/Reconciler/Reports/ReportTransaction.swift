@@ -36,6 +36,11 @@ public struct ReportTransaction: Sendable, Equatable {
     /// Bought in the Sandbox: a test purchase, in the counts but never money (docs/reports.md, "Money per
     /// currency").
     public var isSandbox: Bool
+    /// Where its purchase counts in this run's report (docs/reports.md, "The period"); nil: nowhere (a row
+    /// listed only for its refund). Built in memory without one: the period when first seen in the run.
+    public var purchaseScope: PeriodScope?
+    /// Where its refund counts; nil: no refund counted in this run's report.
+    public var refundScope: PeriodScope?
 
     public init(
         transactionId: String,
@@ -58,7 +63,9 @@ public struct ReportTransaction: Sendable, Equatable {
         currency: String? = nil,
         revocationType: String? = nil,
         revocationPercentage: Int64? = nil,
-        isSandbox: Bool = false
+        isSandbox: Bool = false,
+        purchaseScope: PeriodScope? = nil,
+        refundScope: PeriodScope? = nil
     ) {
         self.transactionId = transactionId
         self.originalTransactionId = originalTransactionId
@@ -81,6 +88,8 @@ public struct ReportTransaction: Sendable, Equatable {
         self.revocationType = revocationType
         self.revocationPercentage = revocationPercentage
         self.isSandbox = isSandbox
+        self.purchaseScope = purchaseScope ?? (firstSeenInRun ? .period : nil)
+        self.refundScope = refundScope ?? (refundSeenInRun ? .period : nil)
     }
 
     /// Apple signed its price (a Server API row): `MoneyByCurrency` values it, the catalog estimates do not.
@@ -89,11 +98,11 @@ public struct ReportTransaction: Sendable, Equatable {
     /// Counts as money (a ledger price or a catalog estimate): not a Sandbox test purchase.
     public var isMoney: Bool { !isSandbox }
 
-    /// A paid renewal first seen in this run: what estimated renewal revenue counts (trials are free).
-    public var isPaidRenewalInRun: Bool { firstSeenInRun && kind == "renewal" && !isTrial }
+    /// A paid renewal purchased in the run's period: what estimated renewal revenue counts (trials are free).
+    public var isPaidRenewalInRun: Bool { purchaseScope == .period && kind == "renewal" && !isTrial }
 
-    /// A paid transaction whose refund was seen in this run: what refunded amounts count.
-    public var isPaidRefundInRun: Bool { refundSeenInRun && !isTrial }
+    /// A paid transaction refunded in the run's period: what refunded amounts count.
+    public var isPaidRefundInRun: Bool { refundScope == .period && !isTrial }
 
     /// A paid renewal following a free trial: a trial conversion.
     public var isTrialConversion: Bool { isPaidRenewalInRun && !isIntroOffer && previousWasTrial }

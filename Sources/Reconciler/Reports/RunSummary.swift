@@ -39,6 +39,9 @@ public struct RunSummary: Sendable, Equatable, Codable {
     /// Why the items were selected, and the sweep apart; nil only when decoded from a file written before the
     /// key existed.
     public var selection: SelectionSummary?
+    /// The period the money and transaction counts cover (docs/reports.md, "The period"); nil for a run built
+    /// in memory without one, or a file written before the key existed.
+    public var period: ReportPeriod?
 
     /// Item and run counts.
     public struct Counts: Sendable, Equatable, Codable {
@@ -111,9 +114,10 @@ public struct RunSummary: Sendable, Equatable, Codable {
     public struct TransactionCounts: Sendable, Equatable, Codable {
         /// Rows of transactions.csv.
         public var total: Int
-        /// Transactions first seen in this run, per kind (every known kind present).
+        /// Transactions purchased in the run's period, per kind (every known kind present). The key keeps its
+        /// old name; it counted first-seen transactions before periods existed (docs/reports.md, "The period").
         public var firstSeenByKind: [String: Int]
-        /// Transactions whose refund/revocation was seen in this run.
+        /// Transactions refunded/revoked in the run's period.
         public var refundsSeen: Int
         public var trialsStarted: Int
         public var introOffersStarted: Int
@@ -125,8 +129,15 @@ public struct RunSummary: Sendable, Equatable, Codable {
         public var trialsLapsed: Int
         /// Items that lapsed while on an introductory offer.
         public var introOffersLapsed: Int
+        /// Transactions first seen by this run but purchased before its period, per kind: history found, never
+        /// the period's (nil in files written before the key existed).
+        public var historyFoundByKind: [String: Int]? = nil
+        /// Refunds first seen by this run but dated before its period.
+        public var refundsHistoryFound: Int? = nil
 
         enum CodingKeys: String, CodingKey {
+            case historyFoundByKind = "history_found_by_kind"
+            case refundsHistoryFound = "refunds_history_found"
             case total
             case firstSeenByKind = "first_seen_by_kind"
             case refundsSeen = "refunds_seen"
@@ -187,7 +198,7 @@ public struct RunSummary: Sendable, Equatable, Codable {
         case bySubscriptionGroup = "by_subscription_group"
         case transactions
         case retryFunnel = "retry_funnel"
-        case apple, money, notifications, selection
+        case apple, money, notifications, selection, period
     }
 
     /// Computes the summary of `data` (the in-memory path; the same fold as the streaming generator).
@@ -243,7 +254,9 @@ public struct RunSummary: Sendable, Equatable, Codable {
             trialConversions: a.trialConversions,
             introOfferConversions: a.introOfferConversions,
             trialsLapsed: a.trialsLapsed,
-            introOffersLapsed: a.introOffersLapsed
+            introOffersLapsed: a.introOffersLapsed,
+            historyFoundByKind: a.historyFoundByKind,
+            refundsHistoryFound: a.refundsHistoryFound
         )
         retryFunnel = a.funnel
         apple = run.appleStats
@@ -252,8 +265,10 @@ public struct RunSummary: Sendable, Equatable, Codable {
             introOfferRenewals: a.introRenewals,
             paidRefunds: a.paidRefunds,
             prices: prices,
-            byCurrency: MoneyByCurrency(lines: a.ledgerMoney)
+            byCurrency: MoneyByCurrency(lines: a.ledgerMoney),
+            historyFound: MoneyByCurrency(lines: a.historyMoney)
         )
+        period = run.period
         self.notifications = notifications
         selection = SelectionSummary(
             byDueReason: RunSummaryAccumulator.groupCounts(a.byDueReason),
@@ -293,12 +308,14 @@ public struct RunSummary: Sendable, Equatable, Codable {
         try container.encode(money, forKey: .money)
         try container.encode(notifications, forKey: .notifications)
         try container.encode(selection, forKey: .selection)
+        try container.encode(period, forKey: .period)
     }
 
     /// "money per currency" lines for a terminal (the demo prints them): the ledger's real money per
     /// currency, then the catalog estimates, each labelled with its source; one line saying so when none.
     public func moneyLines() -> [String] {
         var lines = money.byCurrency.lines()
+        lines += money.historyFound.lines().map { "history found (dated before the period): \($0)" }
         for amount in money.renewalRevenue {
             lines.append(
                 "\(amount.currency)  est. renewal revenue \(amount.amount) (\(amount.transactions))  [\(amount.source)]"
@@ -310,7 +327,8 @@ public struct RunSummary: Sendable, Equatable, Codable {
             )
         }
         if lines.isEmpty { return ["money per currency: none (no priced transaction in this run)"] }
-        return ["money per currency:"] + lines.map { "  \($0)" }
+        let heading = period.map { "money per currency, period \($0.start) to \($0.end):" } ?? "money per currency:"
+        return [heading] + lines.map { "  \($0)" }
     }
 
     /// The pretty-printed, key-sorted JSON of summary.json (UTF-8, trailing newline).

@@ -47,6 +47,10 @@ public struct RunSummaryAccumulator: Sendable {
     var introRenewals: [String: Int] = [:]
     var paidRefunds: [String: Int] = [:]
     var ledgerMoney: MoneyByCurrency.Lines = [:]
+    /// Ledger money dated before the period, first seen (or its refund first seen) by this run.
+    var historyMoney: MoneyByCurrency.Lines = [:]
+    var historyFoundByKind = Dictionary(uniqueKeysWithValues: ReportOutcome.kinds.map { ($0, 0) })
+    var refundsHistoryFound = 0
     var byDueReason: [String: Group] = [:]
     var sweepChanged = 0
 
@@ -100,18 +104,22 @@ public struct RunSummaryAccumulator: Sendable {
         if item.newState == "billing_retry" && !wasTroubled { funnel.enteredBillingRetry += 1 }
     }
 
-    /// Counts one ledger transaction of the run (a row of transactions.csv).
+    /// Counts one ledger transaction of the run (a row of transactions.csv): by purchase or refund date within
+    /// the run's period, and what is dated before it apart as history found (docs/reports.md, "The period").
     public mutating func add(_ transaction: ReportTransaction) {
         transactionTotal += 1
-        if transaction.firstSeenInRun {
+        if transaction.purchaseScope == .period {
             firstSeenByKind[transaction.kind, default: 0] += 1
             if transaction.isTrial && !transaction.previousWasTrial { trialsStarted += 1 }
             if transaction.isIntroOffer && !transaction.previousWasIntroOffer { introOffersStarted += 1 }
         }
-        if transaction.refundSeenInRun { refundsSeen += 1 }
+        if transaction.purchaseScope == .historyFound { historyFoundByKind[transaction.kind, default: 0] += 1 }
+        if transaction.refundScope == .period { refundsSeen += 1 }
+        if transaction.refundScope == .historyFound { refundsHistoryFound += 1 }
         if transaction.isTrialConversion { trialConversions += 1 }
         if transaction.isIntroConversion { introOfferConversions += 1 }
-        MoneyByCurrency.add(transaction, to: &ledgerMoney)
+        MoneyByCurrency.add(transaction, scope: .period, to: &ledgerMoney)
+        MoneyByCurrency.add(transaction, scope: .historyFound, to: &historyMoney)
         // Catalog estimates only for rows without a signed price (verifyReceipt), so nothing is counted twice;
         // Sandbox purchases are never money.
         guard !transaction.isLedgerPriced, transaction.isMoney else { return }

@@ -484,8 +484,18 @@ public final class ReconciliationRunner: @unchecked Sendable {
         }
         let row = try conn.queryFirst(
             """
-            INSERT INTO reconciliation_runs (mode, dry_run, status, as_of, parameters, hostname, pid)
-            VALUES ($1, $2, 'running', $3, $4::jsonb, $5, $6)
+            INSERT INTO reconciliation_runs (mode, dry_run, status, as_of, parameters, hostname, pid, period_start,
+                                             period_previous_run_id)
+            SELECT v.mode, v.dry_run, 'running', v.as_of, v.parameters, v.hostname, v.pid,
+                   COALESCE(prev.as_of, \(ReportPeriod.calendarDaySQL("v.as_of"))), prev.id
+              FROM (VALUES ($1::text, $2::boolean, $3::timestamptz, $4::jsonb, $5::text, $6::integer))
+                   AS v(mode, dry_run, as_of, parameters, hostname, pid)
+              -- The report's period (docs/reports.md, "The period"): since the previous completed run.
+              LEFT JOIN LATERAL (
+                    SELECT p.id, p.as_of FROM reconciliation_runs p
+                     WHERE p.mode = v.mode AND p.status = 'completed' AND NOT p.dry_run AND p.as_of <= v.as_of
+                     ORDER BY p.as_of DESC, p.id DESC LIMIT 1
+              ) prev ON true
             RETURNING id
             """,
             [
