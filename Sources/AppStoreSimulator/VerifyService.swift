@@ -30,6 +30,12 @@ public final class VerifyService: Sendable {
     public let secretMismatchForAll: Bool
     // Responses are immutable once rendered; the lock only guards the dictionary.
     private let cache = Mutex<[CacheKey: ByteBuffer]>([:])
+    /// Answers kept: enough for a client's retries and for repeating one receipt (Benchmarks/simulator/run.sh).
+    /// A nightly run sends each receipt once, and keeping 20,000 answers of ~20 KB each grew the process by
+    /// ~500 MB, each new page a fault to clear (a tenth of the CPU of a verifyReceipt); the freed answers of
+    /// a small cache are reused by the allocator instead.
+    private static let responseCacheLimit = 1_024
+    /// Decoded receipt tokens are a few bytes each.
     private static let cacheLimit = 20_000
     struct ReceiptKey: Hashable {
         var h0: UInt64
@@ -121,7 +127,7 @@ public final class VerifyService: Sendable {
             )
         )
         cache.withLock { c in
-            if c.count >= Self.cacheLimit { c.removeAll(keepingCapacity: true) }
+            if c.count >= Self.responseCacheLimit { c.removeAll(keepingCapacity: true) }
             c[key] = rendered
         }
         return Outcome(appleStatus: 0, body: rendered)
