@@ -15,12 +15,14 @@ enum ASCIIDecimal {
         }
         let start = out.count
         out.append(contentsOf: repeatElement(48, count: digits))
-        var v = value
-        var i = start + digits - 1
-        while v > 0 {
-            out[i] = 48 + UInt8(v % 10)
-            v /= 10
-            i -= 1
+        out.withUnsafeMutableBufferPointer { buffer in
+            var v = value
+            var i = start + digits - 1
+            while v > 0 {
+                buffer[i] = 48 + UInt8(v % 10)
+                v /= 10
+                i -= 1
+            }
         }
     }
 

@@ -80,6 +80,17 @@ struct JSONWriter {
         quoted { ASCIIDecimal.append(v, to: &$0) }
     }
 
+    /// A value that is a copy of bytes this writer already wrote (`range`, e.g. an object written earlier).
+    mutating func copy(of range: Range<Int>) {
+        valueStart()
+        let start = bytes.count
+        bytes.append(contentsOf: repeatElement(0, count: range.count))
+        bytes.withUnsafeMutableBufferPointer { buffer in
+            let base = buffer.baseAddress!
+            (base + start).update(from: base + range.lowerBound, count: range.count)
+        }
+    }
+
     mutating func string(_ s: String) {
         valueStart()
         appendEscaped(s)

@@ -82,7 +82,13 @@ public struct ResponseRenderer: Sendable {
     }
 
     /// One transaction object; `implausible` (for the family's target transaction only) replaces one value.
-    private func transaction(_ w: inout JSONWriter, _ t: SimTransaction, _ implausible: ImplausibleValue? = nil) {
+    /// Returns where in the writer's bytes the object is.
+    @discardableResult
+    private func transaction(
+        _ w: inout JSONWriter,
+        _ t: SimTransaction,
+        _ implausible: ImplausibleValue? = nil
+    ) -> Range<Int> {
         func text(_ name: String, _ value: String?) {
             if case .text(name, let bad)? = implausible {
                 w.field(name, bad)
@@ -91,6 +97,7 @@ public struct ResponseRenderer: Sendable {
             }
         }
         w.beginObject()
+        let start = w.bytes.count - 1
         w.field("quantity", "1")
         text("product_id", t.product.productId)
         w.key("transaction_id")
@@ -116,6 +123,7 @@ public struct ResponseRenderer: Sendable {
         w.field("in_app_ownership_type", t.familyShared ? "FAMILY_SHARED" : "PURCHASED")
         w.field("subscription_group_identifier", t.product.groupId)
         w.endObject()
+        return start..<w.bytes.count
     }
 
     /// Transactions in a deterministic but unsorted order.
@@ -171,12 +179,23 @@ public struct ResponseRenderer: Sendable {
         w.field("original_application_version", family.sandbox ? "1.0" : "301")
         w.key("in_app")
         w.beginArray()
-        for t in inApp { transaction(&w, t, bad(t)) }
+        // Most transactions of latest_receipt_info are also in in_app, unchanged: their objects are copied
+        // from there rather than written again (the same bytes; a changed one, e.g. refunded since the
+        // receipt was created, is written anew).
+        var written: [UInt64: (SimTransaction, Range<Int>)] = [:]
+        written.reserveCapacity(inApp.count)
+        for t in inApp { written[t.transactionId] = (t, transaction(&w, t, bad(t))) }
         w.endArray()
         w.endObject()
         w.key("latest_receipt_info")
         w.beginArray()
-        for t in latest { transaction(&w, t, bad(t)) }
+        for t in latest {
+            if let (same, range) = written[t.transactionId], same == t {
+                w.copy(of: range)
+            } else {
+                transaction(&w, t, bad(t))
+            }
+        }
         w.endArray()
         w.key("latest_receipt")
         w.rawString(newReceipt)

@@ -89,21 +89,38 @@ public enum SimTime {
     }
 
     /// Appends `yyyy-MM-dd HH:mm:ss` for the wall-clock instant (already shifted to the wanted zone).
+    ///
+    /// The 19 bytes are reserved at once and written through one pointer: an answer writes some hundred of
+    /// these, and an array access per digit (each with its own uniqueness check) was measurable.
     static func appendWallClock(_ ms: Int64, separator: UInt8, to out: inout [UInt8]) {
         let days = floorDiv(ms, day)
         let secs = (ms - days * day) / 1000
         let c = civilFromDays(days)
-        appendPadded(c.year, width: 4, to: &out)
-        out.append(45)
-        appendPadded(c.month, width: 2, to: &out)
-        out.append(45)
-        appendPadded(c.day, width: 2, to: &out)
-        out.append(separator)
-        appendPadded(secs / 3600, width: 2, to: &out)
-        out.append(58)
-        appendPadded(secs / 60 % 60, width: 2, to: &out)
-        out.append(58)
-        appendPadded(secs % 60, width: 2, to: &out)
+        let start = out.count
+        out.append(contentsOf: repeatElement(0, count: 19))
+        out.withUnsafeMutableBufferPointer { buffer in
+            let p = buffer.baseAddress! + start
+            @inline(__always) func put(_ value: Int64, width: Int, at offset: Int) {
+                var v = value
+                var i = offset + width - 1
+                while i >= offset {
+                    p[i] = UInt8(48 + v % 10)
+                    v /= 10
+                    i -= 1
+                }
+            }
+            put(c.year, width: 4, at: 0)
+            p[4] = 45
+            put(c.month, width: 2, at: 5)
+            p[7] = 45
+            put(c.day, width: 2, at: 8)
+            p[10] = separator
+            put(secs / 3600, width: 2, at: 11)
+            p[13] = 58
+            put(secs / 60 % 60, width: 2, at: 14)
+            p[16] = 58
+            put(secs % 60, width: 2, at: 17)
+        }
     }
 
     /// `2019-11-28 05:43:19 Etc/GMT`, Apple's plain date form.
