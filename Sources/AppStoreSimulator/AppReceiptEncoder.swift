@@ -128,7 +128,7 @@ struct AppReceiptEncoder: Sendable {
         for plan in family.subscriptions {
             for t in plan.timeline(at: token.createdAt).transactions {
                 Self.inAppRecord(t, into: &record)
-                attributes.add(17) { record.write(into: &$0) }
+                attributes.add(17, set: record)
             }
         }
         // Padding: up to `minimumLength`, plus 4 bytes per reissue, so every reissued receipt is longer.
@@ -141,7 +141,7 @@ struct AppReceiptEncoder: Sendable {
                 UInt64(bitPattern: token.createdAt),
                 UInt64(token.issueSequence)
             )
-            attributes.add(Self.paddingType) { out in
+            attributes.add(Self.paddingType, valueLength: missing) { out in
                 var remaining = missing
                 while remaining > 0 {
                     withUnsafeBytes(of: rng.next()) { out += $0.prefix(remaining) }

@@ -111,13 +111,11 @@ indirect enum BERNode: Sendable {
             out.append(UInt8(length))
             return
         }
-        var bytes: [UInt8] = []
-        var v = length
-        while v > 0 {
-            bytes.insert(UInt8(v & 0xFF), at: 0)
-            v >>= 8
+        // Big-endian, fewest octets, without a temporary array (receipt payloads write a few dozen).
+        let count = headerLength(contentLength: length) - 2
+        out.append(0x80 | UInt8(count))
+        for k in stride(from: count - 1, through: 0, by: -1) {
+            out.append(UInt8(truncatingIfNeeded: length >> (8 * k)))
         }
-        out.append(0x80 | UInt8(bytes.count))
-        out += bytes
     }
 }
