@@ -74,8 +74,7 @@ public enum SimTime {
         return (ms >= dstStart && ms < dstEnd) ? -7 * hour : -8 * hour
     }
 
-    /// Appends `value` in decimal, zero-padded to `width` digits, in place: a response writes some hundred of
-    /// these, and a temporary array per number was a heap allocation each.
+    /// Appends `value` in decimal, zero-padded to `width` digits, in place (no temporary array).
     private static func appendPadded(_ value: Int64, width: Int, to out: inout [UInt8]) {
         let start = out.count
         out.append(contentsOf: repeatElement(48, count: width))
