@@ -83,30 +83,22 @@ struct AppReceiptEncoder: Sendable {
         SeededRandom.hash(seed, 0xBE7, UInt64(familyIndex)) % 4 == 0
     }
 
-    private static func attribute(_ type: Int64, _ value: BERNode) -> BERNode {
-        .sequence([.integer(type), .integer(1), .octets(value.der)])
-    }
-
-    /// Apple's receipt dates: RFC 3339 in UTC, whole seconds.
-    private static func date(_ ms: Int64) -> BERNode {
-        .ia5(SimTime.rfc3339(SimTime.floorDiv(ms, 1000) * 1000))
-    }
-
-    private static func inAppRecord(_ t: SimTransaction) -> BERNode {
-        BERNode.derSetOf([
-            attribute(1701, .integer(1)),
-            attribute(1702, .utf8(t.product.productId)),
-            attribute(1703, .utf8(String(t.transactionId))),
-            attribute(1704, date(t.purchase)),
-            attribute(1705, .utf8(String(t.originalTransactionId))),
-            attribute(1706, date(t.originalPurchase)),
-            attribute(1708, date(t.expires)),
-            attribute(1711, .integer(Int64(bitPattern: t.webOrderLineItemId))),
-            // Apple writes an empty date when there is no cancellation.
-            attribute(1712, t.cancellation.map(date) ?? .ia5("")),
-            attribute(1713, .integer(t.isTrial ? 1 : 0)),
-            attribute(1719, .integer(t.isIntro ? 1 : 0)),
-        ])
+    /// One in-app purchase record (attribute 17's value): its own attribute SET, written into `record`
+    /// (emptied first, so one buffer serves every record of a receipt).
+    private static func inAppRecord(_ t: SimTransaction, into record: inout ReceiptAttributeSet) {
+        record.removeAll()
+        record.add(1701, integer: 1)
+        record.add(1702, utf8: t.product.productId)
+        record.add(1703, decimalText: t.transactionId)
+        record.add(1704, date: t.purchase)
+        record.add(1705, decimalText: t.originalTransactionId)
+        record.add(1706, date: t.originalPurchase)
+        record.add(1708, date: t.expires)
+        record.add(1711, integer: Int64(bitPattern: t.webOrderLineItemId))
+        // Apple writes an empty date when there is no cancellation.
+        record.add(1712, date: t.cancellation)
+        record.add(1713, integer: t.isTrial ? 1 : 0)
+        record.add(1719, integer: t.isIntro ? 1 : 0)
     }
 
     /// The receipt payload (DER): the attributes of the family's receipt created at `token.createdAt`,
@@ -122,27 +114,26 @@ struct AppReceiptEncoder: Sendable {
         sha1.update(data: Array(deviceHasher.finalize().prefix(16)))
         sha1.update(data: opaque)
         sha1.update(data: bundle)
-        var attributes: [BERNode] = [
-            Self.attribute(0, .utf8(family.sandbox ? "ProductionSandbox" : "Production")),
-            Self.attribute(1, .integer(family.sandbox ? 0 : Int64(seed % 100_000_000 + 1_400_000_000))),
-            .sequence([.integer(2), .integer(1), .octets(bundle)]),
-            Self.attribute(3, .utf8("412")),
-            .sequence([.integer(4), .integer(1), .octets(opaque)]),
-            .sequence([.integer(5), .integer(1), .octets(Array(sha1.finalize()))]),
-            Self.attribute(12, Self.date(token.createdAt)),
-            Self.attribute(18, Self.date(family.appDownloadedAt)),
-            Self.attribute(19, .utf8(family.sandbox ? "1.0" : "301")),
-        ]
+        var attributes = ReceiptAttributeSet(capacity: max(minimumLength, 1024) + 64)
+        attributes.add(0, utf8: family.sandbox ? "ProductionSandbox" : "Production")
+        attributes.add(1, integer: family.sandbox ? 0 : Int64(seed % 100_000_000 + 1_400_000_000))
+        attributes.add(2, octets: bundle)
+        attributes.add(3, utf8: "412")
+        attributes.add(4, octets: opaque)
+        attributes.add(5, octets: Array(sha1.finalize()))
+        attributes.add(12, date: token.createdAt)
+        attributes.add(18, date: family.appDownloadedAt)
+        attributes.add(19, utf8: family.sandbox ? "1.0" : "301")
+        var record = ReceiptAttributeSet(capacity: 512)
         for plan in family.subscriptions {
             for t in plan.timeline(at: token.createdAt).transactions {
-                attributes.append(.sequence([.integer(17), .integer(1), .octets(Self.inAppRecord(t).der)]))
+                Self.inAppRecord(t, into: &record)
+                attributes.add(17, set: record)
             }
         }
         // Padding: up to `minimumLength`, plus 4 bytes per reissue, so every reissued receipt is longer.
-        let natural = BERNode.derSetOf(attributes).der
-        let missing = max(0, minimumLength - natural.count) + 4 * Int(token.issueSequence)
-        if missing == 0 { return natural }
-        do {
+        let missing = max(0, minimumLength - attributes.encodedCount) + 4 * Int(token.issueSequence)
+        if missing > 0 {
             var rng = SeededRandom(
                 seed,
                 0xBAD,
@@ -150,14 +141,15 @@ struct AppReceiptEncoder: Sendable {
                 UInt64(bitPattern: token.createdAt),
                 UInt64(token.issueSequence)
             )
-            var filler: [UInt8] = []
-            filler.reserveCapacity(missing)
-            while filler.count < missing {
-                withUnsafeBytes(of: rng.next()) { filler += $0.prefix(missing - filler.count) }
+            attributes.add(Self.paddingType, valueLength: missing) { out in
+                var remaining = missing
+                while remaining > 0 {
+                    withUnsafeBytes(of: rng.next()) { out += $0.prefix(remaining) }
+                    remaining -= min(8, remaining)
+                }
             }
-            attributes.append(.sequence([.integer(Self.paddingType), .integer(1), .octets(filler)]))
         }
-        return BERNode.derSetOf(attributes).der
+        return attributes.encoded
     }
 
     /// The whole receipt (PKCS#7 bytes, before base64).

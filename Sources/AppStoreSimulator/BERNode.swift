@@ -44,15 +44,39 @@ indirect enum BERNode: Sendable {
         return .primitive(tag: 0x06, bytes)
     }
 
-    /// A DER SET OF: members sorted by their encodings (X.690 11.6).
-    static func derSetOf(_ members: [BERNode]) -> BERNode {
-        .constructed(tag: 0x31, members.map(\.der).sorted { $0.lexicographicallyPrecedes($1) }.map { .encoded($0) })
-    }
-
     var der: [UInt8] {
         var out: [UInt8] = []
+        out.reserveCapacity(derCount)
         write(into: &out, indefinite: false)
         return out
+    }
+
+    /// The length of `der`. Definite lengths are computed before the content is written, so each value is
+    /// written once into the output (a receipt's payload used to be copied once per enclosing layer).
+    var derCount: Int {
+        switch self {
+        case .encoded(let bytes): return bytes.count
+        case .primitive(_, let content): return Self.headerLength(contentLength: content.count) + content.count
+        case .constructed(_, let members):
+            let content = Self.contentCount(members)
+            return Self.headerLength(contentLength: content) + content
+        }
+    }
+
+    private static func contentCount(_ members: [BERNode]) -> Int {
+        members.reduce(0) { $0 + $1.derCount }
+    }
+
+    /// Tag and length octets of a definite-length value (one-byte tag) with `contentLength` content bytes.
+    static func headerLength(contentLength: Int) -> Int {
+        guard contentLength >= 0x80 else { return 2 }
+        var count = 0
+        var v = contentLength
+        while v > 0 {
+            count += 1
+            v >>= 8
+        }
+        return 2 + count
     }
 
     var indefinite: [UInt8] {
@@ -76,10 +100,8 @@ indirect enum BERNode: Sendable {
                 for member in members { member.write(into: &out, indefinite: true) }
                 out += [0, 0]
             } else {
-                var content: [UInt8] = []
-                for member in members { member.write(into: &content, indefinite: false) }
-                Self.appendLength(content.count, to: &out)
-                out += content
+                Self.appendLength(Self.contentCount(members), to: &out)
+                for member in members { member.write(into: &out, indefinite: false) }
             }
         }
     }
@@ -89,13 +111,11 @@ indirect enum BERNode: Sendable {
             out.append(UInt8(length))
             return
         }
-        var bytes: [UInt8] = []
-        var v = length
-        while v > 0 {
-            bytes.insert(UInt8(v & 0xFF), at: 0)
-            v >>= 8
+        // Big-endian, fewest octets, without a temporary array (receipt payloads write a few dozen).
+        let count = headerLength(contentLength: length) - 2
+        out.append(0x80 | UInt8(count))
+        for k in stride(from: count - 1, through: 0, by: -1) {
+            out.append(UInt8(truncatingIfNeeded: length >> (8 * k)))
         }
-        out.append(0x80 | UInt8(bytes.count))
-        out += bytes
     }
 }

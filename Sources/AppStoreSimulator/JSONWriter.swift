@@ -51,6 +51,46 @@ struct JSONWriter {
         afterKey = true
     }
 
+    /// Writes `"key<suffix>":` (Apple's date fields come as `x`, `x_ms` and `x_pst`; no string is built for
+    /// the suffixed key).
+    mutating func key(_ k: String, suffix: String) {
+        valueStart()
+        bytes.append(34)
+        appendEscapedContent(k)
+        appendEscapedContent(suffix)
+        bytes.append(34)
+        bytes.append(58)
+        afterKey = true
+    }
+
+    /// A string value whose bytes `write` appends; they must need no JSON escaping (digits, dates).
+    mutating func quoted(_ write: (inout [UInt8]) -> Void) {
+        valueStart()
+        bytes.append(34)
+        write(&bytes)
+        bytes.append(34)
+    }
+
+    /// `"123"`: Apple sends ids and milliseconds as strings.
+    mutating func quotedDecimal(_ v: UInt64) {
+        quoted { ASCIIDecimal.append(v, to: &$0) }
+    }
+
+    mutating func quotedDecimal(_ v: Int64) {
+        quoted { ASCIIDecimal.append(v, to: &$0) }
+    }
+
+    /// A value that is a copy of bytes this writer already wrote (`range`, e.g. an object written earlier).
+    mutating func copy(of range: Range<Int>) {
+        valueStart()
+        let start = bytes.count
+        bytes.append(contentsOf: repeatElement(0, count: range.count))
+        bytes.withUnsafeMutableBufferPointer { buffer in
+            let base = buffer.baseAddress!
+            (base + start).update(from: base + range.lowerBound, count: range.count)
+        }
+    }
+
     mutating func string(_ s: String) {
         valueStart()
         appendEscaped(s)
@@ -86,6 +126,20 @@ struct JSONWriter {
 
     private mutating func appendEscaped(_ s: String) {
         bytes.append(34)
+        appendEscapedContent(s)
+        bytes.append(34)
+    }
+
+    private mutating func appendEscapedContent(_ s: String) {
+        // Fast path: keys and most values need no escaping; copy their UTF-8 in one go instead of byte by byte
+        // (the byte loop was the renderer's largest cost of its own).
+        var text = s
+        let copied = text.withUTF8 { utf8 -> Bool in
+            guard !utf8.contains(where: { $0 < 32 || $0 == 34 || $0 == 92 }) else { return false }
+            bytes.append(contentsOf: utf8)
+            return true
+        }
+        if copied { return }
         for c in s.utf8 {
             switch c {
             case 34: bytes += [92, 34]
@@ -96,6 +150,5 @@ struct JSONWriter {
             default: bytes.append(c)
             }
         }
-        bytes.append(34)
     }
 }

@@ -66,18 +66,29 @@ public struct ResponseRenderer: Sendable {
     }
 
     /// The three forms of a date; `implausible` replaces the `_ms` value of the field it names.
+    /// Written straight into the writer's bytes: a response has some hundred dates, and building three
+    /// strings (and two suffixed keys) for each was most of the rendering time.
     private func date(_ w: inout JSONWriter, _ name: String, _ ms: Int64, _ implausible: ImplausibleValue? = nil) {
-        w.field(name, SimTime.gmtString(ms))
+        w.key(name)
+        w.quoted { SimTime.appendGMT(ms, to: &$0) }
+        w.key(name, suffix: "_ms")
         if case .date(name, let bad)? = implausible {
-            w.field(name + "_ms", String(bad))
+            w.string(String(bad))
         } else {
-            w.field(name + "_ms", String(ms))
+            w.quotedDecimal(ms)
         }
-        w.field(name + "_pst", SimTime.pacificString(ms))
+        w.key(name, suffix: "_pst")
+        w.quoted { SimTime.appendPacific(ms, to: &$0) }
     }
 
     /// One transaction object; `implausible` (for the family's target transaction only) replaces one value.
-    private func transaction(_ w: inout JSONWriter, _ t: SimTransaction, _ implausible: ImplausibleValue? = nil) {
+    /// Returns where in the writer's bytes the object is.
+    @discardableResult
+    private func transaction(
+        _ w: inout JSONWriter,
+        _ t: SimTransaction,
+        _ implausible: ImplausibleValue? = nil
+    ) -> Range<Int> {
         func text(_ name: String, _ value: String?) {
             if case .text(name, let bad)? = implausible {
                 w.field(name, bad)
@@ -86,18 +97,25 @@ public struct ResponseRenderer: Sendable {
             }
         }
         w.beginObject()
+        let start = w.bytes.count - 1
         w.field("quantity", "1")
         text("product_id", t.product.productId)
-        w.field("transaction_id", String(t.transactionId))
-        w.field("original_transaction_id", String(t.originalTransactionId))
+        w.key("transaction_id")
+        w.quotedDecimal(t.transactionId)
+        w.key("original_transaction_id")
+        w.quotedDecimal(t.originalTransactionId)
         date(&w, "purchase_date", t.purchase, implausible)
         date(&w, "original_purchase_date", t.originalPurchase, implausible)
         date(&w, "expires_date", t.expires, implausible)
         if let c = t.cancellation {
             date(&w, "cancellation_date", c)
-            if let r = t.cancellationReason { w.field("cancellation_reason", String(r)) }
+            if let r = t.cancellationReason {
+                w.key("cancellation_reason")
+                w.quotedDecimal(Int64(r))
+            }
         }
-        w.field("web_order_line_item_id", String(t.webOrderLineItemId))
+        w.key("web_order_line_item_id")
+        w.quotedDecimal(t.webOrderLineItemId)
         w.field("is_trial_period", t.isTrial ? "true" : "false")
         w.field("is_in_intro_offer_period", t.isIntro ? "true" : "false")
         if t.isUpgraded { w.field("is_upgraded", "true") }
@@ -105,6 +123,7 @@ public struct ResponseRenderer: Sendable {
         w.field("in_app_ownership_type", t.familyShared ? "FAMILY_SHARED" : "PURCHASED")
         w.field("subscription_group_identifier", t.product.groupId)
         w.endObject()
+        return start..<w.bytes.count
     }
 
     /// Transactions in a deterministic but unsorted order.
@@ -160,12 +179,23 @@ public struct ResponseRenderer: Sendable {
         w.field("original_application_version", family.sandbox ? "1.0" : "301")
         w.key("in_app")
         w.beginArray()
-        for t in inApp { transaction(&w, t, bad(t)) }
+        // Most transactions of latest_receipt_info are also in in_app, unchanged: their objects are copied
+        // from there rather than written again (the same bytes; a changed one, e.g. refunded since the
+        // receipt was created, is written anew).
+        var written: [UInt64: (SimTransaction, Range<Int>)] = [:]
+        written.reserveCapacity(inApp.count)
+        for t in inApp { written[t.transactionId] = (t, transaction(&w, t, bad(t))) }
         w.endArray()
         w.endObject()
         w.key("latest_receipt_info")
         w.beginArray()
-        for t in latest { transaction(&w, t, bad(t)) }
+        for t in latest {
+            if let (same, range) = written[t.transactionId], same == t {
+                w.copy(of: range)
+            } else {
+                transaction(&w, t, bad(t))
+            }
+        }
         w.endArray()
         w.key("latest_receipt")
         w.rawString(newReceipt)
@@ -184,7 +214,8 @@ public struct ResponseRenderer: Sendable {
                 w.field("is_in_billing_retry_period", tl.inBillingRetry ? "1" : "0")
             }
             w.field("product_id", tl.productId)
-            w.field("original_transaction_id", String(plan.originalTransactionId))
+            w.key("original_transaction_id")
+            w.quotedDecimal(plan.originalTransactionId)
             w.field("auto_renew_status", tl.autoRenewStatus ? "1" : "0")
             if let grace = tl.gracePeriodExpires { date(&w, "grace_period_expires_date", grace) }
             w.endObject()

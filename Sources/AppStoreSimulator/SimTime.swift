@@ -74,58 +74,97 @@ public enum SimTime {
         return (ms >= dstStart && ms < dstEnd) ? -7 * hour : -8 * hour
     }
 
+    /// Appends `value` in decimal, zero-padded to `width` digits, in place (no temporary array).
     private static func appendPadded(_ value: Int64, width: Int, to out: inout [UInt8]) {
-        var digits = [UInt8](repeating: 48, count: width)
+        let start = out.count
+        out.append(contentsOf: repeatElement(48, count: width))
         var v = value
-        var i = width - 1
-        while i >= 0 {
-            digits[i] = UInt8(48 + v % 10)
+        var i = start + width - 1
+        while i >= start {
+            out[i] = UInt8(48 + v % 10)
             v /= 10
             i -= 1
         }
-        out.append(contentsOf: digits)
     }
 
     /// Appends `yyyy-MM-dd HH:mm:ss` for the wall-clock instant (already shifted to the wanted zone).
+    ///
+    /// The 19 bytes are reserved at once and written through one pointer: an answer writes some hundred of
+    /// these, and an array access per digit (each with its own uniqueness check) was measurable.
     static func appendWallClock(_ ms: Int64, separator: UInt8, to out: inout [UInt8]) {
         let days = floorDiv(ms, day)
         let secs = (ms - days * day) / 1000
         let c = civilFromDays(days)
-        appendPadded(c.year, width: 4, to: &out)
-        out.append(45)
-        appendPadded(c.month, width: 2, to: &out)
-        out.append(45)
-        appendPadded(c.day, width: 2, to: &out)
-        out.append(separator)
-        appendPadded(secs / 3600, width: 2, to: &out)
-        out.append(58)
-        appendPadded(secs / 60 % 60, width: 2, to: &out)
-        out.append(58)
-        appendPadded(secs % 60, width: 2, to: &out)
+        let start = out.count
+        out.append(contentsOf: repeatElement(0, count: 19))
+        out.withUnsafeMutableBufferPointer { buffer in
+            let p = buffer.baseAddress! + start
+            @inline(__always) func put(_ value: Int64, width: Int, at offset: Int) {
+                var v = value
+                var i = offset + width - 1
+                while i >= offset {
+                    p[i] = UInt8(48 + v % 10)
+                    v /= 10
+                    i -= 1
+                }
+            }
+            put(c.year, width: 4, at: 0)
+            p[4] = 45
+            put(c.month, width: 2, at: 5)
+            p[7] = 45
+            put(c.day, width: 2, at: 8)
+            p[10] = separator
+            put(secs / 3600, width: 2, at: 11)
+            p[13] = 58
+            put(secs / 60 % 60, width: 2, at: 14)
+            p[16] = 58
+            put(secs % 60, width: 2, at: 17)
+        }
     }
 
     /// `2019-11-28 05:43:19 Etc/GMT`, Apple's plain date form.
     public static func gmtString(_ ms: Int64) -> String {
         var out: [UInt8] = []
         out.reserveCapacity(27)
-        appendWallClock(ms, separator: 32, to: &out)
-        out.append(contentsOf: Array(" Etc/GMT".utf8))
+        appendGMT(ms, to: &out)
         return String(decoding: out, as: UTF8.self)
+    }
+
+    /// Appends `gmtString(ms)`'s bytes (the response renderer writes dates straight into its buffer).
+    static func appendGMT(_ ms: Int64, to out: inout [UInt8]) {
+        appendWallClock(ms, separator: 32, to: &out)
+        out.append(32)
+        out.append(contentsOf: gmtZone)
     }
 
     /// `2019-11-27 21:43:19 America/Los_Angeles`, Apple's `_pst` form (daylight saving included).
     public static func pacificString(_ ms: Int64) -> String {
         var out: [UInt8] = []
         out.reserveCapacity(40)
-        appendWallClock(ms + pacificOffset(ms), separator: 32, to: &out)
-        out.append(contentsOf: Array(" America/Los_Angeles".utf8))
+        appendPacific(ms, to: &out)
         return String(decoding: out, as: UTF8.self)
     }
+
+    /// Appends `pacificString(ms)`'s bytes.
+    static func appendPacific(_ ms: Int64, to out: inout [UInt8]) {
+        appendWallClock(ms + pacificOffset(ms), separator: 32, to: &out)
+        out.append(32)
+        out.append(contentsOf: pacificZone)
+    }
+
+    private static let gmtZone: [UInt8] = Array("Etc/GMT".utf8)
+    private static let pacificZone: [UInt8] = Array("America/Los_Angeles".utf8)
 
     /// RFC 3339 in UTC with `Z`; milliseconds are written only when not zero.
     public static func rfc3339(_ ms: Int64) -> String {
         var out: [UInt8] = []
         out.reserveCapacity(24)
+        appendRFC3339(ms, to: &out)
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    /// Appends `rfc3339(ms)`'s bytes (app receipts' dates, written straight into the payload).
+    static func appendRFC3339(_ ms: Int64, to out: inout [UInt8]) {
         appendWallClock(ms, separator: 84, to: &out)
         let frac = ms - floorDiv(ms, 1000) * 1000
         if frac != 0 {
@@ -133,7 +172,6 @@ public enum SimTime {
             appendPadded(frac, width: 3, to: &out)
         }
         out.append(90)
-        return String(decoding: out, as: UTF8.self)
     }
 
     /// Parses RFC 3339 (`2026-11-21T03:00:00Z`, optional fraction, `Z` or `+hh:mm`); nil when malformed.

@@ -1,5 +1,5 @@
 /// One transaction of a subscription as it exists at some instant.
-public struct SimTransaction: Sendable {
+public struct SimTransaction: Sendable, Equatable {
     public var index: Int
     public var transactionId: UInt64
     public var originalTransactionId: UInt64

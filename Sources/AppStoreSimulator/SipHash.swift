@@ -9,8 +9,18 @@ struct SipHash: Sendable {
     @inline(__always) private static func rotl(_ x: UInt64, _ b: UInt64) -> UInt64 { (x << b) | (x >> (64 - b)) }
 
     func mac(_ bytes: UnsafeRawBufferPointer) -> UInt64 {
+        compress(bytes, wide: false).0
+    }
+
+    /// SipHash-2-4 with its 128-bit output (the reference's `outlen == 16` variant): one pass over the bytes
+    /// for a cache key that two 64-bit MACs with different keys used to take two passes for.
+    func mac128(_ bytes: UnsafeRawBufferPointer) -> (UInt64, UInt64) {
+        compress(bytes, wide: true)
+    }
+
+    private func compress(_ bytes: UnsafeRawBufferPointer, wide: Bool) -> (UInt64, UInt64) {
         var v0: UInt64 = 0x736F_6D65_7073_6575 ^ k0
-        var v1: UInt64 = 0x646F_7261_6E64_6F6D ^ k1
+        var v1: UInt64 = 0x646F_7261_6E64_6F6D ^ k1 ^ (wide ? 0xEE : 0)
         var v2: UInt64 = 0x6C79_6765_6E65_7261 ^ k0
         var v3: UInt64 = 0x7465_6462_7974_6573 ^ k1
         @inline(__always) func round() {
@@ -48,12 +58,19 @@ struct SipHash: Sendable {
         round()
         round()
         v0 ^= last
-        v2 ^= 0xFF
+        v2 ^= wide ? 0xEE : 0xFF
         round()
         round()
         round()
         round()
-        return v0 ^ v1 ^ v2 ^ v3
+        let first = v0 ^ v1 ^ v2 ^ v3
+        guard wide else { return (first, 0) }
+        v1 ^= 0xDD
+        round()
+        round()
+        round()
+        round()
+        return (first, v0 ^ v1 ^ v2 ^ v3)
     }
 
     func mac(_ bytes: [UInt8]) -> UInt64 { bytes.withUnsafeBytes { mac($0) } }

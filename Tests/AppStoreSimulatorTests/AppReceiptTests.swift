@@ -129,6 +129,27 @@ import X509
         #expect(berSeen)
     }
 
+    /// The reader recognises the simulator's own signatures by signing again; whatever does not match is
+    /// verified in full, so it agrees with Ed25519 verification on the receipt's signature and on altered ones.
+    @Test func signatureCheckAgreesWithEd25519Verification() throws {
+        let pop = Population(seed: 25, subscriptions: 40, anchor: Self.now)
+        let renderer = ResponseRenderer(population: pop)
+        let reader = AppReceiptReader(seed: 25)
+        for family in pop.families.prefix(10) where !family.malformedStoredReceipt {
+            let opened = try Self.open(renderer.storedReceipt(family))
+            #expect(reader.isAuthentic(signature: opened.signature, payload: opened.payload))
+            for index in [0, 31, 32, 63] {
+                var altered = opened.signature
+                altered[index] ^= 0x01
+                let valid = reader.publicKey.isValidSignature(altered, for: opened.payload)
+                #expect(reader.isAuthentic(signature: altered, payload: opened.payload) == valid)
+                #expect(!valid)
+            }
+            #expect(!reader.isAuthentic(signature: Array(opened.signature.prefix(63)), payload: opened.payload))
+            #expect(!reader.isAuthentic(signature: opened.signature, payload: opened.payload + [0]))
+        }
+    }
+
     @Test func tamperedOrForeignAppReceiptsAreUnauthenticatedAndGarbageMalformed() throws {
         let pop = Population(seed: 23, subscriptions: 60, anchor: Self.now)
         let renderer = ResponseRenderer(population: pop)
