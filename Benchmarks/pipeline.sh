@@ -106,7 +106,9 @@ pg_ticks() {
 }
 # pg_sample FILE: one line per PostgreSQL child process, "pid ticks kind" (kind: the process title's first
 # word after "postgres:", "backend" for a client connection). Sampled every 0.2 s during a run, the last
-# sample of each pid tells where PostgreSQL's CPU went (short-lived autovacuum workers included).
+# sample of each pid tells where PostgreSQL's CPU went. A lower bound per kind: what a process spent after
+# its last sample (a connection closing at the end of the run, one opened and closed between two samples)
+# is missing here, though counted in postgres_cpu_seconds (the postmaster's reaped children).
 pg_sample() {
     local pm c title kind
     pm=$(head -1 "$THROWAWAY_PG_DIR/data/postmaster.pid")
@@ -227,7 +229,7 @@ PY
     echo "${P}apple_requests_per_second=$(printf '%.1f' "$achieved") steady_requests_per_second=$steady (10%..90% of the requests) sim_peak_1s_window=$peak"
     echo "${P}reconciler_cpu_seconds=$(echo "$user + $sys" | bc) (user $user, sys $sys) cpu_us_per_sub=$cpu_us"
     echo "${P}simulator_cpu_seconds=$(echo "scale=2; ($sim1 - $sim0) / $HZ" | bc) postgres_cpu_seconds=$(echo "scale=2; ($pg1 - $pg0) / $HZ" | bc) postgres_us_per_due_sub=$pg_us postgres_us_per_world_sub=$pg_us_world"
-    echo "${P}postgres_cpu_by_process=\"$pg_kinds\" (sampled every 0.2 s; backends are the run's connections)"
+    echo "${P}postgres_cpu_by_process=\"$pg_kinds\" (sampled every 0.2 s, a lower bound per kind; backends are the run's connections)"
     echo "${P}reconciler_peak_rss_kb=$rss (whole process, reports included) pipeline_peak_rss_kb=$pipeline_rss (sampled every 0.2 s until the run logs its completion)"
     if [ "$PGSTATS" = 1 ]; then
         echo "${P}top statements (pg_stat_statements, total ms, calls, rows, first 110 characters):"
