@@ -254,20 +254,20 @@ public final class PostgresConnection: @unchecked Sendable {
         var offsets: [Int?] = []
         offsets.reserveCapacity(values.count)
         for (index, value) in values.enumerated() {
-            let text: String?
+            let start = buffer.count
+            let present: Bool
             do {
-                text = try value.textRepresentation()
+                present = try value.appendTextRepresentation(to: &buffer)
             } catch var error as PostgresError {
                 error.message = "parameter $\(index + 1): " + error.message
                 error.statement = statement
                 throw error
             }
-            guard let text else {
+            guard present else {
                 offsets.append(nil)
                 continue
             }
-            offsets.append(buffer.count)
-            buffer.append(contentsOf: text.utf8)
+            offsets.append(start)
             buffer.append(0)
         }
         buffer.append(0)  // never empty, so baseAddress is never nil

@@ -49,18 +49,22 @@ public enum PostgresValue: Sendable, Hashable {
         } ?? text.utf8.contains(0)
     }
 
+    /// PostgreSQL's text cannot hold a NUL character: such a parameter is an encoding error naming its size.
+    static func refuseNUL(_ text: String) throws {
+        guard containsNUL(text) else { return }
+        throw PostgresError(
+            code: .encoding,
+            message:
+                "text parameter contains a NUL character (\(text.utf8.count) bytes), which PostgreSQL text cannot store"
+        )
+    }
+
     /// The text-format representation, or nil for SQL NULL.
     func textRepresentation() throws -> String? {
         switch self {
         case .null: return nil
         case .text(let s):
-            guard !Self.containsNUL(s) else {
-                throw PostgresError(
-                    code: .encoding,
-                    message:
-                        "text parameter contains a NUL character (\(s.utf8.count) bytes), which PostgreSQL text cannot store"
-                )
-            }
+            try Self.refuseNUL(s)
             return s
         case .int(let v): return String(v)
         case .bool(let v): return v ? "t" : "f"
@@ -88,35 +92,76 @@ public enum PostgresValue: Sendable, Hashable {
                 out.append(hex[Int(b & 0x0f)])
             }
             return String(decoding: out, as: UTF8.self)
+        case .array:
+            var out: [UInt8] = []
+            _ = try appendTextRepresentation(to: &out)
+            return String(decoding: out, as: UTF8.self)
+        }
+    }
+
+    /// Appends the text-format representation to `out` (no terminator); false, and nothing appended, for SQL
+    /// NULL. Statement parameters are written this way straight into the buffer handed to libpq: a batch's
+    /// arrays hold hundreds of multi-kilobyte receipts, and building a String for each array first cost a
+    /// copy and a UTF-8 validation per receipt (docs/architecture.md, "Database work per subscription").
+    func appendTextRepresentation(to out: inout [UInt8]) throws -> Bool {
+        switch self {
+        case .null:
+            return false
+        case .text(let s):
+            try Self.appendChecked(s, to: &out, quoted: false)
+            return true
         case .array(let elements, _):
-            // Built on UTF-8 bytes: receipts of 300,000 characters go through here in batches, and
-            // appending scalar by scalar to a String was the run's hottest spot.
-            var out: [UInt8] = [UInt8(ascii: "{")]
+            out.append(UInt8(ascii: "{"))
             for (index, element) in elements.enumerated() {
                 if index > 0 { out.append(UInt8(ascii: ",")) }
-                guard let text = try element.textRepresentation() else {
+                switch element {
+                case .null:
                     out.append(contentsOf: [0x4E, 0x55, 0x4C, 0x4C])  // NULL
-                    continue
-                }
-                out.append(UInt8(ascii: "\""))
-                let utf8 = text.utf8
-                // nil (no contiguous storage) takes the byte-by-byte path.
-                let needsEscaping =
-                    utf8.withContiguousStorageIfAvailable { buffer in
-                        buffer.contains { $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }
-                    } ?? true
-                if needsEscaping {
-                    for byte in utf8 {
-                        if byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") { out.append(UInt8(ascii: "\\")) }
-                        out.append(byte)
+                case .text(let s):
+                    try Self.appendChecked(s, to: &out, quoted: true)
+                default:
+                    guard let text = try element.textRepresentation() else {
+                        out.append(contentsOf: [0x4E, 0x55, 0x4C, 0x4C])
+                        continue
                     }
-                } else {
-                    _ = utf8.withContiguousStorageIfAvailable { out.append(contentsOf: $0) }
+                    try Self.appendChecked(text, to: &out, quoted: true)
                 }
-                out.append(UInt8(ascii: "\""))
             }
             out.append(UInt8(ascii: "}"))
-            return String(decoding: out, as: UTF8.self)
+            return true
+        default:
+            guard let text = try textRepresentation() else { return false }
+            out.append(contentsOf: text.utf8)
+            return true
+        }
+    }
+
+    /// Appends `text` (refused when it holds a NUL), as an array element in double quotes with `"` and `\`
+    /// escaped when `quoted`. The searches are `memchr` over the contiguous UTF-8.
+    private static func appendChecked(_ text: String, to out: inout [UInt8], quoted: Bool) throws {
+        try refuseNUL(text)
+        var text = text
+        text.withUTF8 { bytes in
+            let count = bytes.count
+            guard quoted else {
+                out.append(contentsOf: bytes)
+                return
+            }
+            out.append(UInt8(ascii: "\""))
+            let plain =
+                bytes.baseAddress.map {
+                    memchr($0, Int32(UInt8(ascii: "\"")), count) == nil
+                        && memchr($0, Int32(UInt8(ascii: "\\")), count) == nil
+                } ?? true
+            if plain {
+                out.append(contentsOf: bytes)
+            } else {
+                for byte in bytes {
+                    if byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") { out.append(UInt8(ascii: "\\")) }
+                    out.append(byte)
+                }
+            }
+            out.append(UInt8(ascii: "\""))
         }
     }
 }

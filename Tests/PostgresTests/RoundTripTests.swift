@@ -143,6 +143,12 @@ import Testing
     @Test func nulCharacterInAParameterIsAnEncodingError() throws {
         let error = #expect(throws: PostgresError.self) { try conn.execute("SELECT $1::text", ["a\u{0}b"]) }
         #expect(error?.code == .encoding)
+        // Also inside an array parameter, named by its position.
+        let inArray = #expect(throws: PostgresError.self) {
+            try conn.execute("SELECT $1::int, $2::text[]", [1, ["fine", "x\u{0}y"]])
+        }
+        #expect(inArray?.code == .encoding)
+        #expect(inArray?.message.hasPrefix("parameter $2: text parameter contains a NUL character") == true)
     }
 
     @Test func streamingDeliversEveryRowAndStopsOnError() throws {
