@@ -16,6 +16,7 @@ struct ReportCommand: ParsableCommand {
 
     @OptionGroup var database: DatabaseOptions
     @OptionGroup var logging: LoggingOptions
+    @OptionGroup var money: MoneyReportOptions
 
     @Argument(help: "The run's id (see `renewal-reconciler runs`).")
     var runId: Int64
@@ -31,7 +32,7 @@ struct ReportCommand: ParsableCommand {
         try runReportingErrors {
             let conn = try PostgresConnection(try database.connectionString())
             defer { conn.close() }
-            let folder = try ReportGenerator(connection: conn).generate(
+            let folder = try ReportGenerator(connection: conn, moneyOptions: try money.moneyOptions()).generate(
                 runId: runId,
                 reportDirectory: reportDir,
                 metricsFile: metricsFile

@@ -82,6 +82,9 @@ public struct MoneySummary: Sendable, Equatable, Codable {
     /// Ledger money dated before the period that this run found (a first reconciliation, a late answer): shown
     /// apart, never as the period's (docs/reports.md, "The period").
     public var historyFound: MoneyByCurrency
+    /// The commission the estimated proceeds of `byCurrency` and `historyFound` use, and their label
+    /// (docs/reports.md, "Estimated proceeds").
+    public var proceedsEstimate: CommissionPolicy
 
     enum CodingKeys: String, CodingKey {
         case renewalRevenue = "renewal_revenue"
@@ -91,6 +94,7 @@ public struct MoneySummary: Sendable, Equatable, Codable {
         case products
         case byCurrency = "by_currency"
         case historyFound = "history_found_by_currency"
+        case proceedsEstimate = "proceeds_estimate"
     }
 
     /// Reads `by_currency` as empty when absent (summary.json files written before it existed).
@@ -103,6 +107,7 @@ public struct MoneySummary: Sendable, Equatable, Codable {
         products = try c.decode([ProductLine].self, forKey: .products)
         byCurrency = try c.decodeIfPresent(MoneyByCurrency.self, forKey: .byCurrency) ?? MoneyByCurrency()
         historyFound = try c.decodeIfPresent(MoneyByCurrency.self, forKey: .historyFound) ?? MoneyByCurrency()
+        proceedsEstimate = try c.decodeIfPresent(CommissionPolicy.self, forKey: .proceedsEstimate) ?? .standard
     }
 
     /// Computes the catalog estimates from per-product counts of paid renewals (of which bought with an
@@ -114,10 +119,12 @@ public struct MoneySummary: Sendable, Equatable, Codable {
         paidRefunds refunds: [String: Int],
         prices: [ProductPrice],
         byCurrency: MoneyByCurrency = MoneyByCurrency(),
-        historyFound: MoneyByCurrency = MoneyByCurrency()
+        historyFound: MoneyByCurrency = MoneyByCurrency(),
+        proceedsEstimate: CommissionPolicy = .standard
     ) {
         self.byCurrency = byCurrency
         self.historyFound = historyFound
+        self.proceedsEstimate = proceedsEstimate
         let pricesByProduct = Dictionary(grouping: prices, by: \.productId)
         var revenueByCurrency: [String: (Decimal, Int)] = [:]
         var refundedByCurrency: [String: (Decimal, Int)] = [:]

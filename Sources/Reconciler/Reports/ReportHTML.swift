@@ -97,7 +97,8 @@ public enum ReportHTML {
             <footer>Built from the database alone (tables reconciliation_runs, reconciliation_items, \
             subscription_transactions, dry_run_transactions, products, app_store_notifications); regenerate with \
             <code>renewal-reconciler report \(summary.runId)</code>. Machine-readable: summary.json \
-            (schema_version \(summary.schemaVersion)), changes.csv, transactions.csv, errors.csv, money.csv.</footer>
+            (schema_version \(summary.schemaVersion)), changes.csv, transactions.csv, errors.csv, money.csv, \
+            money-storefronts.csv.</footer>
             </body>
             </html>
 
@@ -283,7 +284,7 @@ public enum ReportHTML {
     static func moneySection(_ m: MoneySummary, period: ReportPeriod?) -> String {
         var out = "<section id=\"money\"><h2>Money</h2>\n"
         out += "<p id=\"money-period\">" + periodText(period) + "</p>\n"
-        out += ledgerMoney(m.byCurrency)
+        out += ledgerMoney(m.byCurrency, commission: m.proceedsEstimate)
         out += historyFound(m.historyFound)
         out += "<h3 id=\"money-catalog\">Estimates from the products catalog (verifyReceipt transactions)</h3>\n"
         out += "<p class=\"note\">Renewal revenue = paid renewal transactions purchased in the period × catalog "
@@ -347,12 +348,16 @@ public enum ReportHTML {
 
     /// Money per currency from the prices Apple signed into the ledger: one row per currency (never summed
     /// across currencies), then per product within each currency.
-    static func ledgerMoney(_ m: MoneyByCurrency) -> String {
+    static func ledgerMoney(_ m: MoneyByCurrency, commission: CommissionPolicy) -> String {
         var out = "<h3 id=\"money-per-currency\">Money per currency (source: \(e(LedgerCurrencyMoney.source)))</h3>\n"
         out += "<p class=\"note\">Gross = paid transactions purchased in the period at the price Apple signed; "
         out += "refunded = full refunds at that price plus prorated refunds (price × refunded percentage, rounded to "
         out += "the currency's minor unit) dated in the period; net = gross − refunded. "
         out += "Each currency stands alone: amounts in different currencies are never added up.</p>\n"
+        out += "<p class=\"note\" id=\"proceeds-estimate\">Est. proceeds (\(e(commission.label))): each price less "
+        out += "Apple's commission, the refunds' proceeds reversed at the refunded transaction's rate. Taxes, which "
+        out += "Apple withholds in many storefronts, are not estimated: App Store Connect's financial report is the "
+        out += "source of record for proceeds.</p>\n"
         if m.isEmpty {
             return out + "<p>No transaction with a signed price in this run.</p>\n"
         }
@@ -368,6 +373,16 @@ public enum ReportHTML {
             columns: ["currency", "product"] + ledgerColumns(first: nil),
             rows: m.codes.flatMap { code in
                 (m.currencies[code]?.products ?? []).map { [code, $0.productId ?? ""] + ledgerCells($0) }
+            },
+            numericFrom: 2
+        )
+        out += "</div><h4 id=\"money-by-storefront\">Per storefront, within each currency</h4>\n"
+        out += "<p class=\"note\">Apple's storefront of each transaction (App Store Server API; verifyReceipt "
+        out += "carries none, so catalog estimates have no storefront).</p>\n<div class=\"scroll\">"
+        out += table(
+            columns: ["currency", "storefront"] + ledgerColumns(first: nil),
+            rows: m.codes.flatMap { code in
+                (m.currencies[code]?.storefronts ?? []).map { [code, $0.storefront] + ledgerCells($0.totals) }
             },
             numericFrom: 2
         )
@@ -405,14 +420,14 @@ public enum ReportHTML {
     static func ledgerColumns(first: String?) -> [String] {
         (first.map { [$0] } ?? []) + [
             "paid", "gross", "full refunds", "refunded (full)", "prorated refunds", "refunded (prorated)",
-            "refunded", "net",
+            "refunded", "net", "est. proceeds", "est. proceeds refunded", "est. net proceeds",
         ]
     }
 
     static func ledgerCells(_ f: LedgerMoneyFigures) -> [String] {
         [
             "\(f.paidTransactions)", f.gross, "\(f.fullRefunds)", f.refundedFull, "\(f.proratedRefunds)",
-            f.refundedProrated, f.refunded, f.net,
+            f.refundedProrated, f.refunded, f.net, f.proceeds, f.proceedsRefunded, f.netProceeds,
         ]
     }
 
