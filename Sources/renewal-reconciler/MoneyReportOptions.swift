@@ -1,8 +1,8 @@
 import ArgumentParser
 import Reconciler
 
-/// How the report estimates proceeds (docs/reports.md, "Estimated proceeds"): flags of `run`, `backfill`,
-/// `report` and `demo`.
+/// How the report estimates proceeds and converts money (docs/reports.md, "Estimated proceeds", "Converted
+/// totals"): flags of `run`, `backfill`, `report` and `demo`.
 struct MoneyReportOptions: ParsableArguments {
     @Flag(
         help: ArgumentHelp(
@@ -20,7 +20,27 @@ struct MoneyReportOptions: ParsableArguments {
     )
     var commissionRate: String?
 
+    @Option(
+        help: ArgumentHelp(
+            "Also convert the period's money into one reporting currency with the exchange rates of this CSV file "
+                + "(lines `CODE,RATE`: RATE units of the reporting currency per unit of CODE; see docs/reports.md).",
+            valueName: "file"
+        )
+    )
+    var fxRates: String?
+
+    @Option(
+        help: ArgumentHelp(
+            "The reporting currency of --fx-rates, when the file has no `reporting_currency,CODE` line.",
+            valueName: "code"
+        )
+    )
+    var reportingCurrency: String?
+
     func validate() throws {
+        if reportingCurrency != nil && fxRates == nil {
+            throw ValidationError("--reporting-currency needs --fx-rates FILE")
+        }
         if smallBusiness && commissionRate != nil {
             throw ValidationError("--small-business and --commission-rate cannot be used together")
         }
@@ -31,12 +51,18 @@ struct MoneyReportOptions: ParsableArguments {
         }
     }
 
-    /// The options the report uses.
+    /// The options the report uses; reads the rates file.
+    /// - Throws: `UsageError` (exit 64) for a rates file that cannot be read or is malformed, naming the line.
     func moneyOptions() throws -> ReportMoneyOptions {
-        if smallBusiness { return ReportMoneyOptions(commission: .smallBusiness) }
-        if let rate = commissionRate.flatMap(CommissionPolicy.parseRate) {
-            return ReportMoneyOptions(commission: .fixed(rate))
+        var options = ReportMoneyOptions()
+        if smallBusiness {
+            options.commission = .smallBusiness
+        } else if let rate = commissionRate.flatMap(CommissionPolicy.parseRate) {
+            options.commission = .fixed(rate)
         }
-        return ReportMoneyOptions()
+        if let fxRates {
+            options.fxRates = try FXRates.load(path: fxRates, reportingCurrency: reportingCurrency)
+        }
+        return options
     }
 }

@@ -30,9 +30,11 @@ struct ReportCommand: ParsableCommand {
     func run() throws {
         logging.bootstrap()
         try runReportingErrors {
+            // A bad rates file is exit 64 before anything is read.
+            let moneyOptions = try money.moneyOptions()
             let conn = try PostgresConnection(try database.connectionString())
             defer { conn.close() }
-            let folder = try ReportGenerator(connection: conn, moneyOptions: try money.moneyOptions()).generate(
+            let folder = try ReportGenerator(connection: conn, moneyOptions: moneyOptions).generate(
                 runId: runId,
                 reportDirectory: reportDir,
                 metricsFile: metricsFile

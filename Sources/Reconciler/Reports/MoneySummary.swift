@@ -85,6 +85,8 @@ public struct MoneySummary: Sendable, Equatable, Codable {
     /// The commission the estimated proceeds of `byCurrency` and `historyFound` use, and their label
     /// (docs/reports.md, "Estimated proceeds").
     public var proceedsEstimate: CommissionPolicy
+    /// The period's ledger money converted with the user's rates (`--fx-rates`); nil without them.
+    public var converted: ConvertedMoney?
 
     enum CodingKeys: String, CodingKey {
         case renewalRevenue = "renewal_revenue"
@@ -95,6 +97,7 @@ public struct MoneySummary: Sendable, Equatable, Codable {
         case byCurrency = "by_currency"
         case historyFound = "history_found_by_currency"
         case proceedsEstimate = "proceeds_estimate"
+        case converted
     }
 
     /// Reads `by_currency` as empty when absent (summary.json files written before it existed).
@@ -108,6 +111,21 @@ public struct MoneySummary: Sendable, Equatable, Codable {
         byCurrency = try c.decodeIfPresent(MoneyByCurrency.self, forKey: .byCurrency) ?? MoneyByCurrency()
         historyFound = try c.decodeIfPresent(MoneyByCurrency.self, forKey: .historyFound) ?? MoneyByCurrency()
         proceedsEstimate = try c.decodeIfPresent(CommissionPolicy.self, forKey: .proceedsEstimate) ?? .standard
+        converted = try c.decodeIfPresent(ConvertedMoney.self, forKey: .converted)
+    }
+
+    /// Every key, `converted` as null without rates.
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(renewalRevenue, forKey: .renewalRevenue)
+        try c.encode(refunded, forKey: .refunded)
+        try c.encode(productsWithoutPrice, forKey: .productsWithoutPrice)
+        try c.encode(productsWithSeveralCurrencies, forKey: .productsWithSeveralCurrencies)
+        try c.encode(products, forKey: .products)
+        try c.encode(byCurrency, forKey: .byCurrency)
+        try c.encode(historyFound, forKey: .historyFound)
+        try c.encode(proceedsEstimate, forKey: .proceedsEstimate)
+        try c.encode(converted, forKey: .converted)
     }
 
     /// Computes the catalog estimates from per-product counts of paid renewals (of which bought with an
@@ -120,8 +138,10 @@ public struct MoneySummary: Sendable, Equatable, Codable {
         prices: [ProductPrice],
         byCurrency: MoneyByCurrency = MoneyByCurrency(),
         historyFound: MoneyByCurrency = MoneyByCurrency(),
-        proceedsEstimate: CommissionPolicy = .standard
+        proceedsEstimate: CommissionPolicy = .standard,
+        fxRates: FXRates? = nil
     ) {
+        converted = fxRates.map { ConvertedMoney(byCurrency, rates: $0) }
         self.byCurrency = byCurrency
         self.historyFound = historyFound
         self.proceedsEstimate = proceedsEstimate

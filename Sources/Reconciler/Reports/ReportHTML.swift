@@ -285,6 +285,7 @@ public enum ReportHTML {
         var out = "<section id=\"money\"><h2>Money</h2>\n"
         out += "<p id=\"money-period\">" + periodText(period) + "</p>\n"
         out += ledgerMoney(m.byCurrency, commission: m.proceedsEstimate)
+        if let converted = m.converted { out += convertedMoney(converted) }
         out += historyFound(m.historyFound)
         out += "<h3 id=\"money-catalog\">Estimates from the products catalog (verifyReceipt transactions)</h3>\n"
         out += "<p class=\"note\">Renewal revenue = paid renewal transactions purchased in the period × catalog "
@@ -387,6 +388,34 @@ public enum ReportHTML {
             numericFrom: 2
         )
         return out + "</div>\n"
+    }
+
+    /// The period's money converted with the user's rates (`--fx-rates`), labelled so, per currency then the
+    /// total (docs/reports.md, "Converted totals").
+    static func convertedMoney(_ c: ConvertedMoney) -> String {
+        let code = e(c.reportingCurrency)
+        var out = "<h3 id=\"money-converted\">Converted to \(code) with your exchange rates</h3>\n"
+        out += "<p class=\"note\">Converted with the rates of <code>\(e(c.ratesFile))</code> (--fx-rates), not "
+        out += "Apple's: each currency's figures times its rate, rounded to the \(code) minor unit, then added. "
+        out += "App Store Connect's financial report converts with its own rates. Proceeds are estimates (taxes not "
+        out += "estimated).</p>\n"
+        if !c.isComplete {
+            out += "<p class=\"warn\" id=\"money-converted-incomplete\">Incomplete: no rate for "
+            out += c.currenciesWithoutRate.map { "<code>\(e($0))</code>" }.joined(separator: ", ")
+            out += "; those currencies are not in the total.</p>\n"
+        }
+        let columns = [
+            "currency", "rate", "gross (\(code))", "refunded (\(code))", "net (\(code))", "est. proceeds (\(code))",
+            "est. proceeds refunded (\(code))", "est. net proceeds (\(code))",
+        ]
+        func cells(_ f: ConvertedMoney.Figures) -> [String] {
+            [
+                f.grossMilliunits, f.refundedMilliunits, f.netMilliunits, f.proceedsMilliunits,
+                f.proceedsRefundedMilliunits, f.netProceedsMilliunits,
+            ].map(c.format)
+        }
+        let rows = c.currencies.map { [$0.currency, $0.rate] + cells($0.figures) } + [["total", ""] + cells(c.totals)]
+        return out + "<div class=\"scroll\">" + table(columns: columns, rows: rows, numericFrom: 1) + "</div>\n"
     }
 
     /// What the period is, in words (docs/reports.md, "The period").

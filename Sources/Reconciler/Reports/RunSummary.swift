@@ -267,7 +267,8 @@ public struct RunSummary: Sendable, Equatable, Codable {
             prices: prices,
             byCurrency: MoneyByCurrency(lines: a.ledgerMoney),
             historyFound: MoneyByCurrency(lines: a.historyMoney),
-            proceedsEstimate: a.moneyOptions.commission
+            proceedsEstimate: a.moneyOptions.commission,
+            fxRates: a.moneyOptions.fxRates
         )
         period = run.period
         self.notifications = notifications
@@ -316,6 +317,7 @@ public struct RunSummary: Sendable, Equatable, Codable {
     /// currency, then the catalog estimates, each labelled with its source; one line saying so when none.
     public func moneyLines() -> [String] {
         var lines = money.byCurrency.lines()
+        if let converted = money.converted { lines.append(converted.line()) }
         lines += money.historyFound.lines().map { "history found (dated before the period): \($0)" }
         for amount in money.renewalRevenue {
             lines.append(
