@@ -206,13 +206,13 @@ import Testing
         #expect(lines.first == "money per currency, period 2024-04-28T00:00:00Z to 2024-05-01T00:00:00Z:")
         #expect(
             lines.contains(
-                "  JPY  gross 1500 (1)  refunded 500 (0 full, 1 prorated)  net 1000  est. proceeds 700  "
+                "  JPY  gross 1500 (1)  refunded 500 (0 full, 1 prorated)  net 1000  est. net proceeds 700  "
                     + "[ledger (App Store Server API)]"
             )
         )
         #expect(
             lines.contains(
-                "  USD  gross 59.98 (2)  refunded 32.49 (1 full, 1 prorated)  net 27.49  est. proceeds 19.24  "
+                "  USD  gross 59.98 (2)  refunded 32.49 (1 full, 1 prorated)  net 27.49  est. net proceeds 19.24  "
                     + "[ledger (App Store Server API)]"
             )
         )

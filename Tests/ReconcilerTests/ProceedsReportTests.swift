@@ -197,6 +197,34 @@ import Testing
         )
     }
 
+    @Test func aDryRunDatesPaidServiceFromTheLedgerAndItsOwnRows() throws {
+        let (database, connection) = try Self.prepare()
+        defer {
+            connection.close()
+            database.drop()
+        }
+        var dry = ReportSampleData.data(runId: 43, dryRun: true)
+        dry.run.asOf = dry.run.asOf.addingTimeInterval(86_400)
+        try ReportDatabaseTests.insertRun(dry.run, connection: connection)
+        // A renewal of A (paid since 399 days ago in the ledger): 15%, 8.49; F's first purchase (the dry run's own
+        // rows only): 30%, 6.99.
+        try connection.execute(
+            """
+            INSERT INTO dry_run_transactions (run_id, transaction_id, original_transaction_id, product_id, kind,
+                purchase_date, expires_date, price_milliunits, currency, storefront)
+            VALUES (43, 'A3', 'A', 'pro.monthly', 'renewal', $1, $2, 9990, 'USD', 'USA'),
+                   (43, 'F1', 'F', 'pro.monthly', 'initial', $1, $2, 9990, 'USD', 'USA')
+            """,
+            [ReportSampleData.date(0.5), ReportSampleData.date(30.5)]
+        )
+        let money = try ReportGenerator(connection: connection).summary(runId: 43).summary.money
+        let usd = try #require(money.byCurrency.currencies["USD"]?.totals)
+        #expect(usd.gross == "19.98")
+        #expect(usd.proceeds == "15.48")
+        #expect(usd.firstYearTransactions == 1)
+        #expect(usd.afterFirstYearTransactions == 1)
+    }
+
     @Test func noCellOfTheMoneyFilesBecomesAFormula() throws {
         let (database, connection) = try Self.prepare()
         defer {

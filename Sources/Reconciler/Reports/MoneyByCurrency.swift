@@ -53,13 +53,13 @@ public struct MoneyByCurrency: Sendable, Equatable, Codable {
     public var isEmpty: Bool { currencies.isEmpty }
 
     /// One line per currency for a terminal (the demo): `USD  gross 19.98 (2)  refunded 14.49 (1 full,
-    /// 1 prorated)  net 5.49  est. proceeds 3.84  [ledger (App Store Server API)]`. Empty when the run saw no
+    /// 1 prorated)  net 5.49  est. net proceeds 3.84  [ledger (App Store Server API)]`. Empty when the run saw no
     /// priced transaction.
     public func lines() -> [String] {
         codes.compactMap { currencies[$0]?.totals }.map { t in
             "\(t.currency)  gross \(t.gross) (\(t.paidTransactions))  refunded \(t.refunded) "
                 + "(\(t.fullRefunds) full, \(t.proratedRefunds) prorated)  net \(t.net)  "
-                + "est. proceeds \(t.netProceeds)  [\(LedgerCurrencyMoney.source)]"
+                + "est. net proceeds \(t.netProceeds)  [\(LedgerCurrencyMoney.source)]"
         }
     }
 
