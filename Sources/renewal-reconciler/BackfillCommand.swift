@@ -26,6 +26,7 @@ struct BackfillCommand: ParsableCommand {
 
     @OptionGroup var database: DatabaseOptions
     @OptionGroup var pipeline: PipelineOptions
+    @OptionGroup var money: MoneyReportOptions
     @OptionGroup var logging: LoggingOptions
 
     @Option(name: .customLong("original-transaction-id"), help: "Select this original_transaction_id (repeatable).")
@@ -114,7 +115,7 @@ struct BackfillCommand: ParsableCommand {
                 resume: nil,
                 progressStyle: ProgressReporter.style(forTerminalOr: .lines(interval: .seconds(10)))
             )
-            try executeRun(request, database: database, pipeline: pipeline)
+            try executeRun(request, database: database, pipeline: pipeline, money: money)
         }
     }
 }

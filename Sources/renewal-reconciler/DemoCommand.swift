@@ -66,6 +66,7 @@ struct DemoCommand: ParsableCommand {
     var source: String = AppleSourceKind.verifyReceipt.rawValue
 
     @OptionGroup var logging: LoggingOptions
+    @OptionGroup var money: MoneyReportOptions
 
     func validate() throws {
         guard subscriptions >= 1 else { throw ValidationError("--subscriptions must be at least 1") }
@@ -191,7 +192,7 @@ struct DemoCommand: ParsableCommand {
         step(
             "nightly run through \(sourceKind == .serverAPI ? "the App Store Server API" : "verifyReceipt") (rate \(Int(rate))/s, concurrency \(concurrency))"
         )
-        let request = ReconciliationRunner.Request(
+        var request = ReconciliationRunner.Request(
             mode: .demo,
             selection: .due(lookaheadSeconds: 86_400, lookbackSeconds: 60 * 86_400, minRecheckSeconds: 20 * 3600),
             options: options,
@@ -203,6 +204,7 @@ struct DemoCommand: ParsableCommand {
             progressStyle: ProgressReporter.style(forTerminalOr: .lines(interval: .seconds(5))),
             reportDirectory: reportDir
         )
+        request.moneyOptions = try money.moneyOptions()
         let summary = try ReconciliationRunner(connectionString: url, logger: logger).run(request)
         let conn = try PostgresConnection(url)
         defer { conn.close() }
@@ -254,8 +256,9 @@ struct DemoCommand: ParsableCommand {
             "  Apple requests: \(summary.stats.requests) (\(summary.stats.retries) retries, \(summary.stats.environmentSwitches) sandbox/production switches) at \(String(format: "%.0f", summary.stats.achievedRate))/s"
         )
         // Money per currency (ledger prices; catalog estimates for verifyReceipt rows), from the run's report data.
-        let money = try ReportGenerator(connection: conn).summary(runId: summary.runId).summary
-        for line in money.moneyLines() { print("  \(line)") }
+        let moneySummary = try ReportGenerator(connection: conn, moneyOptions: request.moneyOptions)
+            .summary(runId: summary.runId).summary
+        for line in moneySummary.moneyLines() { print("  \(line)") }
         if let reportPath { print("  reports: \(reportPath)") }
         if nights > 1 { print("  nights: \(nights) (faults left rows for the next night)") }
         for line in comparison.lines() { print("  \(line)") }

@@ -16,6 +16,7 @@ struct ReportCommand: ParsableCommand {
 
     @OptionGroup var database: DatabaseOptions
     @OptionGroup var logging: LoggingOptions
+    @OptionGroup var money: MoneyReportOptions
 
     @Argument(help: "The run's id (see `renewal-reconciler runs`).")
     var runId: Int64
@@ -29,9 +30,11 @@ struct ReportCommand: ParsableCommand {
     func run() throws {
         logging.bootstrap()
         try runReportingErrors {
+            // A bad rates file is exit 64 before anything is read.
+            let moneyOptions = try money.moneyOptions()
             let conn = try PostgresConnection(try database.connectionString())
             defer { conn.close() }
-            let folder = try ReportGenerator(connection: conn).generate(
+            let folder = try ReportGenerator(connection: conn, moneyOptions: moneyOptions).generate(
                 runId: runId,
                 reportDirectory: reportDir,
                 metricsFile: metricsFile

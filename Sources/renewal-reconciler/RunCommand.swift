@@ -38,6 +38,7 @@ struct RunCommand: ParsableCommand {
 
     @OptionGroup var database: DatabaseOptions
     @OptionGroup var pipeline: PipelineOptions
+    @OptionGroup var money: MoneyReportOptions
     @OptionGroup var logging: LoggingOptions
 
     @Option(
@@ -129,13 +130,18 @@ struct RunCommand: ParsableCommand {
                 resume: resume ? .some(runId) : nil,
                 progressStyle: ProgressReporter.style(forTerminalOr: .quiet)
             )
-            try executeRun(request, database: database, pipeline: pipeline)
+            try executeRun(request, database: database, pipeline: pipeline, money: money)
         }
     }
 }
 
 /// Runs a request, writes its reports and metrics, prints the one-line result, exits with its code.
-func executeRun(_ request: ReconciliationRunner.Request, database: DatabaseOptions, pipeline: PipelineOptions) throws {
+func executeRun(
+    _ request: ReconciliationRunner.Request,
+    database: DatabaseOptions,
+    pipeline: PipelineOptions,
+    money: MoneyReportOptions
+) throws {
     let url = try database.connectionString()
     let logger = Logger(label: "renewal-reconciler")
     var request = request
@@ -143,6 +149,7 @@ func executeRun(_ request: ReconciliationRunner.Request, database: DatabaseOptio
     request.caFile = try HTTPSCAFileConfiguration.load(flag: pipeline.caFile)
     request.reportDirectory = pipeline.reportDir
     request.metricsFile = pipeline.metricsFile
+    request.moneyOptions = try money.moneyOptions()
     let summary = try ReconciliationRunner(connectionString: url, logger: logger).run(request)
     if summary.exitCode != .success { throw ExitCode(summary.exitCode.rawValue) }
 }

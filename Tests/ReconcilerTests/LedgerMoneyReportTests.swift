@@ -206,12 +206,14 @@ import Testing
         #expect(lines.first == "money per currency, period 2024-04-28T00:00:00Z to 2024-05-01T00:00:00Z:")
         #expect(
             lines.contains(
-                "  JPY  gross 1500 (1)  refunded 500 (0 full, 1 prorated)  net 1000  [ledger (App Store Server API)]"
+                "  JPY  gross 1500 (1)  refunded 500 (0 full, 1 prorated)  net 1000  est. net proceeds 700  "
+                    + "[ledger (App Store Server API)]"
             )
         )
         #expect(
             lines.contains(
-                "  USD  gross 59.98 (2)  refunded 32.49 (1 full, 1 prorated)  net 27.49  [ledger (App Store Server API)]"
+                "  USD  gross 59.98 (2)  refunded 32.49 (1 full, 1 prorated)  net 27.49  est. net proceeds 19.24  "
+                    + "[ledger (App Store Server API)]"
             )
         )
     }
@@ -231,9 +233,11 @@ import Testing
         let ledger = lines.filter { $0.contains(",ledger (App Store Server API),") }
         #expect(
             ledger == [
-                "JPY,pro.monthly,ledger (App Store Server API),1,1500,0,0,1,500,1,500,1000,period",
-                "USD,pro.monthly,ledger (App Store Server API),1,9.99,1,9.99,0,0.00,1,9.99,0.00,period",
-                "USD,pro.yearly,ledger (App Store Server API),1,49.99,0,0.00,1,22.50,1,22.50,27.49,period",
+                // Then the estimated proceeds (first year of paid service: 30%; refunds reverse theirs).
+                "JPY,pro.monthly,ledger (App Store Server API),1,1500,0,0,1,500,1,500,1000,1050,350,700,period",
+                "USD,pro.monthly,ledger (App Store Server API),1,9.99,1,9.99,0,0.00,1,9.99,0.00,6.99,6.99,0.00,period",
+                "USD,pro.yearly,ledger (App Store Server API),1,49.99,0,0.00,1,22.50,1,22.50,27.49,34.99,15.75,"
+                    + "19.24,period",
             ]
         )
         let catalog = lines.dropFirst().filter { !$0.contains(",ledger (App Store Server API),") }

@@ -50,7 +50,13 @@ public enum CurrencyFormat {
     /// rounded half away from zero to the currency's minor unit, in milliunits. 1500000 JPY at 33333 ->
     /// 499995 exactly, rounded to 500000 (500 yen); 9990 USD at 45000 -> 4495.5, rounded to 4500 (4.50).
     public static func prorated(priceMilliunits price: Int64, percentage: Int64, currency: String) -> Int64 {
-        let exact = Decimal(price) * Decimal(percentage) / 100000
+        rounded(Decimal(price) * Decimal(percentage) / 100000, currency: currency)
+    }
+
+    /// An exact amount in milliunits rounded half away from zero to `currency`'s minor unit, in milliunits: the
+    /// one rounding rule of every computed amount (prorated refunds, commissions, conversions; docs/reports.md,
+    /// "Money per currency").
+    public static func rounded(_ exact: Decimal, currency: String) -> Int64 {
         let step = milliunitsPerMinorUnit(currency)
         var steps = exact / Decimal(step)
         var rounded = Decimal()

@@ -12,29 +12,39 @@ public struct MoneyByCurrency: Sendable, Equatable, Codable {
         self.currencies = currencies
     }
 
-    /// Per currency then product, the figures being folded (see `RunSummaryAccumulator`).
-    typealias Lines = [String: [String: LedgerMoneyFigures]]
+    /// A product in a storefront: the finest line folded.
+    struct LineKey: Hashable, Sendable {
+        var productId: String
+        var storefront: String
+    }
+
+    /// Per currency then product and storefront, the figures being folded (see `RunSummaryAccumulator`).
+    typealias Lines = [String: [LineKey: LedgerMoneyFigures]]
 
     init(lines: Lines) {
         currencies = lines.mapValues { products in
-            LedgerCurrencyMoney(
-                currency: products.values.first?.currency ?? "",
-                products: Array(products.values)
-            )
+            LedgerCurrencyMoney(currency: products.values.first?.currency ?? "", lines: Array(products.values))
         }
     }
 
     /// Folds one paid ledger-priced transaction (price > 0 and a currency, not Sandbox) for `scope` (the period,
-    /// or history found); others, and transactions counting nowhere in `scope`, are ignored.
-    static func add(_ transaction: ReportTransaction, scope: PeriodScope, to lines: inout Lines) {
+    /// or history found), with its estimated proceeds at `commission`; others, and transactions counting nowhere
+    /// in `scope`, are ignored.
+    static func add(
+        _ transaction: ReportTransaction,
+        scope: PeriodScope,
+        commission: CommissionPolicy,
+        to lines: inout Lines
+    ) {
         guard transaction.isMoney, let price = transaction.priceMilliunits, price > 0,
             let currency = transaction.currency,
             transaction.purchaseScope == scope || transaction.refundScope == scope
         else { return }
+        let storefront = transaction.storefront ?? LedgerCurrencyMoney.unknownStorefront
         lines[currency, default: [:]][
-            transaction.productId,
-            default: LedgerMoneyFigures(currency: currency, productId: transaction.productId)
-        ].add(transaction, scope: scope)
+            LineKey(productId: transaction.productId, storefront: storefront),
+            default: LedgerMoneyFigures(currency: currency, productId: transaction.productId, storefront: storefront)
+        ].add(transaction, scope: scope, commission: commission)
     }
 
     /// ISO codes present, sorted.
@@ -43,12 +53,13 @@ public struct MoneyByCurrency: Sendable, Equatable, Codable {
     public var isEmpty: Bool { currencies.isEmpty }
 
     /// One line per currency for a terminal (the demo): `USD  gross 19.98 (2)  refunded 14.49 (1 full,
-    /// 1 prorated)  net 5.49  [ledger (App Store Server API)]`. Empty when the run saw no priced transaction.
+    /// 1 prorated)  net 5.49  est. net proceeds 3.84  [ledger (App Store Server API)]`. Empty when the run saw no
+    /// priced transaction.
     public func lines() -> [String] {
         codes.compactMap { currencies[$0]?.totals }.map { t in
             "\(t.currency)  gross \(t.gross) (\(t.paidTransactions))  refunded \(t.refunded) "
                 + "(\(t.fullRefunds) full, \(t.proratedRefunds) prorated)  net \(t.net)  "
-                + "[\(LedgerCurrencyMoney.source)]"
+                + "est. net proceeds \(t.netProceeds)  [\(LedgerCurrencyMoney.source)]"
         }
     }
 

@@ -82,6 +82,11 @@ public struct MoneySummary: Sendable, Equatable, Codable {
     /// Ledger money dated before the period that this run found (a first reconciliation, a late answer): shown
     /// apart, never as the period's (docs/reports.md, "The period").
     public var historyFound: MoneyByCurrency
+    /// The commission the estimated proceeds of `byCurrency` and `historyFound` use, and their label
+    /// (docs/reports.md, "Estimated proceeds").
+    public var proceedsEstimate: CommissionPolicy
+    /// The period's ledger money converted with the user's rates (`--fx-rates`); nil without them.
+    public var converted: ConvertedMoney?
 
     enum CodingKeys: String, CodingKey {
         case renewalRevenue = "renewal_revenue"
@@ -91,6 +96,8 @@ public struct MoneySummary: Sendable, Equatable, Codable {
         case products
         case byCurrency = "by_currency"
         case historyFound = "history_found_by_currency"
+        case proceedsEstimate = "proceeds_estimate"
+        case converted
     }
 
     /// Reads `by_currency` as empty when absent (summary.json files written before it existed).
@@ -103,6 +110,22 @@ public struct MoneySummary: Sendable, Equatable, Codable {
         products = try c.decode([ProductLine].self, forKey: .products)
         byCurrency = try c.decodeIfPresent(MoneyByCurrency.self, forKey: .byCurrency) ?? MoneyByCurrency()
         historyFound = try c.decodeIfPresent(MoneyByCurrency.self, forKey: .historyFound) ?? MoneyByCurrency()
+        proceedsEstimate = try c.decodeIfPresent(CommissionPolicy.self, forKey: .proceedsEstimate) ?? .standard
+        converted = try c.decodeIfPresent(ConvertedMoney.self, forKey: .converted)
+    }
+
+    /// Every key, `converted` as null without rates.
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(renewalRevenue, forKey: .renewalRevenue)
+        try c.encode(refunded, forKey: .refunded)
+        try c.encode(productsWithoutPrice, forKey: .productsWithoutPrice)
+        try c.encode(productsWithSeveralCurrencies, forKey: .productsWithSeveralCurrencies)
+        try c.encode(products, forKey: .products)
+        try c.encode(byCurrency, forKey: .byCurrency)
+        try c.encode(historyFound, forKey: .historyFound)
+        try c.encode(proceedsEstimate, forKey: .proceedsEstimate)
+        try c.encode(converted, forKey: .converted)
     }
 
     /// Computes the catalog estimates from per-product counts of paid renewals (of which bought with an
@@ -114,10 +137,14 @@ public struct MoneySummary: Sendable, Equatable, Codable {
         paidRefunds refunds: [String: Int],
         prices: [ProductPrice],
         byCurrency: MoneyByCurrency = MoneyByCurrency(),
-        historyFound: MoneyByCurrency = MoneyByCurrency()
+        historyFound: MoneyByCurrency = MoneyByCurrency(),
+        proceedsEstimate: CommissionPolicy = .standard,
+        fxRates: FXRates? = nil
     ) {
+        converted = fxRates.map { ConvertedMoney(byCurrency, rates: $0) }
         self.byCurrency = byCurrency
         self.historyFound = historyFound
+        self.proceedsEstimate = proceedsEstimate
         let pricesByProduct = Dictionary(grouping: prices, by: \.productId)
         var revenueByCurrency: [String: (Decimal, Int)] = [:]
         var refundedByCurrency: [String: (Decimal, Int)] = [:]

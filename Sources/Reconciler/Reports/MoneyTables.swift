@@ -5,17 +5,19 @@ import Foundation
 /// (`MoneySummary`, source `catalog (products table)`), with amounts as exact decimal strings in the
 /// currency's minor unit (JPY `1500`, USD `9.99`). Never a row summed across currencies. The last column,
 /// `scope`, says whether a row is the period's money or history found (dated before the period, found by this
-/// run; docs/reports.md, "The period").
+/// run; docs/reports.md, "The period"); the three before it, a ledger row's estimated proceeds (empty for a
+/// catalog row).
 public enum MoneyTables {
     /// money.csv columns, in order.
     public static let columns = [
         "currency", "product_id", "source", "paid_transactions", "gross", "full_refunds", "refunded_full",
-        "prorated_refunds", "refunded_prorated", "refunds", "refunded", "net", "scope",
+        "prorated_refunds", "refunded_prorated", "refunds", "refunded", "net", "estimated_proceeds",
+        "estimated_proceeds_refunded", "estimated_net_proceeds", "scope",
     ]
     /// Counts and amounts (never neutralised when they look numeric, so `-4.50` stays a number).
     public static let numericColumns: Set<String> = [
         "paid_transactions", "gross", "full_refunds", "refunded_full", "prorated_refunds", "refunded_prorated",
-        "refunds", "refunded", "net",
+        "refunds", "refunded", "net", "estimated_proceeds", "estimated_proceeds_refunded", "estimated_net_proceeds",
     ]
 
     /// Every row, sorted by scope (the period first), currency, then source (ledger first), then product.
@@ -26,7 +28,12 @@ public enum MoneyTables {
         ] {
             for currency in byCurrency.codes {
                 for line in byCurrency.currencies[currency]?.products ?? [] {
-                    rows.append(([order, currency, "0", line.productId ?? ""], ledgerRow(line) + [scope.rawValue]))
+                    rows.append(
+                        (
+                            [order, currency, "0", line.productId ?? ""],
+                            ledgerRow(line) + proceedsCells(line) + [scope.rawValue]
+                        )
+                    )
                 }
             }
         }
@@ -35,7 +42,7 @@ public enum MoneyTables {
                 rows.append(
                     (
                         ["0", price.currency, "1", line.productId],
-                        catalogRow(line, price) + [PeriodScope.period.rawValue]
+                        catalogRow(line, price) + ["", "", "", PeriodScope.period.rawValue]
                     )
                 )
             }
@@ -50,6 +57,12 @@ public enum MoneyTables {
             String(f.fullRefunds), f.refundedFull, String(f.proratedRefunds), f.refundedProrated, String(f.refunds),
             f.refunded, f.net,
         ]
+    }
+
+    /// The estimated proceeds of a ledger row (before `scope`): proceeds, proceeds reversed by refunds, net.
+    /// Catalog rows leave them empty (docs/reports.md, "Estimated proceeds").
+    public static func proceedsCells(_ f: LedgerMoneyFigures) -> [String] {
+        [f.proceeds, f.proceedsRefunded, f.netProceeds]
     }
 
     /// One catalog-estimate row (without `scope`): paid renewals x price as gross, refunds x price as full refunds.

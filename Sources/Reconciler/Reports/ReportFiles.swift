@@ -1,11 +1,13 @@
 import Foundation
 
 /// The files of one report folder, rendered from `ReportData`: summary.json, changes.csv,
-/// transactions.csv, errors.csv, money.csv and report.html. Pure (no I/O), so tests can read the bytes directly.
+/// transactions.csv, errors.csv, money.csv,
+/// money-storefronts.csv and report.html. Pure (no I/O), so tests can read the bytes directly.
 public enum ReportFiles {
     /// File names, in the order they are written.
     public static let names = [
-        "summary.json", "changes.csv", "transactions.csv", "errors.csv", "money.csv", "report.html",
+        "summary.json", "changes.csv", "transactions.csv", "errors.csv", "money.csv", "money-storefronts.csv",
+        "report.html",
     ]
 
     /// Renders every file.
@@ -40,6 +42,7 @@ public enum ReportFiles {
                     )
                 ),
                 ("money.csv", try moneyCSV(summary.money)),
+                ("money-storefronts.csv", try storefrontMoneyCSV(summary.money)),
                 ("report.html", Data(ReportHTML.render(data: data, summary: summary).utf8)),
             ]
         } catch {
@@ -57,6 +60,19 @@ public enum ReportFiles {
             return try csv(MoneyTables.columns, numeric: MoneyTables.numericColumns, rows: MoneyTables.rows(money))
         } catch {
             throw ReportError(.encoding, path: "money.csv", "cannot encode money.csv: \(error)")
+        }
+    }
+
+    /// money-storefronts.csv of `money` (`StorefrontMoneyTables`).
+    static func storefrontMoneyCSV(_ money: MoneySummary) throws(ReportError) -> Data {
+        do {
+            return try csv(
+                StorefrontMoneyTables.columns,
+                numeric: StorefrontMoneyTables.numericColumns,
+                rows: StorefrontMoneyTables.rows(money)
+            )
+        } catch {
+            throw ReportError(.encoding, path: "money-storefronts.csv", "cannot encode money-storefronts.csv: \(error)")
         }
     }
 

@@ -10,9 +10,12 @@ import Postgres
 /// report.html shows) are kept.
 public struct ReportGenerator {
     public let connection: PostgresConnection
+    /// How money is estimated (and converted): the report command's flags.
+    public var moneyOptions: ReportMoneyOptions
 
-    public init(connection: PostgresConnection) {
+    public init(connection: PostgresConnection, moneyOptions: ReportMoneyOptions = ReportMoneyOptions()) {
         self.connection = connection
+        self.moneyOptions = moneyOptions
     }
 
     /// Streams run `runId` into its report folder; with `metricsFile`, also writes the Prometheus
@@ -43,13 +46,17 @@ public struct ReportGenerator {
                             run: run,
                             schema: schema,
                             prices: prices,
+                            moneyOptions: moneyOptions,
                             into: $0
                         )
                         summarized = (run, summary)
                     }
                 } catch let error as ReportError where error.code != .runNotFound && metricsFile != nil {
                     folderError = error
-                    summarized = (run, try Self.summarize(db, run: run, schema: schema, prices: prices))
+                    summarized = (
+                        run,
+                        try Self.summarize(db, run: run, schema: schema, prices: prices, moneyOptions: moneyOptions)
+                    )
                 }
             }
         } catch let error as ReportError {
@@ -93,7 +100,9 @@ public struct ReportGenerator {
             return try connection.transaction { db in
                 let (run, schema) = try ReportLoader.beginSnapshot(db, runId: runId)
                 let prices = try ReportLoader.prices(db, hasCatalog: schema.hasCatalog)
-                return (run, try Self.summarize(db, run: run, schema: schema, prices: prices))
+                return (
+                    run, try Self.summarize(db, run: run, schema: schema, prices: prices, moneyOptions: moneyOptions)
+                )
             }
         } catch let error as ReportError {
             throw error
@@ -108,11 +117,12 @@ public struct ReportGenerator {
         _ db: PostgresConnection,
         run: ReportRun,
         schema: ReportSchema,
-        prices: [ProductPrice]
+        prices: [ProductPrice],
+        moneyOptions: ReportMoneyOptions
     ) throws
         -> RunSummary
     {
-        var accumulator = RunSummaryAccumulator()
+        var accumulator = RunSummaryAccumulator(moneyOptions: moneyOptions)
         try ReportLoader.forEachItem(db, runId: run.id, schema: schema) { accumulator.add($0) }
         try ReportLoader.forEachTransaction(db, run: run, schema: schema) { accumulator.add($0) }
         let notifications = try ReportLoader.notifications(db, runId: run.id, schema: schema)
@@ -126,9 +136,10 @@ public struct ReportGenerator {
         run: ReportRun,
         schema: ReportSchema,
         prices: [ProductPrice],
+        moneyOptions: ReportMoneyOptions,
         into directory: String
     ) throws -> RunSummary {
-        var accumulator = RunSummaryAccumulator()
+        var accumulator = RunSummaryAccumulator(moneyOptions: moneyOptions)
         let changes = try ReportCSVFile(
             path: "\(directory)/changes.csv",
             ReportTables.changeColumns,
@@ -169,6 +180,10 @@ public struct ReportGenerator {
         }
         try AtomicFiles.writeNewFile("\(directory)/summary.json", json)
         try AtomicFiles.writeNewFile("\(directory)/money.csv", try ReportFiles.moneyCSV(summary.money))
+        try AtomicFiles.writeNewFile(
+            "\(directory)/money-storefronts.csv",
+            try ReportFiles.storefrontMoneyCSV(summary.money)
+        )
         let html = ReportHTML.render(
             summary: summary,
             changes: changes.sample,

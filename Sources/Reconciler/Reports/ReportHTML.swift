@@ -97,7 +97,8 @@ public enum ReportHTML {
             <footer>Built from the database alone (tables reconciliation_runs, reconciliation_items, \
             subscription_transactions, dry_run_transactions, products, app_store_notifications); regenerate with \
             <code>renewal-reconciler report \(summary.runId)</code>. Machine-readable: summary.json \
-            (schema_version \(summary.schemaVersion)), changes.csv, transactions.csv, errors.csv, money.csv.</footer>
+            (schema_version \(summary.schemaVersion)), changes.csv, transactions.csv, errors.csv, money.csv, \
+            money-storefronts.csv.</footer>
             </body>
             </html>
 
@@ -283,7 +284,8 @@ public enum ReportHTML {
     static func moneySection(_ m: MoneySummary, period: ReportPeriod?) -> String {
         var out = "<section id=\"money\"><h2>Money</h2>\n"
         out += "<p id=\"money-period\">" + periodText(period) + "</p>\n"
-        out += ledgerMoney(m.byCurrency)
+        out += ledgerMoney(m.byCurrency, commission: m.proceedsEstimate)
+        if let converted = m.converted { out += convertedMoney(converted) }
         out += historyFound(m.historyFound)
         out += "<h3 id=\"money-catalog\">Estimates from the products catalog (verifyReceipt transactions)</h3>\n"
         out += "<p class=\"note\">Renewal revenue = paid renewal transactions purchased in the period × catalog "
@@ -347,12 +349,16 @@ public enum ReportHTML {
 
     /// Money per currency from the prices Apple signed into the ledger: one row per currency (never summed
     /// across currencies), then per product within each currency.
-    static func ledgerMoney(_ m: MoneyByCurrency) -> String {
+    static func ledgerMoney(_ m: MoneyByCurrency, commission: CommissionPolicy) -> String {
         var out = "<h3 id=\"money-per-currency\">Money per currency (source: \(e(LedgerCurrencyMoney.source)))</h3>\n"
         out += "<p class=\"note\">Gross = paid transactions purchased in the period at the price Apple signed; "
         out += "refunded = full refunds at that price plus prorated refunds (price × refunded percentage, rounded to "
         out += "the currency's minor unit) dated in the period; net = gross − refunded. "
         out += "Each currency stands alone: amounts in different currencies are never added up.</p>\n"
+        out += "<p class=\"note\" id=\"proceeds-estimate\">Est. proceeds (\(e(commission.label))): each price less "
+        out += "Apple's commission, the refunds' proceeds reversed at the refunded transaction's rate. Taxes, which "
+        out += "Apple withholds in many storefronts, are not estimated: App Store Connect's financial report is the "
+        out += "source of record for proceeds.</p>\n"
         if m.isEmpty {
             return out + "<p>No transaction with a signed price in this run.</p>\n"
         }
@@ -371,7 +377,45 @@ public enum ReportHTML {
             },
             numericFrom: 2
         )
+        out += "</div><h4 id=\"money-by-storefront\">Per storefront, within each currency</h4>\n"
+        out += "<p class=\"note\">Apple's storefront of each transaction (App Store Server API; verifyReceipt "
+        out += "carries none, so catalog estimates have no storefront).</p>\n<div class=\"scroll\">"
+        out += table(
+            columns: ["currency", "storefront"] + ledgerColumns(first: nil),
+            rows: m.codes.flatMap { code in
+                (m.currencies[code]?.storefronts ?? []).map { [code, $0.storefront] + ledgerCells($0.totals) }
+            },
+            numericFrom: 2
+        )
         return out + "</div>\n"
+    }
+
+    /// The period's money converted with the user's rates (`--fx-rates`), labelled so, per currency then the
+    /// total (docs/reports.md, "Converted totals").
+    static func convertedMoney(_ c: ConvertedMoney) -> String {
+        let code = e(c.reportingCurrency)
+        var out = "<h3 id=\"money-converted\">Converted to \(code) with your exchange rates</h3>\n"
+        out += "<p class=\"note\">Converted with the rates of <code>\(e(c.ratesFile))</code> (--fx-rates), not "
+        out += "Apple's: each currency's figures times its rate, rounded to the \(code) minor unit, then added. "
+        out += "App Store Connect's financial report converts with its own rates. Proceeds are estimates (taxes not "
+        out += "estimated).</p>\n"
+        if !c.isComplete {
+            out += "<p class=\"warn\" id=\"money-converted-incomplete\">Incomplete: no rate for "
+            out += c.currenciesWithoutRate.map { "<code>\(e($0))</code>" }.joined(separator: ", ")
+            out += "; those currencies are not in the total.</p>\n"
+        }
+        let columns = [
+            "currency", "rate", "gross (\(code))", "refunded (\(code))", "net (\(code))", "est. proceeds (\(code))",
+            "est. proceeds refunded (\(code))", "est. net proceeds (\(code))",
+        ]
+        func cells(_ f: ConvertedMoney.Figures) -> [String] {
+            [
+                f.grossMilliunits, f.refundedMilliunits, f.netMilliunits, f.proceedsMilliunits,
+                f.proceedsRefundedMilliunits, f.netProceedsMilliunits,
+            ].map(c.format)
+        }
+        let rows = c.currencies.map { [$0.currency, $0.rate] + cells($0.figures) } + [["total", ""] + cells(c.totals)]
+        return out + "<div class=\"scroll\">" + table(columns: columns, rows: rows, numericFrom: 1) + "</div>\n"
     }
 
     /// What the period is, in words (docs/reports.md, "The period").
@@ -405,14 +449,14 @@ public enum ReportHTML {
     static func ledgerColumns(first: String?) -> [String] {
         (first.map { [$0] } ?? []) + [
             "paid", "gross", "full refunds", "refunded (full)", "prorated refunds", "refunded (prorated)",
-            "refunded", "net",
+            "refunded", "net", "est. proceeds", "est. proceeds refunded", "est. net proceeds",
         ]
     }
 
     static func ledgerCells(_ f: LedgerMoneyFigures) -> [String] {
         [
             "\(f.paidTransactions)", f.gross, "\(f.fullRefunds)", f.refundedFull, "\(f.proratedRefunds)",
-            f.refundedProrated, f.refunded, f.net,
+            f.refundedProrated, f.refunded, f.net, f.proceeds, f.proceedsRefunded, f.netProceeds,
         ]
     }
 

@@ -194,7 +194,9 @@ public struct ReportLoader {
             revocationPercentage: try row.decode("revocation_percentage"),
             isSandbox: try row.decode("sandbox"),
             purchaseScope: try row.decode("purchase_scope", as: String?.self).flatMap(PeriodScope.init(rawValue:)),
-            refundScope: try row.decode("refund_scope", as: String?.self).flatMap(PeriodScope.init(rawValue:))
+            refundScope: try row.decode("refund_scope", as: String?.self).flatMap(PeriodScope.init(rawValue:)),
+            firstPaidDate: try row.decode("first_paid_date"),
+            storefront: try row.decode("storefront")
         )
     }
 
@@ -306,11 +308,17 @@ public struct ReportLoader {
     /// The ledger prices of migration 004 (NULL on an older database).
     static func priceColumns(serverAPI: Bool) -> String {
         serverAPI
-            ? "t.price_milliunits, t.currency, t.revocation_type, t.revocation_percentage"
+            ? "t.price_milliunits, t.currency, t.revocation_type, t.revocation_percentage, t.storefront"
             : """
             NULL::bigint AS price_milliunits, NULL::text AS currency, NULL::text AS revocation_type,
-            NULL::bigint AS revocation_percentage
+            NULL::bigint AS revocation_percentage, NULL::text AS storefront
             """
+    }
+
+    /// Whether ledger row `t` is paid service: not a free trial, and not priced 0 (docs/reports.md, "Estimated
+    /// proceeds"); verifyReceipt rows carry no price.
+    static func paidServiceSQL(_ t: String, serverAPI: Bool) -> String {
+        serverAPI ? "NOT \(t).is_trial AND COALESCE(\(t).price_milliunits, 1) > 0" : "NOT \(t).is_trial"
     }
 
     /// Where a row's purchase (`seen` = `first_seen_run_id`, `date` = `purchase_date`) or refund
@@ -340,7 +348,7 @@ public struct ReportLoader {
         let purchase = scopeSQL(seen: "t.first_seen_run_id", date: "t.purchase_date")
         let refund = scopeSQL(seen: "t.refund_seen_run_id", date: "t.cancellation_date")
         return """
-            SELECT \(transactionColumns), \(priceColumns(serverAPI: serverAPI)),
+            SELECT \(transactionColumns), \(priceColumns(serverAPI: serverAPI)), t.first_paid_date,
                    COALESCE(t.environment = 'Sandbox', false) AS sandbox,
                    t.first_seen_run_id IS NOT DISTINCT FROM $1 AS first_seen,
                    t.refund_seen_run_id IS NOT DISTINCT FROM $1 AS refund_seen,
@@ -349,7 +357,9 @@ public struct ReportLoader {
                     SELECT t.*,
                            CASE WHEN t.purchase_date IS NOT NULL THEN last_value(t.is_trial) OVER w END AS prev_is_trial,
                            CASE WHEN t.purchase_date IS NOT NULL THEN last_value(t.is_intro_offer) OVER w END
-                               AS prev_is_intro_offer
+                               AS prev_is_intro_offer,
+                           min(t.purchase_date) FILTER (WHERE \(paidServiceSQL("t", serverAPI: serverAPI)))
+                               OVER (PARTITION BY t.original_transaction_id) AS first_paid_date
                       FROM (
                             SELECT t.*, \(purchase) AS purchase_scope, \(refund) AS refund_scope
                               FROM subscription_transactions t
@@ -373,6 +383,15 @@ public struct ReportLoader {
     static func dryRunTransactionsSQL(serverAPI: Bool) -> String {
         """
         SELECT \(transactionColumns), \(priceColumns(serverAPI: serverAPI)),
+               (SELECT min(x.purchase_date) FROM (
+                    SELECT p.purchase_date FROM subscription_transactions p
+                     WHERE p.original_transaction_id = t.original_transaction_id
+                       AND \(paidServiceSQL("p", serverAPI: serverAPI))
+                    UNION ALL
+                    SELECT q.purchase_date FROM dry_run_transactions q
+                     WHERE q.run_id = t.run_id AND q.original_transaction_id = t.original_transaction_id
+                       AND \(paidServiceSQL("q", serverAPI: serverAPI))
+               ) x) AS first_paid_date,
                COALESCE((SELECT i.environment = 'Sandbox' FROM reconciliation_items i
                            JOIN subscriptions s ON s.id = i.subscription_id
                           WHERE i.run_id = t.run_id AND s.original_transaction_id = t.original_transaction_id

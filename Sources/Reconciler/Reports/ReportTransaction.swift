@@ -41,6 +41,12 @@ public struct ReportTransaction: Sendable, Equatable {
     public var purchaseScope: PeriodScope?
     /// Where its refund counts; nil: no refund counted in this run's report.
     public var refundScope: PeriodScope?
+    /// Purchase date of the subscription's (original transaction id's) first paid, non-trial transaction: the
+    /// start of its paid service, for the commission of estimated proceeds (docs/reports.md, "Estimated
+    /// proceeds"); nil when unknown.
+    public var firstPaidDate: Date?
+    /// Apple's storefront (ISO 3166-1 alpha-3, `USA`) of a Server API row; nil for verifyReceipt rows.
+    public var storefront: String?
 
     public init(
         transactionId: String,
@@ -65,7 +71,9 @@ public struct ReportTransaction: Sendable, Equatable {
         revocationPercentage: Int64? = nil,
         isSandbox: Bool = false,
         purchaseScope: PeriodScope? = nil,
-        refundScope: PeriodScope? = nil
+        refundScope: PeriodScope? = nil,
+        firstPaidDate: Date? = nil,
+        storefront: String? = nil
     ) {
         self.transactionId = transactionId
         self.originalTransactionId = originalTransactionId
@@ -90,6 +98,8 @@ public struct ReportTransaction: Sendable, Equatable {
         self.isSandbox = isSandbox
         self.purchaseScope = purchaseScope ?? (firstSeenInRun ? .period : nil)
         self.refundScope = refundScope ?? (refundSeenInRun ? .period : nil)
+        self.firstPaidDate = firstPaidDate
+        self.storefront = storefront
     }
 
     /// Apple signed its price (a Server API row): `MoneyByCurrency` values it, the catalog estimates do not.

@@ -203,7 +203,7 @@ public struct RunSummary: Sendable, Equatable, Codable {
 
     /// Computes the summary of `data` (the in-memory path; the same fold as the streaming generator).
     public init(data: ReportData) {
-        var accumulator = RunSummaryAccumulator()
+        var accumulator = RunSummaryAccumulator(moneyOptions: data.moneyOptions)
         for item in data.items { accumulator.add(item) }
         for transaction in data.transactions { accumulator.add(transaction) }
         self.init(run: data.run, accumulator: accumulator, prices: data.prices, notifications: data.notifications)
@@ -266,7 +266,9 @@ public struct RunSummary: Sendable, Equatable, Codable {
             paidRefunds: a.paidRefunds,
             prices: prices,
             byCurrency: MoneyByCurrency(lines: a.ledgerMoney),
-            historyFound: MoneyByCurrency(lines: a.historyMoney)
+            historyFound: MoneyByCurrency(lines: a.historyMoney),
+            proceedsEstimate: a.moneyOptions.commission,
+            fxRates: a.moneyOptions.fxRates
         )
         period = run.period
         self.notifications = notifications
@@ -315,6 +317,7 @@ public struct RunSummary: Sendable, Equatable, Codable {
     /// currency, then the catalog estimates, each labelled with its source; one line saying so when none.
     public func moneyLines() -> [String] {
         var lines = money.byCurrency.lines()
+        if let converted = money.converted { lines.append(converted.line()) }
         lines += money.historyFound.lines().map { "history found (dated before the period): \($0)" }
         for amount in money.renewalRevenue {
             lines.append(

@@ -54,7 +54,12 @@ public struct RunSummaryAccumulator: Sendable {
     var byDueReason: [String: Group] = [:]
     var sweepChanged = 0
 
-    public init() {}
+    /// The commission (and conversion) of the money folded here.
+    public let moneyOptions: ReportMoneyOptions
+
+    public init(moneyOptions: ReportMoneyOptions = ReportMoneyOptions()) {
+        self.moneyOptions = moneyOptions
+    }
 
     /// Counts one item (a row of `reconciliation_items`).
     public mutating func add(_ item: ReportItem) {
@@ -118,8 +123,9 @@ public struct RunSummaryAccumulator: Sendable {
         if transaction.refundScope == .historyFound { refundsHistoryFound += 1 }
         if transaction.isTrialConversion { trialConversions += 1 }
         if transaction.isIntroConversion { introOfferConversions += 1 }
-        MoneyByCurrency.add(transaction, scope: .period, to: &ledgerMoney)
-        MoneyByCurrency.add(transaction, scope: .historyFound, to: &historyMoney)
+        let commission = moneyOptions.commission
+        MoneyByCurrency.add(transaction, scope: .period, commission: commission, to: &ledgerMoney)
+        MoneyByCurrency.add(transaction, scope: .historyFound, commission: commission, to: &historyMoney)
         // Catalog estimates only for rows without a signed price (verifyReceipt), so nothing is counted twice;
         // Sandbox purchases are never money.
         guard !transaction.isLedgerPriced, transaction.isMoney else { return }

@@ -46,6 +46,8 @@ public final class ReconciliationRunner: @unchecked Sendable {
         /// `--ca-file` / `APPLE_CA_FILE`: the CA certificates HTTPS connections to Apple must chain to, instead
         /// of the system's (checked by `HTTPSCAFileConfiguration`); nil for the system's trust store.
         public var caFile: String?
+        /// How the report estimates proceeds (`--small-business`, `--commission-rate`).
+        public var moneyOptions = ReportMoneyOptions()
 
         public init(
             mode: Mode,
@@ -109,7 +111,11 @@ public final class ReconciliationRunner: @unchecked Sendable {
     public func run(_ request: Request) throws -> Summary {
         var summary = try runToEnd(request)
         if request.reportDirectory != nil || request.metricsFile != nil {
-            summary.reportPath = try RunReportWriter(connectionString: connectionString, logger: logger).write(
+            summary.reportPath = try RunReportWriter(
+                connectionString: connectionString,
+                logger: logger,
+                moneyOptions: request.moneyOptions
+            ).write(
                 runId: summary.runId,
                 reportDirectory: request.reportDirectory,
                 metricsFile: request.metricsFile

@@ -8,12 +8,13 @@ import Postgres
 struct RunReportWriter {
     let connectionString: String
     let logger: Logger
+    var moneyOptions = ReportMoneyOptions()
 
     /// Returns the report folder's path (nil when only metrics were asked for).
     func write(runId: Int64, reportDirectory: String?, metricsFile: String?) throws -> String? {
         let connection = try PostgresConnection(connectionString)
         defer { connection.close() }
-        let generator = ReportGenerator(connection: connection)
+        let generator = ReportGenerator(connection: connection, moneyOptions: moneyOptions)
         do {
             guard let reportDirectory else {
                 if let metricsFile { try generator.writeMetrics(runId: runId, metricsFile: metricsFile) }
