@@ -6,19 +6,31 @@ import Reconciler
 struct ReportCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "report",
-        abstract: "(Re)generate a run's report folder from the database.",
+        abstract: "(Re)generate a run's report folder, or the trends across nights, from the database.",
         discussion: """
             Writes <report-dir>/<YYYY-MM-DD>_run-<id>/ (summary.json, changes.csv, transactions.csv, errors.csv, \
             report.html) from the run's rows in PostgreSQL, replacing an existing folder atomically. Use it when \
             the report directory was not writable during the run, or to rebuild an old report.
+
+            With --trends (and no RUN_ID): writes trends.csv and trends.html of the last --days days of daily \
+            snapshots into --out (default: --report-dir). See docs/reports.md, "Trends".
             """
     )
 
     @OptionGroup var database: DatabaseOptions
     @OptionGroup var logging: LoggingOptions
 
-    @Argument(help: "The run's id (see `renewal-reconciler runs`).")
-    var runId: Int64
+    @Argument(help: "The run's id (see `renewal-reconciler runs`); not with --trends.")
+    var runId: Int64?
+
+    @Flag(help: "Write trends.csv and trends.html (daily snapshots across nights) instead of a run's folder.")
+    var trends = false
+
+    @Option(help: ArgumentHelp("With --trends: the days covered, ending on the newest snapshot.", valueName: "n"))
+    var days: Int = TrendsReport.defaultDays
+
+    @Option(help: ArgumentHelp("With --trends: write the files here (default: --report-dir).", valueName: "dir"))
+    var out: String?
 
     @Option(help: ArgumentHelp("Write the report under this directory.", valueName: "dir"))
     var reportDir: String = "./reports"
@@ -26,11 +38,30 @@ struct ReportCommand: ParsableCommand {
     @Option(help: ArgumentHelp("Also (re)write the Prometheus metrics file for this run.", valueName: "path"))
     var metricsFile: String?
 
+    func validate() throws {
+        if trends {
+            guard runId == nil else { throw ValidationError("--trends takes no RUN_ID") }
+            guard days >= 1 else { throw ValidationError("--days must be at least 1") }
+            guard metricsFile == nil else {
+                throw ValidationError("--metrics-file is for a run's report, not --trends")
+            }
+        } else {
+            guard runId != nil else { throw ValidationError("give a RUN_ID, or --trends") }
+            guard out == nil else { throw ValidationError("--out goes with --trends") }
+        }
+    }
+
     func run() throws {
         logging.bootstrap()
         try runReportingErrors {
             let conn = try PostgresConnection(try database.connectionString())
             defer { conn.close() }
+            guard let runId else {
+                let directory = out ?? reportDir
+                try TrendsReport(connection: conn).write(directory: directory, days: days)
+                print("\(directory)/\(TrendsReport.htmlName)")
+                return
+            }
             let folder = try ReportGenerator(connection: conn).generate(
                 runId: runId,
                 reportDirectory: reportDir,

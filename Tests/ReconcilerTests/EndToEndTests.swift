@@ -65,7 +65,8 @@ import Testing
         let summary = try world.summary(runId: runId)
         let outcomes = try #require(summary["by_outcome"] as? [String: Int])
         #expect(outcomes.values.reduce(0, +) == due)
-        // The completed run recorded its day's trend snapshot.
+        // The completed run recorded its day's trend snapshot and refreshed the trends beside the folders
+        // (docs/reports.md, "Trends across nights").
         #expect(try conn.count("SELECT count(*) AS n FROM trend_snapshots WHERE run_id = $1", [runId]) > 0)
         // Its stocks are the states the run decided.
         #expect(
@@ -79,6 +80,9 @@ import Testing
                     [runId]
                 )
         )
+        let trends = try String(contentsOfFile: world.reportDirectory + "/trends.html", encoding: .utf8)
+        #expect(trends.contains("<svg id=\"chart-trend-states\""))
+        #expect(FileManager.default.fileExists(atPath: world.reportDirectory + "/trends.csv"))
         #expect(outcomes["unresolved"] == 0)
     }
 

@@ -338,6 +338,61 @@ import Testing
         #expect(again["com.app/pro.monthly/USD"]?.mrr == 29970)
     }
 
+    @Test func trendsFilesHaveOneRowPerDayProductAndCurrencyAndAPageWithoutScripts() throws {
+        let world = try World()
+        defer { world.close() }
+        try world.recordThreeNights()
+        let directory = try ReportTempDirectory()
+        let written = try TrendsReport(connection: world.connection).write(directory: directory.path, days: 90)
+        #expect(written == 12)
+
+        let csv = try String(contentsOfFile: "\(directory.path)/trends.csv", encoding: .utf8)
+        let lines = csv.split(separator: "\r\n").map(String.init)
+        #expect(lines.first == TrendsCSV.columns.joined(separator: ","))
+        #expect(lines.first?.hasPrefix("date,") == true)
+        #expect(TrendsCSV.columns.contains("mrr"))
+        let body = lines.dropFirst().map { $0.split(separator: ",", omittingEmptySubsequences: false).map(String.init) }
+        #expect(body.count == 12)
+        let keys = body.map { "\($0[0])/\($0[1])/\($0[2])/\($0[3])" }
+        #expect(Set(keys).count == keys.count)
+        let mrr = try #require(TrendsCSV.columns.firstIndex(of: "mrr"))
+        let yen = try #require(body.first { $0[0] == "2024-05-01" && $0[3] == "JPY" })
+        #expect(yen[mrr] == "1000")
+        let dollars = try #require(body.first { $0[0] == "2024-05-03" && $0[2] == "pro.monthly" })
+        #expect(dollars[mrr] == "29.97")
+        let unpriced = try #require(body.first { $0[0] == "2024-05-01" && $0[2] == "legacy.product" })
+        #expect(unpriced[3] == "" && unpriced[mrr] == "")
+
+        let html = try String(contentsOfFile: "\(directory.path)/trends.html", encoding: .utf8)
+        for id in TrendsHTML.chartIds + ["chart-trend-mrr-USD", "chart-trend-mrr-JPY"] {
+            #expect(html.contains("<svg id=\"\(id)\""), "\(id)")
+        }
+        #expect(html.contains("<polyline"))
+        #expect(!html.lowercased().contains("<script"))
+        #expect(!html.contains("src=\"http") && !html.contains("href=\"http"))
+        #expect(html.contains("unpriced"))
+        // Replaced in place, no temporary file left behind.
+        try TrendsReport(connection: world.connection).write(directory: directory.path, days: 1)
+        let names = try FileManager.default.contentsOfDirectory(atPath: directory.path).sorted()
+        #expect(names == ["trends.csv", "trends.html"])
+    }
+
+    @Test func aHostileProductIdStaysTextInTheCSVAndEscapedInThePage() throws {
+        let world = try World()
+        defer { world.close() }
+        let hostile = "=HYPERLINK(\"http://x\",\"y\")"
+        try world.connection.execute("UPDATE subscriptions SET product_id = $1 WHERE id = 1", [hostile])
+        try world.night1()
+        try TrendSnapshotWriter(connection: world.connection).record(runId: 1)
+        let directory = try ReportTempDirectory()
+        try TrendsReport(connection: world.connection).write(directory: directory.path)
+        let csv = try String(contentsOfFile: "\(directory.path)/trends.csv", encoding: .utf8)
+        #expect(csv.contains("\"'=HYPERLINK(\"\"http://x\"\",\"\"y\"\")\""))
+        let html = try String(contentsOfFile: "\(directory.path)/trends.html", encoding: .utf8)
+        #expect(html.contains("=HYPERLINK(&quot;http://x&quot;"))
+        #expect(!html.contains(hostile))
+    }
+
     @Test func theSnapshotStatementIsOnePlanWithoutAPerSubscriptionLoopOverTheItems() throws {
         let world = try World()
         defer { world.close() }
