@@ -4,7 +4,7 @@
 --
 -- Every completed, non-dry run replaces the rows of its snapshot date (its as-of's calendar day, UTC), one
 -- row per app, product and currency; `report --trends --rebuild` recomputes them from the runs, their items
--- and the ledger. Every figure, its source and what a rebuild can recompute: docs/reports.md ("Trends").
+-- and the ledger. Every figure, its source and what a rebuild can recompute: docs/reports.md ("Trends across nights").
 CREATE TABLE trend_snapshots (
     snapshot_date              date        NOT NULL,
     bundle_id                  text        NOT NULL,                -- 'app' when the subscription has none
@@ -41,6 +41,6 @@ CREATE TABLE trend_snapshots (
 -- No new index: the snapshot statement reads every decided item of the non-dry runs up to its as-of once
 -- (one pass, hashed and sorted per subscription) and the ledger by original_transaction_id
 -- (subscription_transactions_otid_idx); an index on items would slow every night's item writes instead.
--- Its plan: Sources/Reconciler/Trends/TrendSnapshotSQL.swift and TrendSnapshotTests.
+-- Its plan and cost: docs/reports.md ("Trends across nights").
 
 INSERT INTO schema_migrations (version, name) VALUES (10, 'trend_snapshots') ON CONFLICT (version) DO NOTHING;

@@ -13,7 +13,9 @@ struct ReportCommand: ParsableCommand {
             the report directory was not writable during the run, or to rebuild an old report.
 
             With --trends (and no RUN_ID): writes trends.csv and trends.html of the last --days days of daily \
-            snapshots into --out (default: --report-dir). See docs/reports.md, "Trends".
+            snapshots into --out (default: --report-dir); with --rebuild, first recomputes the snapshots of those \
+            days from the runs and the ledger (after an import, or for days before the snapshots existed). \
+            See docs/reports.md, "Trends across nights".
             """
     )
 
@@ -32,6 +34,9 @@ struct ReportCommand: ParsableCommand {
     @Option(help: ArgumentHelp("With --trends: write the files here (default: --report-dir).", valueName: "dir"))
     var out: String?
 
+    @Flag(help: "With --trends: recompute the snapshots of those days from the runs and the ledger first.")
+    var rebuild = false
+
     @Option(help: ArgumentHelp("Write the report under this directory.", valueName: "dir"))
     var reportDir: String = "./reports"
 
@@ -47,7 +52,7 @@ struct ReportCommand: ParsableCommand {
             }
         } else {
             guard runId != nil else { throw ValidationError("give a RUN_ID, or --trends") }
-            guard out == nil else { throw ValidationError("--out goes with --trends") }
+            guard !rebuild, out == nil else { throw ValidationError("--rebuild and --out go with --trends") }
         }
     }
 
@@ -57,6 +62,12 @@ struct ReportCommand: ParsableCommand {
             let conn = try PostgresConnection(try database.connectionString())
             defer { conn.close() }
             guard let runId else {
+                if rebuild, let range = try TrendSnapshotWriter(connection: conn).range(days: days) {
+                    let rebuilt = try TrendSnapshotWriter(connection: conn).rebuild(from: range.from, to: range.to)
+                    FileHandle.standardError.write(
+                        Data("rebuilt \(rebuilt.count) day(s) from \(range.from) to \(range.to)\n".utf8)
+                    )
+                }
                 let directory = out ?? reportDir
                 try TrendsReport(connection: conn).write(directory: directory, days: days)
                 print("\(directory)/\(TrendsReport.htmlName)")

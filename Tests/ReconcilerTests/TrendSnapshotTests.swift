@@ -6,7 +6,7 @@ import Testing
 
 @testable import Reconciler
 
-/// Trend snapshots across nights (docs/reports.md, "Trends") on a real PostgreSQL: a hand-made world of six
+/// Trend snapshots across nights (docs/reports.md, "Trends across nights") on a real PostgreSQL: a hand-made world of six
 /// subscriptions over three nights (ledger prices in USD and JPY, a catalog-priced weekly product, an unpriced
 /// product), recorded night by night as the runs complete; then `--rebuild`, trends.csv and trends.html.
 @Suite struct TrendSnapshotTests {
@@ -17,17 +17,25 @@ import Testing
     static let night3 = "2024-05-03T03:00:00Z"
 
     final class World {
-        let database: TestDatabase
+        let database: TestDatabase?
         let connection: PostgresConnection
 
-        init() throws {
-            database = try TestDatabase.make()
-            connection = try database.connect()
+        /// A fresh database with every migration.
+        convenience init() throws {
+            let database = try TestDatabase.make()
+            let connection = try database.connect()
             let sqlDirectory = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
                 .deletingLastPathComponent().appendingPathComponent("sql").path
             for file in try MigrationDirectory(path: sqlDirectory).files() {
                 try connection.executeScript(try String(contentsOfFile: file.path, encoding: .utf8))
             }
+            try self.init(database: database, connection: connection)
+        }
+
+        /// The world in an already migrated database (`database` nil: the caller drops it).
+        init(database: TestDatabase?, connection: PostgresConnection) throws {
+            self.database = database
+            self.connection = connection
             try connection.execute(
                 "INSERT INTO products (product_id, currency, price, period) VALUES ('basic.weekly', 'USD', 2.99, 'P1W')"
             )
@@ -49,7 +57,7 @@ import Testing
 
         func close() {
             connection.close()
-            database.drop()
+            database?.drop()
         }
 
         func run(_ id: Int64, _ asOf: String, status: String = "completed", dryRun: Bool = false) throws {
@@ -336,6 +344,56 @@ import Testing
         #expect(again.count == day3.count)
         #expect(again["com.app/pro.monthly/USD"]?.runId == 5)
         #expect(again["com.app/pro.monthly/USD"]?.mrr == 29970)
+    }
+
+    @Test func rebuildEqualsWhatTheNightsRecorded() throws {
+        let world = try World()
+        defer { world.close() }
+        try world.recordThreeNights()
+        let recorded = try world.allRows()
+        #expect(recorded.count == 12)
+
+        try world.connection.execute("DELETE FROM trend_snapshots")
+        let writer = TrendSnapshotWriter(connection: world.connection)
+        let range = try #require(try writer.range(days: 5))
+        #expect(range.from == "2024-04-29" && range.to == "2024-05-03")
+        let days = try writer.rebuild(from: range.from, to: range.to)
+        #expect(days.map(\.date) == ["2024-05-01", "2024-05-02", "2024-05-03"])
+        let rebuilt = try world.allRows()
+        #expect(rebuilt.allSatisfy { $0.recordedBy == "rebuild" })
+        let asRecorded = rebuilt.map { row in
+            var row = row
+            row.recordedBy = "run"
+            return row
+        }
+        #expect(asRecorded == recorded)
+    }
+
+    @Test func theReportCommandRebuildsTheDaysAndWritesTheTrendsFiles() throws {
+        let fixture = try EndToEndFixture(subscriptions: 0)
+        let world = try World(database: nil, connection: try fixture.connect())
+        defer { world.close() }
+        try world.recordThreeNights()
+        let recorded = try world.allRows()
+        try world.connection.execute("DELETE FROM trend_snapshots")
+        let out = fixture.reportDirectory + "/trends-out"
+
+        let written = fixture.runReconciler(["report", "--trends", "--rebuild", "--days", "3", "--out", out])
+        #expect(written.status == 0, "\(written)")
+        #expect(written.stdout.contains("\(out)/trends.html"), "\(written)")
+        #expect(written.stderr.contains("rebuilt 3 day(s) from 2024-05-01 to 2024-05-03"), "\(written)")
+        #expect(try world.allRows().map(\.recordedBy) == Array(repeating: "rebuild", count: recorded.count))
+        let csv = try String(contentsOfFile: out + "/trends.csv", encoding: .utf8)
+        #expect(csv.split(separator: "\r\n").count == 1 + recorded.count)
+
+        let lastDay = fixture.runReconciler(["report", "--trends", "--days", "1", "--out", out])
+        #expect(lastDay.status == 0, "\(lastDay)")
+        let oneDay = try String(contentsOfFile: out + "/trends.csv", encoding: .utf8)
+        #expect(oneDay.split(separator: "\r\n").dropFirst().allSatisfy { $0.hasPrefix("2024-05-03,") })
+
+        let both = fixture.runReconciler(["report", "3", "--trends"])
+        #expect(both.status == 64, "\(both)")
+        #expect(both.stderr.contains("--trends takes no RUN_ID"), "\(both)")
     }
 
     @Test func trendsFilesHaveOneRowPerDayProductAndCurrencyAndAPageWithoutScripts() throws {

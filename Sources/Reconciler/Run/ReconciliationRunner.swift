@@ -610,7 +610,7 @@ public final class ReconciliationRunner: @unchecked Sendable {
             ]
         )
         if status == .completed, !parameters.options.dryRun {
-            // The day's trend snapshot, right after the run completed (docs/reports.md, "Trends"). A failure
+            // The day's trend snapshot, right after the run completed (docs/reports.md, "Trends across nights"). A failure
             // is logged and leaves the run completed: `report --trends --rebuild` recomputes the day.
             do {
                 if let day = try TrendSnapshotWriter(connection: connection).record(runId: runId) {

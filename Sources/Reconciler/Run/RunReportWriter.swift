@@ -27,7 +27,7 @@ struct RunReportWriter {
                 metricsFile: metricsFile
             )
             logger.info("run \(runId) report: \(folder.path)")
-            // The trends across nights beside the run folders (docs/reports.md, "Trends").
+            // The trends across nights beside the run folders (docs/reports.md, "Trends across nights").
             let trendRows = try TrendsReport(connection: connection).write(directory: reportDirectory)
             logger.info("trends: \(reportDirectory)/\(TrendsReport.htmlName) (\(trendRows) rows)")
             return folder.path

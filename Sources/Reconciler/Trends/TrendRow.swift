@@ -1,7 +1,7 @@
 import Postgres
 
 /// One row of `trend_snapshots`: a day's figures for one app, product and currency (docs/reports.md,
-/// "Trends"). Amounts are milliunits of `currency`, rounded to its minor unit; nil on the unpriced row
+/// "Trends across nights"). Amounts are milliunits of `currency`, rounded to its minor unit; nil on the unpriced row
 /// (`currency` empty).
 public struct TrendRow: Sendable, Equatable {
     /// `YYYY-MM-DD` (UTC).

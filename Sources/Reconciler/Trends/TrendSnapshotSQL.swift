@@ -1,4 +1,4 @@
-/// The one set-based statement that computes a day's trend snapshot (docs/reports.md, "Trends"): every row of
+/// The one set-based statement that computes a day's trend snapshot (docs/reports.md, "Trends across nights"): every row of
 /// `trend_snapshots` for one snapshot date, per app, product and currency, from the runs' decided items, the
 /// ledger (`subscription_transactions`) and the `products` catalog. Used by the nightly run and by
 /// `report --trends --rebuild` alike, so a rebuilt day equals the recorded one while its data is unchanged.

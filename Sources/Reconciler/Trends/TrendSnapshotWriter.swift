@@ -1,11 +1,12 @@
 import Foundation
 import Postgres
 
-/// Records the daily trend snapshots (`trend_snapshots`, docs/reports.md "Trends"): after a completed run, the
-/// rows of its snapshot date.
+/// Records the daily trend snapshots (`trend_snapshots`, docs/reports.md "Trends across nights"): after a completed run, the
+/// rows of its snapshot date; with `rebuild`, every day of a range again from the runs and the ledger.
 ///
 /// A day's snapshot is always the one of its **day run**: the completed, non-dry run with the newest as-of on
-/// that calendar day (UTC). So a re-run or `--resume` of the same day replaces the day's rows.
+/// that calendar day (UTC). So a re-run or `--resume` of the same day replaces the day's rows, and a rebuild
+/// computes each day with the same statement, run and window as the night did.
 public struct TrendSnapshotWriter {
     public let connection: PostgresConnection
 
@@ -41,6 +42,42 @@ public struct TrendSnapshotWriter {
             else { return nil }
             return try Self.snapshot(db, date: try row.decode("day"), recordedBy: "run")
         }
+    }
+
+    /// Recomputes every day from `from` through `to` (`YYYY-MM-DD`, UTC, inclusive): days with a completed,
+    /// non-dry run get their snapshot again, days without one lose any rows they had. Each day is one
+    /// transaction. Returns the days written.
+    public func rebuild(from: String, to: String) throws -> [Day] {
+        let dates = try connection.query(
+            """
+            SELECT to_char(d, 'YYYY-MM-DD') AS day
+              FROM generate_series($1::date, $2::date, interval '1 day') AS d ORDER BY d
+            """,
+            [from, to]
+        ).map { try $0.decode("day", as: String.self) }
+        var days: [Day] = []
+        for date in dates {
+            if let day = try connection.transaction({ try Self.snapshot($0, date: date, recordedBy: "rebuild") }) {
+                days.append(day)
+            }
+        }
+        return days
+    }
+
+    /// The first and last day (`YYYY-MM-DD`) of the `days` days ending on the newest completed, non-dry run's
+    /// day; nil when there is no such run.
+    public func range(days: Int) throws -> (from: String, to: String)? {
+        let row = try connection.queryFirst(
+            """
+            SELECT to_char(d - ($1::int - 1), 'YYYY-MM-DD') AS first, to_char(d, 'YYYY-MM-DD') AS last
+              FROM (SELECT max(as_of AT TIME ZONE 'UTC')::date AS d FROM reconciliation_runs
+                     WHERE status = 'completed' AND NOT dry_run) newest
+             WHERE d IS NOT NULL
+            """,
+            [Int64(max(1, days))]
+        )
+        guard let row else { return nil }
+        return (try row.decode("first"), try row.decode("last"))
     }
 
     /// Deletes the rows of `date` and inserts them again from its day run (none when the day has no

@@ -1,4 +1,4 @@
-/// trends.csv: one row per day, app, product and currency (docs/reports.md, "Trends"). Amounts are plain
+/// trends.csv: one row per day, app, product and currency (docs/reports.md, "Trends across nights"). Amounts are plain
 /// numbers in the currency's minor unit (JPY none), empty on the unpriced row; text cells are neutralised
 /// against formulas by `CSVWriter`.
 enum TrendsCSV {

@@ -1,7 +1,7 @@
 import Foundation
 
 /// Renders trends.html: one self-contained, printable page (inline CSS and SVG, no scripts, no external
-/// assets) of the daily snapshots (docs/reports.md, "Trends"). Amounts are never added across currencies:
+/// assets) of the daily snapshots (docs/reports.md, "Trends across nights"). Amounts are never added across currencies:
 /// each currency has its own MRR chart and rows. Every value is escaped.
 enum TrendsHTML {
     /// The `id`s of the charts always present (scripts/check-reports checks them); one
@@ -156,7 +156,7 @@ enum TrendsHTML {
         html += "</div></section>\n"
         html += """
             <footer>Written by renewal-reconciler from trend_snapshots. Every figure, its source and what a rebuild \
-            can recompute: docs/reports.md, "Trends". trends.csv holds every row of these days.</footer>
+            can recompute: docs/reports.md, "Trends across nights". trends.csv holds every row of these days.</footer>
             </body>
             </html>
 
