@@ -60,7 +60,11 @@ struct SVGLineChart {
         }
         func y(_ value: Double) -> Double { Double(top) + plotHeight - plotHeight * value / maximum }
         for index in Set([0, labels.count / 2, labels.count - 1]).sorted() {
-            svg += "<text x=\"\(Self.format(x(index)))\" y=\"\(height - 10)\" text-anchor=\"middle\" class=\"label\">"
+            // The first and last day are anchored inside the chart so neither is cut off.
+            let anchor =
+                labels.count == 1 ? "middle" : index == 0 ? "start" : index == labels.count - 1 ? "end" : "middle"
+            svg +=
+                "<text x=\"\(Self.format(x(index)))\" y=\"\(height - 10)\" text-anchor=\"\(anchor)\" class=\"label\">"
             svg += "\(HTMLText.escape(labels[index]))</text>\n"
         }
         for entry in series {
