@@ -8,7 +8,7 @@
 /// unit is not 2 places (JSON object, code -> places), `$6` `run` or `rebuild`.
 ///
 /// Plan (PostgreSQL 15, `EXPLAIN ANALYZE` with 50,000 subscriptions, 30 nightly runs, 195,000 items and 350,000
-/// ledger rows: 1.9 s on a busy 2-core machine; TrendSnapshotTests asserts its shape):
+/// ledger rows: 1.9 s on a busy 2-core machine; a test asserts its shape; docs/reports.md, "Trends across nights"):
 ///
 ///     Insert on trend_snapshots
 ///       CTE state:  Unique <- Sort <- Hash Join (i.run_id = r.id)
