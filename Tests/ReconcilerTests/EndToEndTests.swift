@@ -65,6 +65,24 @@ import Testing
         let summary = try world.summary(runId: runId)
         let outcomes = try #require(summary["by_outcome"] as? [String: Int])
         #expect(outcomes.values.reduce(0, +) == due)
+        // The completed run recorded its day's trend snapshot and refreshed the trends beside the folders
+        // (docs/reports.md, "Trends across nights").
+        #expect(try conn.count("SELECT count(*) AS n FROM trend_snapshots WHERE run_id = $1", [runId]) > 0)
+        // Its stocks are the states the run decided.
+        #expect(
+            try conn.count("SELECT COALESCE(sum(active + grace_period + billing_retry), 0) AS n FROM trend_snapshots")
+                == conn.count(
+                    """
+                    SELECT count(*) AS n FROM reconciliation_items
+                     WHERE run_id = $1 AND new_state IN ('active', 'grace_period', 'billing_retry')
+                       AND outcome NOT IN ('rejected', 'unresolved', 'conflict')
+                    """,
+                    [runId]
+                )
+        )
+        let trends = try String(contentsOfFile: world.reportDirectory + "/trends.html", encoding: .utf8)
+        #expect(trends.contains("<svg id=\"chart-trend-states\""))
+        #expect(FileManager.default.fileExists(atPath: world.reportDirectory + "/trends.csv"))
         #expect(outcomes["unresolved"] == 0)
     }
 

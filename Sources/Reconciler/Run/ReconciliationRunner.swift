@@ -615,6 +615,19 @@ public final class ReconciliationRunner: @unchecked Sendable {
                 Int64(due),
             ]
         )
+        if status == .completed, !parameters.options.dryRun {
+            // The day's trend snapshot, right after the run completed (docs/reports.md, "Trends across nights"). A failure
+            // is logged and leaves the run completed: `report --trends --rebuild` recomputes the day.
+            do {
+                if let day = try TrendSnapshotWriter(connection: connection).record(runId: runId) {
+                    logger.info("run \(runId) trend snapshot \(day.date): \(day.rows) rows")
+                }
+            } catch {
+                logger.error(
+                    "run \(runId): the trend snapshot was not recorded (\(error)); `renewal-reconciler report --trends --rebuild` recomputes it"
+                )
+            }
+        }
         let summaryLine = outcomes.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " ")
         let rate = String(format: "%.1f", stats.achievedRate)
         if exitCode == .success {

@@ -2,7 +2,7 @@ import Foundation
 import Logging
 import Postgres
 
-/// Writes a finished run's report folder and metrics file, both built from the database only (so
+/// Writes a finished run's report folder, the trends files beside it, and the metrics file, both built from the database only (so
 /// `renewal-reconciler report RUN_ID` can always regenerate them). A report that cannot be written
 /// (directory not writable, disk full) is an error naming the path; the run's data is already safe.
 struct RunReportWriter {
@@ -28,6 +28,9 @@ struct RunReportWriter {
                 metricsFile: metricsFile
             )
             logger.info("run \(runId) report: \(folder.path)")
+            // The trends across nights beside the run folders (docs/reports.md, "Trends across nights").
+            let trendRows = try TrendsReport(connection: connection).write(directory: reportDirectory)
+            logger.info("trends: \(reportDirectory)/\(TrendsReport.htmlName) (\(trendRows) rows)")
             return folder.path
         } catch {
             logger.error("run \(runId): \(error)")

@@ -330,7 +330,10 @@ final class EndToEndFixture: @unchecked Sendable {
     /// The report folders written under `reportDirectory`.
     func reportFolders() -> [URL] {
         let names = (try? FileManager.default.contentsOfDirectory(atPath: reportDirectory)) ?? []
-        return names.sorted().map { URL(fileURLWithPath: reportDirectory).appendingPathComponent($0) }
+        // Run folders only: trends.csv and trends.html sit beside them.
+        return names.filter { $0.contains("_run-") }.sorted().map {
+            URL(fileURLWithPath: reportDirectory).appendingPathComponent($0)
+        }
     }
 
     /// summary.json of the report folder of run `runId`.
