@@ -451,6 +451,27 @@ import Testing
         #expect(!html.contains(hostile))
     }
 
+    /// A night's snapshot is planned on statistics that include what the run just wrote (a first night's plan on
+    /// the statistics of empty tables joined items and ledger row by row: minutes at 20,000 subscriptions).
+    @Test func recordingAnalysesTheTablesTheRunWroteFirst() throws {
+        let world = try World()
+        defer { world.close() }
+        try world.night1()
+        func unanalysed() throws -> [String] {
+            try world.connection.query(
+                """
+                SELECT relname::text AS name FROM pg_stat_user_tables
+                 WHERE relname IN ('reconciliation_items', 'subscription_transactions', 'subscriptions')
+                   AND last_analyze IS NULL
+                 ORDER BY 1
+                """
+            ).map { try $0.decode("name", as: String.self) }
+        }
+        #expect(try unanalysed() == ["reconciliation_items", "subscription_transactions", "subscriptions"])
+        try TrendSnapshotWriter(connection: world.connection).record(runId: 1)
+        #expect(try unanalysed() == [])
+    }
+
     @Test func theSnapshotStatementIsOnePlanWithoutAPerSubscriptionLoopOverTheItems() throws {
         let world = try World()
         defer { world.close() }
