@@ -28,16 +28,9 @@ public struct TrendSnapshotWriter {
 
     /// Replaces the snapshot of run `runId`'s day (nil when the run is not completed or is a dry run). One
     /// transaction: the day's rows are deleted and inserted by one set-based statement.
-    ///
-    /// The tables the run just wrote are analysed first: a first night inserts every ledger row and item while
-    /// PostgreSQL's statistics still describe the tables before it, and planned on those the statement joined
-    /// the run's items and the ledger row by row (two minutes at 20,000 subscriptions instead of under a
-    /// second; docs/reports.md, "Trends across nights"). A role that may not analyse a table gets a warning
-    /// from PostgreSQL, not an error, and the statement runs on the statistics there are.
     @discardableResult
     public func record(runId: Int64) throws -> Day? {
-        try connection.execute("ANALYZE reconciliation_items, subscription_transactions, subscriptions")
-        return try connection.transaction { db in
+        try connection.transaction { db in
             guard
                 let row = try db.queryFirst(
                     """
@@ -89,7 +82,13 @@ public struct TrendSnapshotWriter {
 
     /// Deletes the rows of `date` and inserts them again from its day run (none when the day has no
     /// completed, non-dry run). Runs inside the caller's transaction.
+    ///
+    /// Nested loops are off for the statement (`planSettings`, this transaction only): it is written as hash joins
+    /// and passes over the items and the ledger, and a night's statistics predate what the run just wrote (on a
+    /// first night, empty tables). Planned on those, PostgreSQL joined the run's items and the ledger row by
+    /// row: 124 s at 20,000 subscriptions instead of under a second (docs/reports.md, "Trends across nights").
     static func snapshot(_ db: PostgresConnection, date: String, recordedBy: String) throws -> Day? {
+        try db.execute(planSettings)
         try db.execute("DELETE FROM trend_snapshots WHERE snapshot_date = $1::date", [date])
         guard
             let run = try db.queryFirst(
@@ -117,6 +116,9 @@ public struct TrendSnapshotWriter {
         )
         return Day(date: date, runId: runId, asOf: asOf, previousAsOf: previousAsOf, rows: inserted.rowsAffected)
     }
+
+    /// The planner settings of the snapshot's transaction (see `snapshot`).
+    static let planSettings = "SET LOCAL enable_nestloop = off"
 
     /// `CurrencyFormat`'s minor-unit exceptions as a JSON object for the statement (`$5`).
     static let minorUnitsJSON: String = {
