@@ -33,11 +33,12 @@ GRANT SELECT, INSERT, UPDATE ON reconciliation_runs, reconciliation_items, dry_r
 GRANT USAGE ON SEQUENCE reconciliation_runs_id_seq TO renewal_reconciler;
 GRANT SELECT ON products, schema_migrations TO renewal_reconciler;
 GRANT SELECT, INSERT, UPDATE ON app_store_notifications, notification_cursors TO renewal_reconciler;
+GRANT SELECT, INSERT, DELETE ON trend_snapshots TO renewal_reconciler;       -- a night replaces its day's rows
 
 -- Finance and dashboards: the facts, never the receipts.
 GRANT USAGE ON SCHEMA public TO renewal_reader;
 GRANT SELECT ON reconciliation_runs, reconciliation_items, subscription_transactions, dry_run_transactions,
-                products TO renewal_reader;
+                products, trend_snapshots TO renewal_reader;
 GRANT SELECT (id, user_id, bundle_id, product_id, original_transaction_id, environment, expires_at, state,
               auto_renew, auto_renew_product_id, grace_period_expires_at, last_verified_at, updated_at)
     ON subscriptions TO renewal_reader;
