@@ -236,7 +236,7 @@ public struct ReportLoader {
                 SELECT (to_jsonb(r) ->> 'period_start')::timestamptz AS period_start,
                        (to_jsonb(r) ->> 'period_previous_run_id')::bigint AS previous_run_id
           ) stored
-          LEFT JOIN LATERAL (\(ReportPeriod.previousRunSQL(run: "r"))) prev ON true
+          LEFT JOIN LATERAL (\(ReportPeriod.previousRunSQL(mode: "r.mode", asOf: "r.as_of", beforeId: "r.id"))) prev ON true
           LEFT JOIN LATERAL (
                 SELECT p.id, p.as_of FROM reconciliation_runs p
                  WHERE p.id = CASE WHEN stored.period_start IS NOT NULL THEN stored.previous_run_id ELSE prev.id END

@@ -33,13 +33,14 @@ public struct ReportPeriod: Sendable, Equatable, Codable {
         try c.encode(rule, forKey: .rule)
     }
 
-    /// The previous completed, non-dry run of the same mode as the run `run` (an SQL alias of
-    /// `reconciliation_runs`) with an as-of not after its own: `prev.id`, `prev.as_of`. For a LEFT JOIN LATERAL.
-    static func previousRunSQL(run: String) -> String {
+    /// The run a period follows: the newest completed, non-dry run of the mode `mode` with an as-of not after
+    /// `asOf` (SQL expressions), and created before the run `beforeId` when the run already exists:
+    /// `prev.id`, `prev.as_of`. For a LEFT JOIN LATERAL, both where a run is created and where its report is built.
+    static func previousRunSQL(mode: String, asOf: String, beforeId: String? = nil) -> String {
         """
         SELECT p.id, p.as_of FROM reconciliation_runs p
-         WHERE p.id < \(run).id AND p.mode = \(run).mode AND p.status = 'completed' AND NOT p.dry_run
-           AND p.as_of <= \(run).as_of
+         WHERE \(beforeId.map { "p.id < \($0) AND " } ?? "")p.mode = \(mode) AND p.status = 'completed'
+           AND NOT p.dry_run AND p.as_of <= \(asOf)
          ORDER BY p.as_of DESC, p.id DESC LIMIT 1
         """
     }

@@ -497,11 +497,7 @@ public final class ReconciliationRunner: @unchecked Sendable {
               FROM (VALUES ($1::text, $2::boolean, $3::timestamptz, $4::jsonb, $5::text, $6::integer))
                    AS v(mode, dry_run, as_of, parameters, hostname, pid)
               -- The report's period (docs/reports.md, "The period"): since the previous completed run.
-              LEFT JOIN LATERAL (
-                    SELECT p.id, p.as_of FROM reconciliation_runs p
-                     WHERE p.mode = v.mode AND p.status = 'completed' AND NOT p.dry_run AND p.as_of <= v.as_of
-                     ORDER BY p.as_of DESC, p.id DESC LIMIT 1
-              ) prev ON true
+              LEFT JOIN LATERAL (\(ReportPeriod.previousRunSQL(mode: "v.mode", asOf: "v.as_of"))) prev ON true
             RETURNING id
             """,
             [
