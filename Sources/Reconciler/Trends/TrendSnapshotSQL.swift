@@ -15,8 +15,10 @@
 ///                     <- Seq Scan on reconciliation_items i      (once: both sides, 385,000 rows)
 ///                     <- Hash <- runs (NOT dry_run, as_of <= side) x VALUES
 ///       CTE valued: Hash Left Join products <- Hash Left Join latest <- Hash Join subscriptions (Seq Scan)
-///                   latest: Unique <- Sort <- Hash Join (original_transaction_id)
-///                             <- CTE Scan on state, Seq Scan on subscription_transactions
+///                   newest: HashAggregate <- Seq Scan on subscription_transactions (per original transaction)
+///                   target: Hash Join (CTE Scan on state, newest)
+///                   latest: Unique <- Sort <- Hash Join (original_transaction_id, purchase_date)
+///                             <- CTE Scan on target, Seq Scan on subscription_transactions
 ///       CTE movement, totals: HashAggregate / GroupAggregate over valued
 ///         events: Nested Loop (state, Index Scan using subscription_transactions_otid_idx, window filter)
 ///                 SubPlan: the previous transaction of a renewal in the window (Bitmap Index Scan on
@@ -58,15 +60,28 @@ enum TrendSnapshotSQL {
                AND i.outcome IN ('renewed', 'unchanged', 'lapsed', 'recovered', 'revoked', 'changed')
              ORDER BY w.side, i.subscription_id, r.as_of DESC, r.id DESC
         ),
-        -- The newest ledger transaction purchased by then: its price, currency, trial and offer.
+        -- The newest ledger transaction purchased by then: its price, currency, trial and offer. The ledger is
+        -- read once: its newest purchase date per original transaction as of each side (one hashed pass), then
+        -- that transaction by (original transaction, purchase date); the newest transaction id wins a tie.
+        newest AS (
+            SELECT original_transaction_id,
+                   max(purchase_date) FILTER (WHERE purchase_date <= $2::timestamptz) AS at_now,
+                   max(purchase_date) FILTER (WHERE purchase_date <= $3::timestamptz) AS at_before
+              FROM subscription_transactions GROUP BY original_transaction_id
+        ),
+        target AS MATERIALIZED (
+            SELECT st.side, st.subscription_id, st.original_transaction_id,
+                   CASE st.side WHEN 1 THEN n.at_now ELSE n.at_before END AS purchase_date
+              FROM state st JOIN newest n ON n.original_transaction_id = st.original_transaction_id
+        ),
         latest AS (
-            SELECT DISTINCT ON (st.side, st.subscription_id)
-                   st.side, st.subscription_id, t.price_milliunits, t.currency, t.environment, t.is_trial,
+            SELECT DISTINCT ON (x.side, x.subscription_id)
+                   x.side, x.subscription_id, t.price_milliunits, t.currency, t.environment, t.is_trial,
                    t.is_intro_offer, t.purchase_date, t.expires_date
-              FROM state st
+              FROM target x
               JOIN subscription_transactions t
-                ON t.original_transaction_id = st.original_transaction_id AND t.purchase_date <= st.at
-             ORDER BY st.side, st.subscription_id, t.purchase_date DESC, t.transaction_id DESC
+                ON t.original_transaction_id = x.original_transaction_id AND t.purchase_date = x.purchase_date
+             ORDER BY x.side, x.subscription_id, t.transaction_id DESC
         ),
         -- The catalog prices a product only when it lists it in a single currency.
         catalog AS (
