@@ -293,9 +293,21 @@ struct Export: ParsableCommand {
     @Option(help: "Output directory.")
     var out: String
 
+    @Option(
+        name: .customLong("trend-nights"),
+        help: ArgumentHelp(
+            "Also write DIR/\(TrendTruthExporter.fileName): what Apple implies on N nights, --now then one day later each.",
+            valueName: "n"
+        )
+    )
+    var trendNights: Int?
+
     func validate() throws {
         try population.validateCommon()
         if SimTime.parseRFC3339(now) == nil { throw ValidationError("--now is not RFC 3339: \(now)") }
+        if let trendNights, !(1...366).contains(trendNights) {
+            throw ValidationError("--trend-nights must be within 1...366 (got \(trendNights))")
+        }
     }
 
     func run() throws {
@@ -312,6 +324,13 @@ struct Export: ParsableCommand {
             now: t,
             faultySubscriptionRate: population.faultySubscriptions
         )
+        if let trendNights {
+            try TrendTruthExporter(population: pop).export(
+                to: out + "/" + TrendTruthExporter.fileName,
+                from: t,
+                nights: trendNights
+            )
+        }
         FileHandle.standardError.write(Data("appstore-simulator export: \(summary)\n".utf8))
     }
 }

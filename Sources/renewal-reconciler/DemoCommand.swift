@@ -65,11 +65,24 @@ struct DemoCommand: ParsableCommand {
     )
     var source: String = AppleSourceKind.verifyReceipt.rawValue
 
+    @Option(
+        name: .customLong("nights"),
+        help: ArgumentHelp(
+            "Run this many nights, one day apart, against the simulator's moving clock (a report folder per night, "
+                + "trends.html and trends.csv in --report-dir, compared with the simulator's truth).",
+            valueName: "n"
+        )
+    )
+    var nightCount: Int = 1
+
     @OptionGroup var logging: LoggingOptions
     @OptionGroup var money: MoneyReportOptions
 
     func validate() throws {
         guard subscriptions >= 1 else { throw ValidationError("--subscriptions must be at least 1") }
+        guard (1...366).contains(nightCount) else {
+            throw ValidationError("--nights must be within 1...366 (got \(nightCount))")
+        }
         guard let kind = AppleSourceKind(rawValue: source), kind != .auto else {
             throw ValidationError("--source must be verify-receipt or server-api, not \(source)")
         }
@@ -133,7 +146,7 @@ struct DemoCommand: ParsableCommand {
             subscriptions: subscriptions,
             now: asOf,
             into: work.path,
-            extra: forgedArguments
+            extra: forgedArguments + (nightCount > 1 ? ["--trend-nights", String(nightCount)] : [])
         )
         let imported = try Importer(connectionString: url).importFile(
             work.appendingPathComponent("purchases.jsonl").path,
@@ -194,7 +207,7 @@ struct DemoCommand: ParsableCommand {
         )
         var request = ReconciliationRunner.Request(
             mode: .demo,
-            selection: .due(lookaheadSeconds: 86_400, lookbackSeconds: 60 * 86_400, minRecheckSeconds: 20 * 3600),
+            selection: .due(lookaheadSeconds: 86_400, lookbackSeconds: 62 * 86_400, minRecheckSeconds: 20 * 3600),
             options: options,
             apple: sourceKind == .verifyReceipt ? apple : nil,
             serverAPI: serverAPI,
@@ -263,11 +276,55 @@ struct DemoCommand: ParsableCommand {
         if nights > 1 { print("  nights: \(nights) (faults left rows for the next night)") }
         for line in comparison.lines() { print("  \(line)") }
         for line in ledger?.lines() ?? [] { print("  \(line)") }
+        var trends: TrendTruthComparison.Report?
+        if nightCount > 1 {
+            trends = try laterNights(
+                first: summary,
+                request: request,
+                simulator: sim,
+                arguments: simArguments,
+                secret: secret,
+                url: url,
+                work: work
+            )
+        }
         guard comparison.matched == comparison.compared, comparison.compared == subscriptions,
-            ledger?.matches ?? true
+            ledger?.matches ?? true, trends?.matches ?? true
         else {
             throw ExitCode.failure
         }
+    }
+
+    /// `--nights`: nights 1 through N - 1 (`DemoNights`), a line per night, the trends files and their comparison
+    /// with the simulator's truth.
+    private func laterNights(
+        first: ReconciliationRunner.Summary,
+        request: ReconciliationRunner.Request,
+        simulator: SimulatorProcess,
+        arguments: [String],
+        secret: String,
+        url: String,
+        work: URL
+    ) throws -> TrendTruthComparison.Report {
+        let nights = DemoNights(
+            connectionString: url,
+            logger: Logger(label: "renewal-reconciler"),
+            simulatorBinary: self.simulator ?? Self.siblingBinary("appstore-simulator"),
+            simulatorArguments: arguments,
+            sharedSecret: secret,
+            start: first.asOf
+        )
+        print("  nights:")
+        print("    \(DemoNights.Night(index: 0, summary: first).line)")
+        _ = try nights.runLaterNights(count: nightCount, request: request, running: simulator) {
+            print("    \($0.line)")
+        }
+        let trendsFile = (reportDir as NSString).appendingPathComponent(TrendsReport.csvName)
+        print("  trends: \((reportDir as NSString).appendingPathComponent(TrendsReport.htmlName)), \(trendsFile)")
+        let report = try TrendTruthComparison(serverAPI: request.source == .serverAPI)
+            .compare(trendsFile: trendsFile, truthFile: work.appendingPathComponent("trend-truth.jsonl").path)
+        for line in report.lines() { print("  \(line)") }
+        return report
     }
 
     /// The simulator's arguments (export and serve) for `--forged-subscriptions`.

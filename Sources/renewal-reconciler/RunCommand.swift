@@ -10,8 +10,9 @@ struct RunCommand: ParsableCommand {
         discussion: """
             Due: never verified; or not revoked, expires_at within the next --lookahead (default 24h: renewals \
             happen in the last day, so checking then catches them before entitlement lapses) or in the past up \
-            to --lookback (default 60d: Apple keeps retrying failed billing for up to 60 days, so a lapsed \
-            subscription can still recover that long), and not verified in the last --min-recheck (default 20h: \
+            to --lookback (default 62d: Apple keeps retrying failed billing for up to 60 days, so a lapsed \
+            subscription can still recover that long, and two more nights check it once after Apple gave up, \
+            when its billing retry ends as expired), and not verified in the last --min-recheck (default 20h: \
             one check a night, even if a run is repeated); or revoked (refunded) and either changed by the app \
             since it was last verified or last verified more than --recheck-revoked ago (default 7d: a customer \
             can buy again after a refund). A subscription whose last verification was a rejection (Apple refused \
@@ -49,8 +50,8 @@ struct RunCommand: ParsableCommand {
     )
     var lookahead: DurationArgument = DurationArgument(argument: "24h")!
 
-    @Option(help: ArgumentHelp("...and those that expired up to this long ago (e.g. 60d).", valueName: "duration"))
-    var lookback: DurationArgument = DurationArgument(argument: "60d")!
+    @Option(help: ArgumentHelp("...and those that expired up to this long ago (e.g. 62d).", valueName: "duration"))
+    var lookback: DurationArgument = DurationArgument(argument: "62d")!
 
     @Option(
         help: ArgumentHelp(

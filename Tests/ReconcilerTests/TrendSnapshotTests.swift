@@ -346,6 +346,33 @@ import Testing
         #expect(again["com.app/pro.monthly/USD"]?.mrr == 29970)
     }
 
+    /// MRR is summed exactly and rounded once per row (docs/reports.md, "Trends across nights"): six yearly 79.99 are
+    /// 6 x 79.99 / 12 = 39.995 a month, 40.00 rounded half away from zero (a factor 1 / 12 cut to 20 places summed
+    /// 39.99499... and rounded to 39.99).
+    @Test func mrrOfSixYearlySubscriptionsIsRoundedOnceFromItsExactSum() throws {
+        let world = try World()
+        defer { world.close() }
+        try world.connection.execute("UPDATE subscriptions SET product_id = 'pro.yearly', bundle_id = 'com.app'")
+        try world.run(1, Self.night1)
+        for id in Int64(1)...6 {
+            try world.transaction(
+                "y\(id)",
+                subscription: id,
+                kind: "initial",
+                purchased: "2024-04-20T10:00:00Z",
+                days: 365,
+                price: 79990,
+                currency: "USD"
+            )
+            try world.item(1, id, "renewed", "active")
+        }
+        try TrendSnapshotWriter(connection: world.connection).record(runId: 1)
+        let row = try #require(try world.rows("2024-05-01")["com.app/pro.yearly/USD"])
+        #expect(row.mrrSubscriptions == 6)
+        #expect(row.mrr == 40000)
+        #expect(row.mrrNew == 40000)
+    }
+
     @Test func rebuildEqualsWhatTheNightsRecorded() throws {
         let world = try World()
         defer { world.close() }

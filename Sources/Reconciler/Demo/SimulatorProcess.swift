@@ -13,8 +13,17 @@ public final class SimulatorProcess: @unchecked Sendable {
     public var productionURL: String { "http://127.0.0.1:\(port)/verifyReceipt" }
     public var sandboxURL: String { "http://127.0.0.1:\(port)/sandbox/verifyReceipt" }
 
-    /// Starts `binary serve` with `arguments` (seed, population, faults...) and waits until it listens.
-    public init(binary: String, arguments: [String], sharedSecret: String, logFile: String? = nil) throws {
+    /// Starts `binary serve` with `arguments` (seed, population, faults...) and waits until it listens, on `listenPort`
+    /// (0: a free one; a simulator restarted with another clock keeps its predecessor's port).
+    public init(
+        binary: String,
+        arguments: [String],
+        sharedSecret: String,
+        logFile: String? = nil,
+        listenPort: Int = 0
+    )
+        throws
+    {
         guard FileManager.default.isExecutableFile(atPath: binary) else {
             throw ConfigurationError("simulator binary not found or not executable: \(binary)")
         }
@@ -23,7 +32,7 @@ public final class SimulatorProcess: @unchecked Sendable {
         let portFile = directory.appendingPathComponent("port").path
         let p = Process()
         p.executableURL = URL(fileURLWithPath: binary)
-        p.arguments = ["serve", "--port", "0", "--port-file", portFile] + arguments
+        p.arguments = ["serve", "--port", String(listenPort), "--port-file", portFile] + arguments
         var env = ProcessInfo.processInfo.environment
         env["APPSTORE_SIM_SHARED_SECRET"] = sharedSecret
         p.environment = env

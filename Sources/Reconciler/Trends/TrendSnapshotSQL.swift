@@ -116,11 +116,13 @@ enum TrendSnapshotSQL {
                    p.recurring, p.source,
                    CASE p.source WHEN 'ledger' THEN p.ledger_currency WHEN 'catalog' THEN p.catalog_currency
                         ELSE '' END AS currency,
+                   -- In twelfths of a month's price (exact: weekly x 52, monthly x 12, ..., yearly x 1), divided by 12
+                   -- once per row when rounded. A factor 1::numeric / 12 is cut after 20 places: six yearly 79.99
+                   -- made 39.99499...98 and rounded to 39.99, where the exact 39.995 rounds to 40.00.
                    CASE WHEN p.source IS NULL THEN NULL
                         WHEN NOT p.recurring THEN 0::numeric
-                        ELSE m.price * CASE m.period WHEN 'P1W' THEN 52::numeric / 12 WHEN 'P1M' THEN 1
-                                                     WHEN 'P2M' THEN 1::numeric / 2 WHEN 'P3M' THEN 1::numeric / 3
-                                                     WHEN 'P6M' THEN 1::numeric / 6 WHEN 'P1Y' THEN 1::numeric / 12
+                        ELSE m.price * CASE m.period WHEN 'P1W' THEN 52 WHEN 'P1M' THEN 12 WHEN 'P2M' THEN 6
+                                                     WHEN 'P3M' THEN 4 WHEN 'P6M' THEN 2 WHEN 'P1Y' THEN 1
                                        END
                    END AS mrr
               FROM priced p
@@ -128,7 +130,7 @@ enum TrendSnapshotSQL {
                    SELECT CASE p.source WHEN 'ledger' THEN p.ledger_price ELSE p.catalog_price END AS price,
                           CASE p.source WHEN 'ledger' THEN p.ledger_period ELSE p.catalog_period END AS period) m
         ),
-        -- Per subscription and (app, product, currency): MRR before and now, for the movement.
+        -- Per subscription and (app, product, currency): MRR (in twelfths) before and now, for the movement.
         moved AS (
             SELECT bundle_id, product_id, currency,
                    COALESCE(sum(mrr) FILTER (WHERE side = 1), 0) AS now_mrr,
@@ -197,11 +199,11 @@ enum TrendSnapshotSQL {
                COALESCE(t.in_trial, 0), COALESCE(t.in_intro_offer, 0), COALESCE(t.new_subscriptions, 0),
                COALESCE(t.renewed, 0), COALESCE(t.lapsed, 0), COALESCE(t.churned, 0), COALESCE(t.refunded, 0),
                COALESCE(t.reactivated, 0), COALESCE(t.trial_conversions, 0), COALESCE(t.mrr_subscriptions, 0),
-               CASE WHEN k.currency = '' THEN NULL ELSE \(minorUnits("COALESCE(t.mrr, 0)", "k.currency")) END,
-               CASE WHEN k.currency = '' THEN NULL ELSE \(minorUnits("COALESCE(m.mrr_new, 0)", "k.currency")) END,
-               CASE WHEN k.currency = '' THEN NULL ELSE \(minorUnits("COALESCE(m.mrr_expansion, 0)", "k.currency")) END,
-               CASE WHEN k.currency = '' THEN NULL ELSE \(minorUnits("COALESCE(m.mrr_contraction, 0)", "k.currency")) END,
-               CASE WHEN k.currency = '' THEN NULL ELSE \(minorUnits("COALESCE(m.mrr_churn, 0)", "k.currency")) END,
+               CASE WHEN k.currency = '' THEN NULL ELSE \(minorUnits("COALESCE(t.mrr, 0) / 12", "k.currency")) END,
+               CASE WHEN k.currency = '' THEN NULL ELSE \(minorUnits("COALESCE(m.mrr_new, 0) / 12", "k.currency")) END,
+               CASE WHEN k.currency = '' THEN NULL ELSE \(minorUnits("COALESCE(m.mrr_expansion, 0) / 12", "k.currency")) END,
+               CASE WHEN k.currency = '' THEN NULL ELSE \(minorUnits("COALESCE(m.mrr_contraction, 0) / 12", "k.currency")) END,
+               CASE WHEN k.currency = '' THEN NULL ELSE \(minorUnits("COALESCE(m.mrr_churn, 0) / 12", "k.currency")) END,
                COALESCE(t.mrr_source, ''), $6::text
           FROM (SELECT bundle_id, product_id, currency FROM totals
                 UNION SELECT bundle_id, product_id, currency FROM movement) k
