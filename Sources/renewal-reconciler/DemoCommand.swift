@@ -146,8 +146,12 @@ struct DemoCommand: ParsableCommand {
         }
         step("imported \(imported.inserted) subscriptions")
         // The app's price list, which prices what verifyReceipt reads (docs/reports.md, "Money from the catalog").
-        let catalog = try CatalogImporter(connectionString: url).importFile(work.appendingPathComponent("catalog.csv").path)
-        step("price catalog: \(catalog.rows) prices of \(catalog.products) products in \(catalog.currencies.joined(separator: ", "))")
+        let catalog = try CatalogImporter(connectionString: url).importFile(
+            work.appendingPathComponent("catalog.csv").path
+        )
+        step(
+            "price catalog: \(catalog.rows) prices of \(catalog.products) products in \(catalog.currencies.joined(separator: ", "))"
+        )
         // Rows a previous night's run left (e.g. revoked before the customer bought again): the import has no state.
         let seedConnection = try PostgresConnection(url)
         let seeded = try PriorRunSeeder(connection: seedConnection)
@@ -237,7 +241,10 @@ struct DemoCommand: ParsableCommand {
         var ledger: LedgerComparison.Report?
         var catalogMoney: CatalogComparison.Report?
         if sourceKind == .verifyReceipt && nights == 1 {
-            catalogMoney = try CatalogComparison(connection: conn).compare(runId: summary.runId, exportDirectory: serverAPIExport)
+            catalogMoney = try CatalogComparison(connection: conn).compare(
+                runId: summary.runId,
+                exportDirectory: serverAPIExport
+            )
         }
         if sourceKind == .serverAPI {
             var ledgerComparison = LedgerComparison(connection: conn)

@@ -156,7 +156,10 @@ public enum CatalogFile {
             return fail("currency", "\(currency.debugDescription) is not an ISO 4217 code like USD")
         }
         guard periods.contains(period) else {
-            return fail("period", "\(period.debugDescription) is not one of \(periods.sorted().joined(separator: ", "))")
+            return fail(
+                "period",
+                "\(period.debugDescription) is not one of \(periods.sorted().joined(separator: ", "))"
+            )
         }
         let price: Decimal
         switch amount(values["price"] ?? "", currency: currency) {
@@ -204,7 +207,8 @@ public enum CatalogFile {
         guard places <= digits else {
             return .failure(
                 AmountProblem(
-                    message: "\(text.debugDescription) has more decimal places than \(currency)'s minor unit (\(digits))"
+                    message:
+                        "\(text.debugDescription) has more decimal places than \(currency)'s minor unit (\(digits))"
                 )
             )
         }

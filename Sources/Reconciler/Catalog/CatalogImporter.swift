@@ -34,7 +34,8 @@ public struct CatalogImporter {
 
     /// Replaces every row of `products` with `prices`, on `db` (inside the caller's transaction).
     static func replace(with prices: [ProductPrice], _ db: PostgresConnection) throws -> Result {
-        let replaced = try db.queryFirst("WITH d AS (DELETE FROM products RETURNING 1) SELECT count(*) AS n FROM d")?
+        let replaced =
+            try db.queryFirst("WITH d AS (DELETE FROM products RETURNING 1) SELECT count(*) AS n FROM d")?
             .decode("n", as: Int.self) ?? 0
         func text(_ value: Decimal?) -> String? { value.map { "\($0)" } }
         _ = try db.execute(

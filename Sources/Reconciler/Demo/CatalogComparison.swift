@@ -52,7 +52,9 @@ public struct CatalogComparison {
         public var note: String?
         public var periodMismatch: String?
 
-        public var matches: Bool { periodMismatch == nil && !currencies.isEmpty && currencies.values.allSatisfy(\.matches) }
+        public var matches: Bool {
+            periodMismatch == nil && !currencies.isEmpty && currencies.values.allSatisfy(\.matches)
+        }
 
         /// The lines the demo prints.
         public func lines() -> [String] {

@@ -76,7 +76,10 @@ public struct LedgerCurrencyMoney: Sendable, Equatable, Codable {
     public func encode(to encoder: any Encoder) throws {
         var c = encoder.container(keyedBy: LedgerMoneyFigures.Key.self)
         try c.encode(source, forKey: .source)
-        try c.encode(source == Self.catalogSource ? Self.catalogProceedsSource : Self.proceedsSource, forKey: .proceedsSource)
+        try c.encode(
+            source == Self.catalogSource ? Self.catalogProceedsSource : Self.proceedsSource,
+            forKey: .proceedsSource
+        )
         try totals.encode(into: &c)
         try c.encode(products, forKey: .products)
         var list = c.nestedUnkeyedContainer(forKey: .storefronts)
