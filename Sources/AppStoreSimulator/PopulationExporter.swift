@@ -45,6 +45,8 @@ public struct PopulationExporter: Sendable {
         w.field("environment", family.sandbox ? "Sandbox" : "Production")
         // The app stored its own bundle id even for a foreign receipt (it trusted the client).
         w.field("bundle_id", family.appBundleId)
+        // The customer's currency, as StoreKit told the app at purchase (`Transaction.currency`).
+        w.field("currency", Storefront.of(seed: population.seed, familyIndex: family.index).currency)
         w.endObject()
         w.bytes.append(10)
         return w.bytes
@@ -77,6 +79,7 @@ public struct PopulationExporter: Sendable {
         try ServerAPIIdentity(seed: population.seed, anchor: population.anchor, bundleId: population.bundleId)
             .export(to: directory + "/server-api")
         try LedgerExporter(population: population).export(to: directory + "/server-api", now: now)
+        try CatalogExporter(population: population).export(to: directory)
         if faultySubscriptionRate > 0 {
             let faults = try BufferedFile(path: directory + "/server-api/signature-faults.jsonl")
             for family in population.families where LedgerExporter.isServed(family, bundleId: population.bundleId) {

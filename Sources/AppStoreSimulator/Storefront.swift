@@ -57,7 +57,28 @@ public struct Storefront: Sendable, Equatable {
     public func price(of t: SimTransaction, anchor: Int64) -> Int64 {
         if t.isTrial { return 0 }
         let list = listPrice(t.product, purchase: t.purchase, anchor: anchor)
-        if t.isIntro { return list / 2 / minorUnit * minorUnit }
+        if t.isIntro { return introPrice(list: list) }
         return list
+    }
+
+    /// The pay-as-you-go introductory (or offer-code) price of a period listed at `list`: half, rounded down to
+    /// the minor unit.
+    public func introPrice(list: Int64) -> Int64 {
+        list / 2 / minorUnit * minorUnit
+    }
+
+    /// `milliunits` as a plain decimal with the currency's minor-unit places (`9990` -> `9.99`, JPY `1500000` ->
+    /// `1500`), as a price list writes it.
+    public func decimal(_ milliunits: Int64) -> String {
+        var places = 0
+        var unit = minorUnit
+        while unit < 1000 {
+            unit *= 10
+            places += 1
+        }
+        let whole = milliunits / 1000
+        guard places > 0 else { return String(whole) }
+        let fraction = String(milliunits % 1000 / minorUnit)
+        return "\(whole)." + String(repeating: "0", count: max(0, places - fraction.count)) + fraction
     }
 }

@@ -158,6 +158,13 @@ struct DemoCommand: ParsableCommand {
             )
         }
         step("imported \(imported.inserted) subscriptions")
+        // The app's price list, which prices what verifyReceipt reads (docs/reports.md, "Money from the catalog").
+        let catalog = try CatalogImporter(connectionString: url).importFile(
+            work.appendingPathComponent("catalog.csv").path
+        )
+        step(
+            "price catalog: \(catalog.rows) prices of \(catalog.products) products in \(catalog.currencies.joined(separator: ", "))"
+        )
         // Rows a previous night's run left (e.g. revoked before the customer bought again): the import has no state.
         let seedConnection = try PostgresConnection(url)
         let seeded = try PriorRunSeeder(connection: seedConnection)
@@ -245,6 +252,13 @@ struct DemoCommand: ParsableCommand {
         }
         let comparison = try truthComparison.compare(truthFile: work.appendingPathComponent("truth.jsonl").path)
         var ledger: LedgerComparison.Report?
+        var catalogMoney: CatalogComparison.Report?
+        if sourceKind == .verifyReceipt && nights == 1 {
+            catalogMoney = try CatalogComparison(connection: conn).compare(
+                runId: summary.runId,
+                exportDirectory: serverAPIExport
+            )
+        }
         if sourceKind == .serverAPI {
             var ledgerComparison = LedgerComparison(connection: conn)
             ledgerComparison.forgedSubscriptions = truthComparison.forgedSubscriptions
@@ -276,6 +290,7 @@ struct DemoCommand: ParsableCommand {
         if nights > 1 { print("  nights: \(nights) (faults left rows for the next night)") }
         for line in comparison.lines() { print("  \(line)") }
         for line in ledger?.lines() ?? [] { print("  \(line)") }
+        for line in catalogMoney?.lines() ?? [] { print("  \(line)") }
         var trends: TrendTruthComparison.Report?
         if nightCount > 1 {
             trends = try laterNights(
@@ -289,7 +304,7 @@ struct DemoCommand: ParsableCommand {
             )
         }
         guard comparison.matched == comparison.compared, comparison.compared == subscriptions,
-            ledger?.matches ?? true, trends?.matches ?? true
+            ledger?.matches ?? true, catalogMoney?.matches ?? true, trends?.matches ?? true
         else {
             throw ExitCode.failure
         }

@@ -8,8 +8,9 @@ struct ImportCommand: ParsableCommand {
         abstract: "Load subscriptions from a JSONL or CSV file (upsert by original_transaction_id).",
         discussion: """
             Fields (JSON keys, or CSV header names in any order): user_id, product_id, original_transaction_id, \
-            latest_receipt, expires_at (RFC 3339 with a zone), and optionally environment (Production/Sandbox) \
-            and bundle_id. Every line is validated and each bad one is named by line number. By default the \
+            latest_receipt, expires_at (RFC 3339 with a zone), and optionally environment (Production/Sandbox), \
+            bundle_id and currency (ISO 4217, the customer's: it prices verifyReceipt transactions with the \
+            products catalog). Every line is validated and each bad one is named by line number. By default the \
             import is all-or-nothing: one bad line loads nothing (exit 64). --skip-invalid loads the valid lines \
             and lists the rest. An existing row keeps its receipt and expiry when the stored expiry is newer \
             than the file's (nothing moves backwards). Streams: a million lines load in constant memory.

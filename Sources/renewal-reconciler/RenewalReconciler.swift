@@ -63,6 +63,7 @@ struct RenewalReconciler: ParsableCommand {
         subcommands: [
             MigrateCommand.self,
             ImportCommand.self,
+            ProductsCommand.self,
             RunCommand.self,
             NotificationsCommand.self,
             BackfillCommand.self,

@@ -209,7 +209,7 @@ func temporaryDirectory(_ name: String) -> String {
         #expect(purchases.count == 400 && truth.count == 400)
         let purchaseKeys: Set = [
             "user_id", "product_id", "original_transaction_id", "latest_receipt", "expires_at",
-            "environment", "bundle_id",
+            "environment", "bundle_id", "currency",
         ]
         let truthKeys: Set = [
             "original_transaction_id", "scenario", "environment", "bundle_id", "apple_status",
@@ -222,7 +222,39 @@ func temporaryDirectory(_ name: String) -> String {
             let expires = try #require(row["expires_at"] as? String)
             #expect(expires.hasSuffix("Z") && SimTime.parseRFC3339(expires) != nil)
             #expect(["Production", "Sandbox"].contains(row["environment"] as? String ?? ""))
+            #expect(Storefront.all.map(\.currency).contains(row["currency"] as? String ?? ""))
         }
+        // The price list: every product of the app in every storefront currency, at today's list and intro price,
+        // which is what every production purchase since the price rise paid.
+        let catalog = try String(contentsOfFile: dir + "/catalog.csv", encoding: .utf8)
+            .split(separator: "\r\n").map {
+                $0.split(separator: ",", omittingEmptySubsequences: false).map(String.init)
+            }
+        #expect(
+            catalog.first == [
+                "product_id", "currency", "price", "period", "intro_price", "subscription_group_id", "display_name",
+            ]
+        )
+        #expect(catalog.count == 1 + 6 * Storefront.all.count)
+        var listed: [String: (price: String, intro: String)] = [:]
+        for row in catalog.dropFirst() { listed[row[0] + " " + row[1]] = (row[2], row[4]) }
+        var checked = 0
+        for line in try readJSONLines(dir + "/server-api/ledger.jsonl")
+        where line["environment"] as? String == "Production" {
+            let currency = try #require(line["currency"] as? String)
+            let storefront = try #require(Storefront.all.first { $0.currency == currency })
+            for t in line["transactions"] as? [[String: Any]] ?? [] {
+                let purchase = try #require(SimTime.parseRFC3339(t["purchase_date"] as? String ?? ""))
+                guard purchase >= pop.anchor - Storefront.priceRiseBefore, t["offer"] as? String != "free_trial",
+                    let product = t["product_id"] as? String, product.hasPrefix(pop.bundleId + ".")
+                else { continue }
+                let price = storefront.decimal((t["price"] as? NSNumber)?.int64Value ?? -1)
+                let row = try #require(listed[product + " " + currency], "\(product) \(currency)")
+                #expect(price == (t["offer"] as? String == "pay_as_you_go" ? row.intro : row.price), "\(t)")
+                checked += 1
+            }
+        }
+        #expect(checked > 100)
         for row in truth { #expect(Set(row.keys) == truthKeys) }
         // The stored values in the truth are the purchases rows'.
         for (p, t) in zip(purchases, truth) {

@@ -264,7 +264,7 @@ import Testing
         #expect(html.contains("<td>USD</td><td class=\"n\">2</td><td class=\"n\">59.98</td>"))
         #expect(html.contains("<td class=\"n\">27.49</td>"))
         #expect(html.contains("<td>JPY</td><td class=\"n\">1</td><td class=\"n\">1500</td>"))
-        #expect(html.contains("Estimates from the products catalog"))
+        #expect(html.contains("Money per currency (source: catalog (products table))"))
         #expect(html.contains("id=\"notifications\""))
         #expect(html.contains("App Store Server Notifications (5)"))
         #expect(html.contains("<td>9990001</td>"))

@@ -275,7 +275,7 @@ import Testing
         #expect(html.contains("<h2>Expiry moved backwards (2)</h2>"))
         #expect(!html.contains(ReportSampleData.htmlUserId))
         for id in ReportHTML.chartIds { #expect(html.contains("id=\"\(id)\"")) }
-        #expect(summary.money.renewalRevenue.first?.amount == "19.98")
+        #expect(summary.money.renewalRevenue.first?.amount == "99.97")
         #expect(summary.money.productsWithoutPrice == ["team.monthly"])
 
         // For scripts/check-reports (Chromium + LibreOffice): keep a copy of this report when asked.

@@ -45,8 +45,9 @@ import Testing
     @Test func moneySectionNamesProductsWithoutPrice() {
         let html = ReportHTML.render(data: data, summary: RunSummary(data: data))
         #expect(html.contains("id=\"missing-prices\""))
-        #expect(html.contains("<code>team.monthly</code>"))
-        #expect(html.contains("19.98 USD"))
+        #expect(html.contains("<td>team.monthly</td><td>no row in the products catalog</td>"))
+        // The headline's catalog net: 99.97 gross less the 9.99 refund.
+        #expect(html.contains("89.98 USD"))
     }
 
     @Test func backwardsExpiryMovesHaveTheirOwnSection() throws {

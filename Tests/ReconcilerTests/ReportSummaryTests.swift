@@ -48,9 +48,15 @@ import Testing
 
     @Test func moneyUsesDecimalAndNamesMissingPrices() {
         let money = RunSummary(data: ReportSampleData.data()).money
-        // Two paid pro.monthly renewals x 9.99 = 19.98 exactly.
-        #expect(money.renewalRevenue == [.init(currency: "USD", amount: "19.98", transactions: 2)])
+        // Paid purchases of the period at the catalog price: two pro.monthly renewals and the pro.yearly upgrade,
+        // 9.99 + 9.99 + 79.99 = 99.97 exactly; the refund valued in full.
+        #expect(money.renewalRevenue == [.init(currency: "USD", amount: "99.97", transactions: 3)])
         #expect(money.refunded == [.init(currency: "USD", amount: "9.99", transactions: 1)])
+        #expect(money.catalog.currencies["USD"]?.totals.grossMilliunits == 99970)
+        #expect(money.catalog.currencies["USD"]?.totals.netMilliunits == 89980)
+        #expect(money.catalog.currencies["USD"]?.source == "catalog (products table)")
+        // The paid team.monthly renewal has no price: counted, never valued; its free trial counts nowhere.
+        #expect(money.catalogUnpriced == [.init(productId: "team.monthly", reason: .noCatalogPrice, purchases: 1)])
         #expect(money.productsWithoutPrice == ["team.monthly"])
         #expect(MoneySummary.format(Decimal(string: "0.1")! + Decimal(string: "0.2")!) == "0.30")
         #expect(MoneySummary.format(Decimal(string: "1.2345")!) == "1.2345")

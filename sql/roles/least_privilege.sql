@@ -31,7 +31,8 @@ GRANT USAGE ON SEQUENCE subscriptions_id_seq TO renewal_reconciler;
 GRANT SELECT, INSERT, UPDATE ON subscription_transactions TO renewal_reconciler;
 GRANT SELECT, INSERT, UPDATE ON reconciliation_runs, reconciliation_items, dry_run_transactions TO renewal_reconciler;
 GRANT USAGE ON SEQUENCE reconciliation_runs_id_seq TO renewal_reconciler;
-GRANT SELECT ON products, schema_migrations TO renewal_reconciler;
+GRANT SELECT ON schema_migrations TO renewal_reconciler;
+GRANT SELECT, INSERT, DELETE ON products TO renewal_reconciler;                -- `products import` replaces the catalog
 GRANT SELECT, INSERT, UPDATE ON app_store_notifications, notification_cursors TO renewal_reconciler;
 GRANT SELECT, INSERT, DELETE ON trend_snapshots TO renewal_reconciler;       -- a night replaces its day's rows
 
@@ -40,5 +41,5 @@ GRANT USAGE ON SCHEMA public TO renewal_reader;
 GRANT SELECT ON reconciliation_runs, reconciliation_items, subscription_transactions, dry_run_transactions,
                 products, trend_snapshots TO renewal_reader;
 GRANT SELECT (id, user_id, bundle_id, product_id, original_transaction_id, environment, expires_at, state,
-              auto_renew, auto_renew_product_id, grace_period_expires_at, last_verified_at, updated_at)
+              auto_renew, auto_renew_product_id, grace_period_expires_at, last_verified_at, updated_at, currency)
     ON subscriptions TO renewal_reader;

@@ -19,6 +19,9 @@ public struct ImportRecord: Sendable, Equatable {
     /// The App Store environment the receipt belongs to, normalised from any letter case.
     public let environment: AppleEnvironment?
     public let bundleId: String?
+    /// The customer's currency (ISO 4217) as the app knew it at purchase, which prices the subscription's
+    /// verifyReceipt transactions with the catalog (docs/reports.md, "Money from the catalog"); nil: unknown.
+    public let currency: String?
 
     public init(
         line: Int,
@@ -28,7 +31,8 @@ public struct ImportRecord: Sendable, Equatable {
         latestReceipt: String,
         expiresAt: Date,
         environment: AppleEnvironment?,
-        bundleId: String?
+        bundleId: String?,
+        currency: String? = nil
     ) {
         self.line = line
         self.userId = userId
@@ -38,6 +42,7 @@ public struct ImportRecord: Sendable, Equatable {
         self.expiresAt = expiresAt
         self.environment = environment
         self.bundleId = bundleId
+        self.currency = currency
     }
 
     /// A loggable stand-in for the receipt: its first 16 characters and its length.

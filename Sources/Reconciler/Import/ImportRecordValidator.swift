@@ -60,6 +60,9 @@ enum ImportRecordValidator {
             }
             environment = match
         }
+        if let currency = values["currency"], currency.range(of: "^[A-Z]{3}$", options: .regularExpression) == nil {
+            return failure("currency", .invalidValue, "\(quoted(currency)) is not an ISO 4217 code like USD")
+        }
         return .success(
             ImportRecord(
                 line: line,
@@ -69,7 +72,8 @@ enum ImportRecordValidator {
                 latestReceipt: receipt,
                 expiresAt: expiresAt,
                 environment: environment,
-                bundleId: values["bundle_id"]
+                bundleId: values["bundle_id"],
+                currency: values["currency"]
             )
         )
     }

@@ -4,9 +4,17 @@
 public struct LedgerCurrencyMoney: Sendable, Equatable, Codable {
     /// Where the figures come from, written as `source` beside them.
     public static let source = "ledger (App Store Server API)"
+    /// The source of catalog money: verifyReceipt rows priced with the `products` catalog.
+    public static let catalogSource = "catalog (products table)"
     /// Written as `proceeds_source` beside the estimated proceeds (docs/reports.md, "Estimated proceeds").
     public static let proceedsSource =
         "estimate: ledger prices less Apple's commission (money.proceeds_estimate); taxes not estimated"
+    /// `proceeds_source` of catalog money.
+    public static let catalogProceedsSource =
+        "estimate: catalog prices less Apple's commission (money.proceeds_estimate); taxes not estimated"
+
+    /// `source` of these figures: `LedgerCurrencyMoney.source` or `catalogSource`.
+    public var source: String
     /// The storefront of ledger rows without one.
     public static let unknownStorefront = "(unknown)"
 
@@ -25,7 +33,8 @@ public struct LedgerCurrencyMoney: Sendable, Equatable, Codable {
 
     /// Builds the totals and the per-product and per-storefront lines from `lines`, one per product and
     /// storefront (`storefront` nil: unknown).
-    public init(currency: String, lines: [LedgerMoneyFigures] = []) {
+    public init(currency: String, lines: [LedgerMoneyFigures] = [], source: String = LedgerCurrencyMoney.source) {
+        self.source = source
         var byProduct: [String: LedgerMoneyFigures] = [:]
         var byStorefront: [String: [LedgerMoneyFigures]] = [:]
         var totals = LedgerMoneyFigures(currency: currency)
@@ -48,6 +57,7 @@ public struct LedgerCurrencyMoney: Sendable, Equatable, Codable {
 
     public init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: LedgerMoneyFigures.Key.self)
+        source = try c.decodeIfPresent(String.self, forKey: .source) ?? Self.source
         totals = try LedgerMoneyFigures(from: c)
         products = try c.decode([LedgerMoneyFigures].self, forKey: .products)
         storefronts = []
@@ -65,8 +75,11 @@ public struct LedgerCurrencyMoney: Sendable, Equatable, Codable {
 
     public func encode(to encoder: any Encoder) throws {
         var c = encoder.container(keyedBy: LedgerMoneyFigures.Key.self)
-        try c.encode(Self.source, forKey: .source)
-        try c.encode(Self.proceedsSource, forKey: .proceedsSource)
+        try c.encode(source, forKey: .source)
+        try c.encode(
+            source == Self.catalogSource ? Self.catalogProceedsSource : Self.proceedsSource,
+            forKey: .proceedsSource
+        )
         try totals.encode(into: &c)
         try c.encode(products, forKey: .products)
         var list = c.nestedUnkeyedContainer(forKey: .storefronts)

@@ -21,9 +21,13 @@ public struct MoneyByCurrency: Sendable, Equatable, Codable {
     /// Per currency then product and storefront, the figures being folded (see `RunSummaryAccumulator`).
     typealias Lines = [String: [LineKey: LedgerMoneyFigures]]
 
-    init(lines: Lines) {
+    init(lines: Lines, source: String = LedgerCurrencyMoney.source) {
         currencies = lines.mapValues { products in
-            LedgerCurrencyMoney(currency: products.values.first?.currency ?? "", lines: Array(products.values))
+            LedgerCurrencyMoney(
+                currency: products.values.first?.currency ?? "",
+                lines: Array(products.values),
+                source: source
+            )
         }
     }
 
@@ -56,10 +60,14 @@ public struct MoneyByCurrency: Sendable, Equatable, Codable {
     /// 1 prorated)  net 5.49  est. net proceeds 3.84  [ledger (App Store Server API)]`. Empty when the run saw no
     /// priced transaction.
     public func lines() -> [String] {
-        codes.compactMap { currencies[$0]?.totals }.map { t in
-            "\(t.currency)  gross \(t.gross) (\(t.paidTransactions))  refunded \(t.refunded) "
-                + "(\(t.fullRefunds) full, \(t.proratedRefunds) prorated)  net \(t.net)  "
-                + "est. net proceeds \(t.netProceeds)  [\(LedgerCurrencyMoney.source)]"
+        codes.compactMap { currencies[$0] }.map { money in
+            let t = money.totals
+            // verifyReceipt shows a refund, never its share: catalog refunds are valued in full.
+            let refunds =
+                money.source == LedgerCurrencyMoney.catalogSource
+                ? "(\(t.refunds), valued in full)" : "(\(t.fullRefunds) full, \(t.proratedRefunds) prorated)"
+            return "\(t.currency)  gross \(t.gross) (\(t.paidTransactions))  refunded \(t.refunded) \(refunds)  "
+                + "net \(t.net)  est. net proceeds \(t.netProceeds)  [\(money.source)]"
         }
     }
 

@@ -1,14 +1,16 @@
 import Foundation
 
-/// The money of one run: estimated renewal revenue and refunded amounts per currency from the `products`
-/// catalog (verifyReceipt rows, which carry no price), and the real money per currency from the prices
-/// Apple signed into the ledger (`byCurrency`, App Store Server API rows). No transaction is in both.
+/// The money of one run: the real money per currency from the prices Apple signed into the ledger (`byCurrency`,
+/// App Store Server API rows), and the money of the rows read through verifyReceipt, which carry no price, priced
+/// with the `products` catalog (`catalog`; `CatalogPricing`). No transaction is in both. Each is labelled with its
+/// source; what the catalog cannot price is counted in `catalogUnpriced`, never given an invented amount.
 ///
-/// Catalog amounts are exact `Decimal`s (count x catalog price), written as decimal strings. Products without a
-/// price are listed by name instead of being given an invented figure.
+/// `renewalRevenue`, `refunded`, `products`, `productsWithoutPrice` and `productsWithSeveralCurrencies` are the
+/// catalog money's older keys, derived from `catalog` and kept for scripts (docs/reports.md, "Money from the
+/// catalog").
 public struct MoneySummary: Sendable, Equatable, Codable {
     /// Where the catalog figures come from, written as `source` beside each of them.
-    public static let catalogSource = "catalog (products table)"
+    public static let catalogSource = LedgerCurrencyMoney.catalogSource
 
     /// One amount in one currency.
     public struct Amount: Sendable, Equatable, Codable {
@@ -39,9 +41,11 @@ public struct MoneySummary: Sendable, Equatable, Codable {
     /// One product's line: counts, and its price and estimates per currency where known.
     public struct ProductLine: Sendable, Equatable, Codable {
         public var productId: String
+        /// Paid purchases of the period priced with the catalog (the key keeps its older name).
         public var paidRenewals: Int
+        /// Refunds of the period priced with the catalog.
         public var paidRefunds: Int
-        /// Paid renewals bought with an introductory offer: valued at the catalog price (an overestimate).
+        /// Of those, purchases in an introductory offer period, valued at the catalog's `intro_price`.
         public var introOfferRenewals: Int
         public var prices: [Price]
 
@@ -69,12 +73,13 @@ public struct MoneySummary: Sendable, Equatable, Codable {
         }
     }
 
+    /// Catalog gross per currency: paid purchases of the period (the key keeps its older name).
     public var renewalRevenue: [Amount]
+    /// Catalog refunds per currency, valued in full.
     public var refunded: [Amount]
-    /// Products with paid renewals or refunds in this run but no row in `products`.
+    /// Products with purchases or refunds in the period but no row in `products`.
     public var productsWithoutPrice: [String]
-    /// Products priced in more than one currency: counted once in each (verifyReceipt does not say
-    /// which storefront a transaction was billed in).
+    /// Products the catalog lists in several currencies whose subscription's currency is unknown: not priced.
     public var productsWithSeveralCurrencies: [String]
     public var products: [ProductLine]
     /// Real money per currency from ledger prices (empty for verifyReceipt-only runs).
@@ -82,6 +87,11 @@ public struct MoneySummary: Sendable, Equatable, Codable {
     /// Ledger money dated before the period that this run found (a first reconciliation, a late answer): shown
     /// apart, never as the period's (docs/reports.md, "The period").
     public var historyFound: MoneyByCurrency
+    /// The period's money of rows without a signed price (verifyReceipt), priced with the catalog, in the same
+    /// shape as `byCurrency` (docs/reports.md, "Money from the catalog").
+    public var catalog: MoneyByCurrency
+    /// The period's verifyReceipt purchases and refunds the catalog could not price, per product and reason.
+    public var catalogUnpriced: [CatalogUnpricedLine]
     /// The commission the estimated proceeds of `byCurrency` and `historyFound` use, and their label
     /// (docs/reports.md, "Estimated proceeds").
     public var proceedsEstimate: CommissionPolicy
@@ -96,11 +106,13 @@ public struct MoneySummary: Sendable, Equatable, Codable {
         case products
         case byCurrency = "by_currency"
         case historyFound = "history_found_by_currency"
+        case catalog = "catalog_by_currency"
+        case catalogUnpriced = "catalog_unpriced"
         case proceedsEstimate = "proceeds_estimate"
         case converted
     }
 
-    /// Reads `by_currency` as empty when absent (summary.json files written before it existed).
+    /// Reads the newer keys as empty when absent (summary.json files written before they existed).
     public init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: CodingKeys.self)
         renewalRevenue = try c.decode([Amount].self, forKey: .renewalRevenue)
@@ -110,6 +122,8 @@ public struct MoneySummary: Sendable, Equatable, Codable {
         products = try c.decode([ProductLine].self, forKey: .products)
         byCurrency = try c.decodeIfPresent(MoneyByCurrency.self, forKey: .byCurrency) ?? MoneyByCurrency()
         historyFound = try c.decodeIfPresent(MoneyByCurrency.self, forKey: .historyFound) ?? MoneyByCurrency()
+        catalog = try c.decodeIfPresent(MoneyByCurrency.self, forKey: .catalog) ?? MoneyByCurrency()
+        catalogUnpriced = try c.decodeIfPresent([CatalogUnpricedLine].self, forKey: .catalogUnpriced) ?? []
         proceedsEstimate = try c.decodeIfPresent(CommissionPolicy.self, forKey: .proceedsEstimate) ?? .standard
         converted = try c.decodeIfPresent(ConvertedMoney.self, forKey: .converted)
     }
@@ -124,18 +138,20 @@ public struct MoneySummary: Sendable, Equatable, Codable {
         try c.encode(products, forKey: .products)
         try c.encode(byCurrency, forKey: .byCurrency)
         try c.encode(historyFound, forKey: .historyFound)
+        try c.encode(catalog, forKey: .catalog)
+        try c.encode(catalogUnpriced, forKey: .catalogUnpriced)
         try c.encode(proceedsEstimate, forKey: .proceedsEstimate)
         try c.encode(converted, forKey: .converted)
     }
 
-    /// Computes the catalog estimates from per-product counts of paid renewals (of which bought with an
-    /// introductory offer) and paid refunds seen in the run, with the catalog `prices`; `byCurrency` is the
-    /// ledger money, computed apart.
+    /// The run's money: `byCurrency` and `historyFound` from the ledger's prices, `catalog` from the catalog
+    /// `prices` (with `catalogIntroPurchases`, per product its intro-offer purchases in `catalog`), and what the
+    /// catalog could not price.
     public init(
-        paidRenewals renewals: [String: Int],
-        introOfferRenewals intro: [String: Int],
-        paidRefunds refunds: [String: Int],
-        prices: [ProductPrice],
+        catalog: MoneyByCurrency = MoneyByCurrency(),
+        catalogUnpriced: [CatalogUnpricedLine] = [],
+        catalogIntroPurchases: [String: Int] = [:],
+        prices: [ProductPrice] = [],
         byCurrency: MoneyByCurrency = MoneyByCurrency(),
         historyFound: MoneyByCurrency = MoneyByCurrency(),
         proceedsEstimate: CommissionPolicy = .standard,
@@ -145,57 +161,53 @@ public struct MoneySummary: Sendable, Equatable, Codable {
         self.byCurrency = byCurrency
         self.historyFound = historyFound
         self.proceedsEstimate = proceedsEstimate
-        let pricesByProduct = Dictionary(grouping: prices, by: \.productId)
-        var revenueByCurrency: [String: (Decimal, Int)] = [:]
-        var refundedByCurrency: [String: (Decimal, Int)] = [:]
-        var lines: [ProductLine] = []
-        var missing: [String] = []
-        for productId in Set(renewals.keys).union(refunds.keys).sorted() {
-            let renewalCount = renewals[productId] ?? 0
-            let refundCount = refunds[productId] ?? 0
-            let productPrices = (pricesByProduct[productId] ?? []).sorted { $0.currency < $1.currency }
-            if productPrices.isEmpty { missing.append(productId) }
-            var priceLines: [Price] = []
-            for price in productPrices {
-                let revenue = price.price * Decimal(renewalCount)
-                let refunded = price.price * Decimal(refundCount)
-                if renewalCount > 0 {
-                    let current = revenueByCurrency[price.currency] ?? (0, 0)
-                    revenueByCurrency[price.currency] = (current.0 + revenue, current.1 + renewalCount)
-                }
-                if refundCount > 0 {
-                    let current = refundedByCurrency[price.currency] ?? (0, 0)
-                    refundedByCurrency[price.currency] = (current.0 + refunded, current.1 + refundCount)
-                }
-                priceLines.append(
+        self.catalog = catalog
+        self.catalogUnpriced = catalogUnpriced.sorted {
+            ($0.productId, $0.reason.rawValue) < ($1.productId, $1.reason.rawValue)
+        }
+        let totals = catalog.codes.compactMap { catalog.currencies[$0]?.totals }
+        renewalRevenue = totals.filter { $0.paidTransactions > 0 }.map {
+            Amount(currency: $0.currency, amount: $0.gross, transactions: $0.paidTransactions)
+        }
+        refunded = totals.filter { $0.refunds > 0 }.map {
+            Amount(currency: $0.currency, amount: $0.refunded, transactions: $0.refunds)
+        }
+        productsWithoutPrice = Array(
+            Set(catalogUnpriced.filter { $0.reason == .noCatalogPrice }.map(\.productId))
+        ).sorted()
+        productsWithSeveralCurrencies = Array(
+            Set(catalogUnpriced.filter { $0.reason == .currencyUnknown }.map(\.productId))
+        ).sorted()
+        let rows = Dictionary(prices.map { ($0.productId + "\u{0}" + $0.currency, $0) }) { first, _ in first }
+        var lines: [String: ProductLine] = [:]
+        for code in catalog.codes {
+            for figures in catalog.currencies[code]?.products ?? [] {
+                let id = figures.productId ?? ""
+                var line =
+                    lines[id]
+                    ?? ProductLine(
+                        productId: id,
+                        paidRenewals: 0,
+                        paidRefunds: 0,
+                        introOfferRenewals: catalogIntroPurchases[id] ?? 0,
+                        prices: []
+                    )
+                line.paidRenewals += figures.paidTransactions
+                line.paidRefunds += figures.refunds
+                let row = rows[id + "\u{0}" + code]
+                line.prices.append(
                     Price(
-                        currency: price.currency,
-                        price: Self.format(price.price),
-                        period: price.period,
-                        renewalRevenue: Self.format(revenue),
-                        refunded: Self.format(refunded)
+                        currency: code,
+                        price: row.map { Self.format($0.price) } ?? "",
+                        period: row?.period ?? "",
+                        renewalRevenue: figures.gross,
+                        refunded: figures.refunded
                     )
                 )
+                lines[id] = line
             }
-            lines.append(
-                ProductLine(
-                    productId: productId,
-                    paidRenewals: renewalCount,
-                    paidRefunds: refundCount,
-                    introOfferRenewals: intro[productId] ?? 0,
-                    prices: priceLines
-                )
-            )
         }
-        renewalRevenue = revenueByCurrency.sorted { $0.key < $1.key }.map {
-            Amount(currency: $0.key, amount: Self.format($0.value.0), transactions: $0.value.1)
-        }
-        refunded = refundedByCurrency.sorted { $0.key < $1.key }.map {
-            Amount(currency: $0.key, amount: Self.format($0.value.0), transactions: $0.value.1)
-        }
-        productsWithoutPrice = missing
-        productsWithSeveralCurrencies = lines.filter { $0.prices.count > 1 }.map(\.productId)
-        products = lines
+        products = lines.values.sorted { $0.productId < $1.productId }
     }
 
     /// Two decimal places at least (money), more only when the catalog price has them: `29.97`, `0.00`, `1.2345`.

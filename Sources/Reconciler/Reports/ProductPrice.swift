@@ -1,8 +1,10 @@
 import Foundation
 
-/// One row of the optional `products` catalog: a product's customer price per period in one currency.
+/// One row of the optional `products` catalog: a product's customer price per period in one currency, and the
+/// price per period of its pay-as-you-go introductory offer when known.
 ///
-/// verifyReceipt carries no prices, so money figures exist only for products listed here.
+/// verifyReceipt carries no prices, so its transactions have money figures only through this catalog
+/// (docs/reports.md, "Money from the catalog").
 public struct ProductPrice: Sendable, Equatable {
     public var productId: String
     /// ISO 4217 code, e.g. `USD`.
@@ -12,12 +14,25 @@ public struct ProductPrice: Sendable, Equatable {
     /// ISO 8601 period: `P1W`, `P1M`, ..., `P1Y`.
     public var period: String
     public var displayName: String?
+    /// Price per period of the pay-as-you-go introductory offer in `currency`; nil: unknown.
+    public var introPrice: Decimal?
+    public var subscriptionGroupId: String?
 
-    public init(productId: String, currency: String, price: Decimal, period: String, displayName: String? = nil) {
+    public init(
+        productId: String,
+        currency: String,
+        price: Decimal,
+        period: String,
+        displayName: String? = nil,
+        introPrice: Decimal? = nil,
+        subscriptionGroupId: String? = nil
+    ) {
         self.productId = productId
         self.currency = currency
         self.price = price
         self.period = period
         self.displayName = displayName
+        self.introPrice = introPrice
+        self.subscriptionGroupId = subscriptionGroupId
     }
 }

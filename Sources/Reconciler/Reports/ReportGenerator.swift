@@ -37,7 +37,7 @@ public struct ReportGenerator {
         do {
             try connection.transaction { db in
                 let (run, schema) = try ReportLoader.beginSnapshot(db, runId: runId)
-                let prices = try ReportLoader.prices(db, hasCatalog: schema.hasCatalog)
+                let prices = try ReportLoader.prices(db, schema: schema)
                 do {
                     folder = try ReportFolderWriter(reportDirectory: reportDirectory).write(folderName: run.folderName)
                     {
@@ -99,7 +99,7 @@ public struct ReportGenerator {
         do {
             return try connection.transaction { db in
                 let (run, schema) = try ReportLoader.beginSnapshot(db, runId: runId)
-                let prices = try ReportLoader.prices(db, hasCatalog: schema.hasCatalog)
+                let prices = try ReportLoader.prices(db, schema: schema)
                 return (
                     run, try Self.summarize(db, run: run, schema: schema, prices: prices, moneyOptions: moneyOptions)
                 )
@@ -122,7 +122,7 @@ public struct ReportGenerator {
     ) throws
         -> RunSummary
     {
-        var accumulator = RunSummaryAccumulator(moneyOptions: moneyOptions)
+        var accumulator = RunSummaryAccumulator(moneyOptions: moneyOptions, prices: prices)
         try ReportLoader.forEachItem(db, runId: run.id, schema: schema) { accumulator.add($0) }
         try ReportLoader.forEachTransaction(db, run: run, schema: schema) { accumulator.add($0) }
         let notifications = try ReportLoader.notifications(db, runId: run.id, schema: schema)
@@ -139,7 +139,7 @@ public struct ReportGenerator {
         moneyOptions: ReportMoneyOptions,
         into directory: String
     ) throws -> RunSummary {
-        var accumulator = RunSummaryAccumulator(moneyOptions: moneyOptions)
+        var accumulator = RunSummaryAccumulator(moneyOptions: moneyOptions, prices: prices)
         let changes = try ReportCSVFile(
             path: "\(directory)/changes.csv",
             ReportTables.changeColumns,

@@ -143,16 +143,12 @@ public enum ReportHTML {
                 ("Sweep (\(sweep.changed) changed)", "\(sweep.selected) of \(sweep.eligible)")
             )
         }
-        if s.money.renewalRevenue.isEmpty {
-            // Ledger prices make the catalog estimate moot; say n/a only when there is no money at all.
-            if s.money.byCurrency.isEmpty { cards.append(("Est. renewal revenue", "n/a")) }
-        } else {
-            cards.append(
-                (
-                    "Est. renewal revenue",
-                    s.money.renewalRevenue.map { "\($0.amount) \($0.currency)" }.joined(separator: "<br>")
-                )
-            )
+        if !s.money.catalog.isEmpty {
+            let nets = s.money.catalog.codes.compactMap { s.money.catalog.currencies[$0]?.totals }
+            cards.append(("Net (catalog prices)", nets.map { "\($0.net) \($0.currency)" }.joined(separator: "<br>")))
+        } else if s.money.byCurrency.isEmpty {
+            // Say n/a only when there is no money at all.
+            cards.append(("Net", "n/a"))
         }
         if !s.money.byCurrency.isEmpty {
             let nets = s.money.byCurrency.codes.compactMap { s.money.byCurrency.currencies[$0]?.totals }
@@ -287,64 +283,48 @@ public enum ReportHTML {
         out += ledgerMoney(m.byCurrency, commission: m.proceedsEstimate)
         if let converted = m.converted { out += convertedMoney(converted) }
         out += historyFound(m.historyFound)
-        out += "<h3 id=\"money-catalog\">Estimates from the products catalog (verifyReceipt transactions)</h3>\n"
-        out += "<p class=\"note\">Renewal revenue = paid renewal transactions purchased in the period × catalog "
-        out +=
-            "price; refunded = refunds dated in the period × catalog price. Apple's verifyReceipt carries no prices: "
-        out += "these are estimates, never invoiced amounts.</p>\n"
-        if m.products.isEmpty {
-            out += "<p>No paid renewals or refunds in this run.</p>\n"
-        } else {
-            out += table(
-                columns: ["currency", "estimated renewal revenue", "renewals", "refunded", "refunds"],
-                rows: currencies(m).map { currency in
-                    let revenue = m.renewalRevenue.first { $0.currency == currency }
-                    let refunded = m.refunded.first { $0.currency == currency }
-                    return [
-                        currency, revenue?.amount ?? "0.00", "\(revenue?.transactions ?? 0)",
-                        refunded?.amount ?? "0.00",
-                        "\(refunded?.transactions ?? 0)",
-                    ]
-                },
-                numericFrom: 1
-            )
-            var rows: [[String]] = []
-            for line in m.products {
-                if line.prices.isEmpty {
-                    rows.append([line.productId, "\(line.paidRenewals)", "\(line.paidRefunds)", "no price", "", "", ""])
-                }
-                for price in line.prices {
-                    rows.append([
-                        line.productId, "\(line.paidRenewals)", "\(line.paidRefunds)",
-                        "\(price.price) \(price.currency)", price.period, price.renewalRevenue, price.refunded,
-                    ])
-                }
-            }
-            out += "<h3>Per product</h3>\n"
-            out += table(
-                columns: ["product", "paid renewals", "refunds", "price", "period", "renewal revenue", "refunded"],
-                rows: rows,
-                numericFrom: 1
-            )
-        }
-        if !m.productsWithoutPrice.isEmpty {
-            out += "<p class=\"warn\" id=\"missing-prices\">No price in the products table for: "
-            out += m.productsWithoutPrice.map { "<code>\(e($0))</code>" }.joined(separator: ", ")
-            out += ". Their renewals and refunds are counted above but not valued.</p>\n"
-        }
-        if !m.productsWithSeveralCurrencies.isEmpty {
-            out += "<p class=\"note\">Priced in several currencies (each currency's figure assumes every transaction "
-            out +=
-                "was billed in it): "
-                + m.productsWithSeveralCurrencies.map { "<code>\(e($0))</code>" }
-                .joined(separator: ", ") + ".</p>\n"
-        }
-        let introRenewals = m.products.reduce(0) { $0 + $1.introOfferRenewals }
-        if introRenewals > 0 {
-            out += "<p class=\"note\">\(introRenewals) paid renewal(s) were at an introductory price and are valued "
-            out += "at the catalog price (an overestimate).</p>\n"
-        }
+        out += catalogMoney(m)
         return out + "</section>\n"
+    }
+
+    /// Money of the verifyReceipt transactions priced with the products catalog, per currency then product, and
+    /// what the catalog could not price (docs/reports.md, "Money from the catalog").
+    static func catalogMoney(_ m: MoneySummary) -> String {
+        let c = m.catalog
+        var out = "<h3 id=\"money-catalog\">Money per currency (source: \(e(MoneySummary.catalogSource)))</h3>\n"
+        out += "<p class=\"note\">Transactions read through verifyReceipt, which carries no price: gross = paid "
+        out += "purchases dated in the period at the catalog price in the subscription's currency (its intro_price "
+        out += "during an introductory offer); refunded = refunds dated in the period, valued in full (verifyReceipt "
+        out += "shows a refund, never a prorated share); the catalog has today's prices, so a refund of a purchase "
+        out += "made before a price change is valued at today's price.</p>\n"
+        if c.isEmpty {
+            out += "<p>No verifyReceipt transaction priced with the catalog in this period.</p>\n"
+        } else {
+            out += "<div class=\"scroll\" id=\"catalog-by-currency\">"
+            out += table(
+                columns: ledgerColumns(first: "currency"),
+                rows: c.codes.compactMap { c.currencies[$0]?.totals }.map { [$0.currency] + ledgerCells($0) },
+                numericFrom: 1
+            )
+            out += "</div><h4>Per product, within each currency</h4>\n<div class=\"scroll\">"
+            out += table(
+                columns: ["currency", "product"] + ledgerColumns(first: nil),
+                rows: c.codes.flatMap { code in
+                    (c.currencies[code]?.products ?? []).map { [code, $0.productId ?? ""] + ledgerCells($0) }
+                },
+                numericFrom: 2
+            )
+            out += "</div>\n"
+        }
+        if !m.catalogUnpriced.isEmpty {
+            out += "<p class=\"warn\" id=\"missing-prices\">Not priced (counted, never valued):</p>\n"
+            out += table(
+                columns: ["product", "why", "purchases", "refunds"],
+                rows: m.catalogUnpriced.map { [$0.productId, $0.explanation, "\($0.purchases)", "\($0.refunds)"] },
+                numericFrom: 2
+            )
+        }
+        return out
     }
 
     /// Money per currency from the prices Apple signed into the ledger: one row per currency (never summed
@@ -591,10 +571,6 @@ public enum ReportHTML {
         ReportOutcome.all
             + s.byOutcome.keys.filter { !ReportOutcome.all.contains($0) && (s.byOutcome[$0] ?? 0) > 0 }
             .sorted()
-    }
-
-    static func currencies(_ m: MoneySummary) -> [String] {
-        Array(Set(m.renewalRevenue.map(\.currency) + m.refunded.map(\.currency))).sorted()
     }
 
     static func sortedCounts(_ counts: [String: Int]) -> [[String]] {

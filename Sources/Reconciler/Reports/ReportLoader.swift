@@ -6,7 +6,8 @@ import Postgres
 ///
 /// Only the tables `reconciliation_runs`, `reconciliation_items`, `subscription_transactions`,
 /// `dry_run_transactions`, `products` and `app_store_notifications` are read (of the ledger, never
-/// `signed_transaction`): never `subscriptions`, so no receipt is ever loaded.
+/// `signed_transaction`), and of `subscriptions` only the `currency` the app stored (migration 011), so no
+/// receipt is ever loaded.
 public struct ReportLoader {
     public let connection: PostgresConnection
 
@@ -25,7 +26,7 @@ public struct ReportLoader {
                 try Self.forEachItem(db, runId: runId, schema: schema) { items.append($0) }
                 var transactions: [ReportTransaction] = []
                 try Self.forEachTransaction(db, run: run, schema: schema) { transactions.append($0) }
-                let prices = try Self.prices(db, hasCatalog: schema.hasCatalog)
+                let prices = try Self.prices(db, schema: schema)
                 return ReportData(
                     run: run,
                     items: items,
@@ -54,7 +55,8 @@ public struct ReportLoader {
         let tables = try db.queryFirst(tablesSQL)
         let schema = ReportSchema(
             hasCatalog: try tables?.decode("has_catalog", as: Bool.self) ?? false,
-            hasServerAPI: try tables?.decode("has_server_api", as: Bool.self) ?? false
+            hasServerAPI: try tables?.decode("has_server_api", as: Bool.self) ?? false,
+            hasCatalogPrices: try tables?.decode("has_catalog_prices", as: Bool.self) ?? false
         )
         return (run, schema)
     }
@@ -85,7 +87,8 @@ public struct ReportLoader {
         if run.dryRun && !schema.hasCatalog { return }
         let sql =
             run.dryRun
-            ? dryRunTransactionsSQL(serverAPI: schema.hasServerAPI) : transactionsSQL(serverAPI: schema.hasServerAPI)
+            ? dryRunTransactionsSQL(serverAPI: schema.hasServerAPI, catalogPrices: schema.hasCatalogPrices)
+            : transactionsSQL(serverAPI: schema.hasServerAPI, catalogPrices: schema.hasCatalogPrices)
         let start = run.periodStart ?? run.asOf
         let parameters: [(any PostgresEncodable)?] =
             run.dryRun ? [run.id, start, run.asOf] : [run.id, start, run.asOf, run.periodScanFromRunId]
@@ -112,8 +115,8 @@ public struct ReportLoader {
     }
 
     /// The price catalog (small), empty when the table does not exist.
-    static func prices(_ db: PostgresConnection, hasCatalog: Bool) throws -> [ProductPrice] {
-        hasCatalog ? try db.query(pricesSQL).map(price) : []
+    static func prices(_ db: PostgresConnection, schema: ReportSchema) throws -> [ProductPrice] {
+        schema.hasCatalog ? try db.query(pricesSQL(introPrice: schema.hasCatalogPrices)).map(price) : []
     }
 
     // MARK: Rows
@@ -196,7 +199,8 @@ public struct ReportLoader {
             purchaseScope: try row.decode("purchase_scope", as: String?.self).flatMap(PeriodScope.init(rawValue:)),
             refundScope: try row.decode("refund_scope", as: String?.self).flatMap(PeriodScope.init(rawValue:)),
             firstPaidDate: try row.decode("first_paid_date"),
-            storefront: try row.decode("storefront")
+            storefront: try row.decode("storefront"),
+            subscriptionCurrency: try row.decode("subscription_currency")
         )
     }
 
@@ -206,7 +210,10 @@ public struct ReportLoader {
             currency: try row.decode("currency"),
             price: try row.decode("price"),
             period: try row.decode("period"),
-            displayName: try row.decode("display_name")
+            displayName: try row.decode("display_name"),
+            introPrice: try row.decode("intro_price", as: String?.self).flatMap {
+                Decimal(string: $0, locale: Locale(identifier: "en_US_POSIX"))
+            }
         )
     }
 
@@ -248,7 +255,9 @@ public struct ReportLoader {
     /// not be applied on an old database.
     static let tablesSQL = """
         SELECT to_regclass('products') IS NOT NULL AND to_regclass('dry_run_transactions') IS NOT NULL AS has_catalog,
-               to_regclass('app_store_notifications') IS NOT NULL AS has_server_api
+               to_regclass('app_store_notifications') IS NOT NULL AS has_server_api,
+               EXISTS (SELECT 1 FROM pg_attribute WHERE attrelid = to_regclass('subscriptions') AND attname = 'currency'
+                          AND NOT attisdropped) AS has_catalog_prices
         """
 
     /// `due_reason` is migration 004's (NULL on an older database).
@@ -344,7 +353,7 @@ public struct ReportLoader {
     /// read a subscription's whole history for each of its transactions, and no join whose plan depends on
     /// statistics the run has just made stale (docs/architecture.md, "Database work per subscription"). A row
     /// without a purchase date has no previous transaction and is none.
-    static func transactionsSQL(serverAPI: Bool) -> String {
+    static func transactionsSQL(serverAPI: Bool, catalogPrices: Bool = false) -> String {
         let purchase = scopeSQL(seen: "t.first_seen_run_id", date: "t.purchase_date")
         let refund = scopeSQL(seen: "t.refund_seen_run_id", date: "t.cancellation_date")
         return """
@@ -352,7 +361,8 @@ public struct ReportLoader {
                    COALESCE(t.environment = 'Sandbox', false) AS sandbox,
                    t.first_seen_run_id IS NOT DISTINCT FROM $1 AS first_seen,
                    t.refund_seen_run_id IS NOT DISTINCT FROM $1 AS refund_seen,
-                   t.purchase_scope, t.refund_scope
+                   t.purchase_scope, t.refund_scope,
+                   \(subscriptionCurrencySQL("t", catalogPrices: catalogPrices, serverAPI: serverAPI))
               FROM (
                     SELECT t.*,
                            CASE WHEN t.purchase_date IS NOT NULL THEN last_value(t.is_trial) OVER w END AS prev_is_trial,
@@ -380,7 +390,7 @@ public struct ReportLoader {
 
     /// A dry run's would-be ledger entries; a refund counts as "seen", a transaction as new unless the
     /// ledger already holds it.
-    static func dryRunTransactionsSQL(serverAPI: Bool) -> String {
+    static func dryRunTransactionsSQL(serverAPI: Bool, catalogPrices: Bool = false) -> String {
         """
         SELECT \(transactionColumns), \(priceColumns(serverAPI: serverAPI)),
                (SELECT min(x.purchase_date) FROM (
@@ -401,7 +411,8 @@ public struct ReportLoader {
                t.kind = 'refund' AS refund_seen,
                CASE WHEN EXISTS (SELECT 1 FROM subscription_transactions l WHERE l.transaction_id = t.transaction_id)
                     THEN NULL \(dryRunScope("t.purchase_date")) END AS purchase_scope,
-               CASE WHEN t.kind <> 'refund' THEN NULL \(dryRunScope("t.cancellation_date")) END AS refund_scope
+               CASE WHEN t.kind <> 'refund' THEN NULL \(dryRunScope("t.cancellation_date")) END AS refund_scope,
+               \(subscriptionCurrencySQL("t", catalogPrices: catalogPrices, serverAPI: false))
           FROM dry_run_transactions t
           LEFT JOIN LATERAL (
                 SELECT x.is_trial, x.is_intro_offer FROM (
@@ -439,8 +450,24 @@ public struct ReportLoader {
          ORDER BY 1
         """
 
-    static let pricesSQL = """
-        SELECT product_id, currency, price::text AS price, period, display_name FROM products
+    static func pricesSQL(introPrice: Bool) -> String {
+        """
+        SELECT product_id, currency, price::text AS price, period, display_name,
+               \(introPrice ? "intro_price::text" : "NULL::text") AS intro_price
+          FROM products
          ORDER BY product_id, currency
         """
+    }
+
+    /// The currency the app stored for the subscription of ledger row `t` (migration 011), read only for rows
+    /// without a signed price (verifyReceipt): one probe of the unique index on `original_transaction_id`.
+    static func subscriptionCurrencySQL(_ t: String, catalogPrices: Bool, serverAPI: Bool) -> String {
+        guard catalogPrices else { return "NULL::text AS subscription_currency" }
+        let unpriced = serverAPI ? "\(t).price_milliunits IS NULL" : "true"
+        return """
+            CASE WHEN \(unpriced) THEN (SELECT s.currency FROM subscriptions s
+                                           WHERE s.original_transaction_id = \(t).original_transaction_id) END
+                AS subscription_currency
+            """
+    }
 }

@@ -47,6 +47,9 @@ public struct ReportTransaction: Sendable, Equatable {
     public var firstPaidDate: Date?
     /// Apple's storefront (ISO 3166-1 alpha-3, `USA`) of a Server API row; nil for verifyReceipt rows.
     public var storefront: String?
+    /// The currency the app stored for the transaction's subscription (`subscriptions.currency`), read for rows
+    /// without a signed price: it chooses the catalog row that prices them (`CatalogPricing`); nil: unknown.
+    public var subscriptionCurrency: String?
 
     public init(
         transactionId: String,
@@ -73,7 +76,8 @@ public struct ReportTransaction: Sendable, Equatable {
         purchaseScope: PeriodScope? = nil,
         refundScope: PeriodScope? = nil,
         firstPaidDate: Date? = nil,
-        storefront: String? = nil
+        storefront: String? = nil,
+        subscriptionCurrency: String? = nil
     ) {
         self.transactionId = transactionId
         self.originalTransactionId = originalTransactionId
@@ -100,6 +104,7 @@ public struct ReportTransaction: Sendable, Equatable {
         self.refundScope = refundScope ?? (refundSeenInRun ? .period : nil)
         self.firstPaidDate = firstPaidDate
         self.storefront = storefront
+        self.subscriptionCurrency = subscriptionCurrency
     }
 
     /// Apple signed its price (a Server API row): `MoneyByCurrency` values it, the catalog estimates do not.

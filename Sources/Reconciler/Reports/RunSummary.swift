@@ -203,7 +203,7 @@ public struct RunSummary: Sendable, Equatable, Codable {
 
     /// Computes the summary of `data` (the in-memory path; the same fold as the streaming generator).
     public init(data: ReportData) {
-        var accumulator = RunSummaryAccumulator(moneyOptions: data.moneyOptions)
+        var accumulator = RunSummaryAccumulator(moneyOptions: data.moneyOptions, prices: data.prices)
         for item in data.items { accumulator.add(item) }
         for transaction in data.transactions { accumulator.add(transaction) }
         self.init(run: data.run, accumulator: accumulator, prices: data.prices, notifications: data.notifications)
@@ -261,9 +261,9 @@ public struct RunSummary: Sendable, Equatable, Codable {
         retryFunnel = a.funnel
         apple = run.appleStats
         money = MoneySummary(
-            paidRenewals: a.paidRenewals,
-            introOfferRenewals: a.introRenewals,
-            paidRefunds: a.paidRefunds,
+            catalog: MoneyByCurrency(lines: a.catalogMoney, source: LedgerCurrencyMoney.catalogSource),
+            catalogUnpriced: Array(a.catalogUnpriced.values),
+            catalogIntroPurchases: a.catalogIntroPurchases,
             prices: prices,
             byCurrency: MoneyByCurrency(lines: a.ledgerMoney),
             historyFound: MoneyByCurrency(lines: a.historyMoney),
@@ -319,14 +319,11 @@ public struct RunSummary: Sendable, Equatable, Codable {
         var lines = money.byCurrency.lines()
         if let converted = money.converted { lines.append(converted.line()) }
         lines += money.historyFound.lines().map { "history found (dated before the period): \($0)" }
-        for amount in money.renewalRevenue {
+        lines += money.catalog.lines()
+        for line in money.catalogUnpriced {
             lines.append(
-                "\(amount.currency)  est. renewal revenue \(amount.amount) (\(amount.transactions))  [\(amount.source)]"
-            )
-        }
-        for amount in money.refunded {
-            lines.append(
-                "\(amount.currency)  est. refunded \(amount.amount) (\(amount.transactions))  [\(amount.source)]"
+                "unpriced (\(line.explanation)): \(line.productId), \(line.purchases) purchases, "
+                    + "\(line.refunds) refunds  [\(MoneySummary.catalogSource)]"
             )
         }
         if lines.isEmpty { return ["money per currency: none (no priced transaction in this run)"] }

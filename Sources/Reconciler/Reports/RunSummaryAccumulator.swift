@@ -43,9 +43,12 @@ public struct RunSummaryAccumulator: Sendable {
     var introOffersStarted = 0
     var trialConversions = 0
     var introOfferConversions = 0
-    var paidRenewals: [String: Int] = [:]
-    var introRenewals: [String: Int] = [:]
-    var paidRefunds: [String: Int] = [:]
+    /// The period's money of rows without a signed price (verifyReceipt), priced with the catalog.
+    var catalogMoney: MoneyByCurrency.Lines = [:]
+    /// Per product: intro-offer purchases of the period priced at the catalog's intro price.
+    var catalogIntroPurchases: [String: Int] = [:]
+    /// The period's purchases and refunds the catalog could not price, per product and reason.
+    var catalogUnpriced: [CatalogUnpricedLine.Key: CatalogUnpricedLine] = [:]
     var ledgerMoney: MoneyByCurrency.Lines = [:]
     /// Ledger money dated before the period, first seen (or its refund first seen) by this run.
     var historyMoney: MoneyByCurrency.Lines = [:]
@@ -56,9 +59,12 @@ public struct RunSummaryAccumulator: Sendable {
 
     /// The commission (and conversion) of the money folded here.
     public let moneyOptions: ReportMoneyOptions
+    /// Prices the rows without a signed price (docs/reports.md, "Money from the catalog").
+    let catalogPricing: CatalogPricing
 
-    public init(moneyOptions: ReportMoneyOptions = ReportMoneyOptions()) {
+    public init(moneyOptions: ReportMoneyOptions = ReportMoneyOptions(), prices: [ProductPrice] = []) {
         self.moneyOptions = moneyOptions
+        catalogPricing = CatalogPricing(prices: prices)
     }
 
     /// Counts one item (a row of `reconciliation_items`).
@@ -126,14 +132,37 @@ public struct RunSummaryAccumulator: Sendable {
         let commission = moneyOptions.commission
         MoneyByCurrency.add(transaction, scope: .period, commission: commission, to: &ledgerMoney)
         MoneyByCurrency.add(transaction, scope: .historyFound, commission: commission, to: &historyMoney)
-        // Catalog estimates only for rows without a signed price (verifyReceipt), so nothing is counted twice;
-        // Sandbox purchases are never money.
-        guard !transaction.isLedgerPriced, transaction.isMoney else { return }
-        if transaction.isPaidRenewalInRun {
-            paidRenewals[transaction.productId, default: 0] += 1
-            if transaction.isIntroOffer { introRenewals[transaction.productId, default: 0] += 1 }
+        addCatalogMoney(transaction)
+    }
+
+    /// Catalog money only for rows without a signed price (verifyReceipt), so nothing is counted twice; Sandbox
+    /// purchases are never money, free trials count nowhere (docs/reports.md, "Money from the catalog").
+    mutating func addCatalogMoney(_ transaction: ReportTransaction) {
+        let purchase = transaction.purchaseScope == .period
+        let refund = transaction.refundScope == .period
+        guard !transaction.isLedgerPriced, transaction.isMoney, !transaction.isTrial, purchase || refund else {
+            return
         }
-        if transaction.isPaidRefundInRun { paidRefunds[transaction.productId, default: 0] += 1 }
+        switch catalogPricing.price(
+            productId: transaction.productId,
+            subscriptionCurrency: transaction.subscriptionCurrency,
+            isTrial: transaction.isTrial,
+            isIntroOffer: transaction.isIntroOffer
+        ) {
+        case .priced(let currency, let milliunits):
+            var priced = transaction
+            priced.priceMilliunits = milliunits
+            priced.currency = currency
+            priced.storefront = nil
+            MoneyByCurrency.add(priced, scope: .period, commission: moneyOptions.commission, to: &catalogMoney)
+            if purchase && transaction.isIntroOffer { catalogIntroPurchases[transaction.productId, default: 0] += 1 }
+        case .unpriced(let reason):
+            let key = CatalogUnpricedLine.Key(productId: transaction.productId, reason: reason)
+            var line = catalogUnpriced[key] ?? CatalogUnpricedLine(productId: transaction.productId, reason: reason)
+            if purchase { line.purchases += 1 }
+            if refund { line.refunds += 1 }
+            catalogUnpriced[key] = line
+        }
     }
 
     private static func count(_ group: inout Group, outcome: String, state: String?) {

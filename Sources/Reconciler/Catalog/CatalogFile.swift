@@ -1,0 +1,217 @@
+import Foundation
+
+/// A price catalog file for `renewal-reconciler products import` (docs/reports.md, "Money from the catalog"):
+/// CSV (RFC 4180, UTF-8), a header row naming the columns in any order, then one row per product and currency.
+///
+/// ```csv
+/// product_id,currency,price,period,intro_price,subscription_group_id,display_name
+/// com.example.pro.monthly,USD,9.99,P1M,4.99,21000001,Pro (monthly)
+/// com.example.pro.monthly,JPY,1500,P1M,750,21000001,Pro (monthly)
+/// ```
+///
+/// `product_id`, `currency` (ISO 4217), `price` (the customer price per period) and `period` (`P1W`, `P1M`, `P2M`,
+/// `P3M`, `P6M`, `P1Y`) are required; `intro_price` (the pay-as-you-go introductory price per period),
+/// `subscription_group_id` and `display_name` are optional (an empty cell is none). Prices are plain decimals
+/// with a dot and at most the currency's minor-unit places (`9.99`, JPY `1500`), as App Store Connect lists them.
+/// One row per product and currency. Every problem is named by line and column, and one problem loads nothing.
+public enum CatalogFile {
+    public static let requiredColumns = ["product_id", "currency", "price", "period"]
+    public static let optionalColumns = ["intro_price", "subscription_group_id", "display_name"]
+    /// The periods the `products` table accepts.
+    public static let periods: Set<String> = ["P1W", "P1M", "P2M", "P3M", "P6M", "P1Y"]
+
+    /// Reads and checks `path`.
+    /// - Throws: `CatalogFileError` naming the file, and each bad line and column.
+    public static func load(path: String) throws(CatalogFileError) -> [ProductPrice] {
+        guard let data = FileManager.default.contents(atPath: path) else {
+            throw CatalogFileError(
+                file: path,
+                problems: [.init(line: 0, field: nil, message: "cannot read the file")]
+            )
+        }
+        return try parse(Array(data), file: path)
+    }
+
+    /// Checks the file's bytes (`file` names it in messages) and returns its rows in file order.
+    public static func parse(_ bytes: [UInt8], file: String) throws(CatalogFileError) -> [ProductPrice] {
+        var problems: [CatalogFileError.Problem] = []
+        var rows: [ProductPrice] = []
+        var header: [String]?
+        var firstLine: [String: Int] = [:]
+        var input = bytes
+        if input.starts(with: [0xEF, 0xBB, 0xBF]) { input.removeFirst(3) }
+        guard String(validating: input, as: UTF8.self) != nil else {
+            throw CatalogFileError(file: file, problems: [.init(line: 0, field: nil, message: "not UTF-8 text")])
+        }
+        var scanner = CSVRecordScanner(maxRecordBytes: 64 << 10, maxFields: 100)
+        func handle(_ event: CSVRecordScanner.Event) {
+            switch event {
+            case .blank:
+                return
+            case .error(let line, _, _, let message):
+                problems.append(.init(line: line, field: nil, message: message))
+            case .record(let line):
+                let cells = (0..<scanner.fieldCount).map {
+                    String(decoding: scanner.field($0), as: UTF8.self).trimmingCharacters(in: .whitespaces)
+                }
+                guard let columns = header else {
+                    header = cells.map { $0.lowercased() }
+                    problems += headerProblems(cells.map { $0.lowercased() }, line: line)
+                    return
+                }
+                guard cells.count == columns.count else {
+                    problems.append(
+                        .init(
+                            line: line,
+                            field: nil,
+                            message: "expected \(columns.count) columns like the header, got \(cells.count)"
+                        )
+                    )
+                    return
+                }
+                var values: [String: String] = [:]
+                for (name, cell) in zip(columns, cells) where !cell.isEmpty { values[name] = cell }
+                switch row(values, line: line) {
+                case .failure(let problem):
+                    problems.append(problem)
+                case .success(let price):
+                    let key = price.productId + "\u{0}" + price.currency
+                    if let first = firstLine[key] {
+                        problems.append(
+                            .init(
+                                line: line,
+                                field: "currency",
+                                message:
+                                    "\(price.productId) in \(price.currency) already appeared on line \(first) (one row per product and currency)"
+                            )
+                        )
+                    } else {
+                        firstLine[key] = line
+                        rows.append(price)
+                    }
+                }
+            }
+        }
+        input.withUnsafeBufferPointer { buffer in
+            var offset = 0
+            while true {
+                let (consumed, event) = scanner.consume(UnsafeBufferPointer(rebasing: buffer[offset...]))
+                offset += consumed
+                if let event {
+                    handle(event)
+                    scanner.prepareForNext()
+                    continue
+                }
+                if let event = scanner.finish() { handle(event) }
+                break
+            }
+        }
+        if header == nil {
+            problems.append(.init(line: 0, field: nil, message: "empty file: no header row (\(headerText))"))
+        } else if rows.isEmpty && problems.isEmpty {
+            problems.append(.init(line: 0, field: nil, message: "no price rows after the header"))
+        }
+        guard problems.isEmpty else { throw CatalogFileError(file: file, problems: problems) }
+        return rows
+    }
+
+    static var headerText: String {
+        (requiredColumns + optionalColumns.map { "[\($0)]" }).joined(separator: ",")
+    }
+
+    static func headerProblems(_ names: [String], line: Int) -> [CatalogFileError.Problem] {
+        var problems: [CatalogFileError.Problem] = []
+        let known = Set(requiredColumns + optionalColumns)
+        var seen: Set<String> = []
+        for name in names {
+            if !known.contains(name) {
+                problems.append(
+                    .init(line: line, field: name, message: "unknown column (the columns are \(headerText))")
+                )
+            } else if !seen.insert(name).inserted {
+                problems.append(.init(line: line, field: name, message: "column given twice"))
+            }
+        }
+        for name in requiredColumns where !seen.contains(name) {
+            problems.append(
+                .init(line: line, field: name, message: "required column missing from the header (\(headerText))")
+            )
+        }
+        return problems
+    }
+
+    /// One row's values (non-empty cells by column) checked into a `ProductPrice`.
+    static func row(_ values: [String: String], line: Int) -> Result<ProductPrice, CatalogFileError.Problem> {
+        func fail(_ field: String, _ message: String) -> Result<ProductPrice, CatalogFileError.Problem> {
+            .failure(.init(line: line, field: field, message: message))
+        }
+        for name in requiredColumns where values[name] == nil { return fail(name, "must not be empty") }
+        let productId = values["product_id"] ?? ""
+        let currency = values["currency"] ?? ""
+        let period = values["period"] ?? ""
+        if productId.unicodeScalars.contains(where: { $0.properties.isWhitespace }) {
+            return fail("product_id", "\(productId.debugDescription) contains whitespace")
+        }
+        guard currency.range(of: "^[A-Z]{3}$", options: .regularExpression) != nil else {
+            return fail("currency", "\(currency.debugDescription) is not an ISO 4217 code like USD")
+        }
+        guard periods.contains(period) else {
+            return fail(
+                "period",
+                "\(period.debugDescription) is not one of \(periods.sorted().joined(separator: ", "))"
+            )
+        }
+        let price: Decimal
+        switch amount(values["price"] ?? "", currency: currency) {
+        case .failure(let problem): return fail("price", problem.message)
+        case .success(let value): price = value
+        }
+        var intro: Decimal?
+        if let text = values["intro_price"] {
+            switch amount(text, currency: currency) {
+            case .failure(let problem): return fail("intro_price", problem.message)
+            case .success(let value): intro = value
+            }
+        }
+        return .success(
+            ProductPrice(
+                productId: productId,
+                currency: currency,
+                price: price,
+                period: period,
+                displayName: values["display_name"],
+                introPrice: intro,
+                subscriptionGroupId: values["subscription_group_id"]
+            )
+        )
+    }
+
+    struct AmountProblem: Error {
+        var message: String
+    }
+
+    /// A price cell: a plain decimal with a dot, at most 8 whole digits and the currency's minor-unit places
+    /// (`CurrencyFormat.minorUnitDigits`): `9.99`, JPY `1500`.
+    static func amount(_ text: String, currency: String) -> Result<Decimal, AmountProblem> {
+        let digits = CurrencyFormat.minorUnitDigits(currency)
+        guard text.range(of: #"^[0-9]{1,8}(\.[0-9]+)?$"#, options: .regularExpression) != nil,
+            let value = Decimal(string: text, locale: Locale(identifier: "en_US_POSIX"))
+        else {
+            return .failure(
+                AmountProblem(
+                    message: "\(text.debugDescription) is not a price like 9.99 (digits, a dot, no sign or symbol)"
+                )
+            )
+        }
+        let places = text.split(separator: ".").dropFirst().first?.count ?? 0
+        guard places <= digits else {
+            return .failure(
+                AmountProblem(
+                    message:
+                        "\(text.debugDescription) has more decimal places than \(currency)'s minor unit (\(digits))"
+                )
+            )
+        }
+        return .success(value)
+    }
+}

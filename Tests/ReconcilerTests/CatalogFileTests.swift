@@ -1,0 +1,108 @@
+import Foundation
+import Reconciler
+import Testing
+
+/// The price catalog file of `products import`: good rows load, and every bad input names the file, the line and
+/// the column, and loads nothing (docs/operations.md, "The price catalog").
+@Suite struct CatalogFileTests {
+    static let header = "product_id,currency,price,period,intro_price,subscription_group_id,display_name\n"
+
+    func problems(_ text: String) -> [CatalogFileError.Problem] {
+        do {
+            _ = try CatalogFile.parse(Array(text.utf8), file: "prices.csv")
+            return []
+        } catch {
+            return error.problems
+        }
+    }
+
+    func message(_ text: String) -> String {
+        do {
+            _ = try CatalogFile.parse(Array(text.utf8), file: "prices.csv")
+            return ""
+        } catch {
+            return error.description
+        }
+    }
+
+    @Test func goodFileLoadsEveryRowWithExactPrices() throws {
+        let rows = try CatalogFile.parse(
+            Array(
+                (Self.header + "pro.monthly,USD,9.99,P1M,4.99,21000001,\"Pro, monthly\"\r\n"
+                    + "pro.monthly,JPY,1500,P1M,,21000001,Pro\r\n\r\n" + "news.weekly,EUR,2.9,P1W,,,\n").utf8
+            ),
+            file: "prices.csv"
+        )
+        #expect(rows.count == 3)
+        #expect(rows[0].price == Decimal(string: "9.99"))
+        #expect(rows[0].introPrice == Decimal(string: "4.99"))
+        #expect(rows[0].displayName == "Pro, monthly")
+        #expect(rows[0].subscriptionGroupId == "21000001")
+        #expect(rows[1].currency == "JPY" && rows[1].price == 1500 && rows[1].introPrice == nil)
+        #expect(rows[2].period == "P1W" && rows[2].displayName == nil)
+    }
+
+    @Test func columnsInAnyOrderAndOptionalColumnsLeftOut() throws {
+        let rows = try CatalogFile.parse(
+            Array("period,price,currency,product_id\nP1Y,79.99,USD,pro.yearly\n".utf8),
+            file: "p"
+        )
+        #expect(
+            rows == [
+                ProductPrice(productId: "pro.yearly", currency: "USD", price: Decimal(string: "79.99")!, period: "P1Y")
+            ]
+        )
+    }
+
+    @Test func badValuesNameTheLineAndTheColumn() {
+        let cases: [(String, Int, String, String)] = [
+            ("pro.monthly,usd,9.99,P1M,,,\n", 2, "currency", "\"usd\" is not an ISO 4217 code"),
+            ("pro.monthly,USD,9.999,P1M,,,\n", 2, "price", "more decimal places than USD's minor unit (2)"),
+            ("pro.monthly,JPY,1500.5,P1M,,,\n", 2, "price", "more decimal places than JPY's minor unit (0)"),
+            ("pro.monthly,USD,$9.99,P1M,,,\n", 2, "price", "is not a price like 9.99"),
+            ("pro.monthly,USD,-1,P1M,,,\n", 2, "price", "is not a price like 9.99"),
+            ("pro.monthly,USD,9.99,1 month,,,\n", 2, "period", "is not one of"),
+            ("pro.monthly,USD,9.99,P1M,half,,\n", 2, "intro_price", "is not a price like 9.99"),
+            (",USD,9.99,P1M,,,\n", 2, "product_id", "must not be empty"),
+            ("pro monthly,USD,9.99,P1M,,,\n", 2, "product_id", "contains whitespace"),
+            ("pro.monthly,USD,,P1M,,,\n", 2, "price", "must not be empty"),
+        ]
+        for (row, line, field, text) in cases {
+            let found = problems(Self.header + row)
+            #expect(found.count == 1, "\(row)")
+            #expect(found.first?.line == line, "\(row)")
+            #expect(found.first?.field == field, "\(row)")
+            #expect(found.first?.message.contains(text) == true, "\(row): \(found)")
+            #expect(message(Self.header + row).contains("prices.csv line \(line): \(field): "), "\(row)")
+        }
+    }
+
+    @Test func everyBadLineIsListedAndNothingLoads() {
+        let found = problems(
+            Self.header + "a,USD,1.00,P1M,,,\n" + "b,USD,x,P1M,,,\n" + "a,USD,2.00,P1M,,,\n" + "c,USD,1.00,P1M,,\n"
+                + "d,\"USD,1.00,P1M,,,\n"
+        )
+        #expect(found.map(\.line) == [3, 4, 5, 6])
+        #expect(found[1].field == "currency" && found[1].message.contains("already appeared on line 2"))
+        #expect(found[2].message.contains("expected 7 columns like the header, got 6"))
+    }
+
+    @Test func headerProblemsAreNamed() {
+        #expect(problems("product_id,currency,price\nx,USD,1.00\n").contains { $0.line == 1 && $0.field == "period" })
+        #expect(problems("product_id,currency,price,period,cost\n").contains { $0.field == "cost" })
+        #expect(problems("product_id,currency,price,period,price\n").contains { $0.message == "column given twice" })
+        #expect(problems("").first?.message.contains("empty file") == true)
+        #expect(problems(Self.header).first?.message == "no price rows after the header")
+        #expect(message("").hasPrefix("prices.csv empty file"))
+    }
+
+    @Test func unreadableFileIsNamed() {
+        #expect(throws: CatalogFileError.self) { try CatalogFile.load(path: "/nonexistent/prices.csv") }
+        do {
+            _ = try CatalogFile.load(path: "/nonexistent/prices.csv")
+        } catch {
+            #expect(error.description.contains("/nonexistent/prices.csv cannot read the file"))
+            #expect(error.exitCode == .usage)
+        }
+    }
+}
