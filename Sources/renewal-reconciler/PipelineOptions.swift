@@ -66,8 +66,22 @@ struct PipelineOptions: ParsableArguments {
     )
     var sandboxVerifyURL: String?
 
-    @Option(help: "The app's bundle id (overrides APPLE_BUNDLE_ID); receipts of other apps are rejected.")
+    @Option(
+        help: ArgumentHelp(
+            "The app's bundle id (overrides APPLE_BUNDLE_ID); rows of other bundle ids end no_app, receipts of "
+                + "other apps are rejected."
+        )
+    )
     var bundleId: String?
+
+    @Option(
+        help: ArgumentHelp(
+            "JSON file listing several apps, each with its bundle id, source, credentials and rate "
+                + "(docs/operations.md, \"Several apps\"); replaces the one-app settings.",
+            valueName: "path"
+        )
+    )
+    var apps: String?
 
     @Option(
         help: ArgumentHelp(
@@ -172,6 +186,16 @@ struct PipelineOptions: ParsableArguments {
     var metricsFile: String?
 
     func validate() throws {
+        if apps != nil {
+            let oneApp: [(String, Bool)] = [
+                ("--bundle-id", bundleId != nil), ("--source", source != nil),
+                ("--shared-secret-file", sharedSecretFile != nil), ("--private-key-file", privateKeyFile != nil),
+                ("--key-id", keyId != nil),
+            ]
+            if let (flag, _) = oneApp.first(where: { $0.1 }) {
+                throw ValidationError("--apps names each app's settings; \(flag) cannot be combined with it")
+            }
+        }
         guard rate > 0, rate.isFinite else {
             throw ValidationError("--rate must be a positive number of requests per second")
         }
@@ -236,6 +260,8 @@ struct PipelineOptions: ParsableArguments {
     ) throws -> (
         AppleSourceKind, AppleConfiguration?, ServerAPISettings?
     ) {
+        // Several apps: each app's settings come from the apps file (`appDefinitions()`).
+        if apps != nil { return (.auto, nil, nil) }
         var flag = source.flatMap(AppleSourceKind.init(rawValue:))
         if flag == nil, ProcessInfo.processInfo.environment["APPLE_SOURCE", default: ""].isEmpty, let resumed {
             flag = resumed
@@ -262,6 +288,17 @@ struct PipelineOptions: ParsableArguments {
         }
         let apple = kind == .verifyReceipt ? try appleConfiguration() : nil
         return (kind, apple, serverAPI)
+    }
+
+    /// The apps of `--apps FILE` (empty without it); their shared secrets are registered with the redactor.
+    /// - Throws: `ConfigurationError` (exit 78) naming the file, the app and the field.
+    func appDefinitions() throws -> [AppDefinition] {
+        guard let apps else { return [] }
+        let definitions = try AppsFile.load(path: apps)
+        for definition in definitions {
+            if let secret = definition.apple?.sharedSecret.value { Redactor.shared.register(secret) }
+        }
+        return definitions
     }
 
     func appleConfiguration() throws -> AppleConfiguration {

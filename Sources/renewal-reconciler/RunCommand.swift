@@ -151,6 +151,7 @@ func executeRun(
     request.reportDirectory = pipeline.reportDir
     request.metricsFile = pipeline.metricsFile
     request.moneyOptions = try money.moneyOptions()
+    request.apps = try pipeline.appDefinitions()
     let summary = try ReconciliationRunner(connectionString: url, logger: logger).run(request)
     if summary.exitCode != .success { throw ExitCode(summary.exitCode.rawValue) }
 }

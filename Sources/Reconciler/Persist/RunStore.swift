@@ -281,7 +281,7 @@ public final class RunStore: PipelineStore, @unchecked Sendable {
             case .decided(let decision): decided.append((result, decision))
             case .rejected(let reason, let invalid):
                 if result.item.rowExists { rejected.append((result, reason, invalid)) }
-            case .unresolved: break
+            case .unresolved, .noApp: break
             }
         }
 

@@ -6,6 +6,9 @@ import ReceiptDomain
 /// `conflict`: the row changed under us and was left as the app wrote it).
 public enum ItemOutcome: String, Sendable, CaseIterable, Codable {
     case renewed, unchanged, lapsed, recovered, revoked, changed, rejected, unresolved, conflict
+    /// The row's `bundle_id` names no app the run is configured for: Apple was not asked, the row is untouched
+    /// (docs/architecture.md, "Several apps").
+    case noApp = "no_app"
 
     public init(_ outcome: DecisionOutcome) {
         switch outcome {
@@ -30,6 +33,9 @@ public struct ItemResult: Sendable {
         case rejected(VerdictReason, invalidReceipt: Bool)
         /// Nothing known (retries exhausted, run stopped): row untouched, the item stays due.
         case unresolved(String)
+        /// The row's `bundle_id` (given) names no configured app: Apple not asked, row untouched, never a
+        /// rejection (the receipt may be perfectly good for its own app).
+        case noApp(String)
     }
 
     public let item: WorkItem
@@ -53,6 +59,7 @@ public struct ItemResult: Sendable {
         case .decided(let decision): return ItemOutcome(decision.outcome)
         case .rejected: return .rejected
         case .unresolved: return .unresolved
+        case .noApp: return .noApp
         }
     }
 
@@ -65,6 +72,7 @@ public struct ItemResult: Sendable {
             return parts.isEmpty ? nil : parts.joined(separator: "; ")
         case .rejected(let reason, _): return "\(reason.code.rawValue): \(reason)"
         case .unresolved(let why): return why
+        case .noApp(let bundleId): return "no app configured for bundle id \(bundleId)"
         }
     }
 }

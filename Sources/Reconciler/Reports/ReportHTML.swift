@@ -27,6 +27,7 @@ public enum ReportHTML {
         case .rejected: return "#6a1b9a"
         case .unresolved: return "#f9a825"
         case .conflict: return "#6d4c41"
+        case .noApp: return "#546e7a"
         }
     }
 
@@ -187,6 +188,20 @@ public enum ReportHTML {
                 columns: ["subscription group"] + outcomes + ["total"],
                 rows: s.bySubscriptionGroup.map { group in
                     [group.id] + outcomes.map { "\(group.byOutcome[$0] ?? 0)" } + ["\(group.selected)"]
+                },
+                numericFrom: 1
+            )
+        }
+        // Several apps (or rows of an app no one configured): each app's items and requests.
+        if let apps = s.byApp, apps.count > 1 || (s.byOutcome[ItemOutcome.noApp.rawValue] ?? 0) > 0 {
+            out += "<h3 id=\"apps\">By app</h3>\n"
+            out +=
+                "<p class=\"note\">Each app is asked with its own credentials and within its own Apple rate limit; "
+                + "no_app: rows whose bundle id no configured app owns (Apple not asked, rows untouched).</p>\n"
+            out += table(
+                columns: ["app"] + outcomes + ["total", "requests"],
+                rows: apps.map { app in
+                    [app.id] + outcomes.map { "\(app.byOutcome[$0] ?? 0)" } + ["\(app.selected)", "\(app.requests)"]
                 },
                 numericFrom: 1
             )

@@ -34,6 +34,9 @@ public struct ReportItem: Sendable, Equatable {
     /// Why the run selected it (`reconciliation_items.due_reason`: `unverified`, `window`, `revoked`,
     /// `sweep`, `notification`, `backfill`); nil for items of older runs.
     public var dueReason: String?
+    /// The subscription row's `bundle_id` as it is now (the app the run reconciled it for); nil when the row has
+    /// none or is gone.
+    public var bundleId: String?
 
     public init(
         subscriptionId: Int64,
@@ -58,7 +61,8 @@ public struct ReportItem: Sendable, Equatable {
         lastTransactionWasTrial: Bool = false,
         lastTransactionWasIntroOffer: Bool = false,
         expiryMovedBackwards: Bool = false,
-        dueReason: String? = nil
+        dueReason: String? = nil,
+        bundleId: String? = nil
     ) {
         self.subscriptionId = subscriptionId
         self.originalTransactionId = originalTransactionId
@@ -83,6 +87,7 @@ public struct ReportItem: Sendable, Equatable {
         self.lastTransactionWasIntroOffer = lastTransactionWasIntroOffer
         self.expiryMovedBackwards = expiryMovedBackwards
         self.dueReason = dueReason
+        self.bundleId = bundleId
     }
 
     /// The item ended as `unresolved`, `rejected` or `conflict`: it belongs in errors.csv.

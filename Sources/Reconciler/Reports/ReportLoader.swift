@@ -169,7 +169,8 @@ public struct ReportLoader {
             lastTransactionWasTrial: try row.decode("last_is_trial"),
             lastTransactionWasIntroOffer: try row.decode("last_is_intro"),
             expiryMovedBackwards: try row.decode("expiry_moved_backwards"),
-            dueReason: try row.decode("due_reason")
+            dueReason: try row.decode("due_reason"),
+            bundleId: try row.decode("bundle_id")
         )
     }
 
@@ -267,7 +268,8 @@ public struct ReportLoader {
         i.previous_expires_at, i.new_expires_at, i.previous_product_id, i.product_id, i.subscription_group_id,
         i.auto_renew, i.previous_auto_renew, i.auto_renew_product_id, i.environment, i.apple_status, i.attempts,
         i.reason, COALESCE(last.is_trial, false) AS last_is_trial,
-        COALESCE(last.is_intro_offer, false) AS last_is_intro, i.expiry_moved_backwards
+        COALESCE(last.is_intro_offer, false) AS last_is_intro, i.expiry_moved_backwards,
+        (SELECT b.bundle_id FROM subscriptions b WHERE b.id = i.subscription_id) AS bundle_id
         """
     }
 

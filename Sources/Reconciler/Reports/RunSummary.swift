@@ -42,6 +42,9 @@ public struct RunSummary: Sendable, Equatable, Codable {
     /// The period the money and transaction counts cover (docs/reports.md, "The period"); nil for a run built
     /// in memory without one, or a file written before the key existed.
     public var period: ReportPeriod?
+    /// Items per app (the row's bundle id), with the requests made for them (docs/reports.md, "Several apps");
+    /// nil only when decoded from a file written before the key existed.
+    public var byApp: [AppCounts]?
 
     /// Item and run counts.
     public struct Counts: Sendable, Equatable, Codable {
@@ -199,6 +202,7 @@ public struct RunSummary: Sendable, Equatable, Codable {
         case transactions
         case retryFunnel = "retry_funnel"
         case apple, money, notifications, selection, period
+        case byApp = "by_app"
     }
 
     /// Computes the summary of `data` (the in-memory path; the same fold as the streaming generator).
@@ -271,6 +275,15 @@ public struct RunSummary: Sendable, Equatable, Codable {
             fxRates: a.moneyOptions.fxRates
         )
         period = run.period
+        byApp = a.byApp.map { id, group in
+            AppCounts(
+                id: id,
+                selected: group.selected,
+                requests: a.requestsByApp[id] ?? 0,
+                byOutcome: group.byOutcome,
+                byNewState: group.byNewState
+            )
+        }.sorted { $0.id < $1.id }
         self.notifications = notifications
         selection = SelectionSummary(
             byDueReason: RunSummaryAccumulator.groupCounts(a.byDueReason),
@@ -311,6 +324,7 @@ public struct RunSummary: Sendable, Equatable, Codable {
         try container.encode(notifications, forKey: .notifications)
         try container.encode(selection, forKey: .selection)
         try container.encode(period, forKey: .period)
+        try container.encode(byApp, forKey: .byApp)
     }
 
     /// "money per currency" lines for a terminal (the demo prints them): the ledger's real money per

@@ -56,6 +56,8 @@ public struct RunSummaryAccumulator: Sendable {
     var refundsHistoryFound = 0
     var byDueReason: [String: Group] = [:]
     var sweepChanged = 0
+    var byApp: [String: Group] = [:]
+    var requestsByApp: [String: Int] = [:]
 
     /// The commission (and conversion) of the money folded here.
     public let moneyOptions: ReportMoneyOptions
@@ -86,6 +88,9 @@ public struct RunSummaryAccumulator: Sendable {
             state: isDone ? state : nil
         )
         if item.dueReason == SelectionSummary.sweepReason, item.isChange { sweepChanged += 1 }
+        let app = item.bundleId ?? ReportOutcome.unknown
+        Self.count(&byApp[app, default: Group()], outcome: outcome, state: isDone ? state : nil)
+        requestsByApp[app, default: 0] += item.attempts
         if isDone { byNewState[state, default: 0] += 1 }
         Self.count(&byProduct[item.groupingProductId, default: Group()], outcome: outcome, state: isDone ? state : nil)
         Self.count(

@@ -48,6 +48,9 @@ public final class ReconciliationRunner: @unchecked Sendable {
         public var caFile: String?
         /// How the report estimates proceeds (`--small-business`, `--commission-rate`).
         public var moneyOptions = ReportMoneyOptions()
+        /// `--apps FILE`: the apps a run over several apps reconciles, each with its own credentials and rate
+        /// (docs/architecture.md, "Several apps"); empty: the one app of `apple` / `serverAPI`.
+        public var apps: [AppDefinition] = []
 
         public init(
             mode: Mode,
@@ -187,7 +190,7 @@ public final class ReconciliationRunner: @unchecked Sendable {
             // Notification history first: what Apple told us since the last run makes those subscriptions
             // due whatever their expiry (docs/architecture.md, "Notification history").
             var notificationFailure: String?
-            if let settings = request.serverAPI {
+            for settings in Self.notificationSources(request) {
                 let notificationsHTTP = CurlHTTPClient(
                     configuration: CurlHTTPClient.Configuration(caFile: request.caFile)
                 )
@@ -219,7 +222,8 @@ public final class ReconciliationRunner: @unchecked Sendable {
                     // Apple kept failing: the night's window is still worth reconciling. The cursor stays, so
                     // the next run reads the same notifications again; this run ends partial (exit 2).
                     runLogger.error("run \(runId): \(error); reconciling the due window without it")
-                    notificationFailure = error.description
+                    notificationFailure = [notificationFailure, error.description].compactMap { $0 }
+                        .joined(separator: "; ")
                 }
             }
             let scanner = RunScanner(connection: work, runId: runId, asOf: asOf)
@@ -253,12 +257,13 @@ public final class ReconciliationRunner: @unchecked Sendable {
                 dryRun: parameters.options.dryRun,
                 verifiedAt: parameters.fixedClock ? asOf : Date()
             )
-            store.loadsLedger = source == .serverAPI
+            store.loadsLedger =
+                request.apps.isEmpty ? source == .serverAPI : request.apps.contains { $0.source == .serverAPI }
             store.rejectedRecheck = parameters.selection.rejectedRecheck
             if case .backfill = parameters.selection { store.writesUnchangedLedgers = true }
             let reporter = ProgressReporter(style: request.progressStyle, total: due, alreadyDone: alreadyDone)
             let fixedNow: Date? = parameters.fixedClock ? asOf : nil
-            let appleSource = try makeSource(
+            let appleSource = try makeRouter(
                 source,
                 request: request,
                 parameters: parameters,
@@ -319,8 +324,16 @@ public final class ReconciliationRunner: @unchecked Sendable {
 
     // MARK: - Steps
 
-    /// The Apple source the run's parameters name, from the request's settings (exit 78 when they are missing).
-    private func makeSource(
+    /// The settings whose notification history the run reads first: each App Store Server API app of `--apps`,
+    /// else the one app's key when configured.
+    static func notificationSources(_ request: Request) -> [ServerAPISettings] {
+        request.apps.isEmpty ? [request.serverAPI].compactMap { $0 } : request.apps.compactMap(\.serverAPI)
+    }
+
+    /// The run's Apple source: every app of `--apps` behind one router, else the one app the run's parameters
+    /// name (rows of other bundle ids end `no_app`; docs/architecture.md, "Several apps"). Exit 78 when settings
+    /// are missing.
+    private func makeRouter(
         _ kind: AppleSourceKind,
         request: Request,
         parameters: RunParameters,
@@ -328,9 +341,65 @@ public final class ReconciliationRunner: @unchecked Sendable {
         logger: Logger,
         now: @escaping @Sendable () -> Date
     ) throws -> any AppleSource {
-        let options = parameters.options
+        if let stored = parameters.apps, request.apps.isEmpty {
+            throw ConfigurationError(
+                "this run reconciles several apps (\(stored.keys.sorted().joined(separator: ", "))): "
+                    + "give the same --apps FILE to resume it"
+            )
+        }
+        if !request.apps.isEmpty {
+            var sources: [String: any AppleSource] = [:]
+            for app in request.apps {
+                sources[app.bundleId] = try makeSource(
+                    app.source,
+                    apple: app.apple,
+                    serverAPI: app.serverAPI,
+                    bundleId: app.bundleId,
+                    app: request.apps.count > 1 ? app.bundleId : nil,
+                    rate: min(app.rate ?? parameters.options.rate, parameters.options.rate),
+                    options: parameters.options,
+                    http: http,
+                    logger: logger,
+                    now: now
+                )
+            }
+            return AppRouterSource(
+                sources: sources,
+                defaultApp: request.apps.count == 1 ? request.apps[0].bundleId : nil
+            )
+        }
+        let bundleId = kind == .serverAPI ? request.serverAPI?.api.bundleId : parameters.bundleId
+        let source = try makeSource(
+            kind,
+            apple: request.apple,
+            serverAPI: request.serverAPI,
+            bundleId: parameters.bundleId,
+            app: nil,
+            rate: parameters.options.rate,
+            options: parameters.options,
+            http: http,
+            logger: logger,
+            now: now
+        )
+        guard let bundleId else { return source }
+        return AppRouterSource(sources: [bundleId: source], defaultApp: bundleId)
+    }
+
+    /// One app's Apple source (exit 78 when its settings are missing).
+    private func makeSource(
+        _ kind: AppleSourceKind,
+        apple: AppleConfiguration?,
+        serverAPI: ServerAPISettings?,
+        bundleId: String?,
+        app: String?,
+        rate: Double,
+        options: RunOptions,
+        http: CurlHTTPClient,
+        logger: Logger,
+        now: @escaping @Sendable () -> Date
+    ) throws -> any AppleSource {
         if kind == .serverAPI {
-            guard let settings = request.serverAPI else {
+            guard let settings = serverAPI else {
                 throw ConfigurationError(
                     "this run uses the App Store Server API but no In-App Purchase key is configured "
                         + "(APPLE_PRIVATE_KEY_FILE, APPLE_KEY_ID, APPLE_ISSUER_ID, APPLE_APP_APPLE_ID)"
@@ -339,9 +408,11 @@ public final class ReconciliationRunner: @unchecked Sendable {
             var endpoints = settings.endpoints
             endpoints.connectTimeout = .milliseconds(Int64(options.connectTimeoutSeconds * 1000))
             endpoints.requestTimeout = .milliseconds(Int64(options.requestTimeoutSeconds * 1000))
+            var budgets = settings.budgets.capped(at: rate)
+            budgets.app = app
             return ServerAPISource(
                 client: ServerAPIClient(http: http, endpoints: endpoints, signer: try settings.api.signer()),
-                budgets: settings.budgets.capped(at: options.rate),
+                budgets: budgets,
                 roots: settings.roots,
                 bundleId: settings.api.bundleId,
                 appAppleId: settings.appAppleId,
@@ -350,7 +421,7 @@ public final class ReconciliationRunner: @unchecked Sendable {
                 now: now
             )
         }
-        guard let apple = request.apple else {
+        guard let apple else {
             throw ConfigurationError(
                 "this run uses verifyReceipt but no shared secret is configured (APPLE_SHARED_SECRET_FILE)"
             )
@@ -365,9 +436,10 @@ public final class ReconciliationRunner: @unchecked Sendable {
         )
         return VerifyReceiptSource(
             client: VerifyReceiptClient(http: http, endpoints: endpoints),
-            rate: options.rate,
+            rate: rate,
             maxAttempts: options.maxAttempts,
-            bundleId: parameters.bundleId,
+            bundleId: bundleId,
+            app: app,
             logger: logger,
             now: now
         )
@@ -471,9 +543,12 @@ public final class ReconciliationRunner: @unchecked Sendable {
         let parameters = RunParameters(
             selection: request.selection,
             options: request.options,
-            bundleId: request.serverAPI?.api.bundleId ?? request.apple?.bundleId,
+            bundleId: request.apps.count == 1
+                ? request.apps[0].bundleId : request.serverAPI?.api.bundleId ?? request.apple?.bundleId,
             fixedClock: request.now != nil,
-            source: request.source
+            source: request.source,
+            apps: request.apps.isEmpty
+                ? nil : Dictionary(uniqueKeysWithValues: request.apps.map { ($0.bundleId, $0.source) })
         )
         if let previous = try conn.queryFirst(
             """

@@ -9,19 +9,23 @@ public struct RunParameters: Sendable, Codable, Equatable {
     public var fixedClock: Bool
     /// How the run asks Apple (absent in runs stored by builds before the App Store Server API: verifyReceipt).
     public var source: AppleSourceKind?
+    /// The apps of a run started with `--apps` (bundle id -> source); nil for a one-app run.
+    public var apps: [String: AppleSourceKind]?
 
     public init(
         selection: Selection,
         options: RunOptions,
         bundleId: String?,
         fixedClock: Bool,
-        source: AppleSourceKind? = nil
+        source: AppleSourceKind? = nil,
+        apps: [String: AppleSourceKind]? = nil
     ) {
         self.selection = selection
         self.options = options
         self.bundleId = bundleId
         self.fixedClock = fixedClock
         self.source = source
+        self.apps = apps
     }
 
     public func jsonString() throws -> String {

@@ -11,15 +11,19 @@ public struct ServerAPIBudgets: Sendable, Equatable {
     public var statuses: Double
     public var history: Double
     public var notifications: Double
+    /// The app these limits belong to in a run of several apps (`RateBudget.app`); nil in a one-app run.
+    public var app: String?
 
     public init(
         statuses: Double = ServerAPIBudgets.appleProductionRate,
         history: Double = ServerAPIBudgets.appleProductionRate,
-        notifications: Double = ServerAPIBudgets.appleProductionRate
+        notifications: Double = ServerAPIBudgets.appleProductionRate,
+        app: String? = nil
     ) {
         self.statuses = statuses
         self.history = history
         self.notifications = notifications
+        self.app = app
     }
 
     /// Each limit no higher than `cap` (`--rate`).
@@ -27,7 +31,8 @@ public struct ServerAPIBudgets: Sendable, Equatable {
         ServerAPIBudgets(
             statuses: min(statuses, cap),
             history: min(history, cap),
-            notifications: min(notifications, cap)
+            notifications: min(notifications, cap),
+            app: app
         )
     }
 
@@ -45,7 +50,7 @@ public struct ServerAPIBudgets: Sendable, Equatable {
 
     private func budget(_ name: String, _ rate: Double, _ environment: AppleEnvironment) -> RateBudget {
         environment == .production
-            ? RateBudget(name: name, rate: rate)
-            : RateBudget(name: name + " (Sandbox)", rate: max(1, rate * Self.sandboxShare))
+            ? RateBudget(name: name, rate: rate, app: app)
+            : RateBudget(name: name + " (Sandbox)", rate: max(1, rate * Self.sandboxShare), app: app)
     }
 }

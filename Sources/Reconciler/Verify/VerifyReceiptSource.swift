@@ -23,11 +23,12 @@ public final class VerifyReceiptSource: AppleSource, @unchecked Sendable {
         rate: Double,
         maxAttempts: Int,
         bundleId: String?,
+        app: String? = nil,
         logger: Logger,
         now: @escaping @Sendable () -> Date
     ) {
         self.client = client
-        self.budget = RateBudget(name: "verifyReceipt", rate: rate)
+        self.budget = RateBudget(name: "verifyReceipt", rate: rate, app: app)
         self.maxAttempts = maxAttempts
         self.bundleId = bundleId
         self.logger = logger

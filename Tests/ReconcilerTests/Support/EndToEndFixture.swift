@@ -351,9 +351,14 @@ final class EndToEndFixture: @unchecked Sendable {
     /// The simulator's `GET /_stats`.
     func simulatorStats() throws -> [String: Any] {
         guard let simulator else { throw FixtureError("no simulator") }
+        return try Self.simulatorStats(port: simulator.port)
+    }
+
+    /// `GET /_stats` of the simulator listening on `port`.
+    static func simulatorStats(port: Int) throws -> [String: Any] {
         let p = Process()
         p.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        p.arguments = ["curl", "-sf", "http://127.0.0.1:\(simulator.port)/_stats"]
+        p.arguments = ["curl", "-sf", "http://127.0.0.1:\(port)/_stats"]
         let pipe = Pipe()
         p.standardOutput = pipe
         try p.run()

@@ -1,0 +1,221 @@
+import Foundation
+
+/// Reads `--apps FILE` (docs/operations.md, "Several apps"): a JSON object with an `apps` array, one object per
+/// app. Secrets are never in the file itself: each is named by a file path, a systemd credential name (looked
+/// up in `$CREDENTIALS_DIRECTORY`) or an environment variable's name. Every error names the file, the app
+/// (index and bundle id) and the field.
+///
+///     {"apps": [
+///       {"bundle_id": "com.example.news", "source": "verify-receipt", "rate": 50,
+///        "shared_secret_file": "/etc/renewal-reconciler/news.secret"},
+///       {"bundle_id": "com.example.pro", "source": "server-api", "rate": 50, "app_apple_id": 1234567890,
+///        "key_id": "ABC123DEFG", "issuer_id": "57246542-96fe-1a63-e053-0824d011072a",
+///        "private_key_credential": "pro-private-key"}
+///     ]}
+public enum AppsFile {
+    static let commonFields: Set<String> = ["bundle_id", "source", "rate"]
+    static let verifyReceiptFields: Set<String> = [
+        "shared_secret_file", "shared_secret_credential", "shared_secret_env", "verify_url", "sandbox_verify_url",
+    ]
+    static let serverAPIFields: Set<String> = [
+        "app_apple_id", "key_id", "issuer_id", "private_key_file", "private_key_credential", "server_api_url",
+        "server_api_sandbox_url", "root_files", "roots_only",
+    ]
+
+    /// The apps of `path`, in file order. `environment` supplies `$CREDENTIALS_DIRECTORY` and the variables
+    /// `shared_secret_env` names.
+    /// - Throws: `ConfigurationError` naming the file, the app and the field.
+    public static func load(
+        path: String,
+        environment: [String: String] = ProcessInfo.processInfo.environment
+    ) throws -> [AppDefinition] {
+        guard let data = FileManager.default.contents(atPath: path) else {
+            throw ConfigurationError("--apps: cannot read \(path)")
+        }
+        let json: Any
+        do {
+            json = try JSONSerialization.jsonObject(with: data)
+        } catch {
+            throw ConfigurationError("--apps: \(path) is not JSON (\(String(describing: error).prefix(200)))")
+        }
+        guard let root = json as? [String: Any], let list = root["apps"] as? [Any] else {
+            throw ConfigurationError("--apps: \(path): expected an object with an \"apps\" array")
+        }
+        guard !list.isEmpty else { throw ConfigurationError("--apps: \(path): \"apps\" is empty") }
+        var apps: [AppDefinition] = []
+        var seen: Set<String> = []
+        for (index, entry) in list.enumerated() {
+            guard let object = entry as? [String: Any] else {
+                throw ConfigurationError("--apps: \(path): apps[\(index)] is not an object")
+            }
+            let app = try parse(object, where: "\(path): apps[\(index)]", environment: environment)
+            guard seen.insert(app.bundleId).inserted else {
+                throw ConfigurationError("--apps: \(path): apps[\(index)]: bundle_id \(app.bundleId) is listed twice")
+            }
+            apps.append(app)
+        }
+        return apps
+    }
+
+    static func parse(
+        _ object: [String: Any],
+        where place: String,
+        environment: [String: String]
+    ) throws
+        -> AppDefinition
+    {
+        func fail(_ field: String, _ problem: String) -> ConfigurationError {
+            ConfigurationError("--apps: \(place): \(field): \(problem)")
+        }
+        func text(_ field: String) throws -> String? {
+            guard let value = object[field] else { return nil }
+            guard let string = value as? String, !string.isEmpty else {
+                throw fail(field, "must be a non-empty string")
+            }
+            return string
+        }
+        guard let bundleId = try text("bundle_id") else { throw fail("bundle_id", "missing") }
+        let place = "\(place) (\(bundleId))"
+        func failHere(_ field: String, _ problem: String) -> ConfigurationError {
+            ConfigurationError("--apps: \(place): \(field): \(problem)")
+        }
+        guard let sourceText = try text("source") else { throw failHere("source", "missing") }
+        guard let source = AppleSourceKind(rawValue: sourceText), source != .auto else {
+            throw failHere("source", "must be verify-receipt or server-api, not \(sourceText.prefix(40))")
+        }
+        let allowed = commonFields.union(source == .verifyReceipt ? verifyReceiptFields : serverAPIFields)
+        if let unknown = object.keys.filter({ !allowed.contains($0) }).sorted().first {
+            throw failHere(
+                unknown,
+                "not a field of a \(sourceText) app (fields: \(allowed.sorted().joined(separator: ", ")))"
+            )
+        }
+        var rate: Double?
+        if let value = object["rate"] {
+            guard let number = value as? NSNumber, number.doubleValue > 0, number.doubleValue.isFinite else {
+                throw failHere("rate", "must be a positive number of requests per second")
+            }
+            rate = number.doubleValue
+        }
+        do {
+            switch source {
+            case .verifyReceipt:
+                let secret = try secretFile(object, environment: environment, place: place)
+                var env: [String: String] = [:]
+                if let file = secret.file { env["APPLE_SHARED_SECRET_FILE"] = file }
+                if let value = secret.value { env["APPLE_SHARED_SECRET"] = value }
+                let apple = try AppleConfiguration.load(
+                    environment: env,
+                    productionURL: try text("verify_url"),
+                    sandboxURL: try text("sandbox_verify_url"),
+                    bundleId: bundleId
+                )
+                return AppDefinition(bundleId: bundleId, source: source, apple: apple, rate: rate)
+            default:
+                guard let appAppleId = object["app_apple_id"] else { throw failHere("app_apple_id", "missing") }
+                let appAppleIdText: String
+                if let number = appAppleId as? NSNumber, number.int64Value > 0,
+                    Double(number.int64Value) == number.doubleValue
+                {
+                    appAppleIdText = String(number.int64Value)
+                } else if let string = appAppleId as? String, let number = Int64(string), number > 0 {
+                    appAppleIdText = String(number)
+                } else {
+                    throw failHere("app_apple_id", "must be a positive number")
+                }
+                guard let keyId = try text("key_id") else { throw failHere("key_id", "missing") }
+                guard let issuerId = try text("issuer_id") else { throw failHere("issuer_id", "missing") }
+                let keyFile: String
+                if let file = try text("private_key_file") {
+                    keyFile = file
+                } else if let name = try text("private_key_credential") {
+                    keyFile = try credentialPath(
+                        name,
+                        field: "private_key_credential",
+                        environment: environment,
+                        place: place
+                    )
+                } else {
+                    throw failHere("private_key_file", "missing (or private_key_credential)")
+                }
+                var roots: [String] = []
+                if let value = object["root_files"] {
+                    guard let list = value as? [String], !list.isEmpty, list.allSatisfy({ !$0.isEmpty }) else {
+                        throw failHere("root_files", "must be a non-empty array of file paths")
+                    }
+                    roots = list
+                }
+                var rootsOnly = false
+                if let value = object["roots_only"] {
+                    guard let flag = value as? Bool else { throw failHere("roots_only", "must be true or false") }
+                    rootsOnly = flag
+                }
+                var budgets = ServerAPIBudgets(app: bundleId)
+                if let rate { budgets = budgets.capped(at: rate) }
+                let settings = try ServerAPISettings.load(
+                    environment: [:],
+                    privateKeyFile: keyFile,
+                    keyId: keyId,
+                    issuerId: issuerId,
+                    bundleId: bundleId,
+                    appAppleId: appAppleIdText,
+                    productionURL: try text("server_api_url"),
+                    sandboxURL: try text("server_api_sandbox_url"),
+                    rootFiles: roots,
+                    rootsOnly: rootsOnly,
+                    budgets: budgets
+                )
+                return AppDefinition(bundleId: bundleId, source: source, serverAPI: settings, rate: rate)
+            }
+        } catch let error as ConfigurationError where !error.message.hasPrefix("--apps:") {
+            throw ConfigurationError("--apps: \(place): \(error.message)")
+        }
+    }
+
+    /// The shared secret of a verifyReceipt app: a file (`shared_secret_file`, or a systemd credential's file) or
+    /// the value of the environment variable `shared_secret_env` names.
+    static func secretFile(
+        _ object: [String: Any],
+        environment: [String: String],
+        place: String
+    ) throws -> (
+        file: String?, value: String?
+    ) {
+        let named = ["shared_secret_file", "shared_secret_credential", "shared_secret_env"].filter { object[$0] != nil }
+        guard named.count == 1, let field = named.first, let value = object[field] as? String, !value.isEmpty else {
+            throw ConfigurationError(
+                "--apps: \(place): shared_secret_file: give exactly one of shared_secret_file, "
+                    + "shared_secret_credential or shared_secret_env (a non-empty string)"
+            )
+        }
+        switch field {
+        case "shared_secret_file": return (value, nil)
+        case "shared_secret_credential":
+            return (try credentialPath(value, field: field, environment: environment, place: place), nil)
+        default:
+            guard let secret = environment[value], !secret.isEmpty else {
+                throw ConfigurationError("--apps: \(place): shared_secret_env: \(value) is not set or empty")
+            }
+            return (nil, secret)
+        }
+    }
+
+    static func credentialPath(
+        _ name: String,
+        field: String,
+        environment: [String: String],
+        place: String
+    ) throws
+        -> String
+    {
+        guard !name.contains("/"), name != ".", name != ".." else {
+            throw ConfigurationError("--apps: \(place): \(field): \(name.prefix(60)) is not a credential name")
+        }
+        guard let directory = environment["CREDENTIALS_DIRECTORY"], !directory.isEmpty else {
+            throw ConfigurationError(
+                "--apps: \(place): \(field): $CREDENTIALS_DIRECTORY is not set (systemd LoadCredential= sets it)"
+            )
+        }
+        return (directory as NSString).appendingPathComponent(name)
+    }
+}

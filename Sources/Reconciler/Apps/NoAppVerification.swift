@@ -1,0 +1,30 @@
+/// The verification of an item whose row names no configured app (docs/architecture.md, "Several apps"):
+/// finished at once as `no_app`, without a request, so its row is untouched and never counted as rejected.
+final class NoAppVerification: SourceVerification {
+    let bundleId: String
+
+    init(bundleId: String) {
+        self.bundleId = bundleId
+    }
+
+    func start() -> SourceStep {
+        .finished(SourceResult(kind: .noApp(bundleId), environment: nil, appleStatus: nil))
+    }
+
+    /// Never called: `start()` finishes the item. Answers as a transport failure should a caller do it anyway.
+    func perform(_ request: SourceRequest, completion: @escaping @Sendable (SourceAnswer) -> Void) {
+        completion(
+            SourceAnswer(
+                request: request,
+                httpStatus: nil,
+                appleStatus: nil,
+                transportFailure: "no app configured for bundle id \(bundleId)",
+                throttled: false
+            )
+        )
+    }
+
+    func next(after answer: SourceAnswer) -> SourceStep {
+        start()
+    }
+}

@@ -1,0 +1,166 @@
+import CivilTime
+import Foundation
+import Postgres
+import Reconciler
+import Testing
+
+/// Several apps in one `subscriptions` table, one run with `--apps` (docs/architecture.md, "Several apps"), end
+/// to end with the real binaries: each app has its own simulator (its own Apple: bundle id, credentials and rate
+/// limit), every row is reconciled with its own app's credentials, each simulator sees no more than its app's
+/// limit in any second, and rows of an app nobody configured end `no_app`, untouched and never rejected.
+@Suite struct MultiAppRunTests {
+    static let second = "com.example.second"
+    static let unconfigured = "com.example.unconfigured"
+
+    @Test func eachRowIsReconciledWithItsOwnAppsCredentialsAndLimit() throws {
+        // App one: verifyReceipt (the fixture's population, bundle com.example.renewals).
+        let fixture = try EndToEndFixture(subscriptions: 300)
+        let asOf = try #require(RFC3339.parse(fixture.now))
+        // App two: another population (its own seed and bundle id) in the same table, through the Server API.
+        let two = fixture.directory.appendingPathComponent("second")
+        try SimulatorProcess.export(
+            binary: EndToEndFixture.simulatorBinary,
+            seed: 77,
+            subscriptions: 200,
+            now: asOf,
+            into: two.path,
+            extra: ["--bundle-id", Self.second]
+        )
+        // A third app's rows that no configured app owns.
+        let three = fixture.directory.appendingPathComponent("unconfigured")
+        try SimulatorProcess.export(
+            binary: EndToEndFixture.simulatorBinary,
+            seed: 91,
+            subscriptions: 20,
+            now: asOf,
+            into: three.path,
+            extra: ["--bundle-id", Self.unconfigured]
+        )
+        for folder in [two, three] {
+            let imported = fixture.runReconciler([
+                "import", "--file", folder.appendingPathComponent("purchases.jsonl").path,
+            ])
+            #expect(imported.status == 0, "\(imported)")
+        }
+
+        // Each app's Apple, with its own limit: 429 for anything above it. The simulator counts arrivals, which
+        // the loopback and a busy machine bunch up a little, so its limits sit a little above the app's rate (the
+        // Server API's sandbox limit is a tenth, rounded down: 3 for the app's 2.5). The run's own --rate is 2,000:
+        // only each app's limit holds it back.
+        let simOne = try fixture.startSimulator(["--max-rps", "44"])
+        let simTwo = try SimulatorProcess(
+            binary: EndToEndFixture.simulatorBinary,
+            arguments: [
+                "--seed", "77", "--subscriptions", "200", "--now", fixture.now, "--bundle-id", Self.second,
+                "--max-rps-statuses", "30", "--max-rps-history", "30", "--max-rps-notification-history", "30",
+            ],
+            sharedSecret: "the-second-app-has-no-shared-secret"
+        )
+        defer { simTwo.stop() }
+        let api = try #require(
+            try JSONSerialization.jsonObject(
+                with: try Data(contentsOf: two.appendingPathComponent("server-api/api.json"))
+            ) as? [String: Any]
+        )
+        let base = "http://127.0.0.1:\(simTwo.port)"
+        let apps: [String: Any] = [
+            "apps": [
+                [
+                    "bundle_id": EndToEndFixture.bundleId, "source": "verify-receipt", "rate": 40,
+                    "shared_secret_env": "APP_ONE_SECRET", "verify_url": simOne.productionURL,
+                    "sandbox_verify_url": simOne.sandboxURL,
+                ],
+                [
+                    "bundle_id": Self.second, "source": "server-api", "rate": 25,
+                    "app_apple_id": try #require(api["app_apple_id"] as? NSNumber),
+                    "key_id": try #require(api["key_id"] as? String),
+                    "issuer_id": try #require(api["issuer_id"] as? String),
+                    "private_key_file": two.appendingPathComponent("server-api/key.p8").path,
+                    "server_api_url": base, "server_api_sandbox_url": base + "/sandbox",
+                    "root_files": [two.appendingPathComponent("server-api/root.pem").path], "roots_only": true,
+                ],
+            ]
+        ]
+        let appsFile = fixture.directory.appendingPathComponent("apps.json")
+        try JSONSerialization.data(withJSONObject: apps).write(to: appsFile)
+
+        // The one-app settings of the fixture's environment are ignored: the apps file names everything.
+        let run = try fixture.run(
+            ["--apps", appsFile.path, "--rate", "2000", "--concurrency", "32"],
+            extraEnvironment: ["APP_ONE_SECRET": fixture.secret, "APPLE_SHARED_SECRET": "a-wrong-secret"]
+        )
+        #expect(run.status == 0, "\(run)")
+        #expect(!run.stderr.contains(fixture.secret), "the shared secret must never be logged")
+
+        // Every row of both apps equals its own Apple's truth.
+        let one = try fixture.compareWithTruth()
+        #expect(one.compared == 300)
+        #expect(one.matched == one.compared, "\(one.mismatches.prefix(5))")
+        let conn = try fixture.connect()
+        defer { conn.close() }
+        var comparison = TruthComparison(connection: conn, bundleId: Self.second)
+        comparison.serverAPI = true
+        let second = try comparison.compare(truthFile: two.appendingPathComponent("truth.jsonl").path)
+        #expect(second.compared == 200)
+        #expect(second.matched == second.compared, "\(second.mismatches.prefix(5))")
+
+        // No cross-app rejection: the unconfigured app's rows are no_app, untouched and never asked.
+        let unconfigured = try conn.query(
+            """
+            SELECT i.outcome, i.reason, s.last_verified_at IS NULL AS untouched, s.last_verify_status
+              FROM reconciliation_items i JOIN subscriptions s ON s.id = i.subscription_id
+             WHERE s.bundle_id = $1
+            """,
+            [Self.unconfigured]
+        )
+        #expect(unconfigured.count == 20)
+        for row in unconfigured {
+            #expect(try row.decode("outcome", as: String.self) == "no_app")
+            #expect(try row.decode("untouched", as: Bool.self))
+            #expect(try row.decode("last_verify_status", as: String?.self) == nil)
+            #expect(
+                try row.decode("reason", as: String?.self) == "no app configured for bundle id \(Self.unconfigured)"
+            )
+        }
+        let rejectedForBundle = try conn.queryFirst(
+            "SELECT count(*) AS n FROM subscriptions WHERE last_error LIKE '%bundle%' AND bundle_id <> $1",
+            [EndToEndFixture.bundleId]
+        )
+        #expect(try rejectedForBundle?.decode("n", as: Int.self) == 0)
+
+        // The report's per-app breakdown: each app's items and the requests made for them.
+        let runId = try #require(
+            try conn.queryFirst("SELECT max(id) AS id FROM reconciliation_runs")?.decode("id", as: Int64.self)
+        )
+        let byApp = try #require(try fixture.summary(runId: runId)["by_app"] as? [[String: Any]])
+        let perApp = Dictionary(
+            uniqueKeysWithValues: byApp.compactMap { app in (app["id"] as? String).map { ($0, app) } }
+        )
+        #expect(Set(perApp.keys) == [EndToEndFixture.bundleId, Self.second, Self.unconfigured])
+        #expect(perApp[EndToEndFixture.bundleId]?["selected"] as? Int == 300)
+        #expect(perApp[Self.second]?["selected"] as? Int == 200)
+        #expect((perApp[EndToEndFixture.bundleId]?["requests"] as? Int ?? 0) >= 300)
+        #expect((perApp[Self.second]?["requests"] as? Int ?? 0) >= 200)
+        #expect(perApp[Self.unconfigured]?["requests"] as? Int == 0)
+        #expect((perApp[Self.unconfigured]?["by_outcome"] as? [String: Int])?["no_app"] == 20)
+
+        // Each Apple saw its own app's requests only, within its limit in every second.
+        let statsOne = try EndToEndFixture.simulatorStats(port: simOne.port)
+        let statsTwo = try EndToEndFixture.simulatorStats(port: simTwo.port)
+        #expect(try #require(statsOne["requests_total"] as? Int) >= 300)
+        #expect(statsOne["rate_limited"] as? Int == 0, "\(statsOne)")
+        #expect(try #require(statsOne["peak_requests_per_second"] as? Int) <= 44, "\(statsOne)")
+        let pathsOne = try #require(statsOne["paths"] as? [String: Any])
+        #expect(pathsOne.keys.allSatisfy { $0.hasSuffix("verifyReceipt") }, "\(pathsOne.keys)")
+        let limitsTwo = try #require(statsTwo["server_api_limits"] as? [String: [String: Any]])
+        #expect(!limitsTwo.isEmpty)
+        for (endpoint, figures) in limitsTwo {
+            #expect(figures["rate_limited"] as? Int == 0, "\(endpoint): \(limitsTwo)")
+            // The app's rate (25/s, sandbox a tenth: 2.5/s) plus the arrivals' bunching.
+            let limit = endpoint.hasPrefix("/sandbox/") ? 3 : 28
+            #expect(try #require(figures["peak_admitted_per_second"] as? Int) <= limit, "\(endpoint): \(figures)")
+        }
+        let pathsTwo = try #require(statsTwo["paths"] as? [String: Any])
+        #expect(!pathsTwo.keys.contains { $0.hasSuffix("verifyReceipt") }, "\(pathsTwo.keys)")
+    }
+}
