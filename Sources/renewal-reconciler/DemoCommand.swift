@@ -30,7 +30,13 @@ struct DemoCommand: ParsableCommand {
     @Option(help: "Requests in flight.")
     var concurrency: Int = 64
 
-    @Option(help: ArgumentHelp("As-of time (RFC 3339); default: now.", valueName: "rfc3339"))
+    @Option(
+        help: ArgumentHelp(
+            "As-of time (RFC 3339); default: the latest 23:00 UTC, so the first night's period (its calendar day) "
+                + "holds most of a day of purchases and refunds to show as money.",
+            valueName: "rfc3339"
+        )
+    )
     var now: String?
 
     @Option(help: ArgumentHelp("The appstore-simulator binary (default: next to this one).", valueName: "path"))
@@ -109,8 +115,7 @@ struct DemoCommand: ParsableCommand {
 
     private func demo() throws {
         let logger = Logger(label: "renewal-reconciler")
-        let asOf =
-            now.flatMap(RFC3339.parse) ?? Date(timeIntervalSince1970: Date().timeIntervalSince1970.rounded(.down))
+        let asOf = now.flatMap(RFC3339.parse) ?? Self.defaultAsOf(wallClock: Date())
         let simulatorBinary = simulator ?? Self.siblingBinary("appstore-simulator")
         let bundleId = "com.example.renewals"
         let secret = "demo-\(UUID().uuidString.prefix(8))-shared-secret"
@@ -340,6 +345,16 @@ struct DemoCommand: ParsableCommand {
             .compare(trendsFile: trendsFile, truthFile: work.appendingPathComponent("trend-truth.jsonl").path)
         for line in report.lines() { print("  \(line)") }
         return report
+    }
+
+    /// The demo's as-of without `--now`: the latest 23:00 UTC at or before `wallClock`. A first run's period is
+    /// the calendar day of its as-of (docs/reports.md, "The period"): at the wall clock's 01:00 it would hold one
+    /// hour of money, at 23:00 nearly a day.
+    static func defaultAsOf(wallClock: Date) -> Date {
+        let seconds = Int64(wallClock.timeIntervalSince1970.rounded(.down))
+        let day = seconds - ((seconds % 86_400) + 86_400) % 86_400
+        let today = day + 23 * 3600
+        return Date(timeIntervalSince1970: TimeInterval(today <= seconds ? today : today - 86_400))
     }
 
     /// The simulator's arguments (export and serve) for `--forged-subscriptions`.

@@ -34,6 +34,22 @@ import Testing
         #expect(html.contains("&quot;&gt;&lt;svg onload=alert(1)&gt;"))
     }
 
+    @Test func theNoAppColumnAndTheAppsTableShowOnlyWhenARowOfAnUnconfiguredAppWasMet() {
+        let plain = ReportHTML.render(data: data, summary: RunSummary(data: data))
+        #expect(!plain.contains("no_app"))
+        #expect(!plain.contains("By app"))
+        var mixed = data
+        mixed.items[0].outcome = "no_app"
+        mixed.items[0].bundleId = "com.example.unconfigured"
+        mixed.items[0].attempts = 0
+        let summary = RunSummary(data: mixed)
+        #expect(summary.byApp?.first { $0.id == "com.example.unconfigured" }?.byOutcome["no_app"] == 1)
+        let html = ReportHTML.render(data: mixed, summary: summary)
+        #expect(html.contains("<th>no_app</th>") || html.contains(">no_app<"))
+        #expect(html.contains("By app"))
+        #expect(html.contains("com.example.unconfigured"))
+    }
+
     @Test func dryRunAndIncompleteRunsCarryBanners() {
         let dry = ReportSampleData.data(dryRun: true, status: "partial", exitCode: 2)
         let html = ReportHTML.render(data: dry, summary: RunSummary(data: dry))

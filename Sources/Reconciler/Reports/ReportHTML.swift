@@ -582,8 +582,10 @@ public enum ReportHTML {
     static func isNumeric(_ index: Int, _ from: Int?) -> Bool { from.map { index >= $0 } ?? false }
 
     /// Outcomes shown as columns: every known one, then `pending` and unknown ones when present.
+    /// Every outcome (a stable layout), except `no_app` when no item had it (only runs that meet a row of an
+    /// unconfigured app show that column), then outcomes this build does not know.
     static func outcomeColumns(_ s: RunSummary) -> [String] {
-        ReportOutcome.all
+        ReportOutcome.all.filter { $0 != ItemOutcome.noApp.rawValue || (s.byOutcome[$0] ?? 0) > 0 }
             + s.byOutcome.keys.filter { !ReportOutcome.all.contains($0) && (s.byOutcome[$0] ?? 0) > 0 }
             .sorted()
     }
