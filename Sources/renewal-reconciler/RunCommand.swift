@@ -92,11 +92,44 @@ struct RunCommand: ParsableCommand {
     @Flag(help: "Resume an interrupted run instead of starting a new one (the latest, or RUN_ID).")
     var resume = false
 
+    @Flag(
+        help: ArgumentHelp(
+            "Join the running worker run, or start it: several workers (on one host or many) share its items "
+                + "through PostgreSQL, each app's rate limit divided among them; the last one writes the reports "
+                + "(docs/architecture.md, \"Workers\")."
+        )
+    )
+    var worker = false
+
+    @Option(
+        help: ArgumentHelp(
+            "With --worker: how often a worker renews its registration and leases and re-reads its share.",
+            valueName: "duration"
+        )
+    )
+    var heartbeat: DurationArgument = DurationArgument(argument: "5s")!
+
+    @Option(
+        help: ArgumentHelp(
+            "With --worker: a worker silent this long is dead; its items go to the others (at least 3 heartbeats).",
+            valueName: "duration"
+        )
+    )
+    var leaseTimeout: DurationArgument = DurationArgument(argument: "30s")!
+
     @Argument(help: ArgumentHelp("With --resume: the run to resume.", valueName: "run-id"))
     var runId: Int64?
 
     func validate() throws {
         if runId != nil && !resume { throw ValidationError("a RUN_ID is only accepted with --resume") }
+        if worker && resume {
+            throw ValidationError(
+                "--worker joins the running worker run by itself; it cannot be combined with --resume"
+            )
+        }
+        if worker && leaseTimeout.seconds < 3 * heartbeat.seconds {
+            throw ValidationError("--lease-timeout must be at least 3 heartbeats (--heartbeat \(heartbeat))")
+        }
         if sweepDays < 0 {
             throw ValidationError("--sweep-days must be 0 (no sweep) or a number of nights, got \(sweepDays)")
         }
@@ -112,7 +145,7 @@ struct RunCommand: ParsableCommand {
                     resume: runId
                 ) : nil
             let settings = try pipeline.sourceSettings(resumed: resumed)
-            let request = ReconciliationRunner.Request(
+            var request = ReconciliationRunner.Request(
                 mode: .nightly,
                 selection: .due(
                     lookaheadSeconds: lookahead.seconds,
@@ -131,6 +164,9 @@ struct RunCommand: ParsableCommand {
                 resume: resume ? .some(runId) : nil,
                 progressStyle: ProgressReporter.style(forTerminalOr: .quiet)
             )
+            if worker {
+                request.worker = WorkerSettings(heartbeatSeconds: heartbeat.seconds, leaseSeconds: leaseTimeout.seconds)
+            }
             try executeRun(request, database: database, pipeline: pipeline, money: money)
         }
     }

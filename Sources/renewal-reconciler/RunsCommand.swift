@@ -22,6 +22,7 @@ struct RunsCommand: ParsableCommand {
             defer { conn.close() }
             let rows = try RunListing(connection: conn).recent(limit: limit)
             print(rows.isEmpty ? "no runs yet" : RunListing.format(rows), terminator: rows.isEmpty ? "\n" : "")
+            for line in try WorkerListing(connection: conn).lines(runIds: rows.map(\.id)) { print(line) }
         }
     }
 }

@@ -40,6 +40,10 @@ public final class RunStore: PipelineStore, @unchecked Sendable {
     /// write a ledger again after repairing it by hand). Otherwise unchanged ledgers are skipped
     /// (docs/architecture.md, "Database work per subscription").
     public var writesUnchangedLedgers = false
+    /// A worker's lease (docs/architecture.md, "Workers"): pending items are claimed for this worker (`SKIP
+    /// LOCKED`, leased until its lease runs out) instead of read in id order, and a result is written only while
+    /// its item is still pending and leased to this worker. Nil for a one-process run.
+    public var lease: WorkerLease?
 
     public init(
         connection: PostgresConnection,
@@ -58,6 +62,15 @@ public final class RunStore: PipelineStore, @unchecked Sendable {
     }
 
     public func fetchPending(after subscriptionId: Int64, limit: Int) throws -> [WorkItem] {
+        // A worker reads the items it just claimed, whatever their ids; a one-process run reads in id order.
+        var filter = "i.subscription_id > $2 ORDER BY i.subscription_id LIMIT $3"
+        var parameters: [(any PostgresEncodable)?] = [runId, subscriptionId, Int64(limit)]
+        if let lease {
+            let claimed = try withConnectionRetry { try lease.claim(runId: runId, limit: limit, readConnection) }
+            guard !claimed.isEmpty else { return [] }
+            filter = "i.subscription_id = ANY($2::bigint[]) ORDER BY i.subscription_id"
+            parameters = [runId, claimed.map { Optional($0) }]
+        }
         let rows = try withConnectionRetry {
             try readConnection.query(
                 """
@@ -68,11 +81,9 @@ public final class RunStore: PipelineStore, @unchecked Sendable {
                        s.history_through, i.due_reason, s.ledger_digest
                   FROM reconciliation_items i
                   LEFT JOIN subscriptions s ON s.id = i.subscription_id
-                 WHERE i.run_id = $1 AND i.status = 'pending' AND i.subscription_id > $2
-                 ORDER BY i.subscription_id
-                 LIMIT $3
+                 WHERE i.run_id = $1 AND i.status = 'pending' AND \(filter)
                 """,
-                [runId, subscriptionId, Int64(limit)]
+                parameters
             )
         }
         var items = try rows.map { row in
@@ -273,6 +284,15 @@ public final class RunStore: PipelineStore, @unchecked Sendable {
     ) throws
         -> Set<Int64>
     {
+        // A worker writes only the items still leased to it (a lease that ran out went to another worker, whose
+        // result is the one kept: exactly one result per item).
+        var results = results
+        if let lease {
+            let owned = try lease.owned(runId: runId, results.map(\.item.subscriptionId), conn)
+            let lost = results.count - owned.count
+            results = results.filter { owned.contains($0.item.subscriptionId) }
+            if lost > 0 { lease.lostResults(lost) }
+        }
         var conflicts = Set<Int64>()
         var decided: [(ItemResult, Decision)] = []
         var rejected: [(ItemResult, VerdictReason, Bool)] = []

@@ -106,6 +106,8 @@ public final class ReconciliationPipeline: @unchecked Sendable {
     /// Trips when Apple stays unreachable (docs/architecture.md, "Apple outages"); made in `start`.
     private var breaker: OutageBreaker
     private var tlsGuard = TLSRefusalGuard()
+    /// This process's part of every budget (`setRateShare`); 1 for a one-process run.
+    private var rateShare = 1.0
 
     private var pageSize: Int { min(1000, max(100, options.concurrency * 2)) }
     /// The most items in memory at once (read and not yet written: queued, in flight, parked by a budget's
@@ -173,6 +175,21 @@ public final class ReconciliationPipeline: @unchecked Sendable {
     /// pending for `--resume`. Callable from any thread (a signal handler's queue).
     public func requestStop(_ reason: StopReason) {
         queue.async { self.stop(reason) }
+    }
+
+    /// This process's part of every budget (docs/architecture.md, "Workers"): each of N workers on one run sends at
+    /// most `rate / N` of each budget, so together they never exceed it in any second. Lowering it keeps the
+    /// budgets' recent sends (a send window never opens early); callable from any thread.
+    public func setRateShare(_ share: Double) {
+        queue.async {
+            let share = min(1, max(share, 0.0001))
+            guard share != self.rateShare else { return }
+            self.rateShare = share
+            for (budget, var limiter) in self.limiters {
+                limiter.setConfiguredRate(budget.rate * share)
+                self.limiters[budget] = limiter
+            }
+        }
     }
 
     /// The current rate of a budget (lower than configured while Apple pushes back), for tests and logs.
@@ -341,7 +358,8 @@ public final class ReconciliationPipeline: @unchecked Sendable {
 
     private func limiter(for budget: RateBudget) -> BudgetLimiter? {
         if let existing = limiters[budget] { return existing }
-        guard let made = try? BudgetLimiter(budget: budget) else { return nil }
+        guard var made = try? BudgetLimiter(budget: budget) else { return nil }
+        if rateShare < 1 { made.setConfiguredRate(budget.rate * rateShare) }
         limiters[budget] = made
         return made
     }

@@ -41,6 +41,15 @@ struct BudgetLimiter {
         return rate
     }
 
+    /// A new configured rate (a worker's share of the budget): the bucket and the window change at once, the window
+    /// keeping its recent sends; Apple's push-back starts over from the new rate.
+    mutating func setConfiguredRate(_ rate: Double) {
+        guard let controller = try? AdaptiveRateController(configuredRate: rate) else { return }
+        adaptive = controller
+        bucket.setRate(rate)
+        window.setRate(rate)
+    }
+
     /// Holds every send of this budget until `until` (never shortens an existing pause).
     mutating func pause(until: UInt64) {
         pausedUntil = max(pausedUntil, until)

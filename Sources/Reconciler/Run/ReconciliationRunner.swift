@@ -51,6 +51,9 @@ public final class ReconciliationRunner: @unchecked Sendable {
         /// `--apps FILE`: the apps a run over several apps reconciles, each with its own credentials and rate
         /// (docs/architecture.md, "Several apps"); empty: the one app of `apple` / `serverAPI`.
         public var apps: [AppDefinition] = []
+        /// `run --worker`: join the running worker run (or start it) and share its items with the other workers
+        /// (docs/architecture.md, "Workers"); nil for a one-process run.
+        public var worker: WorkerSettings?
 
         public init(
             mode: Mode,
@@ -100,8 +103,8 @@ public final class ReconciliationRunner: @unchecked Sendable {
         public var reportPath: String?
     }
 
-    private let connectionString: String
-    private let logger: Logger
+    let connectionString: String
+    let logger: Logger
 
     public init(connectionString: String, logger: Logger) {
         self.connectionString = connectionString
@@ -112,8 +115,15 @@ public final class ReconciliationRunner: @unchecked Sendable {
     /// blocks the calling thread. A report that cannot be written throws (`ReportError`, naming the path)
     /// after the run's data is safely stored.
     public func run(_ request: Request) throws -> Summary {
-        var summary = try runToEnd(request)
-        if request.reportDirectory != nil || request.metricsFile != nil {
+        var summary: Summary
+        var writesReports = true
+        if let worker = request.worker {
+            // Only the worker that completes the run writes its reports (once).
+            (summary, writesReports) = try runWorker(request, worker)
+        } else {
+            summary = try runToEnd(request)
+        }
+        if writesReports, request.reportDirectory != nil || request.metricsFile != nil {
             summary.reportPath = try RunReportWriter(
                 connectionString: connectionString,
                 logger: logger,
@@ -131,25 +141,7 @@ public final class ReconciliationRunner: @unchecked Sendable {
         let control = try PostgresConnection(connectionString)
         defer { control.close() }
         try SchemaRequirement.check(control)
-        guard try control.tryAdvisoryLock(key: Self.lockKey) else {
-            let holder = try control.queryFirst(
-                """
-                SELECT id, mode, hostname, pid, started_at FROM reconciliation_runs
-                 WHERE status = 'running' ORDER BY id DESC LIMIT 1
-                """
-            )
-            let id: Int64? = try holder?.decode("id", as: Int64.self)
-            var detail: String?
-            if let holder {
-                let mode: String = try holder.decode("mode")
-                let host: String? = try holder.decode("hostname")
-                let pid: Int? = try holder.decode("pid")
-                let started: Date = try holder.decode("started_at")
-                detail =
-                    "\(mode), started \(RFC3339.string(started)) on \(host ?? "?") pid \(pid.map(String.init) ?? "?")"
-            }
-            throw RunLockedError(holderRunId: id, holderDetail: detail)
-        }
+        guard try control.tryAdvisoryLock(key: Self.lockKey) else { throw try lockedError(control) }
         try markDeadRunsInterrupted(control)
 
         let (runId, parameters, asOf) = try prepareRun(request, control)
@@ -189,43 +181,14 @@ public final class ReconciliationRunner: @unchecked Sendable {
             defer { work.close() }
             // Notification history first: what Apple told us since the last run makes those subscriptions
             // due whatever their expiry (docs/architecture.md, "Notification history").
-            var notificationFailure: String?
-            for settings in Self.notificationSources(request) {
-                let notificationsHTTP = CurlHTTPClient(
-                    configuration: CurlHTTPClient.Configuration(caFile: request.caFile)
-                )
-                defer { notificationsHTTP.shutdown() }
-                var endpoints = settings.endpoints
-                endpoints.connectTimeout = .milliseconds(Int64(parameters.options.connectTimeoutSeconds * 1000))
-                endpoints.requestTimeout = .milliseconds(Int64(parameters.options.requestTimeoutSeconds * 1000))
-                let notifications = try NotificationHistoryReader(
-                    connection: work,
-                    client: ServerAPIClient(
-                        http: notificationsHTTP,
-                        endpoints: endpoints,
-                        signer: try settings.api.signer()
-                    ),
-                    settings: settings,
-                    logger: runLogger,
-                    rateCap: parameters.options.rate,
-                    maxAttempts: parameters.options.maxAttempts
-                )
-                do {
-                    let pulled = try notifications.pull(
-                        runId: runId,
-                        asOf: asOf,
-                        lookback: request.notificationsLookback,
-                        dryRun: parameters.options.dryRun
-                    )
-                    runLogger.info("run \(runId): \(pulled.line)")
-                } catch let error as NotificationHistoryError {
-                    // Apple kept failing: the night's window is still worth reconciling. The cursor stays, so
-                    // the next run reads the same notifications again; this run ends partial (exit 2).
-                    runLogger.error("run \(runId): \(error); reconciling the due window without it")
-                    notificationFailure = [notificationFailure, error.description].compactMap { $0 }
-                        .joined(separator: "; ")
-                }
-            }
+            let notificationFailure = try pullNotifications(
+                request,
+                parameters: parameters,
+                runId: runId,
+                asOf: asOf,
+                connection: work,
+                logger: runLogger
+            )
             let scanner = RunScanner(connection: work, runId: runId, asOf: asOf)
             let due = try scanner.scan(parameters.selection)
             let alreadyDone =
@@ -324,6 +287,77 @@ public final class ReconciliationRunner: @unchecked Sendable {
 
     // MARK: - Steps
 
+    /// The error of a run that could not take the run lock, naming the run that holds it.
+    func lockedError(_ control: PostgresConnection) throws -> RunLockedError {
+        let holder = try control.queryFirst(
+            """
+            SELECT id, mode, hostname, pid, started_at FROM reconciliation_runs
+             WHERE status = 'running' ORDER BY id DESC LIMIT 1
+            """
+        )
+        let id: Int64? = try holder?.decode("id", as: Int64.self)
+        var detail: String?
+        if let holder {
+            let mode: String = try holder.decode("mode")
+            let host: String? = try holder.decode("hostname")
+            let pid: Int? = try holder.decode("pid")
+            let started: Date = try holder.decode("started_at")
+            detail =
+                "\(mode), started \(RFC3339.string(started)) on \(host ?? "?") pid \(pid.map(String.init) ?? "?")"
+        }
+        return RunLockedError(holderRunId: id, holderDetail: detail)
+    }
+
+    /// Reads notification history before the scan (docs/architecture.md, "Notification history"); returns why it
+    /// failed when Apple kept failing (the run then ends partial), nil when it worked or there is none to read.
+    func pullNotifications(
+        _ request: Request,
+        parameters: RunParameters,
+        runId: Int64,
+        asOf: Date,
+        connection work: PostgresConnection,
+        logger runLogger: Logger
+    ) throws -> String? {
+        var notificationFailure: String?
+        for settings in Self.notificationSources(request) {
+            let notificationsHTTP = CurlHTTPClient(
+                configuration: CurlHTTPClient.Configuration(caFile: request.caFile)
+            )
+            defer { notificationsHTTP.shutdown() }
+            var endpoints = settings.endpoints
+            endpoints.connectTimeout = .milliseconds(Int64(parameters.options.connectTimeoutSeconds * 1000))
+            endpoints.requestTimeout = .milliseconds(Int64(parameters.options.requestTimeoutSeconds * 1000))
+            let notifications = try NotificationHistoryReader(
+                connection: work,
+                client: ServerAPIClient(
+                    http: notificationsHTTP,
+                    endpoints: endpoints,
+                    signer: try settings.api.signer()
+                ),
+                settings: settings,
+                logger: runLogger,
+                rateCap: parameters.options.rate,
+                maxAttempts: parameters.options.maxAttempts
+            )
+            do {
+                let pulled = try notifications.pull(
+                    runId: runId,
+                    asOf: asOf,
+                    lookback: request.notificationsLookback,
+                    dryRun: parameters.options.dryRun
+                )
+                runLogger.info("run \(runId): \(pulled.line)")
+            } catch let error as NotificationHistoryError {
+                // Apple kept failing: the night's window is still worth reconciling. The cursor stays, so
+                // the next run reads the same notifications again; this run ends partial (exit 2).
+                runLogger.error("run \(runId): \(error); reconciling the due window without it")
+                notificationFailure = [notificationFailure, error.description].compactMap { $0 }
+                    .joined(separator: "; ")
+            }
+        }
+        return notificationFailure
+    }
+
     /// The settings whose notification history the run reads first: each App Store Server API app of `--apps`,
     /// else the one app's key when configured.
     static func notificationSources(_ request: Request) -> [ServerAPISettings] {
@@ -333,7 +367,7 @@ public final class ReconciliationRunner: @unchecked Sendable {
     /// The run's Apple source: every app of `--apps` behind one router, else the one app the run's parameters
     /// name (rows of other bundle ids end `no_app`; docs/architecture.md, "Several apps"). Exit 78 when settings
     /// are missing.
-    private func makeRouter(
+    func makeRouter(
         _ kind: AppleSourceKind,
         request: Request,
         parameters: RunParameters,
@@ -482,7 +516,7 @@ public final class ReconciliationRunner: @unchecked Sendable {
         return try row?.decode("source", as: String?.self).flatMap(AppleSourceKind.init(rawValue:))
     }
 
-    private func prepareRun(_ request: Request, _ conn: PostgresConnection) throws -> (Int64, RunParameters, Date) {
+    func prepareRun(_ request: Request, _ conn: PostgresConnection) throws -> (Int64, RunParameters, Date) {
         if let resume = request.resume {
             let row: PostgresRow?
             if let id = resume {
@@ -548,7 +582,8 @@ public final class ReconciliationRunner: @unchecked Sendable {
             fixedClock: request.now != nil,
             source: request.source,
             apps: request.apps.isEmpty
-                ? nil : Dictionary(uniqueKeysWithValues: request.apps.map { ($0.bundleId, $0.source) })
+                ? nil : Dictionary(uniqueKeysWithValues: request.apps.map { ($0.bundleId, $0.source) }),
+            workers: request.worker != nil ? true : nil
         )
         if let previous = try conn.queryFirst(
             """
@@ -589,7 +624,7 @@ public final class ReconciliationRunner: @unchecked Sendable {
         return (id, parameters, asOf)
     }
 
-    private func finishRun(
+    func finishRun(
         runId: Int64,
         parameters: RunParameters,
         asOf: Date,

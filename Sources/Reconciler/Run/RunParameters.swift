@@ -11,6 +11,8 @@ public struct RunParameters: Sendable, Codable, Equatable {
     public var source: AppleSourceKind?
     /// The apps of a run started with `--apps` (bundle id -> source); nil for a one-app run.
     public var apps: [String: AppleSourceKind]?
+    /// True for a run of several workers (`run --worker`); nil for a one-process run.
+    public var workers: Bool?
 
     public init(
         selection: Selection,
@@ -18,7 +20,8 @@ public struct RunParameters: Sendable, Codable, Equatable {
         bundleId: String?,
         fixedClock: Bool,
         source: AppleSourceKind? = nil,
-        apps: [String: AppleSourceKind]? = nil
+        apps: [String: AppleSourceKind]? = nil,
+        workers: Bool? = nil
     ) {
         self.selection = selection
         self.options = options
@@ -26,6 +29,7 @@ public struct RunParameters: Sendable, Codable, Equatable {
         self.fixedClock = fixedClock
         self.source = source
         self.apps = apps
+        self.workers = workers
     }
 
     public func jsonString() throws -> String {

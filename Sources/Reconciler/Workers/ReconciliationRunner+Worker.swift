@@ -1,0 +1,392 @@
+import CurlHTTP
+import Dispatch
+import Foundation
+import Logging
+import Postgres
+
+/// `run --worker` (docs/architecture.md, "Workers"): several processes, on one host or many, share one run
+/// through PostgreSQL. Each worker joins the running worker run (or starts it: the first one in a transaction
+/// under an advisory lock, so workers started together agree on one run), registers in `run_workers` with a
+/// heartbeat, helps the scan (one at a time, resumable), then claims pending items in leased batches and works
+/// them through the same pipeline and store as a one-process run, each app's rate limits divided among the live
+/// workers. The worker that finds no pending item left completes the run, once, and writes its reports.
+extension ReconciliationRunner {
+    /// The classes of the two-key advisory locks on one worker run: preparing it (notifications and scan) and
+    /// completing it.
+    static let prepareLockClass: Int32 = 0x5257_5031  // "RWP1"
+    static let finishLockClass: Int32 = 0x5257_4631  // "RWF1"
+
+    func runWorker(_ request: Request, _ settings: WorkerSettings) throws -> (Summary, writesReports: Bool) {
+        let control = try PostgresConnection(connectionString)
+        defer { control.close() }
+        try SchemaRequirement.check(control)
+        // Shared among workers, exclusive against a one-process run (which takes the same key exclusively).
+        let shared = try control.queryFirst("SELECT pg_try_advisory_lock_shared($1) AS taken", [Self.lockKey])?
+            .decode("taken", as: Bool.self)
+        guard shared == true else { throw try lockedError(control) }
+
+        let workerId =
+            "\(ProcessInfo.processInfo.hostName):\(getpid()):\(String(UInt32.random(in: 0...UInt32.max), radix: 16))"
+        let (runId, parameters, asOf, created) = try control.transaction { db in
+            try db.execute("SELECT pg_advisory_xact_lock($1)", [Self.lockKey &+ 1])
+            let joined = try db.queryFirst(
+                """
+                SELECT id, parameters::text AS parameters, as_of FROM reconciliation_runs
+                 WHERE status = 'running' AND (parameters->>'workers')::boolean IS TRUE
+                 ORDER BY id DESC LIMIT 1
+                """
+            )
+            var run: (Int64, RunParameters, Date, Bool)
+            if let joined {
+                run = (
+                    try joined.decode("id"), try RunParameters.decode(try joined.decode("parameters")),
+                    try joined.decode("as_of"), false
+                )
+            } else {
+                var fresh = request
+                fresh.resume = nil
+                let (id, parameters, asOf) = try prepareRun(fresh, db)
+                run = (id, parameters, asOf, true)
+            }
+            try db.execute(
+                "INSERT INTO run_workers (run_id, worker_id, hostname, pid) VALUES ($1, $2, $3, $4)",
+                [run.0, workerId, ProcessInfo.processInfo.hostName, Int64(getpid())]
+            )
+            return run
+        }
+        let runLogger: Logger = {
+            var l = logger
+            l[metadataKey: "run"] = "\(runId)"
+            l[metadataKey: "worker"] = "\(workerId)"
+            return l
+        }()
+        runLogger.info("worker \(workerId) \(created ? "started" : "joined") run \(runId)")
+        let lease = WorkerLease(workerId: workerId, seconds: settings.leaseSeconds)
+
+        let work = try PostgresConnection(connectionString)
+        defer { work.close() }
+        // Notifications (the worker that started the run) and the scan, one worker at a time; the scan resumes
+        // where a worker that died left it and is a no-op once complete.
+        var notificationFailure: String?
+        try control.execute(
+            "SELECT pg_advisory_lock($1::int, $2::int)",
+            [Self.prepareLockClass, Int32(truncatingIfNeeded: runId)]
+        )
+        do {
+            if created {
+                notificationFailure = try pullNotifications(
+                    request,
+                    parameters: parameters,
+                    runId: runId,
+                    asOf: asOf,
+                    connection: work,
+                    logger: runLogger
+                )
+            }
+            _ = try RunScanner(connection: work, runId: runId, asOf: asOf).scan(parameters.selection)
+        } catch {
+            _ = try? control.execute(
+                "SELECT pg_advisory_unlock($1::int, $2::int)",
+                [Self.prepareLockClass, Int32(truncatingIfNeeded: runId)]
+            )
+            throw error
+        }
+        try control.execute(
+            "SELECT pg_advisory_unlock($1::int, $2::int)",
+            [Self.prepareLockClass, Int32(truncatingIfNeeded: runId)]
+        )
+
+        // Heartbeat on its own connection: registration, leases, the run's heartbeat, this worker's share.
+        let beat = try PostgresConnection(connectionString)
+        defer { beat.close() }
+        let current = CurrentPipeline()
+        let heartbeatQueue = DispatchQueue(label: "renewal-reconciler.worker-heartbeat")
+        let heartbeat = DispatchSource.makeTimerSource(queue: heartbeatQueue)
+        let beatOnce: @Sendable () -> Void = {
+            do {
+                let share = try Self.beat(beat, runId: runId, lease: lease, settings: settings)
+                current.share = share.share
+                current.pipeline?.setRateShare(share.share)
+                if share.runStatus != RunStatus.running.rawValue {
+                    current.pipeline?.requestStop(.interrupted("the run ended (\(share.runStatus))"))
+                }
+            } catch {
+                runLogger.warning("worker heartbeat failed (will retry): \(error)")
+            }
+        }
+        heartbeatQueue.sync { beatOnce() }
+        heartbeat.schedule(
+            deadline: .now() + .milliseconds(Int(settings.heartbeatSeconds * 1000)),
+            repeating: .milliseconds(Int(settings.heartbeatSeconds * 1000))
+        )
+        heartbeat.setEventHandler(handler: beatOnce)
+        heartbeat.resume()
+        defer { heartbeat.cancel() }
+        // The workers already running lower their share at their next heartbeat: this one waits until every live
+        // worker has recorded a share no larger than its own, then a second more for their send windows to drain,
+        // so together they never exceed a limit (docs/architecture.md, "Workers").
+        if current.share < 1 {
+            try Self.waitForShares(work, runId: runId, lease: lease, settings: settings, share: { current.share })
+            Thread.sleep(forTimeInterval: 1.1)
+        }
+
+        let http = CurlHTTPClient(
+            configuration: CurlHTTPClient.Configuration(
+                maxConnections: max(8, parameters.options.concurrency),
+                maxHostConnections: max(8, parameters.options.concurrency),
+                caFile: request.caFile
+            )
+        )
+        defer { http.shutdown() }
+        let reader = try PostgresConnection(connectionString)
+        defer { reader.close() }
+        let fixedNow: Date? = parameters.fixedClock ? asOf : nil
+        let appleSource = try makeRouter(
+            parameters.source ?? .verifyReceipt,
+            request: request,
+            parameters: parameters,
+            http: http,
+            logger: runLogger,
+            now: { fixedNow ?? Date() }
+        )
+        let signals = SignalTrap { signal in
+            runLogger.warning("received \(signal): finishing requests in flight, then leaving the run to the others")
+            current.stopRequested = signal
+            current.pipeline?.requestStop(.interrupted(signal))
+        }
+        defer { signals.cancel() }
+
+        var total = ReconciliationPipeline.Result()
+        var stop: ReconciliationPipeline.StopReason?
+        while current.stopRequested == nil {
+            let store = RunStore(
+                connection: work,
+                readConnection: reader,
+                runId: runId,
+                dryRun: parameters.options.dryRun,
+                verifiedAt: parameters.fixedClock ? asOf : Date()
+            )
+            store.lease = lease
+            store.loadsLedger =
+                request.apps.isEmpty
+                ? (parameters.source ?? AppleSourceKind.verifyReceipt) == AppleSourceKind.serverAPI
+                : request.apps.contains { $0.source == .serverAPI }
+            store.rejectedRecheck = parameters.selection.rejectedRecheck
+            if case .backfill = parameters.selection { store.writesUnchangedLedgers = true }
+            let pipeline = try ReconciliationPipeline(
+                store: store,
+                source: appleSource,
+                options: parameters.options,
+                logger: runLogger
+            )
+            pipeline.setRateShare(current.share)
+            current.pipeline = pipeline
+            let result = pipeline.run()
+            current.pipeline = nil
+            total.written += result.written
+            total.outcomes.merge(result.outcomes, uniquingKeysWith: +)
+            total.stats.merge(result.stats)
+            try work.execute(
+                "UPDATE run_workers SET written = $3, apple_stats = $4::jsonb WHERE run_id = $1 AND worker_id = $2",
+                [runId, workerId, Int64(total.written), total.stats.jsonString()]
+            )
+            if let reason = result.stopReason {
+                stop = reason
+                break
+            }
+            // Items other workers hold (or held, when they died) come free when their leases run out.
+            let left = try work.queryFirst(
+                """
+                SELECT (SELECT count(*) FROM reconciliation_items WHERE run_id = $1 AND status = 'pending') AS pending,
+                       (SELECT status FROM reconciliation_runs WHERE id = $1) AS status
+                """,
+                [runId]
+            )
+            let pending: Int = try left?.decode("pending") ?? 0
+            let status: String = try left?.decode("status") ?? ""
+            if pending == 0 || status != RunStatus.running.rawValue { break }
+            Thread.sleep(forTimeInterval: min(1, settings.heartbeatSeconds))
+        }
+        if lease.lostResultCount > 0 {
+            runLogger.warning(
+                "\(lease.lostResultCount) results not written: their leases had gone to another worker (its result is kept)"
+            )
+        }
+
+        // Leaving on a signal (or Apple unreachable, or a database failure only this worker saw): give the items
+        // back at once and let the others finish. A configuration error (or refused TLS) ends the whole run.
+        let endsRun: Bool
+        switch stop {
+        case .configuration?, .tlsRefused?: endsRun = true
+        case .interrupted?, .appleUnreachable?, .database?: endsRun = false
+        case nil: endsRun = current.stopRequested == nil
+        }
+        if !endsRun {
+            try? lease.release(runId: runId, work)
+        }
+        try work.execute(
+            "UPDATE run_workers SET stopped_at = now() WHERE run_id = $1 AND worker_id = $2",
+            [runId, workerId]
+        )
+        guard endsRun else {
+            runLogger.notice(
+                "worker \(workerId) left run \(runId) (\(stop.map { "\($0)" } ?? "stopped")): the other workers finish it"
+            )
+            var summary = try runSummary(runId: runId, parameters: parameters, asOf: asOf, connection: work)
+            summary.exitCode = stop == nil ? ReconcilerExitCode.success : ReconcilerExitCode.failure
+            return (summary, false)
+        }
+
+        // Completing the run: once, by the first worker to get here with nothing pending (or to stop it).
+        try control.execute(
+            "SELECT pg_advisory_lock($1::int, $2::int)",
+            [Self.finishLockClass, Int32(truncatingIfNeeded: runId)]
+        )
+        defer {
+            _ = try? control.execute(
+                "SELECT pg_advisory_unlock($1::int, $2::int)",
+                [Self.finishLockClass, Int32(truncatingIfNeeded: runId)]
+            )
+        }
+        let status: String? = try work.queryFirst("SELECT status FROM reconciliation_runs WHERE id = $1", [runId])?
+            .decode("status")
+        guard status == RunStatus.running.rawValue else {
+            return (try runSummary(runId: runId, parameters: parameters, asOf: asOf, connection: work), false)
+        }
+        var all = ReconciliationPipeline.Result()
+        all.stopReason = stop
+        for row in try work.query("SELECT apple_stats::text AS s FROM run_workers WHERE run_id = $1", [runId]) {
+            all.stats.merge(AppleRequestStats.fromJSON(try row.decode("s", as: String?.self)))
+        }
+        let summary = try finishRun(
+            runId: runId,
+            parameters: parameters,
+            asOf: asOf,
+            result: all,
+            notificationFailure: notificationFailure,
+            connection: work,
+            logger: runLogger
+        )
+        return (summary, true)
+    }
+
+    /// The run as it stands, for a worker that did not complete it.
+    private func runSummary(
+        runId: Int64,
+        parameters: RunParameters,
+        asOf: Date,
+        connection: PostgresConnection
+    ) throws
+        -> Summary
+    {
+        let row = try connection.queryFirst(
+            """
+            SELECT r.status, r.exit_code, r.error, r.due_count, r.done_count, r.apple_stats::text AS stats,
+                   (SELECT count(*) FROM reconciliation_items i WHERE i.run_id = r.id AND i.status = 'pending') AS pending
+              FROM reconciliation_runs r WHERE r.id = $1
+            """,
+            [runId]
+        )
+        let status = RunStatus(rawValue: try row?.decode("status", as: String.self) ?? "") ?? .running
+        let code = (try row?.decode("exit_code", as: Int?.self)).flatMap { ReconcilerExitCode(rawValue: Int32($0)) }
+        return Summary(
+            runId: runId,
+            status: status,
+            exitCode: code ?? .success,
+            dryRun: parameters.options.dryRun,
+            asOf: asOf,
+            due: try row?.decode("due_count") ?? 0,
+            done: try row?.decode("done_count") ?? 0,
+            pending: try row?.decode("pending") ?? 0,
+            outcomes: [:],
+            stats: AppleRequestStats.fromJSON(try row?.decode("stats", as: String?.self)),
+            message: try row?.decode("error")
+        )
+    }
+
+    /// Waits until every other live worker of the run has recorded a share no larger than this one's (they
+    /// lowered it at a heartbeat), at most a lease timeout: a worker silent that long is no longer counted live.
+    static func waitForShares(
+        _ conn: PostgresConnection,
+        runId: Int64,
+        lease: WorkerLease,
+        settings: WorkerSettings,
+        share: () -> Double
+    ) throws {
+        let deadline = Date().addingTimeInterval(settings.leaseSeconds)
+        while Date() < deadline {
+            let above = try conn.queryFirst(
+                """
+                SELECT count(*) AS n FROM run_workers
+                 WHERE run_id = $1 AND worker_id <> $2 AND stopped_at IS NULL
+                   AND heartbeat_at > now() - make_interval(secs => $3) AND (share IS NULL OR share > $4 + 1e-9)
+                """,
+                [runId, lease.workerId, settings.leaseSeconds, share()]
+            )?.decode("n", as: Int.self)
+            if above == 0 { return }
+            Thread.sleep(forTimeInterval: min(0.2, settings.heartbeatSeconds / 4))
+        }
+    }
+
+    /// One heartbeat: this worker's registration and leases renewed, the run's heartbeat, and its share of the
+    /// rate limits (1 / the live workers: those whose heartbeat is younger than the lease and who did not leave).
+    static func beat(
+        _ conn: PostgresConnection,
+        runId: Int64,
+        lease: WorkerLease,
+        settings: WorkerSettings
+    ) throws
+        -> (share: Double, runStatus: String)
+    {
+        try conn.execute(
+            "UPDATE run_workers SET heartbeat_at = now() WHERE run_id = $1 AND worker_id = $2",
+            [runId, lease.workerId]
+        )
+        try lease.renew(runId: runId, conn)
+        let row = try conn.queryFirst(
+            """
+            UPDATE reconciliation_runs SET heartbeat_at = now() WHERE id = $1
+            RETURNING status,
+                      (SELECT count(*) FROM run_workers w
+                        WHERE w.run_id = $1 AND w.stopped_at IS NULL
+                          AND w.heartbeat_at > now() - make_interval(secs => $2)) AS live
+            """,
+            [runId, settings.leaseSeconds]
+        )
+        let live: Int = try row?.decode("live") ?? 1
+        let share = 1 / Double(max(1, live))
+        try conn.execute(
+            "UPDATE run_workers SET share = $3 WHERE run_id = $1 AND worker_id = $2",
+            [runId, lease.workerId, share]
+        )
+        return (share, try row?.decode("status") ?? "")
+    }
+}
+
+/// The pipeline a worker is running now, its share and whether it was asked to leave: set on the worker's thread,
+/// read from its heartbeat and signal handlers.
+final class CurrentPipeline: @unchecked Sendable {
+    private let lock = NSLock()
+    private var _pipeline: ReconciliationPipeline?
+    private var _share = 1.0
+    private var _stop: String?
+
+    var pipeline: ReconciliationPipeline? {
+        get { locked { _pipeline } }
+        set { locked { _pipeline = newValue } }
+    }
+    var share: Double {
+        get { locked { _share } }
+        set { locked { _share = newValue } }
+    }
+    var stopRequested: String? {
+        get { locked { _stop } }
+        set { locked { _stop = newValue } }
+    }
+
+    private func locked<T>(_ body: () -> T) -> T {
+        lock.lock()
+        defer { lock.unlock() }
+        return body()
+    }
+}

@@ -1,0 +1,14 @@
+/// How a worker of a shared run keeps in touch (docs/architecture.md, "Workers"): `run --worker
+/// [--heartbeat 5s] [--lease-timeout 30s]`.
+public struct WorkerSettings: Sendable, Equatable {
+    /// How often the worker renews its registration and leases and re-reads its share of the rate limits.
+    public var heartbeatSeconds: Double
+    /// How long a claimed item stays a worker's without a heartbeat; a worker whose heartbeat is older is dead:
+    /// its items go to the others and its share of the rate limits is divided among them.
+    public var leaseSeconds: Double
+
+    public init(heartbeatSeconds: Double = 5, leaseSeconds: Double = 30) {
+        self.heartbeatSeconds = heartbeatSeconds
+        self.leaseSeconds = leaseSeconds
+    }
+}

@@ -1,0 +1,94 @@
+import Foundation
+import Postgres
+import Reconciler
+import Testing
+
+/// Several workers on one run (`run --worker`, docs/architecture.md "Workers"), end to end with the real binaries:
+/// three worker processes agree on one run, share its items and the app's rate limit (measured at the simulator),
+/// one of them is killed with SIGKILL halfway, and the other two finish its items once its leases run out: every
+/// item has exactly one result, the truth matches, the run completes once and its report is written once.
+@Suite struct WorkerRunTests {
+    static let subscriptions = 1500
+    static let rate = 60
+
+    @Test func threeWorkersShareARunAndFinishTheItemsOfOneKilledHalfway() throws {
+        let fixture = try EndToEndFixture(subscriptions: Self.subscriptions, seed: 4242)
+        // Apple's limit for the app: 429 for anything above it. Each worker keeps to its share in every second of its
+        // own sends; three processes' requests arrive bunched up a little more than one's, so the simulator's limit
+        // sits 10% above the rate, as in MultiAppRunTests.
+        try fixture.startSimulator(["--max-rps", String(Self.rate + Self.rate / 10)])
+        let arguments = [
+            "--worker", "--heartbeat", "1s", "--lease-timeout", "4s", "--rate", String(Self.rate), "--concurrency",
+            "16",
+        ]
+        let workers = try (0..<3).map { _ in try fixture.startRun(arguments) }
+        let conn = try fixture.connect()
+        defer { conn.close() }
+
+        // Halfway: all three registered and working; kill one without warning.
+        let reachedHalf = try fixture.poll(limit: 120) {
+            try conn.count("SELECT count(*) AS n FROM reconciliation_items WHERE status = 'done'")
+                >= Self.subscriptions / 3
+        }
+        #expect(reachedHalf)
+        #expect(try conn.count("SELECT count(*) AS n FROM run_workers") == 3)
+        kill(workers[1].process.processIdentifier, SIGKILL)
+        let outcomes = workers.map { $0.wait(limit: 300) }
+        #expect(outcomes[1].killedBySIGKILL, "\(outcomes[1])")
+        for index in [0, 2] { #expect(outcomes[index].status == 0, "worker \(index): \(outcomes[index])") }
+
+        // One run, completed once, every item with exactly one result.
+        #expect(try conn.count("SELECT count(*) AS n FROM reconciliation_runs") == 1)
+        #expect(try conn.count("SELECT count(*) AS n FROM reconciliation_runs WHERE status = 'completed'") == 1)
+        #expect(try conn.count("SELECT count(*) AS n FROM reconciliation_items WHERE status = 'pending'") == 0)
+        #expect(try conn.count("SELECT count(*) AS n FROM reconciliation_items") == Self.subscriptions)
+        #expect(
+            try conn.count("SELECT done_count AS n FROM reconciliation_runs") == Self.subscriptions,
+            "the run's count of written results equals its items: none written twice"
+        )
+        // The killed worker's items went to the others; all three wrote results.
+        let written = try conn.query("SELECT worker_id, written, stopped_at IS NULL AS killed FROM run_workers")
+        #expect(try written.filter { try $0.decode("killed", as: Bool.self) }.count == 1)
+        #expect(
+            try written.filter { try !$0.decode("killed", as: Bool.self) }
+                .allSatisfy { try $0.decode("written", as: Int.self) > 0 }
+        )
+        #expect(
+            try conn.count(
+                "SELECT count(DISTINCT leased_by) AS n FROM reconciliation_items WHERE leased_by IS NOT NULL"
+            ) == 3
+        )
+
+        // The truth, as a one-process run would have it.
+        let truth = try fixture.compareWithTruth()
+        #expect(truth.compared == Self.subscriptions)
+        #expect(truth.matched == truth.compared, "\(truth.mismatches.prefix(5))")
+
+        // Together within the app's limit in every second.
+        let stats = try fixture.simulatorStats()
+        #expect(stats["rate_limited"] as? Int == 0, "\(stats)")
+        #expect(try #require(stats["peak_requests_per_second"] as? Int) <= Self.rate + Self.rate / 10, "\(stats)")
+
+        // The report: written once, by the worker that completed the run.
+        let folders = try FileManager.default.contentsOfDirectory(atPath: fixture.reportDirectory)
+            .filter { $0.hasSuffix("_run-1") }
+        #expect(folders.count == 1, "\(folders)")
+        let completions = outcomes.filter { $0.stderr.contains("run 1 completed") }
+        #expect(completions.count == 1, "\(outcomes.map(\.stderr))")
+    }
+
+    @Test func aOneProcessRunIsRefusedWhileWorkersHoldTheRun() throws {
+        let fixture = try EndToEndFixture(subscriptions: 300, seed: 4243)
+        try fixture.startSimulator(["--latency-ms", "40"])
+        let worker = try fixture.startRun(["--worker", "--heartbeat", "1s", "--lease-timeout", "4s", "--rate", "50"])
+        let conn = try fixture.connect()
+        defer { conn.close() }
+        #expect(try fixture.poll(limit: 60) { try conn.count("SELECT count(*) AS n FROM run_workers") == 1 })
+        let plain = try fixture.run(["--rate", "50"])
+        #expect(plain.status == 75, "\(plain)")
+        #expect(plain.stderr.contains("run 1"), "\(plain.stderr)")
+        let done = worker.wait(limit: 120)
+        #expect(done.status == 0, "\(done)")
+        #expect(try conn.count("SELECT count(*) AS n FROM reconciliation_runs WHERE status = 'completed'") == 1)
+    }
+}
