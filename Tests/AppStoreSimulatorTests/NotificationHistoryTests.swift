@@ -11,7 +11,7 @@ import Testing
     }
 
     static func post(_ client: ServerAPIClient, _ path: String, _ body: [UInt8]) async throws -> TestResponse {
-        try await client.connection.send(.POST, path, body: body, headers: [client.token.authorization])
+        try await client.connection.send(.POST, path, body: body, headers: [client.fresh.authorization])
     }
 
     /// Pages to the end; returns every item (signed payload verified) and its send attempts.

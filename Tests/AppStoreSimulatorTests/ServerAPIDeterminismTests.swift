@@ -37,7 +37,7 @@ import Testing
                     start: PopulationTests.now - 30 * SimTime.day,
                     end: PopulationTests.now
                 ),
-                headers: [client.token.authorization]
+                headers: [client.fresh.authorization]
             )
             // A notification nests signed data (randomised signatures): compare what it says, not its bytes.
             out.append(
