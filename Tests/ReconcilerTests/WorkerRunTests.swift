@@ -13,10 +13,10 @@ import Testing
 
     @Test func threeWorkersShareARunAndFinishTheItemsOfOneKilledHalfway() throws {
         let fixture = try EndToEndFixture(subscriptions: Self.subscriptions, seed: 4242)
-        // Apple's limit for the app: 429 for anything above it. Each worker keeps to its share in every second of its
-        // own sends; three processes' requests arrive bunched up a little more than one's, so the simulator's limit
-        // sits 10% above the rate, as in MultiAppRunTests.
-        try fixture.startSimulator(["--max-rps", String(Self.rate + Self.rate / 10)])
+        // Apple's limit for the app, well above the rate: this suite runs beside every other end-to-end test, and a
+        // starved process's requests reach the simulator bunched up. The strict one-second check runs alone on
+        // release binaries (`workersTogetherKeepToTheAppsLimitInEverySecond`, CI's rate-limit stage).
+        try fixture.startSimulator(["--max-rps", String(Self.rate * 2)])
         let arguments = [
             "--worker", "--heartbeat", "1s", "--lease-timeout", "4s", "--rate", String(Self.rate), "--concurrency",
             "16",
@@ -64,10 +64,9 @@ import Testing
         #expect(truth.compared == Self.subscriptions)
         #expect(truth.matched == truth.compared, "\(truth.mismatches.prefix(5))")
 
-        // Together within the app's limit in every second.
+        // Together about the app's limit, never the three workers' full rates added up (3 x 60).
         let stats = try fixture.simulatorStats()
-        #expect(stats["rate_limited"] as? Int == 0, "\(stats)")
-        #expect(try #require(stats["peak_requests_per_second"] as? Int) <= Self.rate + Self.rate / 10, "\(stats)")
+        #expect(try #require(stats["peak_requests_per_second"] as? Int) <= Self.rate + Self.rate / 4, "\(stats)")
 
         // The report: written once, by the worker that completed the run.
         let folders = try FileManager.default.contentsOfDirectory(atPath: fixture.reportDirectory)
@@ -75,6 +74,35 @@ import Testing
         #expect(folders.count == 1, "\(folders)")
         let completions = outcomes.filter { $0.stderr.contains("run 1 completed") }
         #expect(completions.count == 1, "\(outcomes.map(\.stderr))")
+    }
+
+    static let slowEnabled = ProcessInfo.processInfo.environment["RENEWAL_RECONCILER_SLOW_TESTS"] == "1"
+
+    /// Three workers at `--rate 100` for about 30 s with nothing else running, measured by the simulator (the
+    /// witness) as `RateLimitEndToEndTests` measures one process: at most the limit plus 5% in any second, no 429.
+    @Test(
+        .enabled(
+            if: slowEnabled,
+            "set RENEWAL_RECONCILER_SLOW_TESTS=1 and RENEWAL_RECONCILER_BIN_DIR=.build/release (takes ~40 s)"
+        )
+    )
+    func workersTogetherKeepToTheAppsLimitInEverySecond() throws {
+        let rate = 100
+        let fixture = try EndToEndFixture(subscriptions: 3000, seed: 4244)
+        try fixture.startSimulator(["--max-rps", String(rate + rate / 20)])
+        let workers = try (0..<3).map { _ in
+            try fixture.startRun([
+                "--worker", "--heartbeat", "1s", "--lease-timeout", "4s", "--rate", String(rate), "--concurrency", "32",
+            ])
+        }
+        let outcomes = workers.map { $0.wait(limit: 300) }
+        for outcome in outcomes { #expect(outcome.status == 0, "\(outcome)") }
+        let stats = try fixture.simulatorStats()
+        #expect(stats["rate_limited"] as? Int == 0, "\(stats)")
+        #expect(try #require(stats["peak_requests_per_second"] as? Int) <= rate + rate / 20, "\(stats)")
+        #expect(try #require(stats["requests_total"] as? Int) >= 3000)
+        let truth = try fixture.compareWithTruth()
+        #expect(truth.matched == truth.compared, "\(truth.mismatches.prefix(5))")
     }
 
     @Test func aOneProcessRunIsRefusedWhileWorkersHoldTheRun() throws {
