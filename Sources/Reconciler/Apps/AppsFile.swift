@@ -64,21 +64,20 @@ public enum AppsFile {
     ) throws
         -> AppDefinition
     {
-        func fail(_ field: String, _ problem: String) -> ConfigurationError {
+        // Where an error is: the app's index, and its bundle id once known.
+        var place = place
+        func failHere(_ field: String, _ problem: String) -> ConfigurationError {
             ConfigurationError("--apps: \(place): \(field): \(problem)")
         }
         func text(_ field: String) throws -> String? {
             guard let value = object[field] else { return nil }
             guard let string = value as? String, !string.isEmpty else {
-                throw fail(field, "must be a non-empty string")
+                throw failHere(field, "must be a non-empty string")
             }
             return string
         }
-        guard let bundleId = try text("bundle_id") else { throw fail("bundle_id", "missing") }
-        let place = "\(place) (\(bundleId))"
-        func failHere(_ field: String, _ problem: String) -> ConfigurationError {
-            ConfigurationError("--apps: \(place): \(field): \(problem)")
-        }
+        guard let bundleId = try text("bundle_id") else { throw failHere("bundle_id", "missing") }
+        place += " (\(bundleId))"
         guard let sourceText = try text("source") else { throw failHere("source", "missing") }
         guard let source = AppleSourceKind(rawValue: sourceText), source != .auto else {
             throw failHere("source", "must be verify-receipt or server-api, not \(sourceText.prefix(40))")
@@ -150,8 +149,9 @@ public enum AppsFile {
                     guard let flag = value as? Bool else { throw failHere("roots_only", "must be true or false") }
                     rootsOnly = flag
                 }
-                var budgets = ServerAPIBudgets(app: bundleId)
-                if let rate { budgets = budgets.capped(at: rate) }
+                // Capped again by the run's --rate, and named after the app when the run has several apps
+                // (ReconciliationRunner.makeRouter).
+                let budgets = rate.map { ServerAPIBudgets().capped(at: $0) } ?? ServerAPIBudgets()
                 let settings = try ServerAPISettings.load(
                     environment: [:],
                     privateKeyFile: keyFile,

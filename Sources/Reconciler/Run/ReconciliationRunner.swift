@@ -202,28 +202,19 @@ public final class ReconciliationRunner: @unchecked Sendable {
             )
 
             // Apple client and pipeline.
-            let http = CurlHTTPClient(
-                configuration: CurlHTTPClient.Configuration(
-                    maxConnections: max(8, parameters.options.concurrency),
-                    maxHostConnections: max(8, parameters.options.concurrency),
-                    caFile: request.caFile
-                )
-            )
+            let http = Self.httpClient(parameters: parameters, request: request)
             defer { http.shutdown() }
             let reader = try PostgresConnection(connectionString)
             defer { reader.close() }
             let source = parameters.source ?? .verifyReceipt
-            let store = RunStore(
-                connection: work,
-                readConnection: reader,
+            let store = Self.store(
                 runId: runId,
-                dryRun: parameters.options.dryRun,
-                verifiedAt: parameters.fixedClock ? asOf : Date()
+                parameters: parameters,
+                asOf: asOf,
+                request: request,
+                connection: work,
+                readConnection: reader
             )
-            store.loadsLedger =
-                request.apps.isEmpty ? source == .serverAPI : request.apps.contains { $0.source == .serverAPI }
-            store.rejectedRecheck = parameters.selection.rejectedRecheck
-            if case .backfill = parameters.selection { store.writesUnchangedLedgers = true }
             let reporter = ProgressReporter(style: request.progressStyle, total: due, alreadyDone: alreadyDone)
             let fixedNow: Date? = parameters.fixedClock ? asOf : nil
             let appleSource = try makeRouter(
@@ -356,6 +347,42 @@ public final class ReconciliationRunner: @unchecked Sendable {
             }
         }
         return notificationFailure
+    }
+
+    /// The HTTP client a run asks Apple with: one connection per request in flight, the run's CA file.
+    static func httpClient(parameters: RunParameters, request: Request) -> CurlHTTPClient {
+        CurlHTTPClient(
+            configuration: CurlHTTPClient.Configuration(
+                maxConnections: max(8, parameters.options.concurrency),
+                maxHostConnections: max(8, parameters.options.concurrency),
+                caFile: request.caFile
+            )
+        )
+    }
+
+    /// The run's store, set up as its parameters say: the ledger read with the items when any app uses the App
+    /// Store Server API, the rejected schedule, and a backfill writing every ledger again.
+    static func store(
+        runId: Int64,
+        parameters: RunParameters,
+        asOf: Date,
+        request: Request,
+        connection: PostgresConnection,
+        readConnection: PostgresConnection
+    ) -> RunStore {
+        let store = RunStore(
+            connection: connection,
+            readConnection: readConnection,
+            runId: runId,
+            dryRun: parameters.options.dryRun,
+            verifiedAt: parameters.fixedClock ? asOf : Date()
+        )
+        let source = parameters.source ?? .verifyReceipt
+        store.loadsLedger =
+            request.apps.isEmpty ? source == .serverAPI : request.apps.contains { $0.source == .serverAPI }
+        store.rejectedRecheck = parameters.selection.rejectedRecheck
+        if case .backfill = parameters.selection { store.writesUnchangedLedgers = true }
+        return store
     }
 
     /// The settings whose notification history the run reads first: each App Store Server API app of `--apps`,

@@ -130,13 +130,7 @@ extension ReconciliationRunner {
             Thread.sleep(forTimeInterval: 1.1)
         }
 
-        let http = CurlHTTPClient(
-            configuration: CurlHTTPClient.Configuration(
-                maxConnections: max(8, parameters.options.concurrency),
-                maxHostConnections: max(8, parameters.options.concurrency),
-                caFile: request.caFile
-            )
-        )
+        let http = Self.httpClient(parameters: parameters, request: request)
         defer { http.shutdown() }
         let reader = try PostgresConnection(connectionString)
         defer { reader.close() }
@@ -159,20 +153,15 @@ extension ReconciliationRunner {
         var total = ReconciliationPipeline.Result()
         var stop: ReconciliationPipeline.StopReason?
         while current.stopRequested == nil {
-            let store = RunStore(
-                connection: work,
-                readConnection: reader,
+            let store = Self.store(
                 runId: runId,
-                dryRun: parameters.options.dryRun,
-                verifiedAt: parameters.fixedClock ? asOf : Date()
+                parameters: parameters,
+                asOf: asOf,
+                request: request,
+                connection: work,
+                readConnection: reader
             )
             store.lease = lease
-            store.loadsLedger =
-                request.apps.isEmpty
-                ? (parameters.source ?? AppleSourceKind.verifyReceipt) == AppleSourceKind.serverAPI
-                : request.apps.contains { $0.source == .serverAPI }
-            store.rejectedRecheck = parameters.selection.rejectedRecheck
-            if case .backfill = parameters.selection { store.writesUnchangedLedgers = true }
             let pipeline = try ReconciliationPipeline(
                 store: store,
                 source: appleSource,
@@ -338,11 +327,8 @@ extension ReconciliationRunner {
     ) throws
         -> (share: Double, runStatus: String)
     {
-        try conn.execute(
-            "UPDATE run_workers SET heartbeat_at = now() WHERE run_id = $1 AND worker_id = $2",
-            [runId, lease.workerId]
-        )
         try lease.renew(runId: runId, conn)
+        // This worker counts itself live: its last heartbeat is younger than a third of the lease.
         let row = try conn.queryFirst(
             """
             UPDATE reconciliation_runs SET heartbeat_at = now() WHERE id = $1
@@ -356,7 +342,7 @@ extension ReconciliationRunner {
         let live: Int = try row?.decode("live") ?? 1
         let share = 1 / Double(max(1, live))
         try conn.execute(
-            "UPDATE run_workers SET share = $3 WHERE run_id = $1 AND worker_id = $2",
+            "UPDATE run_workers SET heartbeat_at = now(), share = $3 WHERE run_id = $1 AND worker_id = $2",
             [runId, lease.workerId, share]
         )
         return (share, try row?.decode("status") ?? "")
