@@ -181,6 +181,28 @@ import Testing
             ) == 0
         )
         #expect(second.stderr.contains(" 0 stored"), "\(second.stderr.suffix(2000))")
+
+        // A subscription whose item got no answer (as if it ended unresolved: not verified since run 1's as-of) is
+        // due again: Apple announces a change once.
+        let missed = try #require(
+            try conn.queryFirst(
+                """
+                SELECT n.original_transaction_id FROM app_store_notifications n
+                  JOIN subscriptions s ON s.original_transaction_id = n.original_transaction_id
+                 ORDER BY n.original_transaction_id LIMIT 1
+                """
+            )?.decode("original_transaction_id", as: String.self)
+        )
+        try conn.execute(
+            "UPDATE subscriptions SET last_verified_at = last_verified_at - interval '2 days' WHERE original_transaction_id = $1",
+            [missed]
+        )
+        let third = try world.run(Self.runArguments, extraEnvironment: env)
+        #expect(third.status == 0, "\(third)")
+        let again = try conn.query(
+            "SELECT original_transaction_id FROM reconciliation_items WHERE run_id = 3 AND due_reason = 'notification'"
+        ).map { try $0.decode("original_transaction_id", as: String.self) }
+        #expect(again == [missed])
     }
 
     /// kill -9 after a page commits (the first, a middle one), and before the scan (the pull done), then

@@ -38,8 +38,17 @@ import Testing
             try conn.queryFirst("SELECT count(*) AS n FROM subscriptions WHERE last_verified_at IS NULL")?
                 .decode("n", as: Int.self) ?? 0
         }
+        // Rows a notification made due whose item ended unresolved are due again the next night.
+        func unresolvedLastNight() throws -> Int {
+            try conn.count(
+                """
+                SELECT count(*) AS n FROM reconciliation_items
+                 WHERE run_id = (SELECT max(id) FROM reconciliation_runs) AND outcome = 'unresolved'
+                """
+            )
+        }
         var nights = 1
-        while try neverVerified() > 0, nights < 4 {
+        while try neverVerified() > 0 || unresolvedLastNight() > 0, nights < 4 {
             let again = try fixture.run(flaky, extraEnvironment: env)
             #expect([0, 2].contains(again.status), "\(again)")
             nights += 1

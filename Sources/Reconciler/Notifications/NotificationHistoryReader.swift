@@ -146,6 +146,8 @@ public final class NotificationHistoryReader {
         }
         summary.importedClaimed = claimed.claimed
         summary.madeDue += claimed.madeDue
+        // Before Apple is asked, so a failing Apple does not lose them either.
+        summary.madeDue += try NotificationStore.makeDueAgain(runId: runId, asOf: asOf, connection)
         unknown.formUnion(claimed.unknown)
         for environment in [AppleEnvironment.production, .sandbox] {
             do {

@@ -113,6 +113,26 @@ enum NotificationStore {
     /// Imported notifications no run has acted on yet (`first_seen_run_id` NULL) become this run's: their
     /// subscriptions are made due and `subscription_known` is set as of now. With `dryRun`, the
     /// subscriptions are made due but the notifications stay unclaimed. Returns (claimed, made due, unknown).
+    /// Makes due again, in run `runId`, the subscriptions a notification named in an earlier run (within the last
+    /// 30 days, then the sweep takes over) that no run has verified since that run's as-of: their item ended
+    /// `unresolved` or the run stopped before it, and Apple announces a change only once (docs/architecture.md,
+    /// "Notification history"). Returns how many items were added.
+    static func makeDueAgain(runId: Int64, asOf: Date, _ conn: PostgresConnection) throws -> Int {
+        let ids = try conn.query(
+            """
+            SELECT DISTINCT n.original_transaction_id
+              FROM app_store_notifications n
+              JOIN reconciliation_runs r ON r.id = n.first_seen_run_id
+              JOIN subscriptions s ON s.original_transaction_id = n.original_transaction_id
+             WHERE n.first_seen_run_id <> $1 AND NOT r.dry_run
+               AND r.as_of > $2::timestamptz - interval '30 days' AND r.as_of <= $2::timestamptz
+               AND (s.last_verified_at IS NULL OR s.last_verified_at < r.as_of)
+            """,
+            [runId, asOf]
+        ).map { try $0.decode("original_transaction_id", as: String.self) }
+        return try makeDue(ids, runId: runId, conn)
+    }
+
     static func claimUnseen(
         runId: Int64,
         dryRun: Bool,
