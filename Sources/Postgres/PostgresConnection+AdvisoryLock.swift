@@ -8,11 +8,23 @@ extension PostgresConnection {
         return taken == true
     }
 
+    /// Tries to take the session-level advisory lock `key` in shared mode without waiting (other shared holders
+    /// are welcome, an exclusive holder is not); true when taken. Remembered and re-taken after a reconnect like
+    /// `tryAdvisoryLock(key:)`.
+    public func tryAdvisoryLockShared(key: Int64) throws -> Bool {
+        let taken = try queryFirst("SELECT pg_try_advisory_lock_shared($1) AS taken", [key])?
+            .decode("taken", as: Bool.self)
+        if taken == true { trackAdvisoryLock(key, held: true, shared: true) }
+        return taken == true
+    }
+
     /// Releases the session-level advisory lock `key`; false when this session did not hold it.
     @discardableResult
     public func advisoryUnlock(key: Int64) throws -> Bool {
+        let shared = heldSharedAdvisoryLocks.contains(key)
         trackAdvisoryLock(key, held: false)
-        return try queryFirst("SELECT pg_advisory_unlock($1) AS released", [key])?.decode("released", as: Bool.self)
+        let function = shared ? "pg_advisory_unlock_shared" : "pg_advisory_unlock"
+        return try queryFirst("SELECT \(function)($1) AS released", [key])?.decode("released", as: Bool.self)
             ?? false
     }
 }

@@ -30,7 +30,8 @@ public final class PostgresConnection: @unchecked Sendable {
     private let busy = Mutex<Bool>(false)
     private let noticeBox: NoticeBox
     private let reconnects = Atomic<Int>(0)
-    private let advisoryLocks = Mutex<Set<Int64>>([])
+    /// Held session advisory locks: key → taken shared.
+    private let advisoryLocks = Mutex<[Int64: Bool]>([:])
 
     // Guarded by `busy` (see the threading rule above).
     private var handle: OpaquePointer?
@@ -100,7 +101,9 @@ public final class PostgresConnection: @unchecked Sendable {
     public var reconnectCount: Int { reconnects.load(ordering: .relaxed) }
 
     /// Advisory lock keys this connection currently holds (session level).
-    public var heldAdvisoryLocks: Set<Int64> { advisoryLocks.withLock { $0 } }
+    public var heldAdvisoryLocks: Set<Int64> { advisoryLocks.withLock { Set($0.keys) } }
+    /// The held advisory lock keys taken in shared mode.
+    public var heldSharedAdvisoryLocks: Set<Int64> { advisoryLocks.withLock { Set($0.filter(\.value).keys) } }
 
     // MARK: - Statements
 
@@ -374,10 +377,11 @@ public final class PostgresConnection: @unchecked Sendable {
         }
         reconnects.add(1, ordering: .relaxed)
         try configureSession(conn)
-        for key in heldAdvisoryLocks.sorted() {
-            let result = try execOnceLocked(conn, "SELECT pg_try_advisory_lock($1)", [.int(key)])
+        for (key, shared) in advisoryLocks.withLock({ $0 }).sorted(by: { $0.key < $1.key }) {
+            let function = shared ? "pg_try_advisory_lock_shared" : "pg_try_advisory_lock"
+            let result = try execOnceLocked(conn, "SELECT \(function)($1)", [.int(key)])
             if result.first?[0] != "t" {
-                _ = advisoryLocks.withLock { $0.remove(key) }
+                _ = advisoryLocks.withLock { $0.removeValue(forKey: key) }
                 throw PostgresError(
                     code: .advisoryLockLost,
                     message: "reconnected, but advisory lock \(key) is now held by another session",
@@ -413,9 +417,9 @@ public final class PostgresConnection: @unchecked Sendable {
         )
     }
 
-    func trackAdvisoryLock(_ key: Int64, held: Bool) {
+    func trackAdvisoryLock(_ key: Int64, held: Bool, shared: Bool = false) {
         advisoryLocks.withLock { locks in
-            if held { locks.insert(key) } else { locks.remove(key) }
+            if held { locks[key] = shared } else { locks.removeValue(forKey: key) }
         }
     }
 

@@ -72,4 +72,36 @@ import Testing
         let other = try PostgresConnection(cluster.url)
         #expect(try other.tryAdvisoryLock(key: 77) == false)
     }
+
+    @Test func sharedAdvisoryLockIsRetakenSharedAfterReconnect() throws {
+        let cluster = try ThrowawayPostgres()
+        defer { cluster.stop() }
+        let first = try PostgresConnection(cluster.url)
+        let second = try PostgresConnection(cluster.url)
+        #expect(try first.tryAdvisoryLockShared(key: 78))
+        #expect(try second.tryAdvisoryLockShared(key: 78))
+        #expect(first.heldSharedAdvisoryLocks == [78])
+        try cluster.restart()
+        _ = try first.execute("SELECT 1")  // reconnects and re-takes the lock, shared
+        _ = try second.execute("SELECT 1")
+        #expect(first.reconnectCount == 1 && second.reconnectCount == 1)
+        let exclusive = try PostgresConnection(cluster.url)
+        #expect(try exclusive.tryAdvisoryLock(key: 78) == false, "both shared holders took it again")
+        #expect(try first.advisoryUnlock(key: 78))
+        #expect(try second.advisoryUnlock(key: 78))
+        #expect(try exclusive.tryAdvisoryLock(key: 78), "released in shared mode by both")
+    }
+
+    @Test func anExclusiveHolderMeanwhileMakesTheSharedLockLost() throws {
+        let cluster = try ThrowawayPostgres()
+        defer { cluster.stop() }
+        let worker = try PostgresConnection(cluster.url)
+        #expect(try worker.tryAdvisoryLockShared(key: 79))
+        try cluster.restart()
+        let oneProcess = try PostgresConnection(cluster.url)
+        #expect(try oneProcess.tryAdvisoryLock(key: 79))
+        let error = #expect(throws: PostgresError.self) { try worker.execute("SELECT 1") }
+        #expect(error?.code == .advisoryLockLost)
+        #expect(worker.heldAdvisoryLocks.isEmpty)
+    }
 }

@@ -13,9 +13,10 @@ public struct TestDatabase: Sendable {
     /// URL of the maintenance database on the same server (for CREATE/DROP DATABASE).
     public let adminURL: String
 
-    /// Creates a new database `test_<random>` and returns its URL.
-    public static func make() throws -> TestDatabase {
-        let admin = try serverURL()
+    /// Creates a new database `test_<random>` on the shared server (or on the server at `server`, a URL of its
+    /// maintenance database, e.g. a test's own `ThrowawayPostgres` it restarts) and returns its URL.
+    public static func make(server: String? = nil) throws -> TestDatabase {
+        let admin = try server ?? serverURL()
         let name = "test_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "").prefix(20)
         let connection = try PostgresConnection(admin)
         defer { connection.close() }

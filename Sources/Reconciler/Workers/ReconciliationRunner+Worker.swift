@@ -20,10 +20,12 @@ extension ReconciliationRunner {
         let control = try PostgresConnection(connectionString)
         defer { control.close() }
         try SchemaRequirement.check(control)
-        // Shared among workers, exclusive against a one-process run (which takes the same key exclusively).
-        let shared = try control.queryFirst("SELECT pg_try_advisory_lock_shared($1) AS taken", [Self.lockKey])?
-            .decode("taken", as: Bool.self)
-        guard shared == true else { throw try lockedError(control) }
+        // The run lock: shared among workers, exclusive against a one-process run (which takes the same key
+        // exclusively). Held by the heartbeat's connection, which takes it again at its first heartbeat after a
+        // reconnect (a restarted server forgets it) or stops the worker if a one-process run took it meanwhile.
+        let beat = try PostgresConnection(connectionString)
+        defer { beat.close() }
+        guard try beat.tryAdvisoryLockShared(key: Self.lockKey) else { throw try lockedError(control) }
 
         let workerId =
             "\(ProcessInfo.processInfo.hostName):\(getpid()):\(String(UInt32.random(in: 0...UInt32.max), radix: 16))"
@@ -97,8 +99,6 @@ extension ReconciliationRunner {
         )
 
         // Heartbeat on its own connection: registration, leases, the run's heartbeat, this worker's share.
-        let beat = try PostgresConnection(connectionString)
-        defer { beat.close() }
         let current = CurrentPipeline()
         let heartbeatQueue = DispatchQueue(label: "renewal-reconciler.worker-heartbeat")
         let heartbeat = DispatchSource.makeTimerSource(queue: heartbeatQueue)
@@ -110,6 +110,10 @@ extension ReconciliationRunner {
                 if share.runStatus != RunStatus.running.rawValue {
                     current.pipeline?.requestStop(.interrupted("the run ended (\(share.runStatus))"))
                 }
+            } catch let error as PostgresError where error.code == .advisoryLockLost {
+                runLogger.error("lost the run lock after a database reconnect, leaving the run: \(error)")
+                current.stopRequested = "lost the run lock"
+                current.pipeline?.requestStop(.interrupted("lost the run lock after a database reconnect"))
             } catch {
                 runLogger.warning("worker heartbeat failed (will retry): \(error)")
             }
@@ -222,7 +226,8 @@ extension ReconciliationRunner {
                 "worker \(workerId) left run \(runId) (\(stop.map { "\($0)" } ?? "stopped")): the other workers finish it"
             )
             var summary = try runSummary(runId: runId, parameters: parameters, asOf: asOf, connection: work)
-            summary.exitCode = stop == nil ? ReconcilerExitCode.success : ReconcilerExitCode.failure
+            summary.exitCode =
+                stop == nil && current.stopRequested == nil ? ReconcilerExitCode.success : ReconcilerExitCode.failure
             return (summary, false)
         }
 

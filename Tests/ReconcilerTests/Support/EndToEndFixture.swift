@@ -99,14 +99,16 @@ final class EndToEndFixture: @unchecked Sendable {
     var reportDirectory: String { directory.appendingPathComponent("reports").path }
 
     /// Creates the database and the temp directory, migrates, and (when `subscriptions > 0`) exports and imports;
-    /// with `seedPriorRuns`, puts in what a previous night's run left in some rows, as the demo does.
+    /// with `seedPriorRuns`, puts in what a previous night's run left in some rows, as the demo does. `server` is
+    /// another PostgreSQL server than the suite's (a test's own, which it may restart).
     init(
         subscriptions: Int,
         seed: UInt64 = 2026,
         now: String = EndToEndFixture.defaultNow,
-        seedPriorRuns: Bool = false
+        seedPriorRuns: Bool = false,
+        server: String? = nil
     ) throws {
-        database = try TestDatabase.make()
+        database = try TestDatabase.make(server: server)
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("rr-e2e-" + UUID().uuidString)
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         self.now = now

@@ -1,0 +1,80 @@
+import Foundation
+import Postgres
+import Reconciler
+import Testing
+
+/// PostgreSQL restarted (`pg_ctl restart -m fast`: every connection terminated) while three workers share a run
+/// (docs/architecture.md, "Workers"): each worker reconnects, takes its share of the run lock again, and the three
+/// finish the run together. Nothing is lost: every item has exactly one result, the truth matches, the run
+/// completes once and its report is written once. The test has a cluster of its own, the only one it restarts.
+@Suite struct WorkerRestartTests {
+    static let subscriptions = 1200
+    static let rate = 80
+
+    @Test func threeWorkersRecoverFromAPostgreSQLRestartAndLoseNothing() throws {
+        let cluster = try ThrowawayPostgres()
+        defer { cluster.stop() }
+        let fixture = try EndToEndFixture(subscriptions: Self.subscriptions, seed: 4245, server: cluster.url)
+        try fixture.startSimulator()
+        let workers = try (0..<3).map { _ in
+            try fixture.startRun([
+                "--worker", "--heartbeat", "1s", "--lease-timeout", "4s", "--rate", String(Self.rate),
+                "--concurrency", "16",
+            ])
+        }
+        let conn = try fixture.connect()
+        defer { conn.close() }
+        let started = try fixture.poll(limit: 120) {
+            try conn.count("SELECT count(*) AS n FROM reconciliation_items WHERE status = 'done'")
+                >= Self.subscriptions / 4
+        }
+        #expect(started)
+        #expect(try conn.count("SELECT count(*) AS n FROM run_workers") == 3)
+        let doneBefore = try conn.count("SELECT count(*) AS n FROM reconciliation_items WHERE status = 'done'")
+
+        try cluster.restart()
+        let restartedAt = try #require(try conn.queryFirst("SELECT now() AS t")?.decode("t", as: Date.self))
+
+        // After the restart, the workers hold the run again: a one-process run started now is refused, once each
+        // worker's heartbeat has reconnected and taken its shared lock again.
+        #expect(
+            try fixture.poll(limit: 30) {
+                try conn.count("SELECT count(*) AS n FROM run_workers WHERE heartbeat_at > $1", [restartedAt]) == 3
+            },
+            "every worker's heartbeat is back after the restart"
+        )
+        let plain = try fixture.run(["--rate", "50"])
+        #expect(plain.status == 75, "a one-process run must be refused while the workers hold the run: \(plain)")
+
+        let outcomes = workers.map { $0.wait(limit: 300) }
+        for (index, outcome) in outcomes.enumerated() {
+            #expect(outcome.status == 0, "worker \(index): \(outcome)")
+        }
+        #expect(try conn.count("SELECT count(*) AS n FROM reconciliation_items WHERE status = 'done'") > doneBefore)
+
+        // One run, completed once; every item with exactly one result.
+        #expect(try conn.count("SELECT count(*) AS n FROM reconciliation_runs") == 1)
+        #expect(try conn.count("SELECT count(*) AS n FROM reconciliation_runs WHERE status = 'completed'") == 1)
+        #expect(try conn.count("SELECT count(*) AS n FROM reconciliation_items WHERE status <> 'done'") == 0)
+        #expect(try conn.count("SELECT count(*) AS n FROM reconciliation_items") == Self.subscriptions)
+        #expect(
+            try conn.count("SELECT done_count AS n FROM reconciliation_runs") == Self.subscriptions,
+            "the run's count of written results equals its items: none written twice, none lost"
+        )
+        #expect(try conn.count("SELECT count(*) AS n FROM run_workers WHERE stopped_at IS NULL") == 0)
+        #expect(
+            try conn.count("SELECT count(*) AS n FROM reconciliation_items WHERE outcome = 'unresolved'") == 0
+        )
+
+        // The truth, as if nothing had happened.
+        let truth = try fixture.compareWithTruth()
+        #expect(truth.compared == Self.subscriptions)
+        #expect(truth.matched == truth.compared, "\(truth.mismatches.prefix(5))")
+
+        // The report: written once, by the worker that completed the run.
+        let folders = try FileManager.default.contentsOfDirectory(atPath: fixture.reportDirectory)
+            .filter { $0.hasSuffix("_run-1") }
+        #expect(folders.count == 1, "\(folders)")
+        #expect(outcomes.filter { $0.stderr.contains("run 1 completed") }.count == 1, "\(outcomes.map(\.stderr))")
+    }
+}
