@@ -5,11 +5,14 @@ import Reconciler
 import Testing
 
 /// Several apps in one `subscriptions` table, one run with `--apps` (docs/architecture.md, "Several apps"), end
-/// to end with the real binaries: each app has its own simulator (its own Apple: bundle id, credentials and rate
-/// limit), every row is reconciled with its own app's credentials, each simulator sees no more than its app's
+/// to end with the real binaries: three configured apps (two through verifyReceipt, each with its own shared
+/// secret, and one through the Server API), each with its own simulator (its own Apple: bundle id, credentials and
+/// rate limit). Every row is reconciled with its own app's credentials, each simulator sees no more than its app's
 /// limit in any second, and rows of an app nobody configured end `no_app`, untouched and never rejected.
 @Suite struct MultiAppRunTests {
     static let second = "com.example.second"
+    static let third = "com.example.third"
+    static let thirdSecret = "the-third-apps-own-shared-secret"
     static let unconfigured = "com.example.unconfigured"
 
     @Test func eachRowIsReconciledWithItsOwnAppsCredentialsAndLimit() throws {
@@ -26,17 +29,27 @@ import Testing
             into: two.path,
             extra: ["--bundle-id", Self.second]
         )
-        // A third app's rows that no configured app owns.
-        let three = fixture.directory.appendingPathComponent("unconfigured")
+        // App three: verifyReceipt again, with its own shared secret.
+        let three = fixture.directory.appendingPathComponent("third")
+        try SimulatorProcess.export(
+            binary: EndToEndFixture.simulatorBinary,
+            seed: 55,
+            subscriptions: 150,
+            now: asOf,
+            into: three.path,
+            extra: ["--bundle-id", Self.third]
+        )
+        // A fourth app's rows that no configured app owns.
+        let four = fixture.directory.appendingPathComponent("unconfigured")
         try SimulatorProcess.export(
             binary: EndToEndFixture.simulatorBinary,
             seed: 91,
             subscriptions: 20,
             now: asOf,
-            into: three.path,
+            into: four.path,
             extra: ["--bundle-id", Self.unconfigured]
         )
-        for folder in [two, three] {
+        for folder in [two, three, four] {
             let imported = fixture.runReconciler([
                 "import", "--file", folder.appendingPathComponent("purchases.jsonl").path,
             ])
@@ -57,6 +70,15 @@ import Testing
             sharedSecret: "the-second-app-has-no-shared-secret"
         )
         defer { simTwo.stop() }
+        let simThree = try SimulatorProcess(
+            binary: EndToEndFixture.simulatorBinary,
+            arguments: [
+                "--seed", "55", "--subscriptions", "150", "--now", fixture.now, "--bundle-id", Self.third,
+                "--max-rps", "33",
+            ],
+            sharedSecret: Self.thirdSecret
+        )
+        defer { simThree.stop() }
         let api = try #require(
             try JSONSerialization.jsonObject(
                 with: try Data(contentsOf: two.appendingPathComponent("server-api/api.json"))
@@ -79,18 +101,26 @@ import Testing
                     "server_api_url": base, "server_api_sandbox_url": base + "/sandbox",
                     "root_files": [two.appendingPathComponent("server-api/root.pem").path], "roots_only": true,
                 ],
+                [
+                    "bundle_id": Self.third, "source": "verify-receipt", "rate": 30,
+                    "shared_secret_file": three.appendingPathComponent("secret").path,
+                    "verify_url": simThree.productionURL, "sandbox_verify_url": simThree.sandboxURL,
+                ],
             ]
         ]
+        try Data(Self.thirdSecret.utf8).write(to: three.appendingPathComponent("secret"))
         let appsFile = fixture.directory.appendingPathComponent("apps.json")
         try JSONSerialization.data(withJSONObject: apps).write(to: appsFile)
 
+        let metricsFile = fixture.directory.appendingPathComponent("reconciler.prom")
         // The one-app settings of the fixture's environment are ignored: the apps file names everything.
         let run = try fixture.run(
-            ["--apps", appsFile.path, "--rate", "2000", "--concurrency", "32"],
+            ["--apps", appsFile.path, "--rate", "2000", "--concurrency", "32", "--metrics-file", metricsFile.path],
             extraEnvironment: ["APP_ONE_SECRET": fixture.secret, "APPLE_SHARED_SECRET": "a-wrong-secret"]
         )
         #expect(run.status == 0, "\(run)")
         #expect(!run.stderr.contains(fixture.secret), "the shared secret must never be logged")
+        #expect(!run.stderr.contains(Self.thirdSecret), "the shared secret must never be logged")
 
         // Every row of both apps equals its own Apple's truth.
         let one = try fixture.compareWithTruth()
@@ -103,6 +133,10 @@ import Testing
         let second = try comparison.compare(truthFile: two.appendingPathComponent("truth.jsonl").path)
         #expect(second.compared == 200)
         #expect(second.matched == second.compared, "\(second.mismatches.prefix(5))")
+        let third = try TruthComparison(connection: conn, bundleId: Self.third)
+            .compare(truthFile: three.appendingPathComponent("truth.jsonl").path)
+        #expect(third.compared == 150)
+        #expect(third.matched == third.compared, "\(third.mismatches.prefix(5))")
 
         // No cross-app rejection: the unconfigured app's rows are no_app, untouched and never asked.
         let unconfigured = try conn.query(
@@ -122,11 +156,22 @@ import Testing
                 try row.decode("reason", as: String?.self) == "no app configured for bundle id \(Self.unconfigured)"
             )
         }
-        let rejectedForBundle = try conn.queryFirst(
-            "SELECT count(*) AS n FROM subscriptions WHERE last_error LIKE '%bundle%' AND bundle_id <> $1",
-            [EndToEndFixture.bundleId]
+        // A receipt of one configured app is never rejected as another's. (Each population also has receipts of an
+        // app nobody configured stored in its rows, `com.example.otherapp`: those are rightly rejected, and the truth
+        // comparisons above expect it.)
+        let crossApp = try conn.queryFirst(
+            """
+            SELECT count(*) AS n FROM subscriptions
+             WHERE last_error LIKE '%receipt is for%' AND last_error NOT LIKE '%receipt is for com.example.otherapp%'
+            """
         )
-        #expect(try rejectedForBundle?.decode("n", as: Int.self) == 0)
+        #expect(try crossApp?.decode("n", as: Int.self) == 0)
+        #expect(
+            try conn.count(
+                "SELECT count(*) AS n FROM subscriptions WHERE last_error LIKE '%receipt is for com.example.otherapp%'"
+            ) > 0,
+            "the check above looks at the right text: the foreign receipts of the populations are named this way"
+        )
 
         // The report's per-app breakdown: each app's items and the requests made for them.
         let runId = try #require(
@@ -136,13 +181,26 @@ import Testing
         let perApp = Dictionary(
             uniqueKeysWithValues: byApp.compactMap { app in (app["id"] as? String).map { ($0, app) } }
         )
-        #expect(Set(perApp.keys) == [EndToEndFixture.bundleId, Self.second, Self.unconfigured])
+        #expect(Set(perApp.keys) == [EndToEndFixture.bundleId, Self.second, Self.third, Self.unconfigured])
         #expect(perApp[EndToEndFixture.bundleId]?["selected"] as? Int == 300)
         #expect(perApp[Self.second]?["selected"] as? Int == 200)
+        #expect(perApp[Self.third]?["selected"] as? Int == 150)
+        #expect((perApp[Self.third]?["requests"] as? Int ?? 0) >= 150)
         #expect((perApp[EndToEndFixture.bundleId]?["requests"] as? Int ?? 0) >= 300)
         #expect((perApp[Self.second]?["requests"] as? Int ?? 0) >= 200)
         #expect(perApp[Self.unconfigured]?["requests"] as? Int == 0)
         #expect((perApp[Self.unconfigured]?["by_outcome"] as? [String: Int])?["no_app"] == 20)
+        // The metrics file has the same breakdown, for alerting per app.
+        let metrics = try String(contentsOf: metricsFile, encoding: .utf8)
+        #expect(
+            metrics.contains(
+                "renewal_reconciler_last_run_app_items{app=\"\(Self.unconfigured)\",outcome=\"no_app\"} 20\n"
+            )
+        )
+        for app in [EndToEndFixture.bundleId, Self.second, Self.third] {
+            let requests = try #require(perApp[app]?["requests"] as? Int)
+            #expect(metrics.contains("renewal_reconciler_last_run_app_apple_requests{app=\"\(app)\"} \(requests)\n"))
+        }
 
         // Each Apple saw its own app's requests only, within its limit in every second.
         let statsOne = try EndToEndFixture.simulatorStats(port: simOne.port)
@@ -152,6 +210,11 @@ import Testing
         #expect(try #require(statsOne["peak_requests_per_second"] as? Int) <= 44, "\(statsOne)")
         let pathsOne = try #require(statsOne["paths"] as? [String: Any])
         #expect(pathsOne.keys.allSatisfy { $0.hasSuffix("verifyReceipt") }, "\(pathsOne.keys)")
+        // App three's Apple: its own secret accepted (a wrong one would answer 21004 and fail the truth above).
+        let statsThree = try EndToEndFixture.simulatorStats(port: simThree.port)
+        #expect(try #require(statsThree["requests_total"] as? Int) >= 150)
+        #expect(statsThree["rate_limited"] as? Int == 0, "\(statsThree)")
+        #expect(try #require(statsThree["peak_requests_per_second"] as? Int) <= 33, "\(statsThree)")
         let limitsTwo = try #require(statsTwo["server_api_limits"] as? [String: [String: Any]])
         #expect(!limitsTwo.isEmpty)
         for (endpoint, figures) in limitsTwo {

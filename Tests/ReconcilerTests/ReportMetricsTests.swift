@@ -30,6 +30,38 @@ import Testing
         }
     }
 
+    @Test func eachAppHasItsItemsAndRequests() {
+        let data = ReportSampleData.data()
+        var summary = RunSummary(data: data)
+        summary.byApp = [
+            AppCounts(id: "com.example.two", selected: 3, requests: 7, byOutcome: ["renewed": 3], byNewState: [:]),
+            AppCounts(
+                id: "com.example.one",
+                selected: 5,
+                requests: 0,
+                byOutcome: ["no_app": 4, "unchanged": 1],
+                byNewState: [:]
+            ),
+        ]
+        let text = MetricsFile.render(run: data.run, summary: summary, previousLastSuccess: nil)
+        #expect(text.contains("# TYPE renewal_reconciler_last_run_app_items gauge\n"))
+        #expect(
+            text.contains(
+                """
+                renewal_reconciler_last_run_app_items{app="com.example.one",outcome="no_app"} 4
+                renewal_reconciler_last_run_app_items{app="com.example.one",outcome="unchanged"} 1
+                renewal_reconciler_last_run_app_items{app="com.example.two",outcome="renewed"} 3
+
+                """
+            )
+        )
+        #expect(text.contains("renewal_reconciler_last_run_app_apple_requests{app=\"com.example.two\"} 7\n"))
+        #expect(text.contains("renewal_reconciler_last_run_app_apple_requests{app=\"com.example.one\"} 0\n"))
+        summary.byApp = nil
+        let single = MetricsFile.render(run: data.run, summary: summary, previousLastSuccess: nil)
+        #expect(!single.contains("renewal_reconciler_last_run_app_"))
+    }
+
     @Test func labelValuesAreEscaped() {
         #expect(MetricsFile.escapeLabel("a\"b\\c\nd") == "a\\\"b\\\\c\\nd")
     }

@@ -85,6 +85,24 @@ public enum MetricsFile {
             "Achieved verifyReceipt requests per second.",
             [([], number(summary.apple.achievedRate))]
         )
+        if let apps = summary.byApp, !apps.isEmpty {
+            // Per app (docs/reports.md, "Several apps"): each app has its own Apple rate limit to watch.
+            let sorted = apps.sorted { $0.id < $1.id }
+            metric(
+                "renewal_reconciler_last_run_app_items",
+                "Items of the last run by app (bundle id) and outcome.",
+                sorted.flatMap { app in
+                    app.byOutcome.sorted { $0.key < $1.key }.map {
+                        ([("app", app.id), ("outcome", $0.key)], "\($0.value)")
+                    }
+                }
+            )
+            metric(
+                "renewal_reconciler_last_run_app_apple_requests",
+                "Apple requests of the last run by app (bundle id), retries included: each app's own rate limit spent.",
+                sorted.map { ([("app", $0.id)], "\($0.requests)") }
+            )
+        }
         let lastSuccess = run.succeeded ? finished : previousLastSuccess
         if let lastSuccess {
             metric(lastSuccessMetric, "Unix time the last successful run finished.", [([], number(lastSuccess))])
