@@ -117,6 +117,15 @@ struct RunCommand: ParsableCommand {
     )
     var leaseTimeout: DurationArgument = DurationArgument(argument: "30s")!
 
+    @Option(
+        help: ArgumentHelp(
+            "With --worker: when no worker run is running, start one only if none that started within this long "
+                + "has completed (a host whose timer fired late finds the night's run done: exit 0); 0: always.",
+            valueName: "duration"
+        )
+    )
+    var joinWindow: DurationArgument = DurationArgument(argument: "12h")!
+
     @Argument(help: ArgumentHelp("With --resume: the run to resume.", valueName: "run-id"))
     var runId: Int64?
 
@@ -165,7 +174,11 @@ struct RunCommand: ParsableCommand {
                 progressStyle: ProgressReporter.style(forTerminalOr: .quiet)
             )
             if worker {
-                request.worker = WorkerSettings(heartbeatSeconds: heartbeat.seconds, leaseSeconds: leaseTimeout.seconds)
+                request.worker = WorkerSettings(
+                    heartbeatSeconds: heartbeat.seconds,
+                    leaseSeconds: leaseTimeout.seconds,
+                    joinWindowSeconds: joinWindow.seconds
+                )
             }
             try executeRun(request, database: database, pipeline: pipeline, money: money)
         }

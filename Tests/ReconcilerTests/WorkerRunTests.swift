@@ -105,7 +105,7 @@ import Testing
         #expect(truth.matched == truth.compared, "\(truth.mismatches.prefix(5))")
     }
 
-    @Test func aOneProcessRunIsRefusedWhileWorkersHoldTheRun() throws {
+    @Test func aOneProcessRunIsRefusedWhileWorkersHoldTheRunAndALateWorkerFindsItDone() throws {
         let fixture = try EndToEndFixture(subscriptions: 300, seed: 4243)
         try fixture.startSimulator(["--latency-ms", "40"])
         let worker = try fixture.startRun(["--worker", "--heartbeat", "1s", "--lease-timeout", "4s", "--rate", "50"])
@@ -118,5 +118,19 @@ import Testing
         let done = worker.wait(limit: 120)
         #expect(done.status == 0, "\(done)")
         #expect(try conn.count("SELECT count(*) AS n FROM reconciliation_runs WHERE status = 'completed'") == 1)
+
+        // A worker whose timer fired after the night's worker run completed has nothing to do: no second run.
+        let late = try fixture.run(["--worker", "--heartbeat", "1s", "--lease-timeout", "4s", "--rate", "50"])
+        #expect(late.status == 0, "\(late)")
+        #expect(late.stderr.contains("worker run 1"), "\(late.stderr)")
+        #expect(late.stderr.contains("has completed within --join-window"), "\(late.stderr)")
+        #expect(try conn.count("SELECT count(*) AS n FROM reconciliation_runs") == 1)
+        #expect(try conn.count("SELECT count(*) AS n FROM run_workers") == 1)
+        // --join-window 0 starts a new one.
+        let again = try fixture.run([
+            "--worker", "--heartbeat", "1s", "--lease-timeout", "4s", "--rate", "50", "--join-window", "0",
+        ])
+        #expect(again.status == 0, "\(again)")
+        #expect(try conn.count("SELECT count(*) AS n FROM reconciliation_runs WHERE status = 'completed'") == 2)
     }
 }

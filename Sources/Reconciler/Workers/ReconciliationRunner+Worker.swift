@@ -1,3 +1,4 @@
+import CivilTime
 import CurlHTTP
 import Dispatch
 import Foundation
@@ -29,7 +30,7 @@ extension ReconciliationRunner {
 
         let workerId =
             "\(ProcessInfo.processInfo.hostName):\(getpid()):\(String(UInt32.random(in: 0...UInt32.max), radix: 16))"
-        let (runId, parameters, asOf, created) = try control.transaction { db in
+        let joinedOrCreated: WorkerJoin = try control.transaction { db in
             try db.execute("SELECT pg_advisory_xact_lock($1)", [Self.lockKey &+ 1])
             let joined = try db.queryFirst(
                 """
@@ -44,6 +45,8 @@ extension ReconciliationRunner {
                     try joined.decode("id"), try RunParameters.decode(try joined.decode("parameters")),
                     try joined.decode("as_of"), false
                 )
+            } else if let done = try Self.completedWithinJoinWindow(db, settings) {
+                return .nothingToDo(completed: done)
             } else {
                 var fresh = request
                 fresh.resume = nil
@@ -54,7 +57,16 @@ extension ReconciliationRunner {
                 "INSERT INTO run_workers (run_id, worker_id, hostname, pid) VALUES ($1, $2, $3, $4)",
                 [run.0, workerId, ProcessInfo.processInfo.hostName, Int64(getpid())]
             )
-            return run
+            return .run(id: run.0, parameters: run.1, asOf: run.2, created: run.3)
+        }
+        let runId: Int64
+        let parameters: RunParameters
+        let asOf: Date
+        let created: Bool
+        switch joinedOrCreated {
+        case .nothingToDo(let completed): return (try nothingToDo(completed, control), false)
+        case .run(let id, let runParameters, let runAsOf, let isNew):
+            (runId, parameters, asOf, created) = (id, runParameters, runAsOf, isNew)
         }
         let runLogger: Logger = {
             var l = logger
@@ -262,6 +274,38 @@ extension ReconciliationRunner {
             logger: runLogger
         )
         return (summary, true)
+    }
+
+    /// The latest worker run that started within the join window and completed, if any.
+    static func completedWithinJoinWindow(_ db: PostgresConnection, _ settings: WorkerSettings) throws -> PostgresRow? {
+        guard settings.joinWindowSeconds > 0 else { return nil }
+        return try db.queryFirst(
+            """
+            SELECT id, parameters::text AS parameters, as_of, started_at, finished_at FROM reconciliation_runs
+             WHERE status = 'completed' AND (parameters->>'workers')::boolean IS TRUE
+               AND started_at > now() - make_interval(secs => $1)
+             ORDER BY id DESC LIMIT 1
+            """,
+            [settings.joinWindowSeconds]
+        )
+    }
+
+    /// A worker that came after the night's worker run completed: it says which run that was and exits 0.
+    private func nothingToDo(_ row: PostgresRow, _ control: PostgresConnection) throws -> Summary {
+        let runId: Int64 = try row.decode("id")
+        let started: Date = try row.decode("started_at")
+        logger.notice(
+            """
+            worker run \(runId), started \(RFC3339.string(started)), has completed within --join-window: nothing \
+            to do (--join-window 0 starts a new run)
+            """
+        )
+        return try runSummary(
+            runId: runId,
+            parameters: try RunParameters.decode(try row.decode("parameters")),
+            asOf: try row.decode("as_of"),
+            connection: control
+        )
     }
 
     /// The run as it stands, for a worker that did not complete it.
