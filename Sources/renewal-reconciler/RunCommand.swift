@@ -119,8 +119,9 @@ struct RunCommand: ParsableCommand {
 
     @Option(
         help: ArgumentHelp(
-            "With --worker: when no worker run is running, start one only if none that started within this long "
-                + "has completed (a host whose timer fired late finds the night's run done: exit 0); 0: always.",
+            "With --worker: when no worker run is running, start one only if none whose as-of time (its start, or "
+                + "its --now) lies within this long has completed (a host whose timer fired late finds the night's "
+                + "run done: exit 0); 0: always.",
             valueName: "duration"
         )
     )

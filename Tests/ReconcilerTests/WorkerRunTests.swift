@@ -1,3 +1,4 @@
+import CivilTime
 import Foundation
 import Postgres
 import Reconciler
@@ -132,5 +133,13 @@ import Testing
         ])
         #expect(again.status == 0, "\(again)")
         #expect(try conn.count("SELECT count(*) AS n FROM reconciliation_runs WHERE status = 'completed'") == 2)
+        // The next night (as-of one day later) is a new run.
+        let nextNight = try #require(RFC3339.parse(fixture.now)).addingTimeInterval(86_400)
+        let next = fixture.runReconciler([
+            "run", "--now", RFC3339.string(nextNight), "--report-dir", fixture.reportDirectory, "--worker",
+            "--heartbeat", "1s", "--lease-timeout", "4s", "--rate", "50",
+        ])
+        #expect(next.status == 0, "\(next)")
+        #expect(try conn.count("SELECT count(*) AS n FROM reconciliation_runs WHERE status = 'completed'") == 3)
     }
 }

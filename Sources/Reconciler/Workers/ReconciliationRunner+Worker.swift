@@ -45,7 +45,7 @@ extension ReconciliationRunner {
                     try joined.decode("id"), try RunParameters.decode(try joined.decode("parameters")),
                     try joined.decode("as_of"), false
                 )
-            } else if let done = try Self.completedWithinJoinWindow(db, settings) {
+            } else if let done = try Self.completedWithinJoinWindow(db, settings, asOf: request.now ?? Date()) {
                 return .nothingToDo(completed: done)
             } else {
                 var fresh = request
@@ -276,17 +276,23 @@ extension ReconciliationRunner {
         return (summary, true)
     }
 
-    /// The latest worker run that started within the join window and completed, if any.
-    static func completedWithinJoinWindow(_ db: PostgresConnection, _ settings: WorkerSettings) throws -> PostgresRow? {
+    /// The latest completed worker run of the same night: its as-of instant (its start, or its `--now`) within the
+    /// join window of this worker's, if any.
+    static func completedWithinJoinWindow(
+        _ db: PostgresConnection,
+        _ settings: WorkerSettings,
+        asOf: Date
+    ) throws -> PostgresRow? {
         guard settings.joinWindowSeconds > 0 else { return nil }
         return try db.queryFirst(
             """
-            SELECT id, parameters::text AS parameters, as_of, started_at, finished_at FROM reconciliation_runs
+            SELECT id, parameters::text AS parameters, as_of, started_at FROM reconciliation_runs
              WHERE status = 'completed' AND (parameters->>'workers')::boolean IS TRUE
-               AND started_at > now() - make_interval(secs => $1)
+               AND as_of > $1::timestamptz - make_interval(secs => $2)
+               AND as_of < $1::timestamptz + make_interval(secs => $2)
              ORDER BY id DESC LIMIT 1
             """,
-            [settings.joinWindowSeconds]
+            [asOf, settings.joinWindowSeconds]
         )
     }
 
