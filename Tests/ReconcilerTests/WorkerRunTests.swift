@@ -22,6 +22,7 @@ import Testing
             "--worker", "--heartbeat", "1s", "--lease-timeout", "4s", "--rate", String(Self.rate), "--concurrency",
             "16",
         ]
+        let started = Date()
         let workers = try (0..<3).map { _ in try fixture.startRun(arguments) }
         let conn = try fixture.connect()
         defer { conn.close() }
@@ -35,6 +36,7 @@ import Testing
         #expect(try conn.count("SELECT count(*) AS n FROM run_workers") == 3)
         kill(workers[1].process.processIdentifier, SIGKILL)
         let outcomes = workers.map { $0.wait(limit: 300) }
+        let wall = Date().timeIntervalSince(started)
         #expect(outcomes[1].killedBySIGKILL, "\(outcomes[1])")
         for index in [0, 2] { #expect(outcomes[index].status == 0, "worker \(index): \(outcomes[index])") }
 
@@ -68,6 +70,23 @@ import Testing
         // Together about the app's limit, never the three workers' full rates added up (3 x 60).
         let stats = try fixture.simulatorStats()
         #expect(try #require(stats["peak_requests_per_second"] as? Int) <= Self.rate + Self.rate / 4, "\(stats)")
+
+        // The run's statistics count the killed worker's requests too (up to its last heartbeat, a second before
+        // the kill at most), and its elapsed time is the longest worker's, not the three added up.
+        let simulatorRequests = try #require(stats["requests_total"] as? Int)
+        let run = try #require(
+            try conn.queryFirst(
+                """
+                SELECT (apple_stats->>'requests')::int AS requests, (apple_stats->>'elapsed_seconds')::float8 AS elapsed
+                  FROM reconciliation_runs
+                """
+            )
+        )
+        let requests: Int = try run.decode("requests")
+        #expect(requests <= simulatorRequests)
+        #expect(Double(requests) >= 0.95 * Double(simulatorRequests), "run \(requests), simulator \(simulatorRequests)")
+        let elapsed: Double = try run.decode("elapsed")
+        #expect(elapsed > 0 && elapsed <= wall, "elapsed \(elapsed) s, the workers ran \(wall) s")
 
         // The report: written once, by the worker that completed the run.
         let folders = try FileManager.default.contentsOfDirectory(atPath: fixture.reportDirectory)

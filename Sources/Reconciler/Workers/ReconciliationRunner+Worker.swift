@@ -116,7 +116,13 @@ extension ReconciliationRunner {
         let heartbeat = DispatchSource.makeTimerSource(queue: heartbeatQueue)
         let beatOnce: @Sendable () -> Void = {
             do {
-                let share = try Self.beat(beat, runId: runId, lease: lease, settings: settings)
+                let share = try Self.beat(
+                    beat,
+                    runId: runId,
+                    lease: lease,
+                    settings: settings,
+                    stats: current.statsSoFar
+                )
                 current.share = share.share
                 current.pipeline?.setRateShare(share.share)
                 if share.runStatus != RunStatus.running.rawValue {
@@ -182,7 +188,8 @@ extension ReconciliationRunner {
                 store: store,
                 source: appleSource,
                 options: parameters.options,
-                logger: runLogger
+                logger: runLogger,
+                progress: { _, _, stats in current.roundStats = stats }
             )
             pipeline.setRateShare(current.share)
             current.pipeline = pipeline
@@ -191,6 +198,7 @@ extension ReconciliationRunner {
             total.written += result.written
             total.outcomes.merge(result.outcomes, uniquingKeysWith: +)
             total.stats.merge(result.stats)
+            current.finishedRounds(total.stats)
             try work.execute(
                 "UPDATE run_workers SET written = $3, apple_stats = $4::jsonb WHERE run_id = $1 AND worker_id = $2",
                 [runId, workerId, Int64(total.written), total.stats.jsonString()]
@@ -261,9 +269,16 @@ extension ReconciliationRunner {
         }
         var all = ReconciliationPipeline.Result()
         all.stopReason = stop
+        // Every worker's requests, a killed one's up to its last heartbeat; the workers ran side by side, so the
+        // run took as long as the longest of them, not their sum.
+        var longest = 0.0
         for row in try work.query("SELECT apple_stats::text AS s FROM run_workers WHERE run_id = $1", [runId]) {
-            all.stats.merge(AppleRequestStats.fromJSON(try row.decode("s", as: String?.self)))
+            let stats = AppleRequestStats.fromJSON(try row.decode("s", as: String?.self))
+            longest = max(longest, stats.elapsedSeconds)
+            all.stats.merge(stats)
         }
+        all.stats.elapsedSeconds = longest
+        all.stats.achievedRate = longest > 0 ? Double(all.stats.requests) / longest : 0
         let summary = try finishRun(
             runId: runId,
             parameters: parameters,
@@ -378,7 +393,8 @@ extension ReconciliationRunner {
         _ conn: PostgresConnection,
         runId: Int64,
         lease: WorkerLease,
-        settings: WorkerSettings
+        settings: WorkerSettings,
+        stats: AppleRequestStats? = nil
     ) throws
         -> (share: Double, runStatus: String)
     {
@@ -396,21 +412,31 @@ extension ReconciliationRunner {
         )
         let live: Int = try row?.decode("live") ?? 1
         let share = 1 / Double(max(1, live))
+        // With the requests made so far: a worker killed mid-run still counts in the run's statistics. Never fewer
+        // than already recorded (the worker's own write at the end of a round may have landed first).
         try conn.execute(
-            "UPDATE run_workers SET heartbeat_at = now(), share = $3 WHERE run_id = $1 AND worker_id = $2",
-            [runId, lease.workerId, share]
+            """
+            UPDATE run_workers SET heartbeat_at = now(), share = $3,
+                   apple_stats = CASE WHEN ($4::jsonb->>'requests')::bigint
+                                           >= COALESCE((apple_stats->>'requests')::bigint, 0)
+                                      THEN $4::jsonb ELSE apple_stats END
+             WHERE run_id = $1 AND worker_id = $2
+            """,
+            [runId, lease.workerId, share, stats?.jsonString()]
         )
         return (share, try row?.decode("status") ?? "")
     }
 }
 
-/// The pipeline a worker is running now, its share and whether it was asked to leave: set on the worker's thread,
-/// read from its heartbeat and signal handlers.
+/// The pipeline a worker is running now, its share, its request statistics so far and whether it was asked to
+/// leave: set on the worker's thread (and the pipeline's progress), read from its heartbeat and signal handlers.
 final class CurrentPipeline: @unchecked Sendable {
     private let lock = NSLock()
     private var _pipeline: ReconciliationPipeline?
     private var _share = 1.0
     private var _stop: String?
+    private var _finished = AppleRequestStats()
+    private var _round = AppleRequestStats()
 
     var pipeline: ReconciliationPipeline? {
         get { locked { _pipeline } }
@@ -423,6 +449,26 @@ final class CurrentPipeline: @unchecked Sendable {
     var stopRequested: String? {
         get { locked { _stop } }
         set { locked { _stop = newValue } }
+    }
+    /// The running round's request statistics, as of its last batch write.
+    var roundStats: AppleRequestStats {
+        get { locked { _round } }
+        set { locked { _round = newValue } }
+    }
+    /// The finished rounds' statistics (a round's own are then in them).
+    func finishedRounds(_ stats: AppleRequestStats) {
+        locked {
+            _finished = stats
+            _round = AppleRequestStats()
+        }
+    }
+    /// The worker's requests so far: the finished rounds' and the running one's.
+    var statsSoFar: AppleRequestStats {
+        locked {
+            var all = _finished
+            all.merge(_round)
+            return all
+        }
     }
 
     private func locked<T>(_ body: () -> T) -> T {
