@@ -19,42 +19,28 @@ import Testing
         // App one: verifyReceipt (the fixture's population, bundle com.example.renewals).
         let fixture = try EndToEndFixture(subscriptions: 300)
         let asOf = try #require(RFC3339.parse(fixture.now))
-        // App two: another population (its own seed and bundle id) in the same table, through the Server API.
-        let two = fixture.directory.appendingPathComponent("second")
-        try SimulatorProcess.export(
-            binary: EndToEndFixture.simulatorBinary,
-            seed: 77,
-            subscriptions: 200,
-            now: asOf,
-            into: two.path,
-            extra: ["--bundle-id", Self.second]
-        )
-        // App three: verifyReceipt again, with its own shared secret.
-        let three = fixture.directory.appendingPathComponent("third")
-        try SimulatorProcess.export(
-            binary: EndToEndFixture.simulatorBinary,
-            seed: 55,
-            subscriptions: 150,
-            now: asOf,
-            into: three.path,
-            extra: ["--bundle-id", Self.third]
-        )
-        // A fourth app's rows that no configured app owns.
-        let four = fixture.directory.appendingPathComponent("unconfigured")
-        try SimulatorProcess.export(
-            binary: EndToEndFixture.simulatorBinary,
-            seed: 91,
-            subscriptions: 20,
-            now: asOf,
-            into: four.path,
-            extra: ["--bundle-id", Self.unconfigured]
-        )
-        for folder in [two, three, four] {
+        // Another app's population (its own seed and bundle id) exported into `folder` and imported into the table.
+        func addApp(_ folder: String, seed: UInt64, subscriptions: Int, bundleId: String) throws -> URL {
+            let url = fixture.directory.appendingPathComponent(folder)
+            try SimulatorProcess.export(
+                binary: EndToEndFixture.simulatorBinary,
+                seed: seed,
+                subscriptions: subscriptions,
+                now: asOf,
+                into: url.path,
+                extra: ["--bundle-id", bundleId]
+            )
             let imported = fixture.runReconciler([
-                "import", "--file", folder.appendingPathComponent("purchases.jsonl").path,
+                "import", "--file", url.appendingPathComponent("purchases.jsonl").path,
             ])
             #expect(imported.status == 0, "\(imported)")
+            return url
         }
+        // App two, through the Server API; app three, verifyReceipt again with its own shared secret; and the rows of
+        // a fourth app that no configured app owns.
+        let two = try addApp("second", seed: 77, subscriptions: 200, bundleId: Self.second)
+        let three = try addApp("third", seed: 55, subscriptions: 150, bundleId: Self.third)
+        _ = try addApp("unconfigured", seed: 91, subscriptions: 20, bundleId: Self.unconfigured)
 
         // Each app's Apple, with its own limit: 429 for anything above it. The simulator counts arrivals, which
         // the loopback and a busy machine bunch up a little, so its limits sit a little above the app's rate (the
