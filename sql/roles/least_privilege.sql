@@ -36,11 +36,12 @@ GRANT SELECT, INSERT, DELETE ON products TO renewal_reconciler;                -
 GRANT SELECT, INSERT, UPDATE ON app_store_notifications, notification_cursors TO renewal_reconciler;
 GRANT SELECT, INSERT, DELETE ON trend_snapshots TO renewal_reconciler;       -- a night replaces its day's rows
 GRANT SELECT, INSERT, UPDATE ON run_workers TO renewal_reconciler;            -- `run --worker` registers and beats
+GRANT SELECT, INSERT, UPDATE ON run_chunks TO renewal_reconciler;             -- and leases chunks of items
 
 -- Finance and dashboards: the facts, never the receipts.
 GRANT USAGE ON SCHEMA public TO renewal_reader;
 GRANT SELECT ON reconciliation_runs, reconciliation_items, subscription_transactions, dry_run_transactions,
-                products, trend_snapshots, run_workers TO renewal_reader;
+                products, trend_snapshots, run_workers, run_chunks TO renewal_reader;
 GRANT SELECT (id, user_id, bundle_id, product_id, original_transaction_id, environment, expires_at, state,
               auto_renew, auto_renew_product_id, grace_period_expires_at, last_verified_at, updated_at, currency)
     ON subscriptions TO renewal_reader;

@@ -40,10 +40,15 @@ public final class RunStore: PipelineStore, @unchecked Sendable {
     /// write a ledger again after repairing it by hand). Otherwise unchanged ledgers are skipped
     /// (docs/architecture.md, "Database work per subscription").
     public var writesUnchangedLedgers = false
-    /// A worker's lease (docs/architecture.md, "Workers"): pending items are claimed for this worker (`SKIP
-    /// LOCKED`, leased until its lease runs out) instead of read in id order, and a result is written only while
-    /// its item is still pending and leased to this worker. Nil for a one-process run.
+    /// A worker's lease (docs/architecture.md, "Workers"): pending items are read chunk by chunk from the chunks
+    /// this worker claims (`SKIP LOCKED`, leased until its lease runs out) instead of in id order, and a result is
+    /// written only while its chunk is still leased to this worker. Nil for a one-process run.
     public var lease: WorkerLease?
+    /// A worker's reading (the read queue's, one call at a time): the chunk being read and the last id read in it,
+    /// the chunks claimed by this store, and every item handed to the pipeline.
+    private var leasedChunk: (range: ClosedRange<Int64>, after: Int64)?
+    private var chunksRead: [Int64] = []
+    private var handedOut = Set<Int64>()
 
     public init(
         connection: PostgresConnection,
@@ -62,15 +67,41 @@ public final class RunStore: PipelineStore, @unchecked Sendable {
     }
 
     public func fetchPending(after subscriptionId: Int64, limit: Int) throws -> [WorkItem] {
-        // A worker reads the items it just claimed, whatever their ids; a one-process run reads in id order.
-        var filter = "i.subscription_id > $2 ORDER BY i.subscription_id LIMIT $3"
-        var parameters: [(any PostgresEncodable)?] = [runId, subscriptionId, Int64(limit)]
-        if let lease {
-            let claimed = try withConnectionRetry { try lease.claim(runId: runId, limit: limit, readConnection) }
-            guard !claimed.isEmpty else { return [] }
-            filter = "i.subscription_id = ANY($2::bigint[]) ORDER BY i.subscription_id"
-            parameters = [runId, claimed.map { Optional($0) }]
+        guard let lease else {
+            return try readPending(
+                "i.subscription_id > $2 ORDER BY i.subscription_id LIMIT $3",
+                [runId, subscriptionId, Int64(limit)]
+            )
         }
+        // A worker reads the pending items of the chunks it claims, chunk after chunk, whatever their ids.
+        var items: [WorkItem] = []
+        while items.count < limit {
+            if leasedChunk == nil {
+                let excluding = chunksRead
+                guard
+                    let range = try withConnectionRetry({
+                        try lease.claim(runId: runId, excluding: excluding, readConnection)
+                    })
+                else { break }
+                chunksRead.append(range.lowerBound)
+                leasedChunk = (range, range.lowerBound - 1)
+            }
+            guard let (range, after) = leasedChunk else { break }
+            let wanted = limit - items.count
+            let page = try readPending(
+                "i.subscription_id > $2 AND i.subscription_id <= $3 ORDER BY i.subscription_id LIMIT $4",
+                [runId, after, range.upperBound, Int64(wanted)]
+            )
+            leasedChunk = page.count < wanted ? nil : (range, page.last?.subscriptionId ?? range.upperBound)
+            // Never the same item twice in one round (a chunk claimed again while its items are in flight).
+            items += page.filter { handedOut.insert($0.subscriptionId).inserted }
+        }
+        return items
+    }
+
+    /// The pending items of the run matching `filter` (on `reconciliation_items i`, with `$1` the run), with their
+    /// subscription rows (and ledgers when the source needs them).
+    private func readPending(_ filter: String, _ parameters: [(any PostgresEncodable)?]) throws -> [WorkItem] {
         let rows = try withConnectionRetry {
             try readConnection.query(
                 """
@@ -284,13 +315,13 @@ public final class RunStore: PipelineStore, @unchecked Sendable {
     ) throws
         -> Set<Int64>
     {
-        // A worker writes only the items still leased to it (a lease that ran out went to another worker, whose
-        // result is the one kept: exactly one result per item).
+        // A worker writes only the items of chunks still leased to it (a lease that ran out went to another
+        // worker, whose result is the one kept: exactly one result per item).
         var results = results
         if let lease {
-            let owned = try lease.owned(runId: runId, results.map(\.item.subscriptionId), conn)
-            let lost = results.count - owned.count
-            results = results.filter { owned.contains($0.item.subscriptionId) }
+            let held = try lease.lockHeld(runId: runId, results.map(\.item.subscriptionId), conn)
+            let lost = results.count - held.count
+            results = results.filter { held.contains($0.item.subscriptionId) }
             if lost > 0 { lease.lostResults(lost) }
         }
         var conflicts = Set<Int64>()
@@ -328,16 +359,21 @@ public final class RunStore: PipelineStore, @unchecked Sendable {
         } else {
             try insertDryRunLedger(decided.flatMap { pair in pair.1.ledger.map { (pair.0, $0) } }, conn)
         }
-        try updateItems(results, conflicts: conflicts, conn)
+        // Only items still pending get their result (an item's one result is the first written).
+        let written = try updateItems(results, conflicts: conflicts, conn)
+        if let lease {
+            try lease.finished(runId: runId, Array(written), conn)
+            if written.count < results.count { lease.lostResults(results.count - written.count) }
+        }
         CrashPoints.reach("batch-write")
-        let unresolved = results.filter { $0.outcome == .unresolved }.count
+        let unresolved = results.filter { $0.outcome == .unresolved && written.contains($0.item.subscriptionId) }.count
         try conn.execute(
             """
             UPDATE reconciliation_runs
                SET done_count = done_count + $2, unresolved_count = unresolved_count + $3, heartbeat_at = now()
              WHERE id = $1
             """,
-            [runId, Int64(results.count), Int64(unresolved)]
+            [runId, Int64(written.count), Int64(unresolved)]
         )
         return conflicts
     }
@@ -592,12 +628,18 @@ public final class RunStore: PipelineStore, @unchecked Sendable {
         ]
     }
 
-    private func updateItems(_ results: [ItemResult], conflicts: Set<Int64>, _ conn: PostgresConnection) throws {
+    /// Writes each result on its item, if the item is still pending; returns the ids written.
+    private func updateItems(
+        _ results: [ItemResult],
+        conflicts: Set<Int64>,
+        _ conn: PostgresConnection
+    ) throws -> Set<Int64> {
+        guard !results.isEmpty else { return [] }
         func decision(_ r: ItemResult) -> Decision? {
             if case .decided(let d) = r.kind { return d }
             return nil
         }
-        try conn.execute(
+        let rows = try conn.query(
             """
             UPDATE reconciliation_items AS i SET
                 status = 'done',
@@ -625,7 +667,8 @@ public final class RunStore: PipelineStore, @unchecked Sendable {
                 AS v(subscription_id, outcome, user_id, previous_state, previous_expires_at, previous_product_id,
                      previous_auto_renew, new_state, new_expires_at, product_id, subscription_group_id, auto_renew,
                      auto_renew_product_id, environment, apple_status, attempts, reason, expiry_moved_backwards)
-            WHERE i.run_id = $1 AND i.subscription_id = v.subscription_id
+            WHERE i.run_id = $1 AND i.subscription_id = v.subscription_id AND i.status = 'pending'
+            RETURNING i.subscription_id
             """,
             [
                 runId,
@@ -667,5 +710,6 @@ public final class RunStore: PipelineStore, @unchecked Sendable {
                 },
             ]
         )
+        return Set(try rows.map { try $0.decode("subscription_id", as: Int64.self) })
     }
 }

@@ -8,7 +8,7 @@ import Postgres
 /// `run --worker` (docs/architecture.md, "Workers"): several processes, on one host or many, share one run
 /// through PostgreSQL. Each worker joins the running worker run (or starts it: the first one in a transaction
 /// under an advisory lock, so workers started together agree on one run), registers in `run_workers` with a
-/// heartbeat, helps the scan (one at a time, resumable), then claims pending items in leased batches and works
+/// heartbeat, helps the scan (one at a time, resumable), then claims chunks of pending items, leased, and works
 /// them through the same pipeline and store as a one-process run, each app's rate limits divided among the live
 /// workers. The worker that finds no pending item left completes the run, once, and writes its reports.
 extension ReconciliationRunner {
@@ -98,6 +98,8 @@ extension ReconciliationRunner {
                 )
             }
             _ = try RunScanner(connection: work, runId: runId, asOf: asOf).scan(parameters.selection)
+            // The scan is complete: the first worker here divides the items into the chunks workers claim.
+            try WorkerLease.divide(runId: runId, work)
         } catch {
             _ = try? control.execute(
                 "SELECT pg_advisory_unlock($1::int, $2::int)",

@@ -1,0 +1,164 @@
+import Foundation
+import Postgres
+import ReceiptDomain
+import Testing
+
+@testable import Reconciler
+
+/// Workers' chunk leases (docs/architecture.md, "Workers") against a real PostgreSQL, two stores standing for two
+/// workers: the items are divided once, each worker reads only the chunks it claimed, a chunk whose lease ran out
+/// goes to the other worker (whose result is the one kept), and every item is written once with `remaining`
+/// counting down to zero.
+@Suite struct WorkerLeaseTests {
+    /// A run of `count` pending items and two workers' stores on it.
+    static func world(_ count: Int) throws -> (StoreWorld, Int64, [Int64]) {
+        let world = try StoreWorld()
+        let ids = try (0..<count).map { try world.insertSubscription("70\($0)", expiresAt: StoreWorld.day(1)) }
+        return (world, try world.createRun(items: ids), ids)
+    }
+
+    static func workerStore(_ world: StoreWorld, runId: Int64, _ name: String) throws -> (RunStore, WorkerLease) {
+        let store = try world.store(runId: runId)
+        let lease = WorkerLease(workerId: name, seconds: 30)
+        store.lease = lease
+        return (store, lease)
+    }
+
+    static func unchanged(_ items: [WorkItem]) -> [ItemResult] {
+        items.map { TestDecisions.decided($0, TestDecisions.decision($0, expiresAt: StoreWorld.day(1))) }
+    }
+
+    static func chunks(_ world: StoreWorld, runId: Int64) throws -> [(first: Int64, last: Int64, remaining: Int)] {
+        try world.connection.query(
+            "SELECT first_id, last_id, remaining FROM run_chunks WHERE run_id = $1 ORDER BY first_id",
+            [runId]
+        ).map { (try $0.decode("first_id"), try $0.decode("last_id"), try $0.decode("remaining")) }
+    }
+
+    @Test func theItemsAreDividedOnceIntoChunksThatCoverThemAll() throws {
+        let (world, runId, ids) = try Self.world(100)
+        // 100 items in chunks of ceil(100 / 32) = 4.
+        #expect(try WorkerLease.divide(runId: runId, world.connection) == 25)
+        #expect(try WorkerLease.divide(runId: runId, world.connection) == 0)
+        let chunks = try Self.chunks(world, runId: runId)
+        #expect(chunks.map(\.remaining).reduce(0, +) == 100)
+        #expect(chunks.allSatisfy { $0.remaining <= 4 })
+        #expect(chunks.first?.first == ids.min() && chunks.last?.last == ids.max())
+        for (a, b) in zip(chunks, chunks.dropFirst()) { #expect(a.last < b.first) }
+    }
+
+    @Test func twoWorkersReadDisjointChunksAndFinishThemAll() throws {
+        let (world, runId, ids) = try Self.world(100)
+        try WorkerLease.divide(runId: runId, world.connection)
+        let (storeA, leaseA) = try Self.workerStore(world, runId: runId, "a")
+        let (storeB, leaseB) = try Self.workerStore(world, runId: runId, "b")
+        var seenA: [WorkItem] = []
+        var seenB: [WorkItem] = []
+        // Alternating pages, as two workers' pipelines would read them.
+        while true {
+            let pageA = try storeA.fetchPending(after: 0, limit: 7)
+            let pageB = try storeB.fetchPending(after: 0, limit: 7)
+            if pageA.isEmpty && pageB.isEmpty { break }
+            seenA += pageA
+            seenB += pageB
+        }
+        let a = Set(seenA.map(\.subscriptionId))
+        let b = Set(seenB.map(\.subscriptionId))
+        #expect(a.count == seenA.count && b.count == seenB.count, "an item read twice by one worker")
+        #expect(a.isDisjoint(with: b))
+        #expect(a.union(b) == Set(ids))
+        #expect(!a.isEmpty && !b.isEmpty)
+
+        _ = try storeA.write(Self.unchanged(seenA))
+        _ = try storeB.write(Self.unchanged(seenB))
+        #expect(leaseA.lostResultCount == 0 && leaseB.lostResultCount == 0)
+        #expect(try Self.chunks(world, runId: runId).allSatisfy { $0.remaining == 0 })
+        #expect(
+            try world.connection.count("SELECT count(*) AS n FROM reconciliation_items WHERE status = 'pending'") == 0
+        )
+        let run = try #require(try world.connection.queryFirst("SELECT done_count FROM reconciliation_runs"))
+        #expect(try run.decode("done_count", as: Int.self) == 100)
+    }
+
+    @Test func aChunkWhoseLeaseRanOutGoesToTheOtherWorkerWhoseResultIsKept() throws {
+        let (world, runId, _) = try Self.world(64)
+        try WorkerLease.divide(runId: runId, world.connection)
+        let (storeA, leaseA) = try Self.workerStore(world, runId: runId, "a")
+        let stalled = try storeA.fetchPending(after: 0, limit: 2)  // the first chunk's two items
+        try #require(stalled.count == 2)
+        // Worker a stalls past its lease: worker b claims the chunk and reads its items still pending.
+        try world.connection.execute("UPDATE run_chunks SET lease_until = now() - interval '1 second'")
+        let (storeB, leaseB) = try Self.workerStore(world, runId: runId, "b")
+        let taken = try storeB.fetchPending(after: 0, limit: 2)
+        #expect(taken.map(\.subscriptionId) == stalled.map(\.subscriptionId))
+        _ = try storeB.write(Self.unchanged(taken))
+        // Worker a wakes up and writes: nothing of it is kept.
+        let late = try storeA.write(
+            stalled.map { TestDecisions.decided($0, TestDecisions.decision($0, expiresAt: StoreWorld.day(9))) }
+        )
+        #expect(late.conflicts.isEmpty)
+        #expect(leaseA.lostResultCount == 2 && leaseB.lostResultCount == 0)
+        for item in stalled {
+            let row = try world.subscription(item.subscriptionId)
+            #expect(try row.decode("expires_at", as: Date?.self) == StoreWorld.day(1))
+        }
+        let first = try #require(try Self.chunks(world, runId: runId).first)
+        #expect(first.remaining == 0)
+        let run = try #require(try world.connection.queryFirst("SELECT done_count FROM reconciliation_runs"))
+        #expect(try run.decode("done_count", as: Int.self) == 2)
+    }
+
+    @Test func anItemAlreadyWrittenIsNotWrittenAgainWhenItsChunkComesBack() throws {
+        let (world, runId, _) = try Self.world(64)
+        try WorkerLease.divide(runId: runId, world.connection)
+        let (storeA, leaseA) = try Self.workerStore(world, runId: runId, "a")
+        let stalled = try storeA.fetchPending(after: 0, limit: 2)
+        try #require(stalled.count == 2)
+        // Worker b takes the chunk while a stalls, writes one item and dies; the chunk comes back to a.
+        try world.connection.execute("UPDATE run_chunks SET lease_until = now() - interval '1 second'")
+        let (storeB, _) = try Self.workerStore(world, runId: runId, "b")
+        let taken = try storeB.fetchPending(after: 0, limit: 2)
+        _ = try storeB.write(Self.unchanged([taken[0]]))
+        try world.connection.execute(
+            "UPDATE run_chunks SET leased_by = 'a', lease_until = now() + interval '30 seconds' WHERE leased_by = 'b'"
+        )
+        _ = try storeA.write(Self.unchanged(stalled))
+        #expect(leaseA.lostResultCount == 1)
+        let first = try #require(try Self.chunks(world, runId: runId).first)
+        #expect(first.remaining == 0)
+        #expect(try world.connection.count("SELECT count(*) AS n FROM reconciliation_items WHERE status = 'done'") == 2)
+        let run = try #require(try world.connection.queryFirst("SELECT done_count FROM reconciliation_runs"))
+        #expect(try run.decode("done_count", as: Int.self) == 2)
+    }
+
+    @Test func aChunkLeasedToThisWorkerButNotBeingReadIsClaimedAgain() throws {
+        let (world, runId, ids) = try Self.world(10)
+        try WorkerLease.divide(runId: runId, world.connection)
+        // Every chunk already leased to worker a (its claims' answers lost to a dropped connection, say).
+        try world.connection.execute(
+            "UPDATE run_chunks SET leased_by = 'a', lease_until = now() + interval '30 seconds'"
+        )
+        let (storeB, _) = try Self.workerStore(world, runId: runId, "b")
+        #expect(try storeB.fetchPending(after: 0, limit: 100).isEmpty)
+        let (storeA, _) = try Self.workerStore(world, runId: runId, "a")
+        let items = try storeA.fetchPending(after: 0, limit: 100)
+        #expect(Set(items.map(\.subscriptionId)) == Set(ids) && items.count == ids.count)
+        #expect(try storeA.fetchPending(after: 0, limit: 100).isEmpty)
+    }
+
+    @Test func renewAndReleaseTouchOnlyThisWorkersUnfinishedChunks() throws {
+        let (world, runId, _) = try Self.world(64)
+        try WorkerLease.divide(runId: runId, world.connection)
+        let (storeA, leaseA) = try Self.workerStore(world, runId: runId, "a")
+        let done = try storeA.fetchPending(after: 0, limit: 2)
+        _ = try storeA.write(Self.unchanged(done))
+        _ = try storeA.fetchPending(after: 0, limit: 2)
+        try world.connection.execute("UPDATE run_chunks SET lease_until = now() - interval '1 second'")
+        try leaseA.renew(runId: runId, world.connection)
+        let live = "SELECT count(*) AS n FROM run_chunks WHERE leased_by = 'a' AND lease_until > now()"
+        #expect(try world.connection.count(live) == 1)
+        try leaseA.release(runId: runId, world.connection)
+        #expect(try world.connection.count("SELECT count(*) AS n FROM run_chunks WHERE leased_by = 'a'") == 1)
+        #expect(try world.connection.count(live) == 0)
+    }
+}
