@@ -385,8 +385,9 @@ public final class NotificationHistoryReader {
         var backoff = try Backoff(maxAttempts: maxAttempts)
         let query = token.map { [("paginationToken", $0)] } ?? []
         while true {
-            waitForSlot(environment)
+            let sentAt = waitForSlot(environment)
             let result = client.sendAndWait(.post, Self.path, query: query, json: body, environment: environment)
+            if let sentAt { limiters[environment]?.answered(sentAt: sentAt, now: MonotonicClock.now()) }
             let classification = result.classification
             _ = limiters[environment]?.record(
                 throttled: classification == .rateLimited || result.httpStatus == 503,
@@ -443,12 +444,18 @@ public final class NotificationHistoryReader {
         }
     }
 
-    /// Waits until the environment's budget admits the next request.
-    private func waitForSlot(_ environment: AppleEnvironment) {
-        guard var limiter = limiters[environment] else { return }
+    /// Waits until the environment's budget admits the next request; returns the send tick the budget recorded
+    /// (nil without a budget).
+    private func waitForSlot(_ environment: AppleEnvironment) -> UInt64? {
+        guard var limiter = limiters[environment] else { return nil }
         Self.sleep(limiter.reserve(now: MonotonicClock.now()))
-        while let wait = limiter.trySend(now: MonotonicClock.now()) { Self.sleep(wait) }
+        var now = MonotonicClock.now()
+        while let wait = limiter.trySend(now: now) {
+            Self.sleep(wait)
+            now = MonotonicClock.now()
+        }
         limiters[environment] = limiter
+        return now
     }
 
     private static func sleep(_ nanoseconds: UInt64) {

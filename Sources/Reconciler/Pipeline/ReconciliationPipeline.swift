@@ -376,7 +376,8 @@ public final class ReconciliationPipeline: @unchecked Sendable {
     /// Lets held sends of `budget` go while its send window allows; one timer waits for the next opening.
     private func drain(_ budget: RateBudget) {
         while let (task, request) = heldSends[budget]?.first, var limiter = limiters[budget] {
-            let wait = limiter.trySend(now: clock.now())
+            let now = clock.now()
+            let wait = limiter.trySend(now: now)
             limiters[budget] = limiter
             if let wait {
                 guard !drainScheduled.contains(budget) else { return }
@@ -388,13 +389,13 @@ public final class ReconciliationPipeline: @unchecked Sendable {
                 return
             }
             heldSends[budget]?.removeFirst()
-            dispatch(task, request)
+            dispatch(task, request, sentAt: now)
         }
     }
 
-    /// The window admitted the request: hand it to the source (unless the run stopped meanwhile: then it
-    /// stays pending for `--resume`).
-    private func dispatch(_ task: ItemTask, _ request: SourceRequest) {
+    /// The window admitted the request at `sentAt`: hand it to the source (unless the run stopped meanwhile:
+    /// then it stays pending for `--resume`).
+    private func dispatch(_ task: ItemTask, _ request: SourceRequest, sentAt: UInt64) {
         guard stopReason == nil else {
             inFlight -= 1
             return drop(task)
@@ -402,11 +403,11 @@ public final class ReconciliationPipeline: @unchecked Sendable {
         task.requests += 1
         if request.switchesEnvironment { result.stats.environmentSwitches += 1 }
         task.verification.perform(request) { answer in
-            self.queue.async { self.handle(task, answer) }
+            self.queue.async { self.handle(task, answer, sentAt: sentAt) }
         }
     }
 
-    private func handle(_ task: ItemTask, _ answer: SourceAnswer) {
+    private func handle(_ task: ItemTask, _ answer: SourceAnswer, sentAt: UInt64) {
         inFlight -= 1
         result.stats.record(answer)
         let now = clock.now()
@@ -417,6 +418,8 @@ public final class ReconciliationPipeline: @unchecked Sendable {
         noteReachability(answer, now: now)
         let budget = answer.request.budget
         if var limiter = limiters[budget] {
+            // The answer is back: Apple counted the request by now, so its send window slot is released sooner.
+            limiter.answered(sentAt: sentAt, now: now)
             let before = limiter.rate
             if let rate = limiter.record(throttled: answer.throttled, now: now), rate < before {
                 logger.notice(

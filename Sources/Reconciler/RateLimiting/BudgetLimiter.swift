@@ -1,5 +1,5 @@
 /// One rate budget's limiter, confined to the pipeline's queue: the token bucket spaces reservations at
-/// the current rate, the send window is the hard one-second guarantee on requests actually sent, the
+/// the current rate, the send window is the hard one-second guarantee on requests as Apple counts them, the
 /// adaptive controller slows the budget when Apple pushes back, and `pausedUntil` holds every send of the
 /// budget until Apple's `Retry-After`. Pure: ticks come from the pipeline's clock.
 struct BudgetLimiter {
@@ -30,6 +30,12 @@ struct BudgetLimiter {
     mutating func trySend(now: UInt64) -> UInt64? {
         if pausedUntil > now { return pausedUntil - now }
         return window.trySend(now: now)
+    }
+
+    /// The request sent at `sentAt` was answered at `now`: its send window slot is released sooner
+    /// (`SendWindow.answered(sentAt:now:)`).
+    mutating func answered(sentAt: UInt64, now: UInt64) {
+        window.answered(sentAt: sentAt, now: now)
     }
 
     /// Records an answer; returns the new rate when it changed.
