@@ -220,6 +220,7 @@ extension ReconciliationRunner {
             let pending: Int = try left?.decode("pending") ?? 0
             let status: String = try left?.decode("status") ?? ""
             if pending == 0 || status != RunStatus.running.rawValue { break }
+            runLogger.info("\(pending) items pending in chunks other workers hold: looking again in a second")
             Thread.sleep(forTimeInterval: min(1, settings.heartbeatSeconds))
         }
         if lease.lostResultCount > 0 {
