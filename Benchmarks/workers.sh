@@ -303,6 +303,9 @@ done
 if [ "$KILLING" = 1 ]; then
     check "the kill happened mid-run" "$(holds [ -n "$KILL_PID" ])" "at ${KILL_DONE:-never} items done"
 fi
+# Every worker that lived to the end wrote results: the items were shared, not all taken by one worker.
+idle_survivors=$(q "SELECT count(*) FROM run_workers WHERE run_id = $run_id AND stopped_at IS NOT NULL AND written = 0")
+check "every surviving worker wrote results" "$(holds [ "$idle_survivors" = 0 ])" "$idle_survivors wrote none"
 check "exactly one run, completed" "$(( $(holds [ "$runs" = 1 ]) | $(holds [ "$status" = completed ]) ))" "runs=$runs status=$status"
 check "items = due subscriptions" \
     "$(( $(holds [ "$items" = "$due" ]) | $(holds [ "$due" = "$subs" ]) | $(holds [ "$items_distinct" = "$items" ]) ))" \

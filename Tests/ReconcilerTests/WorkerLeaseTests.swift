@@ -1,6 +1,8 @@
+import Dispatch
 import Foundation
 import Postgres
 import ReceiptDomain
+import Synchronization
 import Testing
 
 @testable import Reconciler
@@ -129,6 +131,47 @@ import Testing
         #expect(try world.connection.count("SELECT count(*) AS n FROM reconciliation_items WHERE status = 'done'") == 2)
         let run = try #require(try world.connection.queryFirst("SELECT done_count FROM reconciliation_runs"))
         #expect(try run.decode("done_count", as: Int.self) == 2)
+    }
+
+    /// Four workers claiming at once, while the chunks they hold are written to as batch writes do: every chunk ends
+    /// leased to the one worker whose claim returned it (a claim written as `UPDATE ... FROM (SELECT ... FOR UPDATE
+    /// SKIP LOCKED LIMIT 1)` could update rows it did not return: one worker held every chunk).
+    @Test func concurrentClaimsEachTakeTheChunkTheyReturn() throws {
+        let (world, runId, _) = try Self.world(3200)
+        try WorkerLease.divide(runId: runId, world.connection)
+        try world.connection.execute("ANALYZE run_chunks")
+        let chunkCount = try world.connection.count("SELECT count(*) AS n FROM run_chunks")
+        let connections = try (0..<4).map { _ in try world.database.connect() }
+        defer { for connection in connections { connection.close() } }
+        let results = Mutex<[String: [Int64]]>([:])
+        let failures = Mutex<[String]>([])
+        DispatchQueue.concurrentPerform(iterations: 4) { index in
+            let lease = WorkerLease(workerId: "w\(index)", seconds: 30)
+            var mine: [Int64] = []
+            do {
+                while let range = try lease.claim(runId: runId, excluding: mine, connections[index]) {
+                    mine.append(range.lowerBound)
+                    // A batch write's bookkeeping on the chunk just claimed.
+                    try connections[index].execute(
+                        "UPDATE run_chunks SET remaining = remaining WHERE run_id = $1 AND first_id = $2",
+                        [runId, range.lowerBound]
+                    )
+                }
+            } catch {
+                failures.withLock { $0.append("w\(index): \(error)") }
+            }
+            results.withLock { $0["w\(index)"] = mine }
+        }
+        #expect(failures.withLock { $0 }.isEmpty, "\(failures.withLock { $0 })")
+        let returned = results.withLock { $0 }
+        #expect(returned.values.map(\.count).reduce(0, +) == chunkCount, "\(returned.mapValues(\.count))")
+        for (worker, firsts) in returned {
+            let leased = try world.connection.query(
+                "SELECT first_id FROM run_chunks WHERE leased_by = $1 ORDER BY first_id",
+                [worker]
+            ).map { try $0.decode("first_id", as: Int64.self) }
+            #expect(leased == firsts.sorted(), "\(worker) holds chunks its claims did not return")
+        }
     }
 
     @Test func aChunkLeasedToThisWorkerButNotBeingReadIsClaimedAgain() throws {

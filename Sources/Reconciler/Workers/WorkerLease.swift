@@ -63,20 +63,23 @@ public final class WorkerLease: @unchecked Sendable {
     /// this worker holds already but is not reading now (`excluding`: a claim whose answer was lost to a dropped
     /// connection, or a chunk of an earlier round), skipping chunks other workers are claiming or writing this
     /// instant. Returns its ids, nil when none is free.
+    ///
+    /// The free chunk is a scalar subquery, run once. As a join (`UPDATE ... FROM (SELECT ... FOR UPDATE SKIP
+    /// LOCKED LIMIT 1)`) a generic plan, which PostgreSQL picks for a statement prepared and run often, may scan
+    /// the subquery again for every row, skip the rows this statement just updated and so claim every chunk.
     func claim(runId: Int64, excluding: [Int64], _ conn: PostgresConnection) throws -> ClosedRange<Int64>? {
         guard
             let row = try conn.queryFirst(
                 """
-                UPDATE run_chunks AS c
-                   SET leased_by = $2, lease_until = now() + make_interval(secs => $3)
-                  FROM (SELECT first_id FROM run_chunks
-                         WHERE run_id = $1 AND remaining > 0
-                           AND (lease_until IS NULL OR lease_until < now() OR leased_by = $2)
-                           AND first_id <> ALL($4::bigint[])
-                         ORDER BY first_id LIMIT 1
-                         FOR UPDATE SKIP LOCKED) AS free
-                 WHERE c.run_id = $1 AND c.first_id = free.first_id
-                RETURNING c.first_id, c.last_id
+                UPDATE run_chunks SET leased_by = $2, lease_until = now() + make_interval(secs => $3)
+                 WHERE run_id = $1
+                   AND first_id = (SELECT first_id FROM run_chunks
+                                    WHERE run_id = $1 AND remaining > 0
+                                      AND (lease_until IS NULL OR lease_until < now() OR leased_by = $2)
+                                      AND first_id <> ALL($4::bigint[])
+                                    ORDER BY first_id LIMIT 1
+                                    FOR UPDATE SKIP LOCKED)
+                RETURNING first_id, last_id
                 """,
                 [runId, workerId, seconds, excluding.map { Optional($0) }]
             )
