@@ -174,6 +174,72 @@ import Testing
         }
     }
 
+    /// The heartbeat renews a worker's leases while the worker's own batch write holds one of its chunks and is about
+    /// to lock the others. Both lock in `first_id` order, so the renewal waits holding nothing the batch wants: the
+    /// batch goes on at once, and neither waits for PostgreSQL's deadlock detection (1 s) nor is aborted by it.
+    /// Renewing with a plain `UPDATE`, which locks in the order it scans, deadlocked here.
+    @Test func aRenewalBesideTheWorkersOwnBatchWriteNeitherDeadlocksNorDelaysIt() throws {
+        let (world, runId, _) = try Self.world(64)
+        try WorkerLease.divide(runId: runId, world.connection)
+        let (storeA, leaseA) = try Self.workerStore(world, runId: runId, "a")
+        let items = try storeA.fetchPending(after: 0, limit: 6)  // chunks of 2 items: three claimed
+        let firsts = try Self.chunks(world, runId: runId).prefix(3).map(\.first)
+        try #require(items.count == 6 && firsts.count == 3)
+        // The first chunk's row moves behind the other two in the table (any update moves a row), so a sequential
+        // scan, the plan for a small table, meets them first.
+        try world.connection.execute(
+            "UPDATE run_chunks SET remaining = remaining WHERE run_id = $1 AND first_id = $2",
+            [runId, firsts[0]]
+        )
+        let batch = try world.database.connect()
+        defer { batch.close() }
+        let heartbeat = try world.database.connect()
+        defer { heartbeat.close() }
+        try heartbeat.execute("SET enable_indexscan = off")
+        try heartbeat.execute("SET enable_bitmapscan = off")
+        let heartbeatPid: Int = try #require(try heartbeat.queryFirst("SELECT pg_backend_pid() AS pid")?.decode("pid"))
+
+        // The batch write has locked the first chunk.
+        try batch.execute("BEGIN")
+        try batch.execute(
+            "SELECT first_id FROM run_chunks WHERE run_id = $1 AND first_id = $2 FOR UPDATE",
+            [runId, firsts[0]]
+        )
+        let renewal = Mutex<String?>(nil)
+        let renewed = DispatchSemaphore(value: 0)
+        DispatchQueue.global().async {
+            do {
+                try leaseA.renew(runId: runId, heartbeat)
+                renewal.withLock { $0 = "renewed" }
+            } catch {
+                renewal.withLock { $0 = "\(error)" }
+            }
+            renewed.signal()
+        }
+        // Until the renewal waits for the first chunk's lock.
+        var waiting = false
+        for _ in 0..<200 where !waiting {
+            let state = try world.connection.queryFirst(
+                "SELECT wait_event_type FROM pg_stat_activity WHERE pid = $1",
+                [heartbeatPid]
+            )
+            waiting = try state?.decode("wait_event_type", as: String?.self) == "Lock"
+            if !waiting { Thread.sleep(forTimeInterval: 0.05) }
+        }
+        try #require(waiting, "the renewal never waited for the batch's lock")
+
+        let started = Date()
+        let held = try leaseA.lockHeld(runId: runId, items.map(\.subscriptionId), batch)
+        let waited = Date().timeIntervalSince(started)
+        try batch.execute("COMMIT")
+        #expect(renewed.wait(timeout: .now() + 10) == .success)
+        #expect(held == Set(items.map(\.subscriptionId)))
+        #expect(waited < 0.5, "the batch waited \(waited) s for the renewal")
+        #expect(renewal.withLock { $0 } == "renewed")
+        let live = "SELECT count(*) AS n FROM run_chunks WHERE leased_by = 'a' AND lease_until > now()"
+        #expect(try world.connection.count(live) == 3)
+    }
+
     @Test func aChunkLeasedToThisWorkerButNotBeingReadIsClaimedAgain() throws {
         let (world, runId, ids) = try Self.world(10)
         try WorkerLease.divide(runId: runId, world.connection)

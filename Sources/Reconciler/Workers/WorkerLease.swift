@@ -153,25 +153,46 @@ public final class WorkerLease: @unchecked Sendable {
 
     /// Extends the leases of this worker's unfinished chunks (the heartbeat).
     func renew(runId: Int64, _ conn: PostgresConnection) throws {
-        try conn.execute(
-            """
-            UPDATE run_chunks SET lease_until = now() + make_interval(secs => $3)
-             WHERE run_id = $1 AND leased_by = $2 AND remaining > 0
-            """,
-            [runId, workerId, seconds]
-        )
+        try conn.transaction { db in
+            let mine = try lockUnfinished(runId: runId, db)
+            guard !mine.isEmpty else { return }
+            try db.execute(
+                """
+                UPDATE run_chunks SET lease_until = now() + make_interval(secs => $3)
+                 WHERE run_id = $1 AND first_id = ANY($2::bigint[])
+                """,
+                [runId, mine.map { Optional($0) }, seconds]
+            )
+        }
     }
 
     /// Gives back this worker's unfinished chunks at once (a graceful stop): another worker need not wait for the
     /// leases to run out.
     func release(runId: Int64, _ conn: PostgresConnection) throws {
-        try conn.execute(
+        try conn.transaction { db in
+            let mine = try lockUnfinished(runId: runId, db)
+            guard !mine.isEmpty else { return }
+            try db.execute(
+                "UPDATE run_chunks SET leased_by = NULL, lease_until = NULL WHERE run_id = $1 AND first_id = ANY($2::bigint[])",
+                [runId, mine.map { Optional($0) }]
+            )
+        }
+    }
+
+    /// Inside a transaction: locks this worker's unfinished chunks in `first_id` order, the order a batch write
+    /// locks its chunks in (`lockHeld`), and returns their first ids. Locking them in the order a plain `UPDATE`
+    /// happens to scan them could deadlock with the worker's own batch write: PostgreSQL finds that after its
+    /// `deadlock_timeout` (1 s), during which the batch waits, then aborts one of the two.
+    private func lockUnfinished(runId: Int64, _ db: PostgresConnection) throws -> [Int64] {
+        try db.query(
             """
-            UPDATE run_chunks SET leased_by = NULL, lease_until = NULL
+            SELECT first_id FROM run_chunks
              WHERE run_id = $1 AND leased_by = $2 AND remaining > 0
+             ORDER BY first_id
+             FOR UPDATE
             """,
             [runId, workerId]
-        )
+        ).map { try $0.decode("first_id", as: Int64.self) }
     }
 
     func lostResults(_ count: Int) {
