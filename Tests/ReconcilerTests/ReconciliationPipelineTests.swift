@@ -217,6 +217,19 @@ import Testing
         #expect(rateAfterStorm.values.contains { $0 < 40 } && rateAfterStorm.values.contains(40))
     }
 
+    /// The last batch, smaller than `--batch-size`, is written as soon as every item has its result, not at the next
+    /// flush tick half a second later: a run (and each round of a worker) ends when its work does.
+    @Test func theLastPartialBatchIsWrittenWithoutWaitingForTheFlushTick() throws {
+        let clock = VirtualClock()
+        let source = FakeSource(clock: clock, budgets: [RateBudget(name: "apple", rate: 1000)])
+        let store = InMemoryPipelineStore(count: 30)
+        let result = clock.drive(try Self.pipeline(store, source, Self.options(rate: 1000, batchSize: 50)))
+        #expect(result.written == 30)
+        #expect(store.batches.count == 1)
+        // 30 sends at 1,000/s and a 50 ms answer: done in about 0.1 s; the flush tick comes at 0.5 s.
+        #expect(result.stats.elapsedSeconds < 0.25, "ended after \(result.stats.elapsedSeconds) s")
+    }
+
     @Test func aFailedBatchWriteIsRetried() throws {
         let clock = VirtualClock()
         let source = FakeSource(clock: clock, budgets: [RateBudget(name: "apple", rate: 200)])

@@ -487,6 +487,13 @@ public final class ReconciliationPipeline: @unchecked Sendable {
 
     // MARK: - Writing
 
+    /// Every item still held has its result waiting for the batch and the store has no more: the batch cannot
+    /// grow, so it is written now rather than at the next flush tick (up to half a second at the end of every
+    /// run, and of every round of a worker).
+    private var nothingMoreToBatch: Bool {
+        exhausted && !fetching && active == pendingResults.count
+    }
+
     private func scheduleFlushTick() {
         clock.schedule(after: 500_000_000, on: queue) {
             guard !self.done else { return }
@@ -500,7 +507,9 @@ public final class ReconciliationPipeline: @unchecked Sendable {
             checkCompletion()
             return
         }
-        guard force || pendingResults.count >= options.batchSize || stopReason != nil else { return }
+        guard force || pendingResults.count >= options.batchSize || stopReason != nil || nothingMoreToBatch else {
+            return
+        }
         let batch = Array(pendingResults.prefix(options.batchSize))
         pendingResults.removeFirst(batch.count)
         writing = true
