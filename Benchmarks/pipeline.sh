@@ -45,15 +45,8 @@ while [ $# -gt 0 ]; do
     esac
 done
 
-if [ "$BUILD" = 1 ]; then
-    swift build -c release --product renewal-reconciler >&2
-    swift build -c release --product appstore-simulator >&2
-fi
-[ -n "$BIN" ] || BIN=$(swift build -c release --show-bin-path)
-RR=$BIN/renewal-reconciler
-SIM=$BIN/appstore-simulator
-NOW=2026-11-21T03:00:00Z
-BUNDLE=com.example.renewals
+# shellcheck source=lib.sh
+source Benchmarks/lib.sh
 
 # shellcheck source=../scripts/lib/throwaway-pg.sh
 source scripts/lib/throwaway-pg.sh
