@@ -34,6 +34,11 @@ import Testing
         }
         #expect(reachedHalf)
         #expect(try conn.count("SELECT count(*) AS n FROM run_workers") == 3)
+        // Each worker's results so far, as `runs` shows them during the run: recorded at every heartbeat.
+        let progressShown = try fixture.poll(limit: 10) {
+            try conn.count("SELECT count(*) AS n FROM run_workers WHERE written > 0") == 3
+        }
+        #expect(progressShown, "a worker's results written so far were not recorded by its heartbeat")
         kill(workers[1].process.processIdentifier, SIGKILL)
         let outcomes = workers.map { $0.wait(limit: 300) }
         let wall = Date().timeIntervalSince(started)
@@ -56,6 +61,8 @@ import Testing
             try written.filter { try !$0.decode("killed", as: Bool.self) }
                 .allSatisfy { try $0.decode("written", as: Int.self) > 0 }
         )
+        // The workers' counts add up to no more than the run's: the killed one's stop at its last heartbeat.
+        #expect(try conn.count("SELECT sum(written) AS n FROM run_workers") <= Self.subscriptions)
         // Each worker finished chunks of its own (a chunk keeps the worker that finished it); none is left unfinished.
         #expect(try conn.count("SELECT count(DISTINCT leased_by) AS n FROM run_chunks") == 3)
         #expect(try conn.count("SELECT count(*) AS n FROM run_chunks WHERE remaining <> 0") == 0)

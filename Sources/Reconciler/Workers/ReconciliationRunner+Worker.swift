@@ -123,7 +123,7 @@ extension ReconciliationRunner {
                     runId: runId,
                     lease: lease,
                     settings: settings,
-                    stats: current.statsSoFar
+                    progress: current.progressSoFar
                 )
                 current.share = share.share
                 current.pipeline?.setRateShare(share.share)
@@ -191,7 +191,7 @@ extension ReconciliationRunner {
                 source: appleSource,
                 options: parameters.options,
                 logger: runLogger,
-                progress: { _, _, stats in current.roundStats = stats }
+                progress: { written, _, stats in current.roundProgress = (written, stats) }
             )
             pipeline.setRateShare(current.share)
             current.pipeline = pipeline
@@ -200,7 +200,7 @@ extension ReconciliationRunner {
             total.written += result.written
             total.outcomes.merge(result.outcomes, uniquingKeysWith: +)
             total.stats.merge(result.stats)
-            current.finishedRounds(total.stats)
+            current.finishedRounds(written: total.written, stats: total.stats)
             try work.execute(
                 "UPDATE run_workers SET written = $3, apple_stats = $4::jsonb WHERE run_id = $1 AND worker_id = $2",
                 [runId, workerId, Int64(total.written), total.stats.jsonString()]
@@ -397,7 +397,7 @@ extension ReconciliationRunner {
         runId: Int64,
         lease: WorkerLease,
         settings: WorkerSettings,
-        stats: AppleRequestStats? = nil
+        progress: (written: Int, stats: AppleRequestStats)? = nil
     ) throws
         -> (share: Double, runStatus: String)
     {
@@ -415,31 +415,34 @@ extension ReconciliationRunner {
         )
         let live: Int = try row?.decode("live") ?? 1
         let share = 1 / Double(max(1, live))
-        // With the requests made so far: a worker killed mid-run still counts in the run's statistics. Never fewer
-        // than already recorded (the worker's own write at the end of a round may have landed first).
+        // With the results written and requests made so far: `runs` shows each worker's progress during the run,
+        // and a worker killed mid-run still counts in the run's statistics. Never fewer than already recorded (the
+        // worker's own write at the end of a round may have landed first).
         try conn.execute(
             """
             UPDATE run_workers SET heartbeat_at = now(), share = $3,
+                   written = GREATEST(written, COALESCE($5, 0)),
                    apple_stats = CASE WHEN ($4::jsonb->>'requests')::bigint
                                            >= COALESCE((apple_stats->>'requests')::bigint, 0)
                                       THEN $4::jsonb ELSE apple_stats END
              WHERE run_id = $1 AND worker_id = $2
             """,
-            [runId, lease.workerId, share, stats?.jsonString()]
+            [runId, lease.workerId, share, progress?.stats.jsonString(), progress.map { Int32(clamping: $0.written) }]
         )
         return (share, try row?.decode("status") ?? "")
     }
 }
 
-/// The pipeline a worker is running now, its share, its request statistics so far and whether it was asked to
-/// leave: set on the worker's thread (and the pipeline's progress), read from its heartbeat and signal handlers.
+/// The pipeline a worker is running now, its share, its results and request statistics so far and whether it was
+/// asked to leave: set on the worker's thread (and the pipeline's progress), read from its heartbeat and signal
+/// handlers.
 final class CurrentPipeline: @unchecked Sendable {
     private let lock = NSLock()
     private var _pipeline: ReconciliationPipeline?
     private var _share = 1.0
     private var _stop: String?
-    private var _finished = AppleRequestStats()
-    private var _round = AppleRequestStats()
+    private var _finished = (written: 0, stats: AppleRequestStats())
+    private var _round = (written: 0, stats: AppleRequestStats())
 
     var pipeline: ReconciliationPipeline? {
         get { locked { _pipeline } }
@@ -453,24 +456,24 @@ final class CurrentPipeline: @unchecked Sendable {
         get { locked { _stop } }
         set { locked { _stop = newValue } }
     }
-    /// The running round's request statistics, as of its last batch write.
-    var roundStats: AppleRequestStats {
+    /// The running round's results written and request statistics, as of its last batch write.
+    var roundProgress: (written: Int, stats: AppleRequestStats) {
         get { locked { _round } }
         set { locked { _round = newValue } }
     }
-    /// The finished rounds' statistics (a round's own are then in them).
-    func finishedRounds(_ stats: AppleRequestStats) {
+    /// The finished rounds' results and statistics (a round's own are then in them).
+    func finishedRounds(written: Int, stats: AppleRequestStats) {
         locked {
-            _finished = stats
-            _round = AppleRequestStats()
+            _finished = (written, stats)
+            _round = (0, AppleRequestStats())
         }
     }
-    /// The worker's requests so far: the finished rounds' and the running one's.
-    var statsSoFar: AppleRequestStats {
+    /// The worker's results and requests so far: the finished rounds' and the running one's.
+    var progressSoFar: (written: Int, stats: AppleRequestStats) {
         locked {
-            var all = _finished
-            all.merge(_round)
-            return all
+            var stats = _finished.stats
+            stats.merge(_round.stats)
+            return (_finished.written + _round.written, stats)
         }
     }
 
