@@ -240,6 +240,82 @@ import Testing
         #expect(try world.connection.count(live) == 3)
     }
 
+    /// Items added to the run after its division (a notification pulled while a restarted server had dropped the
+    /// prepare lock) are covered: one inside a finished chunk's range opens that chunk again, one beyond every chunk
+    /// gets a chunk of its own; a worker then reads both and finishes them.
+    @Test func itemsAddedAfterTheDivisionGetAChunk() throws {
+        let world = try StoreWorld()
+        let ids = try (0..<12).map { try world.insertSubscription("71\($0)", expiresAt: StoreWorld.day(1)) }
+        // Every other subscription is due; the division makes chunks of one item (6 items, fewer than 32).
+        let runId = try world.createRun(items: ids.enumerated().filter { $0.offset % 2 == 0 }.map(\.element))
+        try WorkerLease.divide(runId: runId, world.connection)
+        let (store, lease) = try Self.workerStore(world, runId: runId, "a")
+        _ = try store.write(Self.unchanged(try store.fetchPending(after: 0, limit: 100)))
+        try #require(try Self.chunks(world, runId: runId).allSatisfy { $0.remaining == 0 })
+        #expect(try WorkerLease.coverStrays(runId: runId, world.connection) == 0)
+
+        // The first chunk's range made to hold ids[1] too (as a chunk of consecutive due items holds the ids between
+        // them); then ids[1] and ids[11] (beyond every chunk) become pending items of the run.
+        try world.connection.execute(
+            "UPDATE run_chunks SET last_id = $3 WHERE run_id = $1 AND first_id = $2",
+            [runId, ids[0], ids[1]]
+        )
+        try world.connection.execute(
+            """
+            INSERT INTO reconciliation_items (run_id, subscription_id, original_transaction_id, user_id, previous_state,
+                                              previous_expires_at, previous_product_id, previous_auto_renew)
+            SELECT $1, id, original_transaction_id, user_id, state, expires_at, product_id, auto_renew
+              FROM subscriptions WHERE id = ANY($2::bigint[])
+            """,
+            [runId, [ids[1], ids[11]].map { Optional($0) }]
+        )
+        #expect(try WorkerLease.coverStrays(runId: runId, world.connection) == 2)
+        #expect(try WorkerLease.coverStrays(runId: runId, world.connection) == 0, "covered once")
+        let reopened = try #require(try Self.chunks(world, runId: runId).first { $0.first == ids[0] })
+        #expect(reopened.remaining == 1)
+        #expect(try Self.chunks(world, runId: runId).contains { $0.first == ids[11] && $0.last == ids[11] })
+
+        let (late, _) = try Self.workerStore(world, runId: runId, "b")
+        let items = try late.fetchPending(after: 0, limit: 100)
+        #expect(Set(items.map(\.subscriptionId)) == [ids[1], ids[11]])
+        _ = try late.write(Self.unchanged(items))
+        #expect(try Self.chunks(world, runId: runId).allSatisfy { $0.remaining == 0 })
+        let pending = "SELECT count(*) AS n FROM reconciliation_items WHERE status = 'pending'"
+        #expect(try world.connection.count(pending) == 0)
+        #expect(lease.lostResultCount == 0)
+    }
+
+    /// Two workers whose recorded heartbeats are older than the lease (a preparation or a database outage longer than
+    /// it): a worker beating counts itself live, so the second to beat takes half the limit, never the whole of it.
+    @Test func aWorkerCountsItselfLiveWhenItsLastHeartbeatIsOld() throws {
+        let (world, runId, _) = try Self.world(4)
+        for worker in ["a", "b"] {
+            try world.connection.execute(
+                """
+                INSERT INTO run_workers (run_id, worker_id, hostname, pid, heartbeat_at)
+                VALUES ($1, $2, 'test', 1, now() - interval '1 hour')
+                """,
+                [runId, worker]
+            )
+        }
+        let settings = WorkerSettings(heartbeatSeconds: 1, leaseSeconds: 10)
+        let first = try ReconciliationRunner.beat(
+            world.connection,
+            runId: runId,
+            lease: WorkerLease(workerId: "a", seconds: 10),
+            settings: settings
+        )
+        #expect(first.share == 1, "b's heartbeat is an hour old: b counts as gone")
+        let second = try ReconciliationRunner.beat(
+            world.connection,
+            runId: runId,
+            lease: WorkerLease(workerId: "b", seconds: 10),
+            settings: settings
+        )
+        #expect(second.share == 0.5)
+        #expect(second.runStatus == "running")
+    }
+
     @Test func aChunkLeasedToThisWorkerButNotBeingReadIsClaimedAgain() throws {
         let (world, runId, ids) = try Self.world(10)
         try WorkerLease.divide(runId: runId, world.connection)

@@ -236,8 +236,9 @@ public final class RunStore: PipelineStore, @unchecked Sendable {
             }
             CrashPoints.reach("batch-committed")
             return BatchWriteResult(conflicts: conflicts, refused: refused)
-        } catch let error as PostgresError where !error.isConnectionError {
-            // Something in the batch is refused by the database itself: find it item by item.
+        } catch let error as PostgresError where !error.isConnectionError && !error.isTransactionRetryable {
+            // Something in the batch is refused by the database itself: find it item by item. (A deadlock that
+            // kept coming back is no verdict on an item: it fails the batch, which the pipeline tries again.)
             var result = BatchWriteResult(refused: refused, batchFailure: Self.safeDescription(error))
             for item in checked {
                 let id = item.item.subscriptionId
@@ -248,7 +249,9 @@ public final class RunStore: PipelineStore, @unchecked Sendable {
                         }
                     }
                     result.conflicts.formUnion(conflicts)
-                } catch let itemError as PostgresError where !itemError.isConnectionError {
+                } catch let itemError as PostgresError
+                    where !itemError.isConnectionError && !itemError.isTransactionRetryable
+                {
                     let rejected = item.refused(
                         VerdictReason(
                             .implausibleValue,
@@ -293,7 +296,8 @@ public final class RunStore: PipelineStore, @unchecked Sendable {
     }
 
     /// Retries `body` while the failure is a lost connection (the wrapper reconnects on the next call),
-    /// waiting 1, 2, 4, 5, 5, ... seconds: about a minute in all by default.
+    /// waiting 1, 2, 4, 5, 5, ... seconds: about a minute in all by default; or a deadlock or serialization
+    /// failure (SQLSTATE 40P01, 40001), at once but for a few tens of milliseconds.
     private func withConnectionRetry<T>(_ body: () throws -> T) throws -> T {
         var attempt = 0
         while true {
@@ -302,6 +306,11 @@ public final class RunStore: PipelineStore, @unchecked Sendable {
             } catch let error as PostgresError where error.isConnectionError && attempt < connectionRetries {
                 attempt += 1
                 Thread.sleep(forTimeInterval: min(5, pow(2, Double(attempt - 1))))
+            } catch let error as PostgresError where error.isTransactionRetryable && attempt < connectionRetries {
+                // A deadlock or serialization failure rolled the transaction back: nothing of it was written, and
+                // the same work succeeds once the other transaction is done.
+                attempt += 1
+                Thread.sleep(forTimeInterval: 0.05 * Double(attempt))
             }
         }
     }

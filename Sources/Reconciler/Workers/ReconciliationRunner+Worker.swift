@@ -51,6 +51,13 @@ extension ReconciliationRunner {
                 var fresh = request
                 fresh.resume = nil
                 let (id, parameters, asOf) = try prepareRun(fresh, db)
+                // The creator holds the prepare lock from before any other worker can see the run (a session lock:
+                // it outlives this transaction), so none scans and divides the items into chunks before the
+                // creator has pulled notifications, which can add items.
+                try db.execute(
+                    "SELECT pg_advisory_lock($1::int, $2::int)",
+                    [Self.prepareLockClass, Int32(truncatingIfNeeded: id)]
+                )
                 run = (id, parameters, asOf, true)
             }
             try db.execute(
@@ -82,10 +89,12 @@ extension ReconciliationRunner {
         // Notifications (the worker that started the run) and the scan, one worker at a time; the scan resumes
         // where a worker that died left it and is a no-op once complete.
         var notificationFailure: String?
-        try control.execute(
-            "SELECT pg_advisory_lock($1::int, $2::int)",
-            [Self.prepareLockClass, Int32(truncatingIfNeeded: runId)]
-        )
+        if !created {
+            try control.execute(
+                "SELECT pg_advisory_lock($1::int, $2::int)",
+                [Self.prepareLockClass, Int32(truncatingIfNeeded: runId)]
+            )
+        }
         do {
             if created {
                 notificationFailure = try pullNotifications(
@@ -193,8 +202,9 @@ extension ReconciliationRunner {
                 logger: runLogger,
                 progress: { written, _, stats in current.roundProgress = (written, stats) }
             )
-            pipeline.setRateShare(current.share)
+            // The pipeline is made current before its share is set: a heartbeat in between sets it again.
             current.pipeline = pipeline
+            pipeline.setRateShare(current.share)
             let result = pipeline.run()
             current.pipeline = nil
             total.written += result.written
@@ -220,6 +230,11 @@ extension ReconciliationRunner {
             let pending: Int = try left?.decode("pending") ?? 0
             let status: String = try left?.decode("status") ?? ""
             if pending == 0 || status != RunStatus.running.rawValue { break }
+            let strays = try WorkerLease.coverStrays(runId: runId, work)
+            if strays > 0 {
+                runLogger.warning("\(strays) pending items were in no unfinished chunk: they have one now")
+                continue
+            }
             runLogger.info("\(pending) items pending in chunks other workers hold: looking again in a second")
             Thread.sleep(forTimeInterval: min(1, settings.heartbeatSeconds))
         }
@@ -239,6 +254,9 @@ extension ReconciliationRunner {
         }
         if !endsRun {
             try? lease.release(runId: runId, work)
+            // The others raise their share once this worker is marked stopped: first let its last sends leave the
+            // one-second window Apple counts them in (a slot is held at most 1.05 s, "The send window").
+            Thread.sleep(forTimeInterval: 1.1)
         }
         try work.execute(
             "UPDATE run_workers SET stopped_at = now() WHERE run_id = $1 AND worker_id = $2",
@@ -402,16 +420,18 @@ extension ReconciliationRunner {
         -> (share: Double, runStatus: String)
     {
         try lease.renew(runId: runId, conn)
-        // This worker counts itself live: its last heartbeat is younger than a third of the lease.
+        // This worker counts itself live whatever its last recorded heartbeat: after a preparation (or a database
+        // outage) longer than the lease, every worker's recorded heartbeat is old, and each counting only the
+        // others would take the whole limit.
         let row = try conn.queryFirst(
             """
             UPDATE reconciliation_runs SET heartbeat_at = now() WHERE id = $1
             RETURNING status,
                       (SELECT count(*) FROM run_workers w
                         WHERE w.run_id = $1 AND w.stopped_at IS NULL
-                          AND w.heartbeat_at > now() - make_interval(secs => $2)) AS live
+                          AND (w.worker_id = $3 OR w.heartbeat_at > now() - make_interval(secs => $2))) AS live
             """,
-            [runId, settings.leaseSeconds]
+            [runId, settings.leaseSeconds, lease.workerId]
         )
         let live: Int = try row?.decode("live") ?? 1
         let share = 1 / Double(max(1, live))

@@ -120,12 +120,60 @@ public final class WorkerLease: @unchecked Sendable {
         let firsts = perChunk.keys.sorted()
         try conn.execute(
             """
-            UPDATE run_chunks AS c SET remaining = c.remaining - v.n
+            UPDATE run_chunks AS c SET remaining = greatest(0, c.remaining - v.n)
               FROM unnest($2::bigint[], $3::int[]) AS v(first_id, n)
              WHERE c.run_id = $1 AND c.first_id = v.first_id
             """,
             [runId, firsts.map { Optional($0) }, firsts.map { Optional(Int32(perChunk[$0]?.count ?? 0)) }]
         )
+    }
+
+    /// Gives a chunk to the run's pending items that no unfinished chunk covers, and returns how many there were.
+    /// The division covers every item of a complete scan, and the creator holds the prepare lock until it has
+    /// pulled notifications (which can add items); but a server restart drops that lock, and an item added after
+    /// the division would then never be claimed and the run never complete. A finished chunk whose range holds such
+    /// items is opened again (their count remaining, nobody's lease); an item outside every chunk gets a chunk of
+    /// its own. Several workers may call this at once: a chunk is opened once, an item's chunk made once.
+    @discardableResult
+    static func coverStrays(runId: Int64, _ conn: PostgresConnection) throws -> Int {
+        try conn.transaction { db in
+            // Chunks never overlap: the one that can hold an item is the last to start at or before it.
+            let strays = try db.query(
+                """
+                SELECT i.subscription_id AS id, c.first_id AS chunk
+                  FROM reconciliation_items i
+                  LEFT JOIN LATERAL (SELECT first_id, last_id, remaining FROM run_chunks
+                                      WHERE run_id = $1 AND first_id <= i.subscription_id
+                                      ORDER BY first_id DESC LIMIT 1) AS c ON i.subscription_id <= c.last_id
+                 WHERE i.run_id = $1 AND i.status = 'pending' AND (c.first_id IS NULL OR c.remaining = 0)
+                """,
+                [runId]
+            ).map { (id: try $0.decode("id", as: Int64.self), chunk: try $0.decode("chunk", as: Int64?.self)) }
+            var perChunk: [Int64: Int] = [:]
+            for stray in strays {
+                if let chunk = stray.chunk {
+                    perChunk[chunk, default: 0] += 1
+                } else {
+                    try db.execute(
+                        """
+                        INSERT INTO run_chunks (run_id, first_id, last_id, remaining) VALUES ($1, $2, $2, 1)
+                        ON CONFLICT (run_id, first_id) DO NOTHING
+                        """,
+                        [runId, stray.id]
+                    )
+                }
+            }
+            for (chunk, count) in perChunk.sorted(by: { $0.key < $1.key }) {
+                try db.execute(
+                    """
+                    UPDATE run_chunks SET remaining = $3, leased_by = NULL, lease_until = NULL
+                     WHERE run_id = $1 AND first_id = $2 AND remaining = 0
+                    """,
+                    [runId, chunk, Int32(clamping: count)]
+                )
+            }
+            return strays.count
+        }
     }
 
     /// `ids` by the first id of the claimed chunk holding them (ids of no claimed chunk are left out).
