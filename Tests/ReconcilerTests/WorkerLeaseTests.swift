@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import Logging
 import Postgres
 import ReceiptDomain
 import Synchronization
@@ -175,10 +176,10 @@ import Testing
     }
 
     /// The heartbeat renews a worker's leases while the worker's own batch write holds one of its chunks and is about
-    /// to lock the others. Both lock in `first_id` order, so the renewal waits holding nothing the batch wants: the
-    /// batch goes on at once, and neither waits for PostgreSQL's deadlock detection (1 s) nor is aborted by it.
-    /// Renewing with a plain `UPDATE`, which locks in the order it scans, deadlocked here.
-    @Test func aRenewalBesideTheWorkersOwnBatchWriteNeitherDeadlocksNorDelaysIt() throws {
+    /// to lock the others. The renewal never waits for the batch (it renews the chunks the batch does not hold, the
+    /// held one at the next heartbeat), and the batch locks its chunks at once: no deadlock, no wait for PostgreSQL's
+    /// deadlock detection (1 s). Renewing with a plain `UPDATE`, which locks in the order it scans, deadlocked here.
+    @Test func aRenewalBesideTheWorkersOwnBatchWriteNeitherWaitsNorDelaysIt() throws {
         let (world, runId, _) = try Self.world(64)
         try WorkerLease.divide(runId: runId, world.connection)
         let (storeA, leaseA) = try Self.workerStore(world, runId: runId, "a")
@@ -191,13 +192,13 @@ import Testing
             "UPDATE run_chunks SET remaining = remaining WHERE run_id = $1 AND first_id = $2",
             [runId, firsts[0]]
         )
+        try world.connection.execute("UPDATE run_chunks SET lease_until = now() + interval '1 second'")
         let batch = try world.database.connect()
         defer { batch.close() }
         let heartbeat = try world.database.connect()
         defer { heartbeat.close() }
         try heartbeat.execute("SET enable_indexscan = off")
         try heartbeat.execute("SET enable_bitmapscan = off")
-        let heartbeatPid: Int = try #require(try heartbeat.queryFirst("SELECT pg_backend_pid() AS pid")?.decode("pid"))
 
         // The batch write has locked the first chunk.
         try batch.execute("BEGIN")
@@ -216,27 +217,23 @@ import Testing
             }
             renewed.signal()
         }
-        // Until the renewal waits for the first chunk's lock.
-        var waiting = false
-        for _ in 0..<200 where !waiting {
-            let state = try world.connection.queryFirst(
-                "SELECT wait_event_type FROM pg_stat_activity WHERE pid = $1",
-                [heartbeatPid]
-            )
-            waiting = try state?.decode("wait_event_type", as: String?.self) == "Lock"
-            if !waiting { Thread.sleep(forTimeInterval: 0.05) }
-        }
-        try #require(waiting, "the renewal never waited for the batch's lock")
+        #expect(renewed.wait(timeout: .now() + 0.5) == .success, "the renewal waited for the batch")
+        #expect(renewal.withLock { $0 } == "renewed")
 
         let started = Date()
         let held = try leaseA.lockHeld(runId: runId, items.map(\.subscriptionId), batch)
         let waited = Date().timeIntervalSince(started)
         try batch.execute("COMMIT")
-        #expect(renewed.wait(timeout: .now() + 10) == .success)
         #expect(held == Set(items.map(\.subscriptionId)))
         #expect(waited < 0.5, "the batch waited \(waited) s for the renewal")
-        #expect(renewal.withLock { $0 } == "renewed")
-        let live = "SELECT count(*) AS n FROM run_chunks WHERE leased_by = 'a' AND lease_until > now()"
+        // The two chunks the batch did not hold were renewed (for 30 s); the held one keeps its lease until the
+        // next heartbeat.
+        let renewedChunks = try world.connection.query(
+            "SELECT first_id FROM run_chunks WHERE leased_by = 'a' AND lease_until > now() + interval '5 seconds'"
+        ).map { try $0.decode("first_id", as: Int64.self) }
+        #expect(Set(renewedChunks) == Set(firsts.dropFirst()))
+        try leaseA.renew(runId: runId, world.connection)
+        let live = "SELECT count(*) AS n FROM run_chunks WHERE leased_by = 'a' AND lease_until > now() + interval '5 s'"
         #expect(try world.connection.count(live) == 3)
     }
 
@@ -314,6 +311,51 @@ import Testing
         )
         #expect(second.share == 0.5)
         #expect(second.runStatus == "running")
+    }
+
+    /// Two workers finishing one run (the finish lock is a session lock, dropped by a database restart): the first
+    /// finishes it; the second finds it no longer running, writes nothing and is told so, so the run is finished,
+    /// and its reports written, once.
+    @Test func aRunIsFinishedOnceWhenTwoWorkersTryToFinishIt() throws {
+        let (world, runId, _) = try Self.world(4)
+        try world.connection.execute("UPDATE reconciliation_items SET status = 'done', outcome = 'unchanged'")
+        let runner = ReconciliationRunner(
+            connectionString: world.database.url,
+            logger: Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() })
+        )
+        let parameters = RunParameters(
+            selection: .due(
+                lookaheadSeconds: 3600,
+                lookbackSeconds: 7200,
+                minRecheckSeconds: 60,
+                recheckRevokedSeconds: 3600,
+                sweepDays: 0
+            ),
+            options: RunOptions(),
+            bundleId: nil,
+            fixedClock: true,
+            workers: true
+        )
+        var dryRun = parameters
+        dryRun.options.dryRun = true  // no trend snapshot: this test is about the run row
+        func finish() throws -> ReconciliationRunner.Summary {
+            try runner.finishRun(
+                runId: runId,
+                parameters: dryRun,
+                asOf: StoreWorld.asOf,
+                result: ReconciliationPipeline.Result(),
+                notificationFailure: nil,
+                connection: world.connection,
+                logger: Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() })
+            )
+        }
+        #expect(try finish().status == .completed)
+        let finishedAt = try world.connection.queryFirst("SELECT finished_at FROM reconciliation_runs")?
+            .decode("finished_at", as: Date.self)
+        #expect(throws: RunFinishedElsewhereError.self) { try finish() }
+        let row = try #require(try world.connection.queryFirst("SELECT status, finished_at FROM reconciliation_runs"))
+        #expect(try row.decode("status", as: String.self) == "completed")
+        #expect(try row.decode("finished_at", as: Date.self) == finishedAt, "the run row was written again")
     }
 
     @Test func aChunkLeasedToThisWorkerButNotBeingReadIsClaimedAgain() throws {

@@ -735,12 +735,14 @@ public final class ReconciliationRunner: @unchecked Sendable {
                 exitCode = .success
             }
         }
-        try connection.execute(
+        // Only a run still running is finished, and by one process: the others find it finished.
+        let finished = try connection.queryFirst(
             """
             UPDATE reconciliation_runs
                SET status = $2, finished_at = now(), heartbeat_at = now(), exit_code = $3, error = $4,
                    apple_stats = $5::jsonb, done_count = $6, unresolved_count = $7, due_count = $8
-             WHERE id = $1
+             WHERE id = $1 AND status = 'running'
+            RETURNING id
             """,
             [
                 runId, status.rawValue, Int64(exitCode.rawValue), message, stats.jsonString(), Int64(done),
@@ -748,6 +750,7 @@ public final class ReconciliationRunner: @unchecked Sendable {
                 Int64(due),
             ]
         )
+        guard finished != nil else { throw RunFinishedElsewhereError(runId: runId) }
         if status == .completed, !parameters.options.dryRun {
             // The day's trend snapshot, right after the run completed (docs/reports.md, "Trends across nights"). A failure
             // is logged and leaves the run completed: `report --trends --rebuild` recomputes the day.

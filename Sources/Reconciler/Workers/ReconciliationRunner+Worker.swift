@@ -300,16 +300,22 @@ extension ReconciliationRunner {
         }
         all.stats.elapsedSeconds = longest
         all.stats.achievedRate = longest > 0 ? Double(all.stats.requests) / longest : 0
-        let summary = try finishRun(
-            runId: runId,
-            parameters: parameters,
-            asOf: asOf,
-            result: all,
-            notificationFailure: notificationFailure,
-            connection: work,
-            logger: runLogger
-        )
-        return (summary, true)
+        do {
+            let summary = try finishRun(
+                runId: runId,
+                parameters: parameters,
+                asOf: asOf,
+                result: all,
+                notificationFailure: notificationFailure,
+                connection: work,
+                logger: runLogger
+            )
+            return (summary, true)
+        } catch let error as RunFinishedElsewhereError {
+            // The finish lock is a session lock: a database restart drops it, and another worker may have taken it.
+            runLogger.notice("\(error)")
+            return (try runSummary(runId: runId, parameters: parameters, asOf: asOf, connection: work), false)
+        }
     }
 
     /// The latest completed worker run of the same night: its as-of instant (its start, or its `--now`) within the

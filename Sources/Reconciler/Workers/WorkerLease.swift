@@ -199,10 +199,13 @@ public final class WorkerLease: @unchecked Sendable {
         return low - 1
     }
 
-    /// Extends the leases of this worker's unfinished chunks (the heartbeat).
+    /// Extends the leases of this worker's unfinished chunks (the heartbeat), but for those its own batch write
+    /// holds this instant: the heartbeat never waits for a batch (which may itself wait for an app's lock on a
+    /// subscription row), so the worker's heartbeat stays current; those chunks are renewed at the next heartbeat,
+    /// and while the batch holds them no other worker can claim them.
     func renew(runId: Int64, _ conn: PostgresConnection) throws {
         try conn.transaction { db in
-            let mine = try lockUnfinished(runId: runId, db)
+            let mine = try lockUnfinished(runId: runId, skippingLocked: true, db)
             guard !mine.isEmpty else { return }
             try db.execute(
                 """
@@ -218,7 +221,7 @@ public final class WorkerLease: @unchecked Sendable {
     /// leases to run out.
     func release(runId: Int64, _ conn: PostgresConnection) throws {
         try conn.transaction { db in
-            let mine = try lockUnfinished(runId: runId, db)
+            let mine = try lockUnfinished(runId: runId, skippingLocked: false, db)
             guard !mine.isEmpty else { return }
             try db.execute(
                 "UPDATE run_chunks SET leased_by = NULL, lease_until = NULL WHERE run_id = $1 AND first_id = ANY($2::bigint[])",
@@ -228,16 +231,17 @@ public final class WorkerLease: @unchecked Sendable {
     }
 
     /// Inside a transaction: locks this worker's unfinished chunks in `first_id` order, the order a batch write
-    /// locks its chunks in (`lockHeld`), and returns their first ids. Locking them in the order a plain `UPDATE`
-    /// happens to scan them could deadlock with the worker's own batch write: PostgreSQL finds that after its
-    /// `deadlock_timeout` (1 s), during which the batch waits, then aborts one of the two.
-    private func lockUnfinished(runId: Int64, _ db: PostgresConnection) throws -> [Int64] {
+    /// locks its chunks in (`lockHeld`), and returns their first ids (with `skippingLocked`, only those no other
+    /// transaction holds). Locking them in the order a plain `UPDATE` happens to scan them could deadlock with the
+    /// worker's own batch write: PostgreSQL finds that after its `deadlock_timeout` (1 s), during which the batch
+    /// waits, then aborts one of the two.
+    private func lockUnfinished(runId: Int64, skippingLocked: Bool, _ db: PostgresConnection) throws -> [Int64] {
         try db.query(
             """
             SELECT first_id FROM run_chunks
              WHERE run_id = $1 AND leased_by = $2 AND remaining > 0
              ORDER BY first_id
-             FOR UPDATE
+             FOR UPDATE\(skippingLocked ? " SKIP LOCKED" : "")
             """,
             [runId, workerId]
         ).map { try $0.decode("first_id", as: Int64.self) }
