@@ -35,7 +35,7 @@ import Testing
         #expect(reachedHalf)
         #expect(try conn.count("SELECT count(*) AS n FROM run_workers") == 3)
         // Each worker's results so far, as `runs` shows them during the run: recorded at every heartbeat.
-        let progressShown = try fixture.poll(limit: 10) {
+        let progressShown = try fixture.poll(limit: 30) {
             try conn.count("SELECT count(*) AS n FROM run_workers WHERE written > 0") == 3
         }
         #expect(progressShown, "a worker's results written so far were not recorded by its heartbeat")
