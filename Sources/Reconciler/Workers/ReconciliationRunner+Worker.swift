@@ -54,10 +54,7 @@ extension ReconciliationRunner {
                 // The creator holds the prepare lock from before any other worker can see the run (a session lock:
                 // it outlives this transaction), so none scans and divides the items into chunks before the
                 // creator has pulled notifications, which can add items.
-                try db.execute(
-                    "SELECT pg_advisory_lock($1::int, $2::int)",
-                    [Self.prepareLockClass, Int32(truncatingIfNeeded: id)]
-                )
+                try Self.lockRun(Self.prepareLockClass, id, db)
                 run = (id, parameters, asOf, true)
             }
             try db.execute(
@@ -89,12 +86,7 @@ extension ReconciliationRunner {
         // Notifications (the worker that started the run) and the scan, one worker at a time; the scan resumes
         // where a worker that died left it and is a no-op once complete.
         var notificationFailure: String?
-        if !created {
-            try control.execute(
-                "SELECT pg_advisory_lock($1::int, $2::int)",
-                [Self.prepareLockClass, Int32(truncatingIfNeeded: runId)]
-            )
-        }
+        if !created { try Self.lockRun(Self.prepareLockClass, runId, control) }
         do {
             if created {
                 notificationFailure = try pullNotifications(
@@ -110,16 +102,10 @@ extension ReconciliationRunner {
             // The scan is complete: the first worker here divides the items into the chunks workers claim.
             try WorkerLease.divide(runId: runId, work)
         } catch {
-            _ = try? control.execute(
-                "SELECT pg_advisory_unlock($1::int, $2::int)",
-                [Self.prepareLockClass, Int32(truncatingIfNeeded: runId)]
-            )
+            try? Self.unlockRun(Self.prepareLockClass, runId, control)
             throw error
         }
-        try control.execute(
-            "SELECT pg_advisory_unlock($1::int, $2::int)",
-            [Self.prepareLockClass, Int32(truncatingIfNeeded: runId)]
-        )
+        try Self.unlockRun(Self.prepareLockClass, runId, control)
 
         // Heartbeat on its own connection: registration, leases, the run's heartbeat, this worker's share.
         let current = CurrentPipeline()
@@ -273,16 +259,8 @@ extension ReconciliationRunner {
         }
 
         // Completing the run: once, by the first worker to get here with nothing pending (or to stop it).
-        try control.execute(
-            "SELECT pg_advisory_lock($1::int, $2::int)",
-            [Self.finishLockClass, Int32(truncatingIfNeeded: runId)]
-        )
-        defer {
-            _ = try? control.execute(
-                "SELECT pg_advisory_unlock($1::int, $2::int)",
-                [Self.finishLockClass, Int32(truncatingIfNeeded: runId)]
-            )
-        }
+        try Self.lockRun(Self.finishLockClass, runId, control)
+        defer { try? Self.unlockRun(Self.finishLockClass, runId, control) }
         let status: String? = try work.queryFirst("SELECT status FROM reconciliation_runs WHERE id = $1", [runId])?
             .decode("status")
         guard status == RunStatus.running.rawValue else {
@@ -316,6 +294,16 @@ extension ReconciliationRunner {
             runLogger.notice("\(error)")
             return (try runSummary(runId: runId, parameters: parameters, asOf: asOf, connection: work), false)
         }
+    }
+
+    /// Takes, waiting for it, the per-run advisory lock of `lockClass` on `conn`: a session lock, held until
+    /// `unlockRun` or the connection closes (also when taken inside a transaction that then commits).
+    static func lockRun(_ lockClass: Int32, _ runId: Int64, _ conn: PostgresConnection) throws {
+        try conn.execute("SELECT pg_advisory_lock($1::int, $2::int)", [lockClass, Int32(truncatingIfNeeded: runId)])
+    }
+
+    static func unlockRun(_ lockClass: Int32, _ runId: Int64, _ conn: PostgresConnection) throws {
+        try conn.execute("SELECT pg_advisory_unlock($1::int, $2::int)", [lockClass, Int32(truncatingIfNeeded: runId)])
     }
 
     /// The latest completed worker run of the same night: its as-of instant (its start, or its `--now`) within the

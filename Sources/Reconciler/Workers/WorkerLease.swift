@@ -149,29 +149,26 @@ public final class WorkerLease: @unchecked Sendable {
                 """,
                 [runId]
             ).map { (id: try $0.decode("id", as: Int64.self), chunk: try $0.decode("chunk", as: Int64?.self)) }
-            var perChunk: [Int64: Int] = [:]
-            for stray in strays {
-                if let chunk = stray.chunk {
-                    perChunk[chunk, default: 0] += 1
-                } else {
-                    try db.execute(
-                        """
-                        INSERT INTO run_chunks (run_id, first_id, last_id, remaining) VALUES ($1, $2, $2, 1)
-                        ON CONFLICT (run_id, first_id) DO NOTHING
-                        """,
-                        [runId, stray.id]
-                    )
-                }
-            }
-            for (chunk, count) in perChunk.sorted(by: { $0.key < $1.key }) {
-                try db.execute(
-                    """
-                    UPDATE run_chunks SET remaining = $3, leased_by = NULL, lease_until = NULL
-                     WHERE run_id = $1 AND first_id = $2 AND remaining = 0
-                    """,
-                    [runId, chunk, Int32(clamping: count)]
-                )
-            }
+            guard !strays.isEmpty else { return 0 }
+            let outside = strays.filter { $0.chunk == nil }.map { Optional($0.id) }
+            let perChunk = Dictionary(strays.compactMap { $0.chunk.map { ($0, 1) } }, uniquingKeysWith: +)
+            let firsts = perChunk.keys.sorted()
+            try db.execute(
+                """
+                INSERT INTO run_chunks (run_id, first_id, last_id, remaining)
+                SELECT $1, id, id, 1 FROM unnest($2::bigint[]) AS id
+                ON CONFLICT (run_id, first_id) DO NOTHING
+                """,
+                [runId, outside]
+            )
+            try db.execute(
+                """
+                UPDATE run_chunks AS c SET remaining = v.n, leased_by = NULL, lease_until = NULL
+                  FROM unnest($2::bigint[], $3::int[]) AS v(first_id, n)
+                 WHERE c.run_id = $1 AND c.first_id = v.first_id AND c.remaining = 0
+                """,
+                [runId, firsts.map { Optional($0) }, firsts.map { Optional(Int32(clamping: perChunk[$0] ?? 0)) }]
+            )
             return strays.count
         }
     }
