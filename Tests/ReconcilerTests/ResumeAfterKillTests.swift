@@ -63,6 +63,15 @@ import Testing
         let comparable = try world.comparableTruthCount()
         #expect(truth.matched == truth.compared && truth.compared == comparable)
         #expect(try world.accountNotFoundProblems().problems.isEmpty)
+
+        // The requests of both sessions are counted: each batch recorded the requests made so far, so the killed
+        // session's count survives up to its last batch. Every request behind a written result is in the total
+        // (before, the resumed run counted only its own); no request is counted that Apple did not see.
+        let reported = try conn.count("SELECT (apple_stats->>'requests')::int AS n FROM reconciliation_runs")
+        let behindResults = try conn.count("SELECT sum(attempts)::int AS n FROM reconciliation_items")
+        let seen = try #require(try world.simulatorStats()["requests_total"] as? Int)
+        #expect(reported >= behindResults, "\(reported) requests reported, \(behindResults) behind the results")
+        #expect(reported <= seen, "\(reported) requests reported, the simulator saw \(seen)")
     }
 
     static func endState(_ world: EndToEndFixture, runId: Int64) throws -> EndState {

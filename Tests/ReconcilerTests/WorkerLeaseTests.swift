@@ -344,6 +344,7 @@ import Testing
                 asOf: StoreWorld.asOf,
                 result: ReconciliationPipeline.Result(),
                 notificationFailure: nil,
+                ownership: nil,
                 connection: world.connection,
                 logger: Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() })
             )

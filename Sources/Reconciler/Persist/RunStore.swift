@@ -44,6 +44,22 @@ public final class RunStore: PipelineStore, @unchecked Sendable {
     /// this worker claims (`SKIP LOCKED`, leased until its lease runs out) instead of in id order, and a result is
     /// written only while its chunk is still leased to this worker. Nil for a one-process run.
     public var lease: WorkerLease?
+    /// The run's `resume_count` when this process took the run (created, resumed or joined it): a batch is written
+    /// only while the run is still `running` with that count, in the batch's own transaction, so a process that
+    /// lost its run lock (a database restart, another process resuming the run) writes nothing more
+    /// (docs/architecture.md, "The run lock"). Nil: not checked (tests of the store alone).
+    public var ownerResumeCount: Int64?
+    /// Where each batch records the requests to Apple so far (docs/architecture.md, "Requests counted with each
+    /// batch"); nil: not recorded.
+    public var statsTarget: StatsTarget?
+
+    /// Where a batch's request statistics go, with what earlier parts of the run counted (`base`).
+    public enum StatsTarget: Sendable {
+        /// The run's row (`reconciliation_runs.apple_stats`): a one-process run, `base` its earlier sessions.
+        case run(base: AppleRequestStats)
+        /// The worker's row of its `lease` (`run_workers.apple_stats`), `base` its finished rounds.
+        case worker(base: AppleRequestStats)
+    }
     /// A worker's reading (the read queue's, one call at a time): the chunk being read and the last id read in it,
     /// the chunks claimed by this store, and every item handed to the pipeline.
     private var leasedChunk: (range: ClosedRange<Int64>, after: Int64)?
@@ -220,7 +236,7 @@ public final class RunStore: PipelineStore, @unchecked Sendable {
         return byId
     }
 
-    public func write(_ results: [ItemResult]) throws -> BatchWriteResult {
+    public func write(_ results: [ItemResult], stats: AppleRequestStats) throws -> BatchWriteResult {
         // Values PostgreSQL cannot store refuse their item before any statement runs.
         var refused: [Int64: String] = [:]
         let checked = results.map { result -> ItemResult in
@@ -232,7 +248,9 @@ public final class RunStore: PipelineStore, @unchecked Sendable {
         let skipRows = Set(refused.keys)
         do {
             let conflicts = try withConnectionRetry {
-                try connection.transaction { conn in try self.writeLocked(checked, skipRows: skipRows, conn) }
+                try connection.transaction { conn in
+                    try self.writeLocked(checked, skipRows: skipRows, stats: stats, conn)
+                }
             }
             CrashPoints.reach("batch-committed")
             return BatchWriteResult(conflicts: conflicts, refused: refused)
@@ -245,7 +263,12 @@ public final class RunStore: PipelineStore, @unchecked Sendable {
                 do {
                     let conflicts = try withConnectionRetry {
                         try connection.transaction { conn in
-                            try self.writeLocked([item], skipRows: skipRows.contains(id) ? [id] : [], conn)
+                            try self.writeLocked(
+                                [item],
+                                skipRows: skipRows.contains(id) ? [id] : [],
+                                stats: stats,
+                                conn
+                            )
                         }
                     }
                     result.conflicts.formUnion(conflicts)
@@ -260,7 +283,9 @@ public final class RunStore: PipelineStore, @unchecked Sendable {
                     )
                     // The bare bookkeeping: the item and the run's counters, the subscription row untouched.
                     _ = try withConnectionRetry {
-                        try connection.transaction { conn in try self.writeLocked([rejected], skipRows: [id], conn) }
+                        try connection.transaction { conn in
+                            try self.writeLocked([rejected], skipRows: [id], stats: stats, conn)
+                        }
                     }
                     result.refused[id] = rejected.reason
                 }
@@ -320,6 +345,7 @@ public final class RunStore: PipelineStore, @unchecked Sendable {
     private func writeLocked(
         _ results: [ItemResult],
         skipRows: Set<Int64>,
+        stats: AppleRequestStats,
         _ conn: PostgresConnection
     ) throws
         -> Set<Int64>
@@ -376,14 +402,32 @@ public final class RunStore: PipelineStore, @unchecked Sendable {
         }
         CrashPoints.reach("batch-write")
         let unresolved = results.filter { $0.outcome == .unresolved && written.contains($0.item.subscriptionId) }.count
-        try conn.execute(
+        var runStats: String?
+        switch statsTarget {
+        case .run(let base)?:
+            var total = base
+            total.merge(stats)
+            runStats = total.jsonString()
+        case .worker(let base)?:
+            var total = base
+            total.merge(stats)
+            try lease?.recordStats(runId: runId, total, conn)
+        case nil: break
+        }
+        // Last, so workers' batches wait for each other only here: the run must still be this process's (a run that
+        // marks it interrupted, or resumes it, commits before or after this batch, never beside it).
+        let owned = try conn.queryFirst(
             """
             UPDATE reconciliation_runs
-               SET done_count = done_count + $2, unresolved_count = unresolved_count + $3, heartbeat_at = now()
-             WHERE id = $1
+               SET done_count = done_count + $2, unresolved_count = unresolved_count + $3, heartbeat_at = now(),
+                   apple_stats = COALESCE($4::jsonb, apple_stats)
+             WHERE id = $1 AND ($5::bigint IS NULL OR (status = 'running' AND resume_count = $5))
+            RETURNING id
             """,
-            [runId, Int64(written.count), Int64(unresolved)]
+            [runId, Int64(written.count), Int64(unresolved), runStats, ownerResumeCount]
         )
+        // Thrown inside the transaction: nothing of the batch is stored.
+        guard owned != nil else { throw RunOwnershipLostError(runId: runId) }
         return conflicts
     }
 

@@ -5,7 +5,8 @@ public protocol PipelineStore: AnyObject, Sendable {
     /// Pending items of the run with `subscription_id > after`, in id order, at most `limit`.
     func fetchPending(after subscriptionId: Int64, limit: Int) throws -> [WorkItem]
     /// Writes one batch of results (in one transaction, or item by item when the batch cannot be written
-    /// as a whole); says which items ended as `conflict` and which the store refused. Throws only when the
-    /// database cannot take even an item's bookkeeping (the run then stops).
-    func write(_ results: [ItemResult]) throws -> BatchWriteResult
+    /// as a whole), with `stats`, the pipeline's requests to Apple so far; says which items ended as `conflict`
+    /// and which the store refused. Throws only when the database cannot take even an item's bookkeeping (the
+    /// run then stops), or `RunOwnershipLostError` when the run is no longer this process's (nothing written).
+    func write(_ results: [ItemResult], stats: AppleRequestStats) throws -> BatchWriteResult
 }

@@ -66,6 +66,8 @@ public final class ReconciliationPipeline: @unchecked Sendable {
     private let clock: any PipelineClock
     private let logger: Logger
     private let progress: ProgressHandler?
+    /// Asked before every send window opens: a run sends only while it holds its run lock (`RunLockWatch`).
+    private let sendGate: (any SendGate)?
 
     let queue = DispatchQueue(label: "renewal-reconciler.pipeline")
     let readQueue = DispatchQueue(label: "renewal-reconciler.pipeline.read")
@@ -125,9 +127,11 @@ public final class ReconciliationPipeline: @unchecked Sendable {
         options: RunOptions,
         logger: Logger,
         clock: any PipelineClock = SystemPipelineClock(),
+        sendGate: (any SendGate)? = nil,
         progress: ProgressHandler? = nil
     ) throws {
         self.store = store
+        self.sendGate = sendGate
         self.source = source
         self.options = options
         self.clock = clock
@@ -376,20 +380,43 @@ public final class ReconciliationPipeline: @unchecked Sendable {
     /// Lets held sends of `budget` go while its send window allows; one timer waits for the next opening.
     private func drain(_ budget: RateBudget) {
         while let (task, request) = heldSends[budget]?.first, var limiter = limiters[budget] {
+            if let hold = sendGateHold() {
+                // Stopped (the lock is lost: the held sends were dropped), or holding until the lock is confirmed.
+                if let hold { scheduleDrain(budget, after: hold) }
+                return
+            }
             let now = clock.now()
             let wait = limiter.trySend(now: now)
             limiters[budget] = limiter
             if let wait {
-                guard !drainScheduled.contains(budget) else { return }
-                drainScheduled.insert(budget)
-                clock.schedule(after: wait, on: queue) {
-                    self.drainScheduled.remove(budget)
-                    self.drain(budget)
-                }
+                scheduleDrain(budget, after: wait)
                 return
             }
             heldSends[budget]?.removeFirst()
             dispatch(task, request, sentAt: now)
+        }
+    }
+
+    private func scheduleDrain(_ budget: RateBudget, after wait: UInt64) {
+        guard !drainScheduled.contains(budget) else { return }
+        drainScheduled.insert(budget)
+        clock.schedule(after: wait, on: queue) {
+            self.drainScheduled.remove(budget)
+            self.drain(budget)
+        }
+    }
+
+    /// Nil when the send gate lets the next send window open; `.some(nil)` when the run lost its lock (the run is
+    /// stopped); `.some(delay)` when sends hold until the lock is confirmed again (docs/architecture.md, "The run
+    /// lock"). Asked before the window, so a held request never takes a slot of the window it is not sent in.
+    private func sendGateHold() -> UInt64?? {
+        switch sendGate?.sendPermission() ?? .go {
+        case .go: return nil
+        case .wait: return .some(100_000_000)
+        case .lost(let why):
+            logger.error("\(why); stopping: requests in flight finish, unfinished items stay pending")
+            stop(.interrupted(why))
+            return .some(nil)
         }
     }
 
@@ -518,8 +545,10 @@ public final class ReconciliationPipeline: @unchecked Sendable {
 
     private func write(_ batch: [ItemResult], attempt: Int) {
         storeCalls += 1
+        // The requests made so far go with the batch, so a run killed after it still counts them.
+        let stats = currentStats()
         writeQueue.async {
-            let outcome = Swift.Result { try self.store.write(batch) }
+            let outcome = Swift.Result { try self.store.write(batch, stats: stats) }
             self.queue.async {
                 self.storeCalls -= 1
                 switch outcome {
@@ -527,6 +556,13 @@ public final class ReconciliationPipeline: @unchecked Sendable {
                     self.writing = false
                     self.active -= batch.count
                     self.recordWritten(batch, written)
+                case .failure(let error as RunOwnershipLostError):
+                    // Another process owns the run now: nothing of this batch was stored and nothing more may be.
+                    self.writing = false
+                    self.active -= batch.count + self.pendingResults.count
+                    self.pendingResults.removeAll()
+                    self.logger.error("\(error)")
+                    self.stop(.interrupted("\(error)"))
                 case .failure(let error) where attempt < Self.writeAttempts:
                     let wait = UInt64(1 << (attempt - 1)) * 1_000_000_000
                     self.logger.warning(

@@ -145,6 +145,7 @@ public final class ReconciliationRunner: @unchecked Sendable {
         try markDeadRunsInterrupted(control)
 
         let (runId, parameters, asOf) = try prepareRun(request, control)
+        let ownership = try RunOwnership.read(runId: runId, control)
         let runLogger: Logger = {
             var l = logger
             l[metadataKey: "run"] = "\(runId)"
@@ -152,23 +153,18 @@ public final class ReconciliationRunner: @unchecked Sendable {
         }()
 
         do {
-            // Heartbeat (and lock check) on the control connection, every 10 s, on its own queue.
+            // The run lock confirmed every half second and the heartbeat every 10 s, on the control connection's
+            // own queue; the pipeline sends only while the lock is confirmed (docs/architecture.md, "The run lock").
             let controlQueue = DispatchQueue(label: "renewal-reconciler.control")
+            let lockWatch = RunLockWatch(connection: control, queue: controlQueue) { why in runLogger.error("\(why)") }
+            lockWatch.start()
+            defer { lockWatch.cancel() }
             let heartbeat = DispatchSource.makeTimerSource(queue: controlQueue)
-            let lostLock = LockedFlag()
             heartbeat.schedule(deadline: .now() + .seconds(10), repeating: .seconds(10))
             heartbeat.setEventHandler {
+                guard !lockWatch.isLost else { return }
                 do {
-                    // Re-taking a lock this session holds succeeds (and stacks); false means the connection
-                    // was re-established meanwhile and somebody else took the lock.
-                    if try !control.tryAdvisoryLock(key: Self.lockKey) {
-                        lostLock.set()
-                    }
                     try control.execute("UPDATE reconciliation_runs SET heartbeat_at = now() WHERE id = $1", [runId])
-                } catch let error as PostgresError where error.code == .advisoryLockLost {
-                    // The connection was re-established and another session holds the lock now.
-                    runLogger.error("lost the run lock after a database reconnect: \(error)")
-                    lostLock.set()
                 } catch {
                     runLogger.warning("heartbeat failed (will retry): \(error)")
                 }
@@ -215,6 +211,8 @@ public final class ReconciliationRunner: @unchecked Sendable {
                 connection: work,
                 readConnection: reader
             )
+            store.ownerResumeCount = ownership.resumeCount
+            store.statsTarget = .run(base: ownership.statsBase)
             let reporter = ProgressReporter(style: request.progressStyle, total: due, alreadyDone: alreadyDone)
             let fixedNow: Date? = parameters.fixedClock ? asOf : nil
             let appleSource = try makeRouter(
@@ -230,6 +228,7 @@ public final class ReconciliationRunner: @unchecked Sendable {
                 source: appleSource,
                 options: parameters.options,
                 logger: runLogger,
+                sendGate: lockWatch,
                 progress: { written, unresolved, _ in reporter.update(written: written, unresolved: unresolved) }
             )
 
@@ -240,13 +239,6 @@ public final class ReconciliationRunner: @unchecked Sendable {
                 pipeline.requestStop(.interrupted(signal))
             }
             defer { signals.cancel() }
-            let lockWatch = DispatchSource.makeTimerSource(queue: controlQueue)
-            lockWatch.schedule(deadline: .now() + .seconds(1), repeating: .seconds(1))
-            lockWatch.setEventHandler {
-                if lostLock.isSet { pipeline.requestStop(.interrupted("lost the run lock after a database reconnect")) }
-            }
-            lockWatch.resume()
-            defer { lockWatch.cancel() }
 
             reporter.start()
             let result = pipeline.run()
@@ -258,6 +250,7 @@ public final class ReconciliationRunner: @unchecked Sendable {
                 asOf: asOf,
                 result: result,
                 notificationFailure: notificationFailure,
+                ownership: ownership,
                 connection: work,
                 logger: runLogger
             )
@@ -268,9 +261,12 @@ public final class ReconciliationRunner: @unchecked Sendable {
             _ = try? control.execute(
                 """
                 UPDATE reconciliation_runs SET status = 'failed', finished_at = now(), exit_code = $2, error = $3
-                 WHERE id = $1 AND status = 'running'
+                 WHERE id = $1 AND status = 'running' AND resume_count = $4
                 """,
-                [runId, Int64(code.rawValue), String(Redactor.shared.redact(String(describing: error)).prefix(1000))]
+                [
+                    runId, Int64(code.rawValue), String(Redactor.shared.redact(String(describing: error)).prefix(1000)),
+                    ownership.resumeCount,
+                ]
             )
             throw error
         }
@@ -657,6 +653,7 @@ public final class ReconciliationRunner: @unchecked Sendable {
         asOf: Date,
         result: ReconciliationPipeline.Result,
         notificationFailure: String?,
+        ownership: RunOwnership?,
         connection: PostgresConnection,
         logger: Logger
     ) throws -> Summary {
@@ -682,11 +679,9 @@ public final class ReconciliationRunner: @unchecked Sendable {
         }
         let due = done + pending
         let unresolved = outcomes["unresolved", default: 0]
-        let previousStats = try connection.queryFirst(
-            "SELECT apple_stats::text AS s FROM reconciliation_runs WHERE id = $1",
-            [runId]
-        )?.decode("s", as: String?.self)
-        var stats = AppleRequestStats.fromJSON(previousStats)
+        // The run's earlier sessions (a resumed run keeps counting); its batches recorded this session's requests
+        // as they went, which this total replaces.
+        var stats = ownership?.statsBase ?? AppleRequestStats()
         stats.merge(result.stats)
 
         let status: RunStatus
@@ -741,16 +736,18 @@ public final class ReconciliationRunner: @unchecked Sendable {
             UPDATE reconciliation_runs
                SET status = $2, finished_at = now(), heartbeat_at = now(), exit_code = $3, error = $4,
                    apple_stats = $5::jsonb, done_count = $6, unresolved_count = $7, due_count = $8
-             WHERE id = $1 AND status = 'running'
+             WHERE id = $1 AND status = 'running' AND ($9::bigint IS NULL OR resume_count = $9)
             RETURNING id
             """,
             [
                 runId, status.rawValue, Int64(exitCode.rawValue), message, stats.jsonString(), Int64(done),
-                Int64(unresolved),
-                Int64(due),
+                Int64(unresolved), Int64(due), ownership?.resumeCount,
             ]
         )
-        guard finished != nil else { throw RunFinishedElsewhereError(runId: runId) }
+        guard finished != nil else {
+            if ownership != nil { throw RunOwnershipLostError(runId: runId) }
+            throw RunFinishedElsewhereError(runId: runId)
+        }
         if status == .completed, !parameters.options.dryRun {
             // The day's trend snapshot, right after the run completed (docs/reports.md, "Trends across nights"). A failure
             // is logged and leaves the run completed: `report --trends --rebuild` recomputes the day.

@@ -141,6 +141,20 @@ extension ReconciliationRunner {
         heartbeat.setEventHandler(handler: beatOnce)
         heartbeat.resume()
         defer { heartbeat.cancel() }
+        // The shared run lock confirmed every half second on the heartbeat's connection; the pipeline sends only
+        // while it is (docs/architecture.md, "The run lock").
+        let lockWatch = RunLockWatch(connection: beat, queue: heartbeatQueue) { why in
+            runLogger.error("\(why), leaving the run")
+            current.stopRequested = "lost the run lock"
+            current.pipeline?.requestStop(.interrupted(why))
+        }
+        lockWatch.start()
+        defer { lockWatch.cancel() }
+        // Every batch is fenced by the run's resume count as this worker joined it (a one-process `run --resume`
+        // after a database restart changes it).
+        let ownerResumeCount: Int64 =
+            try work.queryFirst("SELECT resume_count FROM reconciliation_runs WHERE id = $1", [runId])?
+            .decode("resume_count") ?? 0
         // The workers already running lower their share at their next heartbeat: this one waits until every live
         // worker has recorded a share no larger than its own, then a second more for their send windows to drain,
         // so together they never exceed a limit (docs/architecture.md, "Workers").
@@ -181,11 +195,14 @@ extension ReconciliationRunner {
                 readConnection: reader
             )
             store.lease = lease
+            store.ownerResumeCount = ownerResumeCount
+            store.statsTarget = .worker(base: total.stats)
             let pipeline = try ReconciliationPipeline(
                 store: store,
                 source: appleSource,
                 options: parameters.options,
                 logger: runLogger,
+                sendGate: lockWatch,
                 progress: { written, _, stats in current.roundProgress = (written, stats) }
             )
             // The pipeline is made current before its share is set: a heartbeat in between sets it again.
@@ -285,6 +302,7 @@ extension ReconciliationRunner {
                 asOf: asOf,
                 result: all,
                 notificationFailure: notificationFailure,
+                ownership: nil,
                 connection: work,
                 logger: runLogger
             )

@@ -244,6 +244,20 @@ public final class WorkerLease: @unchecked Sendable {
         ).map { try $0.decode("first_id", as: Int64.self) }
     }
 
+    /// Records this worker's requests to Apple so far with a batch (docs/architecture.md, "Requests counted with
+    /// each batch"): never fewer than recorded (the heartbeat records them too).
+    func recordStats(runId: Int64, _ stats: AppleRequestStats, _ conn: PostgresConnection) throws {
+        try conn.execute(
+            """
+            UPDATE run_workers
+               SET apple_stats = CASE WHEN ($3::jsonb->>'requests')::bigint >= COALESCE((apple_stats->>'requests')::bigint, 0)
+                                      THEN $3::jsonb ELSE apple_stats END
+             WHERE run_id = $1 AND worker_id = $2
+            """,
+            [runId, workerId, stats.jsonString()]
+        )
+    }
+
     func lostResults(_ count: Int) {
         lock.withLock { lost += count }
     }

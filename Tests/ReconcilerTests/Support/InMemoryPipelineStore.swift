@@ -19,6 +19,9 @@ final class InMemoryPipelineStore: PipelineStore, @unchecked Sendable {
     private var fetchedValue = 0
     private var writtenCountValue = 0
     private var peakUnwrittenValue = 0
+    private var statsWrittenValue: [Int] = []
+    /// After this many successful writes, every write throws `RunOwnershipLostError` (another process took the run).
+    var ownershipLostAfter: Int?
 
     /// `failingWrites`: how many `write` calls fail before writes succeed (`Int.max`: every one).
     init(count: Int, failingWrites: Int = 0) {
@@ -42,6 +45,8 @@ final class InMemoryPipelineStore: PipelineStore, @unchecked Sendable {
     var written: [Int64: [ItemResult]] { lock.withLock { writtenValue } }
     var batches: [[Int64]] { lock.withLock { batchesValue } }
     var writeCalls: Int { lock.withLock { writeCallsValue } }
+    /// The Apple request count handed to each `write` call, in order.
+    var statsWritten: [Int] { lock.withLock { statsWrittenValue } }
     /// The most items handed out by `fetchPending` and not yet written, at any moment.
     var peakUnwritten: Int { lock.withLock { peakUnwrittenValue } }
 
@@ -57,9 +62,11 @@ final class InMemoryPipelineStore: PipelineStore, @unchecked Sendable {
         }
     }
 
-    func write(_ results: [ItemResult]) throws -> BatchWriteResult {
+    func write(_ results: [ItemResult], stats: AppleRequestStats) throws -> BatchWriteResult {
         try lock.withLock {
             writeCallsValue += 1
+            statsWrittenValue.append(stats.requests)
+            if let after = ownershipLostAfter, batchesValue.count >= after { throw RunOwnershipLostError(runId: 1) }
             if failuresLeft > 0 {
                 failuresLeft -= 1
                 throw WriteFailure()

@@ -1,0 +1,59 @@
+import Foundation
+import Postgres
+import Reconciler
+import Testing
+
+/// A run that loses its run lock across a PostgreSQL restart stops sending and writing at once
+/// (docs/architecture.md, "The run lock"). To make the second run win the lock every time, the first run is frozen
+/// (SIGSTOP) across the restart until the second run holds the lock and has written results, then thawed: before
+/// the lock watch and the batch fence, it went on asking Apple and writing until its next 10 s heartbeat.
+@Suite struct RunLockLossTests {
+    @Test func aRunThatLostItsLockWritesNothingMoreAndStopsWithExit75() throws {
+        let cluster = try ThrowawayPostgres()
+        defer { cluster.stop() }
+        let fixture = try EndToEndFixture(subscriptions: 600, seed: 4246, server: cluster.url)
+        try fixture.startSimulator()
+        let arguments = ["--rate", "40", "--concurrency", "8"]
+        let first = try fixture.startRun(arguments)
+        let conn = try fixture.connect()
+        defer { conn.close() }
+        let doneSQL = "SELECT count(*) AS n FROM reconciliation_items WHERE run_id = $1 AND status = 'done'"
+        #expect(try fixture.poll(limit: 120) { try conn.count(doneSQL, [Int64(1)]) >= 60 })
+
+        kill(first.process.processIdentifier, SIGSTOP)
+        Thread.sleep(forTimeInterval: 0.5)
+        try cluster.restart()
+        let doneByFirst = try conn.count(doneSQL, [Int64(1)])
+
+        let second = try fixture.startRun(arguments)
+        let secondWorking = try fixture.poll(limit: 60) {
+            try conn.count(doneSQL, [Int64(2)]) >= 40
+        }
+        #expect(secondWorking, "the second run took the lock and wrote results")
+        kill(first.process.processIdentifier, SIGCONT)
+        let firstOutcome = first.wait(limit: 60)
+        let secondOutcome = second.wait(limit: 300)
+
+        #expect(firstOutcome.status == 75, "the run that lost its lock: \(firstOutcome)")
+        #expect(
+            firstOutcome.stderr.contains("lost the run lock") || firstOutcome.stderr.contains("no longer this process")
+        )
+        #expect(secondOutcome.status == 0, "\(secondOutcome)")
+        // Nothing written by the first run after the second took over, and no subscription written by both.
+        #expect(try conn.count(doneSQL, [Int64(1)]) == doneByFirst)
+        #expect(
+            try conn.count(
+                """
+                SELECT count(*) AS n FROM reconciliation_items a JOIN reconciliation_items b USING (subscription_id)
+                 WHERE a.run_id = 1 AND b.run_id = 2 AND a.status = 'done' AND b.status = 'done'
+                """
+            ) == 0
+        )
+        #expect(
+            try conn.count("SELECT count(*) AS n FROM reconciliation_runs WHERE id = 1 AND status = 'running'") == 0
+        )
+        // The thawed run sent nothing beside the second: Apple never saw more than one run's --rate in a second.
+        let peak = try #require(try fixture.simulatorStats()["peak_requests_per_second"] as? Int)
+        #expect(peak <= 40, "peak \(peak) requests in one second at --rate 40")
+    }
+}
