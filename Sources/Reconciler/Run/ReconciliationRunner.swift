@@ -112,9 +112,12 @@ public final class ReconciliationRunner: @unchecked Sendable {
     }
 
     /// Runs to the end (or until SIGINT/SIGTERM), then writes the report folder and metrics file when asked;
-    /// blocks the calling thread. A report that cannot be written throws (`ReportError`, naming the path)
-    /// after the run's data is safely stored.
+    /// blocks the calling thread. Their folders are checked writable first (`ReportDestinationCheck`, exit 78 before
+    /// the run is created); a report that still cannot be written marks the run failed and throws (`ReportError`,
+    /// naming the path) after the run's data is safely stored.
     public func run(_ request: Request) throws -> Summary {
+        // A report that cannot be written is found before the night's work, not after it.
+        try ReportDestinationCheck.check(reportDirectory: request.reportDirectory, metricsFile: request.metricsFile)
         var summary: Summary
         var writesReports = true
         if let worker = request.worker {

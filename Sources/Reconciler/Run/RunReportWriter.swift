@@ -11,6 +11,7 @@ struct RunReportWriter {
     var moneyOptions = ReportMoneyOptions()
 
     /// Returns the report folder's path (nil when only metrics were asked for).
+    /// - Throws: `RunReportFailedError` (the run is then recorded failed), or a database error before any file.
     func write(runId: Int64, reportDirectory: String?, metricsFile: String?) throws -> String? {
         let connection = try PostgresConnection(connectionString)
         defer { connection.close() }
@@ -33,8 +34,41 @@ struct RunReportWriter {
             logger.info("trends: \(reportDirectory)/\(TrendsReport.htmlName) (\(trendRows) rows)")
             return folder.path
         } catch {
+            let failure = RunReportFailedError(runId: runId, reason: "\(error)")
+            recordFailure(failure, connection: connection, metricsFile: metricsFile)
+            throw failure
+        }
+    }
+
+    /// A run whose report could not be written did not do its job: its row says `failed` (exit 1, the reason; `run
+    /// --resume` finishes it again and writes the report), and the metrics file, when it can be written, says so
+    /// too (docs/operations.md, "Reports that cannot be written").
+    private func recordFailure(_ failure: RunReportFailedError, connection: PostgresConnection, metricsFile: String?) {
+        let runId = failure.runId
+        logger.error("\(failure)")
+        let message = "\(failure)"
+        do {
+            try connection.execute(
+                """
+                UPDATE reconciliation_runs SET status = 'failed', exit_code = $2, error = $3
+                 WHERE id = $1 AND status IN ('completed', 'partial')
+                """,
+                [
+                    runId, Int64(ReconcilerExitCode.failure.rawValue),
+                    String(Redactor.shared.redact(message).prefix(1000)),
+                ]
+            )
+        } catch {
+            logger.error("run \(runId): could not record the report's failure: \(error)")
+        }
+        guard let metricsFile else { return }
+        do throws(ReportError) {
+            try ReportGenerator(connection: connection, moneyOptions: moneyOptions).writeMetrics(
+                runId: runId,
+                metricsFile: metricsFile
+            )
+        } catch {
             logger.error("run \(runId): \(error)")
-            throw error
         }
     }
 }
