@@ -35,6 +35,27 @@ import Testing
         #expect(try fixture.simulatorStats()["requests_total"] as? Int == 0, "Apple was asked")
     }
 
+    /// What the failure's message promises: `run --resume` of the run recorded failed writes its report and asks
+    /// Apple nothing (nothing is pending).
+    @Test func aRunRecordedFailedForItsReportIsFinishedByResume() throws {
+        let fixture = try EndToEndFixture(subscriptions: 40, seed: 3132)
+        try fixture.startSimulator()
+        #expect(try fixture.run(["--rate", "500"]).status == 0)
+        let conn = try fixture.connect()
+        defer { conn.close() }
+        try conn.execute(
+            "UPDATE reconciliation_runs SET status = 'failed', exit_code = 1, error = 'report' WHERE id = 1"
+        )
+        try FileManager.default.removeItem(atPath: fixture.reportDirectory)
+        let asked = try #require(try fixture.simulatorStats()["requests_total"] as? Int)
+        let resumed = fixture.runReconciler(["run", "--resume", "1", "--report-dir", fixture.reportDirectory])
+        #expect(resumed.status == 0, "\(resumed)")
+        #expect(try conn.count("SELECT count(*) AS n FROM reconciliation_runs WHERE status = 'completed'") == 1)
+        let folders = try FileManager.default.contentsOfDirectory(atPath: fixture.reportDirectory)
+        #expect(folders.contains { $0.hasSuffix("_run-1") }, "\(folders)")
+        #expect(try fixture.simulatorStats()["requests_total"] as? Int == asked)
+    }
+
     @Test func aReportThatFailsAfterTheRunMarksTheRunFailedInTheDatabaseAndTheMetrics() throws {
         let (database, connection) = try ReportDatabaseTests.prepare()
         defer {
