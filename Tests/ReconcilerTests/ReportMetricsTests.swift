@@ -62,6 +62,43 @@ import Testing
         #expect(!single.contains("renewal_reconciler_last_run_app_"))
     }
 
+    /// 2,000 bundle ids in the table that no app of the run is configured for: one `(other)` series sums them, so
+    /// the file's size does not grow with junk in the table.
+    @Test func appsTheRunWasNotConfiguredForShareOneSeries() {
+        let data = ReportSampleData.data()
+        var summary = RunSummary(data: data)
+        let junk = (0..<2000).map {
+            AppCounts(id: "junk.\($0)", selected: 1, requests: 0, byOutcome: ["no_app": 1], byNewState: [:])
+        }
+        summary.byApp =
+            junk + [
+                AppCounts(id: "com.example.two", selected: 3, requests: 7, byOutcome: ["renewed": 3], byNewState: [:]),
+                AppCounts(
+                    id: "com.example.one",
+                    selected: 2,
+                    requests: 2,
+                    byOutcome: ["unchanged": 2],
+                    byNewState: [:]
+                ),
+            ]
+        var run = data.run
+        run.configuredApps = ["com.example.ONE", "com.example.two"]
+        let text = MetricsFile.render(run: run, summary: summary, previousLastSuccess: nil)
+        let appLines = text.split(separator: "\n").filter { $0.hasPrefix("renewal_reconciler_last_run_app_") }
+        #expect(appLines.count == 6, "\(appLines)")
+        #expect(text.contains("renewal_reconciler_last_run_app_items{app=\"(other)\",outcome=\"no_app\"} 2000\n"))
+        #expect(
+            text.contains("renewal_reconciler_last_run_app_items{app=\"com.example.one\",outcome=\"unchanged\"} 2\n")
+        )
+        #expect(text.contains("renewal_reconciler_last_run_app_apple_requests{app=\"(other)\"} 0\n"))
+        #expect(!text.contains("junk."))
+        // A run that named no app: the apps whose items were not all no_app keep their series.
+        run.configuredApps = nil
+        let unnamed = MetricsFile.render(run: run, summary: summary, previousLastSuccess: nil)
+        #expect(unnamed.contains("renewal_reconciler_last_run_app_apple_requests{app=\"com.example.two\"} 7\n"))
+        #expect(!unnamed.contains("junk."))
+    }
+
     @Test func labelValuesAreEscaped() {
         #expect(MetricsFile.escapeLabel("a\"b\\c\nd") == "a\\\"b\\\\c\\nd")
     }

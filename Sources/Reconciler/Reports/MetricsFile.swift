@@ -87,7 +87,7 @@ public enum MetricsFile {
         )
         if let apps = summary.byApp, !apps.isEmpty {
             // Per app (docs/reports.md, "Several apps"): each app has its own Apple rate limit to watch.
-            let sorted = apps.sorted { $0.id < $1.id }
+            let sorted = Self.seriesApps(apps, configured: run.configuredApps)
             metric(
                 "renewal_reconciler_last_run_app_items",
                 "Items of the last run by app (bundle id) and outcome.",
@@ -108,6 +108,36 @@ public enum MetricsFile {
             metric(lastSuccessMetric, "Unix time the last successful run finished.", [([], number(lastSuccess))])
         }
         return out
+    }
+
+    /// The label for the rows of apps the run was not configured for: their series are summed under it, so the
+    /// metrics file keeps a bounded number of series whatever bundle ids the table holds.
+    static let otherApps = "(other)"
+
+    /// The apps with a series of their own: those the run was configured for (any case), and rows without a bundle
+    /// id; every other app is summed into `(other)`. A run that named no app lists the apps whose items were not
+    /// all `no_app`. Sorted by id, `(other)` last.
+    static func seriesApps(_ apps: [AppCounts], configured: [String]?) -> [AppCounts] {
+        let known = configured.map { Set($0.map { $0.lowercased() }) }
+        func listed(_ app: AppCounts) -> Bool {
+            if let known { return known.contains(app.id.lowercased()) || app.id == ReportOutcome.unknown }
+            return app.byOutcome.keys.contains { $0 != ItemOutcome.noApp.rawValue }
+        }
+        var other = AppCounts(id: otherApps, selected: 0, requests: 0, byOutcome: [:], byNewState: [:])
+        var series: [AppCounts] = []
+        for app in apps {
+            guard !listed(app) else {
+                series.append(app)
+                continue
+            }
+            other.selected += app.selected
+            other.requests += app.requests
+            other.byOutcome.merge(app.byOutcome, uniquingKeysWith: +)
+            other.byNewState.merge(app.byNewState, uniquingKeysWith: +)
+        }
+        series.sort { $0.id < $1.id }
+        if other.selected > 0 || !other.byOutcome.isEmpty { series.append(other) }
+        return series
     }
 
     /// Writes the metrics of `summary` to `path` atomically, carrying over the last success time from

@@ -122,7 +122,7 @@ public struct ReportLoader {
     // MARK: Rows
 
     static func run(_ row: PostgresRow) throws -> ReportRun {
-        ReportRun(
+        var run = ReportRun(
             id: try row.decode("id"),
             mode: try row.decode("mode"),
             dryRun: try row.decode("dry_run"),
@@ -143,6 +143,10 @@ public struct ReportLoader {
             periodPreviousRunId: try row.decode("period_previous_run_id", as: Int64?.self),
             periodScanFromRunId: try row.decode("period_scan_from", as: Int64.self)
         )
+        if let apps = try row.decode("configured_apps", as: String?.self) {
+            run.configuredApps = (try? JSONDecoder().decode([String].self, from: Data(apps.utf8))) ?? []
+        }
+        return run
     }
 
     static func item(_ row: PostgresRow) throws -> ReportItem {
@@ -233,6 +237,11 @@ public struct ReportLoader {
                -- Migration 006's, likewise.
                (to_jsonb(r) ->> 'sweep_eligible_count')::bigint AS sweep_eligible_count,
                (to_jsonb(r) ->> 'sweep_quota')::bigint AS sweep_quota,
+               -- The apps the run was configured for: the keys of --apps, else the one --bundle-id (JSON array).
+               CASE WHEN jsonb_typeof(r.parameters -> 'apps') = 'object'
+                    THEN (SELECT jsonb_agg(k) FROM jsonb_object_keys(r.parameters -> 'apps') AS k)::text
+                    WHEN r.parameters ->> 'bundleId' IS NOT NULL THEN jsonb_build_array(r.parameters ->> 'bundleId')::text
+               END AS configured_apps,
                COALESCE(stored.period_start, prev.as_of, \(ReportPeriod.calendarDaySQL("r.as_of"))) AS period_start,
                pp.id AS period_previous_run_id,
                COALESCE(LEAST(pp.id, (SELECT min(o.id) FROM reconciliation_runs o

@@ -37,6 +37,9 @@ public struct ReportRun: Sendable, Equatable {
     /// older one still running after the previous run's as-of (0 when there is no previous run). Bounds the
     /// ledger rows the report reads.
     public var periodScanFromRunId: Int64 = 0
+    /// The bundle ids the run was configured for (the apps of `--apps`, or its `--bundle-id`); nil when the run
+    /// named none. The metrics file keeps a series per configured app only (docs/reports.md, "Metrics file").
+    public var configuredApps: [String]?
 
     public init(
         id: Int64,
