@@ -11,7 +11,9 @@ import Darwin
 /// invalid records.
 ///
 /// Memory is constant in the file size: the file is read in chunks and only the current
-/// record is held (at most `Options.maxRecordBytes`). The one exception, on purpose, is
+/// record is held (at most `Options.maxRecordBytes`). The bounds on a record (docs/operations.md, "Backfill,
+/// import, explain"; `CSVRecordScanner`, `JSONLineScanner`) make every input end: a line with no line break
+/// for twice `maxRecordBytes` ends the iteration with an error (`stoppedEarly`). The one exception, on purpose, is
 /// the set of `original_transaction_id`s already seen (O(number of records) ids), needed
 /// to report a duplicate on its second occurrence with both line numbers.
 ///
@@ -163,6 +165,10 @@ public final class ImportParser: Sequence, IteratorProtocol {
         reader.buffer.capacity + Swift.max(csv.highWaterMark, jsonLines.highWaterMark)
     }
 
+    /// True when the iteration ended before the end of the file (a read error, or a line with no line break
+    /// within twice `maxRecordBytes`): the records after it were never seen. Complete once iteration has finished.
+    public private(set) var stoppedEarly = false
+
     /// The number of distinct transaction ids remembered for duplicate detection.
     public var rememberedTransactionCount: Int { seenTransactions.count }
 
@@ -202,6 +208,16 @@ public final class ImportParser: Sequence, IteratorProtocol {
                     )
                 case .line(let line):
                     if let result = jsonRecord(line: line) { return result }
+                case .stopped(let line):
+                    return .failure(
+                        ImportLineError(
+                            line: line,
+                            field: nil,
+                            code: .recordTooLong,
+                            problem:
+                                "no line break within \(2 * jsonLines.maxRecordBytes) bytes: the rest of the file was not read"
+                        )
+                    )
                 case .readFailed(let line):
                     let problem = readFailure?.problem ?? "read failed"
                     return .failure(ImportLineError(line: line, field: nil, code: .readFailed, problem: problem))
@@ -239,12 +255,21 @@ public final class ImportParser: Sequence, IteratorProtocol {
         }
     }
 
+    /// Ends the iteration before the end of the file.
+    private func stop() {
+        finished = true
+        stoppedEarly = true
+    }
+
     private func nextCSVEvent() -> CSVRecordScanner.Event? {
         while true {
-            if reader.available > 0, let event = scanAvailable({ csv.consume($0) }) { return event }
+            if reader.available > 0, let event = scanAvailable({ csv.consume($0) }) {
+                if csv.isStopped { stop() }
+                return event
+            }
             if !readMore() {
                 if let failure = readFailure {
-                    finished = true
+                    stop()
                     return .error(line: csv.line, fieldIndex: nil, code: failure.code, message: failure.problem)
                 }
                 if let event = csv.finish() { return event }
@@ -256,10 +281,13 @@ public final class ImportParser: Sequence, IteratorProtocol {
 
     private func nextJSONEvent() -> JSONLineScanner.Event? {
         while true {
-            if reader.available > 0, let event = scanAvailable({ jsonLines.consume($0) }) { return event }
+            if reader.available > 0, let event = scanAvailable({ jsonLines.consume($0) }) {
+                if jsonLines.isStopped { stop() }
+                return event
+            }
             if !readMore() {
                 if readFailure != nil {
-                    finished = true
+                    stop()
                     return .readFailed(jsonLines.currentLine)
                 }
                 if let event = jsonLines.finish() { return event }
@@ -286,7 +314,11 @@ public final class ImportParser: Sequence, IteratorProtocol {
                 throw ImportFileError(file: source, code: .readFailed, problem: message)
             }
             let message: String
-            if case .error(_, _, _, let text) = event { message = text } else { message = "unreadable" }
+            if case .error(let line, _, _, let text) = event {
+                message = "line \(line): \(text)"
+            } else {
+                message = "unreadable"
+            }
             throw ImportFileError(file: source, code: .malformedHeader, problem: "header row: \(message)")
         }
         var spelled: [String] = []
