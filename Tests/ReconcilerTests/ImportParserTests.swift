@@ -433,6 +433,20 @@ private final class TempFile {
         #expect(records(results).map(\.line) == [2, 4, 5])
     }
 
+    @Test func aFailedRecordOverSeveralLinesGivesBackTheLinesItSwallowed() throws {
+        // Line 2's quote is closed by line 3's first quote: a record of two lines that fails.
+        let text = [
+            Self.header, "u2,\"p,2,QUJD,2024-05-01T12:00:00Z", "\"u3\",p,3,QUJD,2024-05-01T12:00:00Z", csvLine(4),
+        ]
+        .joined(separator: "\n")
+        for chunk in [16, 64 << 10] {
+            let (_, results) = try parseAll(TempFile(text, extension: "csv"), options: .init(chunkSize: chunk))
+            #expect(errors(results).map(\.line) == [2], "chunk \(chunk): \(errors(results))")
+            #expect(errors(results).first?.description.contains("taken as line 2 alone") == true)
+            #expect(records(results).map(\.line) == [3, 4], "chunk \(chunk)")
+        }
+    }
+
     @Test func valuesTheDatabaseCannotStoreAreNamedLineErrors() throws {
         let long = String(repeating: "9", count: 3000)
         let lines = [

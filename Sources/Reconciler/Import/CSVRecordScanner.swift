@@ -191,10 +191,20 @@ struct CSVRecordScanner {
         )
     }
 
-    /// Cuts the record back to its first line: the input after that line is read again.
     private mutating func resynchronise() {
         resyncPending = false
-        replay = continuation
+        cutBackToFirstLine()
+    }
+
+    /// Whether the last record or error ran over more than one physical line.
+    var spansLines: Bool { captureFrom != nil }
+
+    /// Takes the last record, which failed, as its first line alone: the input after that line is read again.
+    /// No field of an import holds a line break, so a failed record over several lines is a stray quote's
+    /// doing, and the lines it swallowed are records of their own.
+    mutating func cutBackToFirstLine() {
+        guard captureFrom != nil else { return }
+        replay = continuation + replay
         continuation = []
         line = recordStartLine + 1
         pendingCR = false

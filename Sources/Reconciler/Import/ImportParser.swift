@@ -186,11 +186,17 @@ public final class ImportParser: Sequence, IteratorProtocol {
                 case .blank:
                     continue
                 case .record(let line):
-                    return csvRecord(line: line)
+                    let result = csvRecord(line: line)
+                    if case .failure(let error) = result, csv.spansLines { return .failure(cutBack(error)) }
+                    return result
                 case .error(let line, let fieldIndex, let code, let message):
-                    return .failure(
-                        ImportLineError(line: line, field: fieldIndex.map(columnName), code: code, problem: message)
+                    let error = ImportLineError(
+                        line: line,
+                        field: fieldIndex.map(columnName),
+                        code: code,
+                        problem: message
                     )
+                    return .failure(csv.spansLines ? cutBack(error) : error)
                 }
             case .jsonLines:
                 if needsPrepare { jsonLines.prepareForNext() }
@@ -298,6 +304,19 @@ public final class ImportParser: Sequence, IteratorProtocol {
     }
 
     // MARK: CSV
+
+    /// A failed record that ran over several lines is taken as its first line alone (`CSVRecordScanner`).
+    private func cutBack(_ error: ImportLineError) -> ImportLineError {
+        let lines = csv.line - error.line
+        csv.cutBackToFirstLine()
+        return ImportLineError(
+            line: error.line,
+            field: error.field,
+            code: error.code,
+            problem: error.problem + " (the record ran over \(lines) lines: it is taken as line \(error.line) alone)",
+            firstLine: error.firstLine
+        )
+    }
 
     private func readHeader() throws(ImportFileError) {
         var headerEvent: CSVRecordScanner.Event?
