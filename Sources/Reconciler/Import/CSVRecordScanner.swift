@@ -9,7 +9,7 @@
 ///   and scanning resumes on the line after it (the bytes after that line are read again), so the records
 ///   after it are not lost;
 /// - a record longer than `maxRecordBytes` is an error; the rest of its line is skipped up to its line break;
-/// - a line being skipped (too long, or after a syntax error) that has no line break within another
+/// - a line being skipped (too long, or after a syntax error) that has no line break within twice
 ///   `maxRecordBytes` bytes stops the scan (`isStopped`): the rest of the input is not read.
 struct CSVRecordScanner {
     enum Event: Equatable {
@@ -52,10 +52,10 @@ struct CSVRecordScanner {
     private var resyncPending = false
     /// Bytes to read again before any new input (a record cut back to its first line).
     private var replay: [UInt8] = []
-    /// In `skipLine`: the bytes skipped so far, and whether the line is skipped for being too long.
+    /// In `skipLine`: the bytes of the record read or skipped so far, and whether it is skipped for being too long.
     private var skipped = 0
     private var skippingTooLong = false
-    /// True once a skipped line had no line break within `maxRecordBytes`: the rest of the input is ignored.
+    /// True once a skipped line had no line break within twice `maxRecordBytes`: the rest of the input is ignored.
     private(set) var isStopped = false
     /// The largest capacity the record buffers have reached.
     private(set) var highWaterMark = 0
@@ -149,14 +149,16 @@ struct CSVRecordScanner {
             code: .malformedCSV,
             message: message
         )
+        skipped = bytes.count
         state = .skipLine
         return event
     }
 
     /// The record passed `maxRecordBytes`. On one line: the rest of the line is skipped and the error comes at
     /// its line break (nil now). Over several lines: an error now, and the record is cut back to its first line.
-    private mutating func recordTooLong() -> Event? {
+    private mutating func recordTooLong(dropped: Int = 1) -> Event? {
         guard captureFrom != nil else {
+            skipped = bytes.count + dropped
             state = .skipLine
             skippingTooLong = true
             return nil
@@ -243,7 +245,7 @@ struct CSVRecordScanner {
         while index < input.count, input[index] != 0x0A { index += 1 }
         skipped += index - start
         lastWasLineFeed = index < input.count || (index == start && lastWasLineFeed)
-        if skipped > maxRecordBytes {
+        if skipped > 2 * maxRecordBytes {
             isStopped = true
             return (
                 input.count,
@@ -251,7 +253,7 @@ struct CSVRecordScanner {
                     line: recordStartLine,
                     fieldIndex: nil,
                     code: .recordTooLong,
-                    message: "no line break within \(maxRecordBytes) bytes: the rest of the file was not read"
+                    message: "no line break within \(2 * maxRecordBytes) bytes: the rest of the file was not read"
                 )
             )
         }
@@ -280,7 +282,7 @@ struct CSVRecordScanner {
                     index += run
                     lastWasLineFeed = false
                     if !append(UnsafeBufferPointer(rebasing: input[(index - run)..<index])) {
-                        if let event = recordTooLong() { return (index, event) }
+                        if let event = recordTooLong(dropped: run) { return (index, event) }
                     }
                     continue
                 }
