@@ -77,6 +77,31 @@ import Testing
         }
     }
 
+    @Test func currenciesAreRealISO4217CodesAndTheSimulatorsSixLoad() throws {
+        for code in ["XTS", "ZZZ", "XAU", "XXX", "XDR"] {
+            let found = problems(Self.header + "pro.monthly,\(code),9.99,P1M,,,\n")
+            #expect(found.map(\.field) == ["currency"], "\(code): \(found)")
+            #expect(found.first?.message.contains("ISO 4217") == true, "\(code): \(found)")
+        }
+        let six = ["BRL", "CAD", "EUR", "GBP", "JPY", "USD"]
+        let rows = try CatalogFile.parse(
+            Array((Self.header + six.map { "pro.monthly,\($0),1500,P1M,,,\n" }.joined()).utf8),
+            file: "prices.csv"
+        )
+        #expect(rows.map(\.currency) == six)
+    }
+
+    @Test func productIdsFollowTheImportsRule() {
+        let cases = [
+            "pro\tmonthly", "\"pro\nmonthly\"", "pro\u{7}monthly", "pro\u{0}monthly",
+            String(repeating: "p", count: 2000),
+        ]
+        for productId in cases {
+            let found = problems(Self.header + "\(productId),USD,9.99,P1M,,,\n")
+            #expect(found.map(\.field) == ["product_id"], "\(productId.debugDescription): \(found)")
+        }
+    }
+
     @Test func everyBadLineIsListedAndNothingLoads() {
         let found = problems(
             Self.header + "a,USD,1.00,P1M,,,\n" + "b,USD,x,P1M,,,\n" + "a,USD,2.00,P1M,,,\n" + "c,USD,1.00,P1M,,\n"

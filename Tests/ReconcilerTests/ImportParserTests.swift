@@ -293,7 +293,9 @@ private final class TempFile {
                 "line 5: expected 5 fields, found 4",
                 "line 6: expected 5 fields, found 6",
                 "ok 6 @7",
-                "line 8: expires_at: unterminated quoted field (quote opened on line 8)",
+                "line 8: expires_at: unterminated quoted field: the quote opened on line 8 is still open at the end "
+                    + "of the file (it covered 2 lines); the record is taken as line 8 alone",
+                "ok 8 @9",
             ]
         )
         #expect(
@@ -301,6 +303,12 @@ private final class TempFile {
                 .malformedCSV, .malformedCSV, .wrongFieldCount, .wrongFieldCount, .malformedCSV,
             ]
         )
+        // Within the bound, a quoted field may still break a line.
+        let multiLine = try TempFile(
+            [Self.header, "\"u\n1\",p,1,\(Self.receipt),2024-05-01T12:00:00Z", csvLine(2)].joined(separator: "\n"),
+            extension: "csv"
+        )
+        #expect(records(try parseAll(multiLine).1).map(\.line) == [2, 4])
     }
 
     @Test func emptyCSVFieldsAndQuotedHeaders() throws {
@@ -323,7 +331,8 @@ private final class TempFile {
     @Test func invalidUTF8AndOverlongRecords() throws {
         var bytes = Array("\(Self.header)\n".utf8)
         bytes += Array("u".utf8) + [0xFF, 0xFE] + Array(",p,1,\(Self.receipt),2024-05-01T12:00:00Z\n".utf8)
-        bytes += Array("u2,p,2,\(String(repeating: "QUJD", count: 100)),2024-05-01T12:00:00Z\n".utf8)
+        // Over the 200-byte limit but under twice it: skipped to its line break (twice it stops the file).
+        bytes += Array("u2,p,2,\(String(repeating: "QUJD", count: 60)),2024-05-01T12:00:00Z\n".utf8)
         bytes += Array("u3,p,3,\(Self.receipt),2024-05-01T12:00:00Z\n".utf8)
         let file = try TempFile(bytes: bytes, extension: "csv")
         let (parser, results) = try parseAll(file, options: .init(maxRecordBytes: 200, chunkSize: 64))
@@ -333,7 +342,7 @@ private final class TempFile {
         #expect(parser.bufferHighWaterMark < 64 + 1024)
 
         let json = try TempFile(
-            jsonLine(1) + "\n" + jsonLine(2, extra: ",\"pad\":\"\(String(repeating: "x", count: 500))\"") + "\n"
+            jsonLine(1) + "\n" + jsonLine(2, extra: ",\"pad\":\"\(String(repeating: "x", count: 300))\"") + "\n"
                 + jsonLine(3),
             extension: "jsonl"
         )
@@ -391,6 +400,122 @@ private final class TempFile {
         #expect(records(results).count == 2)
         #expect(jsonParser.unknownFields == ["alpha", "zeta"])
         #expect(jsonParser.warnings.count == 1)
+    }
+
+    // MARK: Bounds (docs/operations.md, "Backfill, import, explain")
+
+    @Test func anUnclosedQuoteDoesNotSwallowTheLinesAfterIt() throws {
+        var lines = [Self.header, "\"open,p,1,QUJD,2026-11-21T00:00:00Z"]
+        for id in 2...301 { lines.append(csvLine(id)) }
+        let file = try TempFile(lines.joined(separator: "\n") + "\n", extension: "csv")
+        for chunk in [16, 64 << 10] {
+            let (_, results) = try parseAll(file, options: .init(chunkSize: chunk))
+            let failures = errors(results)
+            #expect(failures.map(\.line) == [2], "chunk \(chunk)")
+            #expect(failures.first?.code == .malformedCSV)
+            #expect(failures.first?.description.contains("opened on line 2") == true, "\(failures)")
+            #expect(failures.first?.description.contains("lines") == true, "\(failures)")
+            #expect(records(results).count == 300, "chunk \(chunk)")
+            #expect(records(results).first?.line == 3)
+            #expect(records(results).last?.line == 302)
+        }
+    }
+
+    @Test func aQuoteStillOpenAtTheEndOfTheFileNamesItsLineAndTheLinesAfterItLoad() throws {
+        let text = [Self.header, csvLine(1), "u2,\"p,2,QUJD,2024-05-01T12:00:00Z", csvLine(3), csvLine(4)]
+            .joined(separator: "\n")
+        let (_, results) = try parseAll(TempFile(text, extension: "csv"))
+        let failure = try #require(errors(results).first)
+        #expect(errors(results).count == 1)
+        #expect(failure.line == 3)
+        #expect(failure.description.contains("opened on line 3"), "\(failure)")
+        #expect(failure.description.contains("end of the file"), "\(failure)")
+        #expect(records(results).map(\.line) == [2, 4, 5])
+    }
+
+    @Test func aFailedRecordOverSeveralLinesGivesBackTheLinesItSwallowed() throws {
+        // Line 2's quote is closed by line 3's first quote: a record of two lines that fails.
+        let text = [
+            Self.header, "u2,\"p,2,QUJD,2024-05-01T12:00:00Z", "\"u3\",p,3,QUJD,2024-05-01T12:00:00Z", csvLine(4),
+        ]
+        .joined(separator: "\n")
+        for chunk in [16, 64 << 10] {
+            let (_, results) = try parseAll(TempFile(text, extension: "csv"), options: .init(chunkSize: chunk))
+            #expect(errors(results).map(\.line) == [2], "chunk \(chunk): \(errors(results))")
+            #expect(errors(results).first?.description.contains("taken as line 2 alone") == true)
+            #expect(records(results).map(\.line) == [3, 4], "chunk \(chunk)")
+        }
+    }
+
+    @Test func valuesTheDatabaseCannotStoreAreNamedLineErrors() throws {
+        let long = String(repeating: "9", count: 3000)
+        let lines = [
+            #"{"user_id":"a\u0000b","product_id":"p","original_transaction_id":"1","latest_receipt":"QUJD","expires_at":"2024-05-01T12:00:00Z"}"#,
+            jsonLine(2, extra: #","bundle_id":"com.\u0000x""#),
+            #"{"user_id":"u","product_id":"p","original_transaction_id":"\#(long)","latest_receipt":"QUJD","expires_at":"2024-05-01T12:00:00Z"}"#,
+            #"{"user_id":"\#(long)","product_id":"p","original_transaction_id":"4","latest_receipt":"QUJD","expires_at":"2024-05-01T12:00:00Z"}"#,
+            jsonLine(5),
+        ]
+        let (_, results) = try parseAll(TempFile(lines.joined(separator: "\n"), extension: "jsonl"))
+        let failures = errors(results)
+        try #require(failures.map(\.line) == [1, 2, 3, 4], "\(results)")
+        #expect(failures.map(\.field) == ["user_id", "bundle_id", "original_transaction_id", "user_id"])
+        #expect(failures[0].description == "line 1: user_id: contains a NUL character, which the database cannot store")
+        #expect(failures[2].description.contains("3000 bytes"), "\(failures[2])")
+        #expect(failures.allSatisfy { $0.description.utf8.count < 200 }, "\(failures)")
+        #expect(records(results).map(\.line) == [5])
+
+        var bytes = Array("\(Self.header)\n".utf8)
+        bytes += Array("a".utf8) + [0x00] + Array("b,p,1,\(Self.receipt),2024-05-01T12:00:00Z\n".utf8)
+        bytes += Array("\(csvLine(2))\n".utf8)
+        let (_, csvResults) = try parseAll(TempFile(bytes: bytes, extension: "csv"))
+        #expect(
+            errors(csvResults).map(\.description) == [
+                "line 2: user_id: contains a NUL character, which the database cannot store"
+            ]
+        )
+        #expect(records(csvResults).map(\.line) == [3])
+    }
+
+    @Test func productIdsFollowTheCatalogsRule() throws {
+        let lines = [
+            jsonLine(1).replacingOccurrences(of: "com.example.monthly", with: "com.example monthly"),
+            jsonLine(2).replacingOccurrences(of: "com.example.monthly", with: #"com.example\nmonthly"#),
+            jsonLine(3).replacingOccurrences(of: "com.example.monthly", with: #"com.example\u0007monthly"#),
+            jsonLine(4).replacingOccurrences(of: "com.example.monthly", with: String(repeating: "p", count: 2000)),
+            jsonLine(5),
+        ]
+        let (_, results) = try parseAll(TempFile(lines.joined(separator: "\n"), extension: "jsonl"))
+        #expect(errors(results).map(\.line) == [1, 2, 3, 4])
+        #expect(errors(results).allSatisfy { $0.field == "product_id" }, "\(errors(results))")
+        #expect(errors(results).first?.description.contains("contains whitespace") == true)
+        #expect(records(results).map(\.line) == [5])
+    }
+
+    @Test func currenciesAreRealISO4217Codes() throws {
+        let lines = ["XTS", "ZZZ", "XAU", "usd", "USD", "JPY"].enumerated().map { index, code in
+            jsonLine(index + 1, extra: #","currency":"\#(code)""#)
+        }
+        let (_, results) = try parseAll(TempFile(lines.joined(separator: "\n"), extension: "jsonl"))
+        #expect(errors(results).map(\.line) == [1, 2, 3, 4])
+        #expect(errors(results).allSatisfy { $0.field == "currency" }, "\(errors(results))")
+        #expect(errors(results).first?.description.contains("ISO 4217") == true)
+        #expect(records(results).map(\.currency) == ["USD", "JPY"])
+    }
+
+    @Test func aLineWithoutALineBreakEndsTheFileWithAnError() throws {
+        let body = String(repeating: "x", count: 50_000)
+        for (text, ext) in [("\(Self.header)\nu,p,1,\(body)", "csv"), ("{\"user_id\":\"\(body)", "jsonl")] {
+            let file = try TempFile(text + "\n" + (ext == "csv" ? csvLine(2) : jsonLine(2)), extension: ext)
+            let (parser, results) = try parseAll(file, options: .init(maxRecordBytes: 1000, chunkSize: 256))
+            let failure = try #require(errors(results).first)
+            #expect(errors(results).count == 1, "\(ext): \(errors(results))")
+            #expect(failure.code == .recordTooLong)
+            #expect(failure.line == (ext == "csv" ? 2 : 1))
+            #expect(failure.description.contains("no line break"), "\(ext): \(failure)")
+            #expect(records(results).isEmpty, "\(ext): the file was not read past the line")
+            #expect(parser.bufferHighWaterMark < 4096)
+        }
     }
 
     // MARK: Scale

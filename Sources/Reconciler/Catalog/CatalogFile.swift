@@ -9,7 +9,7 @@ import Foundation
 /// com.example.pro.monthly,JPY,1500,P1M,750,21000001,Pro (monthly)
 /// ```
 ///
-/// `product_id`, `currency` (ISO 4217), `price` (the customer price per period) and `period` (`P1W`, `P1M`, `P2M`,
+/// `product_id` (`ProductIdRule`, the same rule as `import`'s), `currency` (ISO 4217: `ISO4217Currency`), `price` (the customer price per period) and `period` (`P1W`, `P1M`, `P2M`,
 /// `P3M`, `P6M`, `P1Y`) are required; `intro_price` (the pay-as-you-go introductory price per period),
 /// `subscription_group_id` and `display_name` are optional (an empty cell is none). Prices are plain decimals
 /// with a dot and at most the currency's minor-unit places (`9.99`, JPY `1500`), as App Store Connect lists them.
@@ -102,7 +102,10 @@ public enum CatalogFile {
                     scanner.prepareForNext()
                     continue
                 }
-                if let event = scanner.finish() { handle(event) }
+                while let event = scanner.finish() {
+                    handle(event)
+                    scanner.prepareForNext()
+                }
                 break
             }
         }
@@ -149,12 +152,8 @@ public enum CatalogFile {
         let productId = values["product_id"] ?? ""
         let currency = values["currency"] ?? ""
         let period = values["period"] ?? ""
-        if productId.unicodeScalars.contains(where: { $0.properties.isWhitespace }) {
-            return fail("product_id", "\(productId.debugDescription) contains whitespace")
-        }
-        guard currency.range(of: "^[A-Z]{3}$", options: .regularExpression) != nil else {
-            return fail("currency", "\(currency.debugDescription) is not an ISO 4217 code like USD")
-        }
+        if let problem = ProductIdRule.problem(productId) { return fail("product_id", problem) }
+        if let problem = ISO4217Currency.problem(currency) { return fail("currency", problem) }
         guard periods.contains(period) else {
             return fail(
                 "period",

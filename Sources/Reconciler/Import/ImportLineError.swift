@@ -16,6 +16,8 @@ public struct ImportLineError: Error, Sendable, Equatable, CustomStringConvertib
         case wrongFieldCount
         case recordTooLong
         case invalidUTF8
+        /// A value PostgreSQL cannot store: a NUL character, an id longer than its index holds, a date out of range.
+        case unstorableValue
         case readFailed
     }
 

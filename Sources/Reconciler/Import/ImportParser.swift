@@ -11,7 +11,9 @@ import Darwin
 /// invalid records.
 ///
 /// Memory is constant in the file size: the file is read in chunks and only the current
-/// record is held (at most `Options.maxRecordBytes`). The one exception, on purpose, is
+/// record is held (at most `Options.maxRecordBytes`). The bounds on a record (docs/operations.md, "Backfill,
+/// import, explain"; `CSVRecordScanner`, `JSONLineScanner`) make every input end: a line with no line break
+/// for twice `maxRecordBytes` ends the iteration with an error (`stoppedEarly`). The one exception, on purpose, is
 /// the set of `original_transaction_id`s already seen (O(number of records) ids), needed
 /// to report a duplicate on its second occurrence with both line numbers.
 ///
@@ -163,6 +165,10 @@ public final class ImportParser: Sequence, IteratorProtocol {
         reader.buffer.capacity + Swift.max(csv.highWaterMark, jsonLines.highWaterMark)
     }
 
+    /// True when the iteration ended before the end of the file (a read error, or a line with no line break
+    /// within twice `maxRecordBytes`): the records after it were never seen. Complete once iteration has finished.
+    public private(set) var stoppedEarly = false
+
     /// The number of distinct transaction ids remembered for duplicate detection.
     public var rememberedTransactionCount: Int { seenTransactions.count }
 
@@ -180,11 +186,17 @@ public final class ImportParser: Sequence, IteratorProtocol {
                 case .blank:
                     continue
                 case .record(let line):
-                    return csvRecord(line: line)
+                    let result = csvRecord(line: line)
+                    if case .failure(let error) = result, csv.spansLines { return .failure(cutBack(error)) }
+                    return result
                 case .error(let line, let fieldIndex, let code, let message):
-                    return .failure(
-                        ImportLineError(line: line, field: fieldIndex.map(columnName), code: code, problem: message)
+                    let error = ImportLineError(
+                        line: line,
+                        field: fieldIndex.map(columnName),
+                        code: code,
+                        problem: message
                     )
+                    return .failure(csv.spansLines ? cutBack(error) : error)
                 }
             case .jsonLines:
                 if needsPrepare { jsonLines.prepareForNext() }
@@ -202,6 +214,16 @@ public final class ImportParser: Sequence, IteratorProtocol {
                     )
                 case .line(let line):
                     if let result = jsonRecord(line: line) { return result }
+                case .stopped(let line):
+                    return .failure(
+                        ImportLineError(
+                            line: line,
+                            field: nil,
+                            code: .recordTooLong,
+                            problem:
+                                "no line break within \(2 * jsonLines.maxRecordBytes) bytes: the rest of the file was not read"
+                        )
+                    )
                 case .readFailed(let line):
                     let problem = readFailure?.problem ?? "read failed"
                     return .failure(ImportLineError(line: line, field: nil, code: .readFailed, problem: problem))
@@ -239,12 +261,21 @@ public final class ImportParser: Sequence, IteratorProtocol {
         }
     }
 
+    /// Ends the iteration before the end of the file.
+    private func stop() {
+        finished = true
+        stoppedEarly = true
+    }
+
     private func nextCSVEvent() -> CSVRecordScanner.Event? {
         while true {
-            if reader.available > 0, let event = scanAvailable({ csv.consume($0) }) { return event }
+            if reader.available > 0, let event = scanAvailable({ csv.consume($0) }) {
+                if csv.isStopped { stop() }
+                return event
+            }
             if !readMore() {
                 if let failure = readFailure {
-                    finished = true
+                    stop()
                     return .error(line: csv.line, fieldIndex: nil, code: failure.code, message: failure.problem)
                 }
                 if let event = csv.finish() { return event }
@@ -256,10 +287,13 @@ public final class ImportParser: Sequence, IteratorProtocol {
 
     private func nextJSONEvent() -> JSONLineScanner.Event? {
         while true {
-            if reader.available > 0, let event = scanAvailable({ jsonLines.consume($0) }) { return event }
+            if reader.available > 0, let event = scanAvailable({ jsonLines.consume($0) }) {
+                if jsonLines.isStopped { stop() }
+                return event
+            }
             if !readMore() {
                 if readFailure != nil {
-                    finished = true
+                    stop()
                     return .readFailed(jsonLines.currentLine)
                 }
                 if let event = jsonLines.finish() { return event }
@@ -270,6 +304,19 @@ public final class ImportParser: Sequence, IteratorProtocol {
     }
 
     // MARK: CSV
+
+    /// A failed record that ran over several lines is taken as its first line alone (`CSVRecordScanner`).
+    private func cutBack(_ error: ImportLineError) -> ImportLineError {
+        let lines = csv.line - error.line
+        csv.cutBackToFirstLine()
+        return ImportLineError(
+            line: error.line,
+            field: error.field,
+            code: error.code,
+            problem: error.problem + " (the record ran over \(lines) lines: it is taken as line \(error.line) alone)",
+            firstLine: error.firstLine
+        )
+    }
 
     private func readHeader() throws(ImportFileError) {
         var headerEvent: CSVRecordScanner.Event?
@@ -286,7 +333,11 @@ public final class ImportParser: Sequence, IteratorProtocol {
                 throw ImportFileError(file: source, code: .readFailed, problem: message)
             }
             let message: String
-            if case .error(_, _, _, let text) = event { message = text } else { message = "unreadable" }
+            if case .error(let line, _, _, let text) = event {
+                message = "line \(line): \(text)"
+            } else {
+                message = "unreadable"
+            }
             throw ImportFileError(file: source, code: .malformedHeader, problem: "header row: \(message)")
         }
         var spelled: [String] = []

@@ -3,8 +3,13 @@ import Foundation
 import ReceiptDomain
 
 /// Checks the fields of one import record and builds the `ImportRecord`; pure, shared by
-/// the JSON Lines and CSV paths of `ImportParser`.
+/// the JSON Lines and CSV paths of `ImportParser`. A value the database cannot store (a NUL character, an id
+/// too long for its index, a date outside PostgreSQL's range: `StorableValueCheck`) is a line error like any
+/// other (docs/operations.md, "Backfill, import, explain").
 enum ImportRecordValidator {
+    /// The ids checked against `StorableValueCheck.indexedTextProblem`, in the order they are checked.
+    static let idFields = ["user_id", "original_transaction_id", "product_id", "bundle_id"]
+
     /// `values`: non-empty field values by name; `present`: names that appeared (even empty).
     static func validate(
         values: [String: String],
@@ -31,27 +36,11 @@ enum ImportRecordValidator {
             let transactionId = values["original_transaction_id"], let receipt = values["latest_receipt"],
             let expiresText = values["expires_at"]
         else { return failure("user_id", .missingField, "is missing") }
-
-        if transactionId.unicodeScalars.contains(where: { $0.properties.isWhitespace }) {
-            return failure("original_transaction_id", .invalidValue, "\(quoted(transactionId)) contains whitespace")
-        }
-        if let problem = base64Problem(receipt) {
-            return failure("latest_receipt", .invalidReceipt, problem)
-        }
+        if let (field, code, problem) = fieldProblem(values) { return failure(field, code, problem) }
         let expiresAt: Date
-        switch RFC3339.parseStrict(expiresText) {
-        case .success(let date):
-            expiresAt = date
-        case .failure(let failure):
-            let reason = failure.reason.map { ": \($0)" } ?? ""
-            return .failure(
-                ImportLineError(
-                    line: line,
-                    field: "expires_at",
-                    code: .invalidTimestamp,
-                    problem: "\(quoted(expiresText)) is not an RFC 3339 timestamp\(reason)"
-                )
-            )
+        switch expiry(expiresText) {
+        case .failure(let problem): return failure("expires_at", problem.code, problem.text)
+        case .success(let date): expiresAt = date
         }
         var environment: AppleEnvironment?
         if let text = values["environment"] {
@@ -59,9 +48,6 @@ enum ImportRecordValidator {
                 return failure("environment", .invalidValue, "\(quoted(text)) is not Production or Sandbox")
             }
             environment = match
-        }
-        if let currency = values["currency"], currency.range(of: "^[A-Z]{3}$", options: .regularExpression) == nil {
-            return failure("currency", .invalidValue, "\(quoted(currency)) is not an ISO 4217 code like USD")
         }
         return .success(
             ImportRecord(
@@ -76,6 +62,57 @@ enum ImportRecordValidator {
                 currency: values["currency"]
             )
         )
+    }
+
+    /// The first field of `values` that a rule refuses: an id the database cannot store, whitespace in the
+    /// transaction id, a product id against `ProductIdRule`, a receipt that is not base64, a currency that is
+    /// not in `ISO4217Currency`; nil when none is.
+    static func fieldProblem(_ values: [String: String]) -> (String, ImportLineError.Code, String)? {
+        for field in idFields {
+            if let value = values[field], let problem = StorableValueCheck.indexedTextProblem(value) {
+                return (field, .unstorableValue, problem)
+            }
+        }
+        if let id = values["original_transaction_id"], id.unicodeScalars.contains(where: { $0.properties.isWhitespace })
+        {
+            return ("original_transaction_id", .invalidValue, "\(quoted(id)) contains whitespace")
+        }
+        if let productId = values["product_id"], let problem = ProductIdRule.problem(productId) {
+            return ("product_id", .invalidValue, problem)
+        }
+        if let receipt = values["latest_receipt"], let problem = base64Problem(receipt) {
+            return ("latest_receipt", .invalidReceipt, problem)
+        }
+        if let currency = values["currency"], let problem = ISO4217Currency.problem(currency) {
+            return ("currency", .invalidValue, problem)
+        }
+        return nil
+    }
+
+    struct ExpiryProblem: Error {
+        let code: ImportLineError.Code
+        let text: String
+    }
+
+    /// `text` as a strict RFC 3339 timestamp PostgreSQL can store.
+    static func expiry(_ text: String) -> Result<Date, ExpiryProblem> {
+        switch RFC3339.parseStrict(text) {
+        case .success(let date):
+            guard StorableValueCheck.isStorable(date) else {
+                return .failure(
+                    ExpiryProblem(
+                        code: .unstorableValue,
+                        text: "\(quoted(text)) is outside PostgreSQL's timestamp range"
+                    )
+                )
+            }
+            return .success(date)
+        case .failure(let failure):
+            let reason = failure.reason.map { ": \($0)" } ?? ""
+            return .failure(
+                ExpiryProblem(code: .invalidTimestamp, text: "\(quoted(text)) is not an RFC 3339 timestamp\(reason)")
+            )
+        }
     }
 
     /// A value for a message: quoted, escaped, and cut to 40 characters.

@@ -5,7 +5,10 @@ import Postgres
 ///
 /// Streaming: records are parsed and written in batches (one multi-row statement each), so a million
 /// lines load in constant memory. All-or-nothing by default: the whole file is one transaction and any
-/// invalid line rolls it back (every bad line is still named); `skipInvalid` loads the valid lines.
+/// invalid line rolls it back (every bad line is still named); `skipInvalid` loads the valid lines. A value
+/// the database cannot store is an invalid line like any other, found before any statement runs; a file that
+/// could not be read to its end (`ImportParser.stoppedEarly`) loads nothing, even with `skipInvalid`
+/// (docs/operations.md, "Backfill, import, explain").
 ///
 /// Never moves data backwards: for an existing row, the receipt and expiry are replaced only when the
 /// file's `expires_at` is not older than the stored one (the reconciler may already know more than the
@@ -19,6 +22,9 @@ public struct Importer {
         public var invalid: [ImportLineError] = []
         public var warnings: [String] = []
         public var committed = false
+        /// The file was not read to its end (a read error, or a line without a line break for too long):
+        /// nothing was loaded, even with `skipInvalid`.
+        public var stoppedEarly = false
         public var totalValid: Int { inserted + updated + keptNewer }
     }
 
@@ -32,18 +38,7 @@ public struct Importer {
     /// Imports `path` (`-` for standard input).
     /// - Throws: `ImportFileError` (wrapped as a usage error) for file-level problems, database errors as they come.
     public func importFile(_ path: String, format: ImportFormat? = nil, skipInvalid: Bool) throws -> Result {
-        let parser: ImportParser
-        do {
-            // Duplicate ids are found in PostgreSQL (a temporary table), so memory stays constant.
-            let options = ImportParser.Options(detectDuplicates: false)
-            if path == "-" {
-                parser = try ImportParser(fileHandle: .standardInput, name: "<stdin>", format: format, options: options)
-            } else {
-                parser = try ImportParser(path: path, format: format, options: options)
-            }
-        } catch {
-            throw UsageError(error.description)
-        }
+        let parser = try Self.parser(path, format: format)
         let conn = try PostgresConnection(connectionString)
         defer { conn.close() }
         var result = Result()
@@ -74,7 +69,8 @@ public struct Importer {
             if !batch.isEmpty { try flush(batch, conn, skipInvalid: skipInvalid, into: &result) }
             result.invalid.sort { $0.line < $1.line }
             result.warnings = parser.warnings
-            if result.invalid.isEmpty || skipInvalid {
+            result.stoppedEarly = parser.stoppedEarly
+            if (result.invalid.isEmpty || skipInvalid) && !parser.stoppedEarly {
                 try conn.execute("COMMIT")
                 result.committed = true
             } else {
@@ -83,11 +79,29 @@ public struct Importer {
                 result.updated = 0
                 result.keptNewer = 0
             }
+        } catch var error as PostgresError {
+            _ = try? conn.execute("ROLLBACK")
+            error.statement = nil  // an operator needs the server's message, not the statement
+            throw error
         } catch {
             _ = try? conn.execute("ROLLBACK")
             throw error
         }
         return result
+    }
+
+    /// The parser of `path` (`-`: standard input); a file-level problem is a usage error.
+    static func parser(_ path: String, format: ImportFormat?) throws -> ImportParser {
+        do {
+            // Duplicate ids are found in PostgreSQL (a temporary table), so memory stays constant.
+            let options = ImportParser.Options(detectDuplicates: false)
+            if path == "-" {
+                return try ImportParser(fileHandle: .standardInput, name: "<stdin>", format: format, options: options)
+            }
+            return try ImportParser(path: path, format: format, options: options)
+        } catch {
+            throw UsageError(error.description)
+        }
     }
 
     /// Names the batch's repeated ids (against every earlier line, via the temporary table), then upserts

@@ -14,7 +14,12 @@ import ReceiptDomain
 ///   stored as NULL: the item keeps its outcome and its reason text still carries the number.
 ///
 /// "Cannot store" means: text with a NUL character; a date outside PostgreSQL's timestamptz range
-/// (4713 BC to 294276 AD) or not finite; an integer outside the 32-bit `integer` range.
+/// (4713 BC to 294276 AD) or not finite; an integer outside the 32-bit `integer` range. The import refuses the
+/// same values line by line, and ids longer than `maxIndexedTextBytes` (docs/operations.md, "Backfill, import,
+/// explain").
+///
+/// Free of the pipeline's types (`problem(in:)` for an `ItemResult` is in StorableValueCheck+ItemResult.swift),
+/// so scripts/fuzz can build it with the import parser.
 public enum StorableValueCheck {
     /// `integer` columns: `expiration_intent`, `cancellation_reason`, `last_apple_status`, `apple_status`, ...
     public static let integerRange: ClosedRange<Int> = Int(Int32.min)...Int(Int32.max)
@@ -22,13 +27,6 @@ public enum StorableValueCheck {
     public static let earliestStorableDate = Date(timeIntervalSince1970: -210_866_803_200)
     /// 294277-01-01T00:00:00Z, just after PostgreSQL's latest timestamptz.
     public static let endOfStorableDates = Date(timeIntervalSince1970: 9_224_318_016_000)
-
-    /// The first value of `result` that cannot be stored and refuses the item, described by field name
-    /// (never by value for texts: a receipt must never reach a reason), or nil when every value fits.
-    public static func problem(in result: ItemResult) -> String? {
-        guard case .decided(let decision) = result.kind else { return nil }
-        return problem(in: decision)
-    }
 
     /// The first value of `decision` (or its ledger) that cannot be stored, or nil.
     public static func problem(in d: Decision) -> String? {
@@ -82,6 +80,20 @@ public enum StorableValueCheck {
     /// Whether PostgreSQL's text can hold `text` (no NUL character).
     public static func isStorable(_ text: String) -> Bool {
         !ValueBounds.containsNUL(text)
+    }
+
+    /// The longest id the import stores (`user_id`, `product_id`, `original_transaction_id`, `bundle_id`): those
+    /// columns are indexed, and PostgreSQL refuses a b-tree index entry over about 2,700 bytes; Apple's ids are
+    /// tens of characters, so 1,024 bytes leaves a wide margin.
+    public static let maxIndexedTextBytes = 1024
+
+    /// Why `text` cannot be stored as an indexed id (a NUL character, or more than `maxIndexedTextBytes`
+    /// bytes), never quoting it; nil when it can.
+    public static func indexedTextProblem(_ text: String) -> String? {
+        if !isStorable(text) { return "contains a NUL character, which the database cannot store" }
+        let count = text.utf8.count
+        guard count > maxIndexedTextBytes else { return nil }
+        return "is \(count) bytes long, more than the \(maxIndexedTextBytes) the database stores for an id"
     }
 
     /// Text the reconciler writes itself (reasons, errors), made storable: NUL becomes U+FFFD.
