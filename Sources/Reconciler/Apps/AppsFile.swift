@@ -96,18 +96,7 @@ public enum AppsFile {
         }
         var rate: Double?
         if let value = object["rate"] {
-            // The same bound as --rate (SettingBounds; docs/operations.md, "Bounds of every numeric setting").
-            let bound = SettingBounds.rate
-            guard let number = value as? NSNumber, !(value is Bool) else {
-                throw failHere("rate", "must be a number \(bound.rangeText)")
-            }
-            guard bound.contains(number.doubleValue) else {
-                throw failHere(
-                    "rate",
-                    "must be \(bound.rangeText), got \(NumericBound.numberText(number.doubleValue))"
-                )
-            }
-            rate = number.doubleValue
+            rate = try Self.rate(value, orFail: { failHere("rate", $0) })
         }
         do {
             switch source {
@@ -180,6 +169,19 @@ public enum AppsFile {
         } catch let error as ConfigurationError where !error.message.hasPrefix("--apps:") {
             throw ConfigurationError("--apps: \(place): \(relabelled(error.message, object))")
         }
+    }
+
+    /// An app's `rate`: a number within the bound of `--rate` (`SettingBounds.rate`; docs/operations.md, "Bounds
+    /// of every numeric setting"); else the error `fail` makes of the problem.
+    static func rate(_ value: Any, orFail fail: (String) -> ConfigurationError) throws -> Double {
+        let bound = SettingBounds.rate
+        guard let number = value as? NSNumber, !(value is Bool) else {
+            throw fail("must be a number \(bound.rangeText)")
+        }
+        guard bound.contains(number.doubleValue) else {
+            throw fail("must be \(bound.rangeText), got \(NumericBound.numberText(number.doubleValue))")
+        }
+        return number.doubleValue
     }
 
     /// An error of the one-app settings' loaders, named by the apps file's field instead of the one-app flag it
