@@ -33,6 +33,10 @@ struct CompareTruthCommand: ParsableCommand {
     @Option(help: "Print at most this many mismatches.")
     var limit: Int = 20
 
+    func validate() throws {
+        try SettingBounds.mismatchLimit.validate(limit, flag: "--limit")
+    }
+
     func run() throws {
         logging.bootstrap()
         try runReportingErrors {

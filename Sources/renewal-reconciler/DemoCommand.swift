@@ -85,23 +85,19 @@ struct DemoCommand: ParsableCommand {
     @OptionGroup var money: MoneyReportOptions
 
     func validate() throws {
-        guard subscriptions >= 1 else { throw ValidationError("--subscriptions must be at least 1") }
-        guard (1...366).contains(nightCount) else {
-            throw ValidationError("--nights must be within 1...366 (got \(nightCount))")
-        }
+        try SettingBounds.demoSubscriptions.validate(subscriptions, flag: "--subscriptions")
+        try SettingBounds.demoNights.validate(nightCount, flag: "--nights")
+        try SettingBounds.rate.validate(rate, flag: "--rate")
+        try SettingBounds.concurrency.validate(concurrency, flag: "--concurrency")
         guard let kind = AppleSourceKind(rawValue: source), kind != .auto else {
             throw ValidationError("--source must be verify-receipt or server-api, not \(source)")
         }
         if let now, RFC3339.parse(now) == nil { throw ValidationError("--now: \(now) is not an RFC 3339 timestamp") }
         if let forgedSubscriptions {
             guard kind == .serverAPI else { throw ValidationError("--forged-subscriptions needs --source server-api") }
-            guard (0...1).contains(forgedSubscriptions) else {
-                throw ValidationError("--forged-subscriptions must be within 0...1")
-            }
+            try SettingBounds.share.validate(forgedSubscriptions, flag: "--forged-subscriptions")
         }
-        if let simulatorFaults, !(0...1).contains(simulatorFaults) {
-            throw ValidationError("--simulator-faults must be within 0...1")
-        }
+        if let simulatorFaults { try SettingBounds.share.validate(simulatorFaults, flag: "--simulator-faults") }
     }
 
     func run() throws {

@@ -196,40 +196,32 @@ struct PipelineOptions: ParsableArguments {
                 throw ValidationError("--apps names each app's settings; \(flag) cannot be combined with it")
             }
         }
-        guard rate > 0, rate.isFinite else {
-            throw ValidationError("--rate must be a positive number of requests per second")
-        }
-        guard concurrency >= 1 else { throw ValidationError("--concurrency must be at least 1") }
-        guard maxAttempts >= 1 else { throw ValidationError("--max-attempts must be at least 1") }
-        guard (1...10_000).contains(batchSize) else {
-            throw ValidationError("--batch-size must be between 1 and 10000")
-        }
-        guard (0...1).contains(maxUnresolved) else {
-            throw ValidationError("--max-unresolved is a fraction between 0 and 1")
-        }
-        guard outageFailures >= 0 else { throw ValidationError("--outage-failures must be 0 (off) or more") }
-        guard outageWindow.seconds <= 7 * 86_400 else {
-            throw ValidationError("--outage-window must be at most 7d")
-        }
-        guard requestTimeout > 0, connectTimeout > 0 else { throw ValidationError("timeouts must be positive") }
+        try validateBounds()
         if let source, AppleSourceKind(rawValue: source) == nil {
             throw ValidationError("--source must be auto, server-api or verify-receipt, not \(source)")
-        }
-        for (name, value) in [("--statuses-rate", statusesRate), ("--history-rate", historyRate)]
-        where !(value > 0 && value.isFinite) {
-            throw ValidationError("\(name) must be a positive number of requests per second")
-        }
-        guard notificationsRate > 0, notificationsRate.isFinite else {
-            throw ValidationError("--notifications-rate must be a positive number of requests per second")
-        }
-        guard notificationsLookback.seconds > 0, notificationsLookback.seconds <= 180 * 86_400 else {
-            throw ValidationError(
-                "--notifications-lookback must be more than 0 and at most 180d (Apple keeps 180 days)"
-            )
         }
         if let now, RFC3339.parse(now) == nil {
             throw ValidationError("--now: \(now) is not an RFC 3339 timestamp with a zone (e.g. 2026-11-21T02:30:00Z)")
         }
+    }
+
+    /// Every numeric flag within its bound (`SettingBounds`, docs/operations.md, "Bounds of every numeric setting").
+    private func validateBounds() throws {
+        for (flag, value) in [
+            ("--rate", rate), ("--statuses-rate", statusesRate), ("--history-rate", historyRate),
+            ("--notifications-rate", notificationsRate),
+        ] {
+            try SettingBounds.rate.validate(value, flag: flag)
+        }
+        try SettingBounds.concurrency.validate(concurrency, flag: "--concurrency")
+        try SettingBounds.maxAttempts.validate(maxAttempts, flag: "--max-attempts")
+        try SettingBounds.batchSize.validate(batchSize, flag: "--batch-size")
+        try SettingBounds.maxUnresolved.validate(maxUnresolved, flag: "--max-unresolved")
+        try SettingBounds.outageFailures.validate(outageFailures, flag: "--outage-failures")
+        try SettingBounds.outageWindow.validate(outageWindow, flag: "--outage-window")
+        try SettingBounds.timeout.validate(requestTimeout, flag: "--request-timeout")
+        try SettingBounds.timeout.validate(connectTimeout, flag: "--connect-timeout")
+        try SettingBounds.notificationsLookback.validate(notificationsLookback, flag: "--notifications-lookback")
     }
 
     var asOf: Date? { now.flatMap(RFC3339.parse) }

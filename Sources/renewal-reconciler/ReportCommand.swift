@@ -47,7 +47,7 @@ struct ReportCommand: ParsableCommand {
     func validate() throws {
         if trends {
             guard runId == nil else { throw ValidationError("--trends takes no RUN_ID") }
-            guard days >= 1 else { throw ValidationError("--days must be at least 1") }
+            try SettingBounds.trendDays.validate(days, flag: "--days")
             guard metricsFile == nil else {
                 throw ValidationError("--metrics-file is for a run's report, not --trends")
             }

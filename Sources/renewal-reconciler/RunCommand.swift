@@ -137,12 +137,34 @@ struct RunCommand: ParsableCommand {
                 "--worker joins the running worker run by itself; it cannot be combined with --resume"
             )
         }
-        if worker && leaseTimeout.seconds < 3 * heartbeat.seconds {
-            throw ValidationError("--lease-timeout must be at least 3 heartbeats (--heartbeat \(heartbeat))")
+        try validateBounds()
+    }
+
+    /// Every numeric flag of `run` within its bound (`SettingBounds`, docs/operations.md, "Bounds of every numeric
+    /// setting"); the worker flags too without `--worker`, so a typo is caught before it matters.
+    private func validateBounds() throws {
+        for (flag, value) in [
+            ("--lookahead", lookahead), ("--lookback", lookback), ("--min-recheck", minRecheck),
+            ("--recheck-revoked", recheckRevoked),
+        ] {
+            try SettingBounds.selectionWindow.validate(value, flag: flag)
         }
-        if sweepDays < 0 {
-            throw ValidationError("--sweep-days must be 0 (no sweep) or a number of nights, got \(sweepDays)")
+        for seconds in recheckRejected.seconds where !SettingBounds.recheckRejectedStep.contains(seconds) {
+            throw ValidationError(
+                "--recheck-rejected: each step must be \(SettingBounds.recheckRejectedStep.rangeText), got "
+                    + "\(NumericBound.durationText(seconds)) in \(recheckRejected.text.prefix(60))"
+            )
         }
+        try SettingBounds.sweepDays.validate(sweepDays, flag: "--sweep-days")
+        try SettingBounds.heartbeat.validate(heartbeat, flag: "--heartbeat")
+        try SettingBounds.leaseTimeout.validate(leaseTimeout, flag: "--lease-timeout")
+        if let problem = SettingBounds.leaseProblem(
+            leaseSeconds: leaseTimeout.seconds,
+            heartbeatSeconds: heartbeat.seconds
+        ) {
+            throw ValidationError(problem)
+        }
+        try SettingBounds.joinWindow.validate(joinWindow, flag: "--join-window")
     }
 
     func run() throws {

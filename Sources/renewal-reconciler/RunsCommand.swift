@@ -15,6 +15,10 @@ struct RunsCommand: ParsableCommand {
     @Option(help: "How many runs to list (newest first).")
     var limit: Int = 20
 
+    func validate() throws {
+        try SettingBounds.runsLimit.validate(limit, flag: "--limit")
+    }
+
     func run() throws {
         logging.bootstrap()
         try runReportingErrors {

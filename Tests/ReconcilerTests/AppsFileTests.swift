@@ -69,7 +69,7 @@ import Testing
         ),
         (
             "{\"apps\": [{\"bundle_id\": \"a.b\", \"source\": \"verify-receipt\", \"shared_secret_env\": \"S\", \"rate\": -1}]}",
-            "apps[0] (a.b): rate: must be a positive number"
+            "apps[0] (a.b): rate: must be from 0.1 to 1000000 requests per second, got -1"
         ),
         (
             "{\"apps\": [{\"bundle_id\": \"a.b\", \"source\": \"verify-receipt\", \"shared_secret_env\": \"S\", \"key_id\": \"K\"}]}",
@@ -86,12 +86,12 @@ import Testing
         (
             "{\"apps\": [{\"bundle_id\": \"a.b\", \"source\": \"verify-receipt\", \"shared_secret_env\": \"S\"},"
                 + " {\"bundle_id\": \"a.b\", \"source\": \"verify-receipt\", \"shared_secret_env\": \"S\"}]}",
-            "apps[1]: bundle_id a.b is listed twice"
+            "apps[1] (a.b): bundle_id is listed twice: apps[0] (a.b) is the same app"
         ),
         (
             "{\"apps\": [{\"bundle_id\": \"a.b\", \"source\": \"verify-receipt\", \"shared_secret_env\": \"S\","
                 + " \"verify_url\": \"http://apple.example/verifyReceipt\"}]}",
-            "apps[0] (a.b): --verify-url: plain http:// is allowed only to a loopback host"
+            "apps[0] (a.b): verify_url: plain http:// is allowed only to a loopback host"
         ),
         (
             "{\"apps\": [{\"bundle_id\": \"a.c\", \"source\": \"server-api\", \"key_id\": \"K\", \"issuer_id\": \"I\","

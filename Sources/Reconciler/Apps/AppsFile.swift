@@ -43,15 +43,20 @@ public enum AppsFile {
         }
         guard !list.isEmpty else { throw ConfigurationError("--apps: \(path): \"apps\" is empty") }
         var apps: [AppDefinition] = []
-        var seen: Set<String> = []
+        // Bundle ids compared ignoring case (BundleIdRule): key -> the index of the app that has it.
+        var seen: [String: Int] = [:]
         for (index, entry) in list.enumerated() {
             guard let object = entry as? [String: Any] else {
                 throw ConfigurationError("--apps: \(path): apps[\(index)] is not an object")
             }
             let app = try parse(object, where: "\(path): apps[\(index)]", environment: environment)
-            guard seen.insert(app.bundleId).inserted else {
-                throw ConfigurationError("--apps: \(path): apps[\(index)]: bundle_id \(app.bundleId) is listed twice")
+            if let first = seen[BundleIdRule.key(app.bundleId)] {
+                throw ConfigurationError(
+                    "--apps: \(path): apps[\(index)] (\(app.bundleId)): bundle_id is listed twice: apps[\(first)] "
+                        + "(\(apps[first].bundleId)) is the same app (bundle ids are compared ignoring case)"
+                )
             }
+            seen[BundleIdRule.key(app.bundleId)] = index
             apps.append(app)
         }
         return apps
@@ -91,20 +96,14 @@ public enum AppsFile {
         }
         var rate: Double?
         if let value = object["rate"] {
-            guard let number = value as? NSNumber, number.doubleValue > 0, number.doubleValue.isFinite else {
-                throw failHere("rate", "must be a positive number of requests per second")
-            }
-            rate = number.doubleValue
+            rate = try Self.rate(value, orFail: { failHere("rate", $0) })
         }
         do {
             switch source {
             case .verifyReceipt:
-                let secret = try secretFile(object, environment: environment, place: place)
-                var env: [String: String] = [:]
-                if let file = secret.file { env["APPLE_SHARED_SECRET_FILE"] = file }
-                if let value = secret.value { env["APPLE_SHARED_SECRET"] = value }
+                let secret = try secret(object, environment: environment, place: place)
                 let apple = try AppleConfiguration.load(
-                    environment: env,
+                    environment: ["APPLE_SHARED_SECRET": secret.value],
                     productionURL: try text("verify_url"),
                     sandboxURL: try text("sandbox_verify_url"),
                     bundleId: bundleId
@@ -168,19 +167,46 @@ public enum AppsFile {
                 return AppDefinition(bundleId: bundleId, source: source, serverAPI: settings, rate: rate)
             }
         } catch let error as ConfigurationError where !error.message.hasPrefix("--apps:") {
-            throw ConfigurationError("--apps: \(place): \(error.message)")
+            throw ConfigurationError("--apps: \(place): \(relabelled(error.message, object))")
         }
     }
 
-    /// The shared secret of a verifyReceipt app: a file (`shared_secret_file`, or a systemd credential's file) or
-    /// the value of the environment variable `shared_secret_env` names.
-    static func secretFile(
+    /// An app's `rate`: a number within the bound of `--rate` (`SettingBounds.rate`; docs/operations.md, "Bounds
+    /// of every numeric setting"); else the error `fail` makes of the problem.
+    static func rate(_ value: Any, orFail fail: (String) -> ConfigurationError) throws -> Double {
+        let bound = SettingBounds.rate
+        guard let number = value as? NSNumber, !(value is Bool) else {
+            throw fail("must be a number \(bound.rangeText)")
+        }
+        guard bound.contains(number.doubleValue) else {
+            throw fail("must be \(bound.rangeText), got \(NumericBound.numberText(number.doubleValue))")
+        }
+        return number.doubleValue
+    }
+
+    /// An error of the one-app settings' loaders, named by the apps file's field instead of the one-app flag it
+    /// stands for (`--private-key-file: cannot read ...` -> `private_key_file: cannot read ...`).
+    static func relabelled(_ message: String, _ object: [String: Any]) -> String {
+        let keyField = object["private_key_credential"] != nil ? "private_key_credential" : "private_key_file"
+        let fields: [(flag: String, field: String)] = [
+            ("--verify-url", "verify_url"), ("--sandbox-verify-url", "sandbox_verify_url"),
+            ("--private-key-file", keyField), ("--key-id", "key_id"), ("--issuer-id", "issuer_id"),
+            ("--app-apple-id", "app_apple_id"), ("--server-api-url", "server_api_url"),
+            ("--server-api-sandbox-url", "server_api_sandbox_url"), ("--root-ca", "root_files"),
+        ]
+        for (flag, field) in fields where message.hasPrefix(flag + ":") || message.hasPrefix(flag + " ") {
+            return field + message.dropFirst(flag.count)
+        }
+        return message
+    }
+
+    /// The shared secret of a verifyReceipt app: read from a file (`shared_secret_file`, or a systemd credential's
+    /// file) or the value of the environment variable `shared_secret_env` names. A file's error names the field.
+    static func secret(
         _ object: [String: Any],
         environment: [String: String],
         place: String
-    ) throws -> (
-        file: String?, value: String?
-    ) {
+    ) throws -> Secret {
         let named = ["shared_secret_file", "shared_secret_credential", "shared_secret_env"].filter { object[$0] != nil }
         guard named.count == 1, let field = named.first, let value = object[field] as? String, !value.isEmpty else {
             throw ConfigurationError(
@@ -189,14 +215,17 @@ public enum AppsFile {
             )
         }
         switch field {
-        case "shared_secret_file": return (value, nil)
+        case "shared_secret_file":
+            return try AppleConfiguration.readSecretFile(value, setting: field)
         case "shared_secret_credential":
-            return (try credentialPath(value, field: field, environment: environment, place: place), nil)
+            let path = try credentialPath(value, field: field, environment: environment, place: place)
+            return try AppleConfiguration.readSecretFile(path, setting: field)
         default:
-            guard let secret = environment[value], !secret.isEmpty else {
+            guard let secret = environment[value], !secret.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty
+            else {
                 throw ConfigurationError("--apps: \(place): shared_secret_env: \(value) is not set or empty")
             }
-            return (nil, secret)
+            return Secret(secret.trimmingCharacters(in: .whitespacesAndNewlines))
         }
     }
 

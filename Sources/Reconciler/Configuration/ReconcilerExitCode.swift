@@ -30,7 +30,7 @@ public enum ReconcilerExitCode: Int32, Sendable, CaseIterable {
           1   failed (database or unexpected error; re-run or --resume)
           2   completed with unresolved items above --max-unresolved, or without
               notification history (Apple kept failing; the next run reads it)
-          64  usage error or invalid input file
+          64  usage error (a flag outside its bound too) or invalid input file
           69  Apple unreachable (--outage-failures in a row and no answer for
               --outage-window): stopped partial, unfinished items pending;
               `run --resume` once Apple answers again
@@ -39,5 +39,6 @@ public enum ReconcilerExitCode: Int32, Sendable, CaseIterable {
               the App Store Server API: wrong key, key id, issuer id or bundle id; bad URL;
               missing setting; an API key that is not EC P-256; HTTPS to Apple refused:
               untrusted certificate, wrong host, TLS below 1.2; see --ca-file)
+          130, 143  a second SIGINT or SIGTERM while stopping: exited at once (resume)
         """
 }

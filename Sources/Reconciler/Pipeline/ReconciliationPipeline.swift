@@ -141,12 +141,14 @@ public final class ReconciliationPipeline: @unchecked Sendable {
         // Refuse an unusable rate up front (the budgets themselves are made on first use).
         _ = try TokenBucket(rate: options.rate, burst: 1)
         self.backoffTemplate = try Backoff(
-            base: .milliseconds(Int64(options.backoffBaseSeconds * 1000)),
-            cap: .milliseconds(Int64(max(options.backoffCapSeconds, options.backoffBaseSeconds) * 1000)),
+            base: .milliseconds(SecondsConversion.milliseconds(options.backoffBaseSeconds)),
+            cap: .milliseconds(
+                SecondsConversion.milliseconds(max(options.backoffCapSeconds, options.backoffBaseSeconds))
+            ),
             // The source bounds the attempts; the backoff only spaces them.
             maxAttempts: options.maxAttempts + 2,
             jitter: .full,
-            maxRetryAfter: .milliseconds(Int64(options.maxRetryAfterSeconds * 1000))
+            maxRetryAfter: .milliseconds(SecondsConversion.milliseconds(options.maxRetryAfterSeconds))
         )
     }
 

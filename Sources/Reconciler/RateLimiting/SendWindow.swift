@@ -55,8 +55,9 @@ public struct SendWindow: Sendable {
         self.rate = Self.clamped(rate)
     }
 
-    /// At most this many sends in any one-second window: `floor(rate)`, at least 1.
-    public var capacity: Int { max(1, Int(rate.rounded(.down))) }
+    /// At most this many sends in any one-second window: `floor(rate)`, at least 1 (and at most 1e9, so no
+    /// rate converts past `Int`; the flags are bounded far below it).
+    public var capacity: Int { max(1, Int(min(rate, 1e9).rounded(.down))) }
 
     /// The least spacing between two sends: 0.9 of `1 / rate`.
     public var minimumSpacing: UInt64 {

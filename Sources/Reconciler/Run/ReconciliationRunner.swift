@@ -315,8 +315,12 @@ public final class ReconciliationRunner: @unchecked Sendable {
             )
             defer { notificationsHTTP.shutdown() }
             var endpoints = settings.endpoints
-            endpoints.connectTimeout = .milliseconds(Int64(parameters.options.connectTimeoutSeconds * 1000))
-            endpoints.requestTimeout = .milliseconds(Int64(parameters.options.requestTimeoutSeconds * 1000))
+            endpoints.connectTimeout = .milliseconds(
+                SecondsConversion.milliseconds(parameters.options.connectTimeoutSeconds)
+            )
+            endpoints.requestTimeout = .milliseconds(
+                SecondsConversion.milliseconds(parameters.options.requestTimeoutSeconds)
+            )
             let notifications = try NotificationHistoryReader(
                 connection: work,
                 client: ServerAPIClient(
@@ -466,8 +470,8 @@ public final class ReconciliationRunner: @unchecked Sendable {
                 )
             }
             var endpoints = settings.endpoints
-            endpoints.connectTimeout = .milliseconds(Int64(options.connectTimeoutSeconds * 1000))
-            endpoints.requestTimeout = .milliseconds(Int64(options.requestTimeoutSeconds * 1000))
+            endpoints.connectTimeout = .milliseconds(SecondsConversion.milliseconds(options.connectTimeoutSeconds))
+            endpoints.requestTimeout = .milliseconds(SecondsConversion.milliseconds(options.requestTimeoutSeconds))
             var budgets = settings.budgets.capped(at: rate)
             budgets.app = app
             return ServerAPISource(
@@ -491,8 +495,8 @@ public final class ReconciliationRunner: @unchecked Sendable {
             sandbox: apple.sandboxURL,
             password: apple.sharedSecret.value,
             excludeOldTransactions: options.excludeOldTransactions,
-            connectTimeout: .milliseconds(Int64(options.connectTimeoutSeconds * 1000)),
-            requestTimeout: .milliseconds(Int64(options.requestTimeoutSeconds * 1000))
+            connectTimeout: .milliseconds(SecondsConversion.milliseconds(options.connectTimeoutSeconds)),
+            requestTimeout: .milliseconds(SecondsConversion.milliseconds(options.requestTimeoutSeconds))
         )
         return VerifyReceiptSource(
             client: VerifyReceiptClient(http: http, endpoints: endpoints),

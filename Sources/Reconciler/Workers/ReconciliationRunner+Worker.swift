@@ -134,10 +134,11 @@ extension ReconciliationRunner {
             }
         }
         heartbeatQueue.sync { beatOnce() }
-        heartbeat.schedule(
-            deadline: .now() + .milliseconds(Int(settings.heartbeatSeconds * 1000)),
-            repeating: .milliseconds(Int(settings.heartbeatSeconds * 1000))
+        // At least 1 ms: a 0 interval would renew in a busy loop (the flag's bound is 1 s).
+        let interval = DispatchTimeInterval.milliseconds(
+            Int(max(1, SecondsConversion.milliseconds(settings.heartbeatSeconds)))
         )
+        heartbeat.schedule(deadline: .now() + interval, repeating: interval)
         heartbeat.setEventHandler(handler: beatOnce)
         heartbeat.resume()
         defer { heartbeat.cancel() }
