@@ -35,6 +35,17 @@ import Testing
         #expect(CSVWriter.encodeField("a=b", kind: .text) == "a=b")
     }
 
+    /// Control characters (ESC, NUL) and bidirectional overrides reach no spreadsheet or terminal as they are: shown
+    /// as control pictures and U+FFFD, in text and numeric columns alike; tab and line breaks stay (quoted).
+    @Test func controlAndBidirectionalCharactersAreShownNotObeyed() {
+        #expect(CSVWriter.encodeField("a\u{1B}[2Jb\u{0}", kind: .text) == "a\u{241B}[2Jb\u{2400}")
+        #expect(CSVWriter.encodeField("user-\u{202E}gpj.exe", kind: .text) == "user-\u{FFFD}gpj.exe")
+        #expect(CSVWriter.encodeField("\u{200F}\u{2067}x\u{9B}", kind: .numeric) == "\u{FFFD}\u{FFFD}x\u{FFFD}")
+        #expect(CSVWriter.encodeField("a\tb\nc", kind: .text) == "\"a\tb\nc\"")
+        // Made visible first, then guarded: a control before a formula leaves nothing a spreadsheet would run.
+        #expect(CSVWriter.encodeField("\u{7F}=1+1", kind: .text) == "\u{2421}=1+1")
+    }
+
     @Test func numbersAndDatesInNumericColumnsAreNotTouched() {
         for value in ["-5", "+3", "-0.25", "1e-3", "-1.5E+10", "2024-01-01", "2024-01-01T00:00:00Z", "42"] {
             #expect(CSVWriter.encodeField(value, kind: .numeric) == value)

@@ -91,6 +91,18 @@ import Testing
 
     @Test func escapingCoversAllSpecialCharactersAndControls() {
         let page = ReportHTML.table(columns: ["a"], rows: [["<&>\"'\u{0}\u{1B}x"]], numericFrom: nil)
-        #expect(page.contains("<td>&lt;&amp;&gt;&quot;&#39;x</td>"))
+        #expect(page.contains("<td>&lt;&amp;&gt;&quot;&#39;\u{2400}\u{241B}x</td>"))
+    }
+
+    /// A right-to-left override would show `user-gpj.exe` as `user-exe.jpg`; an ESC would reach a terminal that
+    /// prints the page's text: both are shown, not obeyed.
+    @Test func bidirectionalOverridesAndEscapesAreShownNotObeyed() {
+        let page = ReportHTML.table(
+            columns: ["a"],
+            rows: [["user-\u{202E}gpj.exe\u{2066}\u{1B}[31m\u{85}"]],
+            numericFrom: nil
+        )
+        #expect(page.contains("<td>user-\u{FFFD}gpj.exe\u{FFFD}\u{241B}[31m\u{FFFD}</td>"))
+        #expect(!page.unicodeScalars.contains { $0.value == 0x202E || $0.value == 0x1B || $0.value == 0x2066 })
     }
 }

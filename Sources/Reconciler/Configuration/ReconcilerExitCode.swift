@@ -27,18 +27,22 @@ public enum ReconcilerExitCode: Int32, Sendable, CaseIterable {
     public static let helpText = """
         Exit codes:
           0   completed (unresolved items within --max-unresolved)
-          1   failed (database or unexpected error; re-run or --resume)
+          1   failed (database or unexpected error; re-run or --resume; a report
+              that could not be written after the run: --resume writes it)
           2   completed with unresolved items above --max-unresolved, or without
-              notification history (Apple kept failing; the next run reads it)
+              notification history (Apple kept failing; the next run reads it);
+              import --skip-invalid skipped lines
           64  usage error (a flag outside its bound too) or invalid input file
           69  Apple unreachable (--outage-failures in a row and no answer for
               --outage-window): stopped partial, unfinished items pending;
               `run --resume` once Apple answers again
-          75  another run holds the lock (try again later)
+          75  another run holds the lock (try again later), or took it from this
+              run after a database restart (this run stopped at once)
           78  configuration error (systematic 21004: wrong shared secret; a 401 from
               the App Store Server API: wrong key, key id, issuer id or bundle id; bad URL;
               missing setting; an API key that is not EC P-256; HTTPS to Apple refused:
-              untrusted certificate, wrong host, TLS below 1.2; see --ca-file)
+              untrusted certificate, wrong host, TLS below 1.2; see --ca-file; a
+              --report-dir or --metrics-file that cannot be written)
           130, 143  a second SIGINT or SIGTERM while stopping: exited at once (resume)
         """
 }

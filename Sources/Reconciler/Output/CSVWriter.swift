@@ -4,7 +4,8 @@ import Foundation
 /// given by the header, fields quoted when they contain a comma, quote, CR or LF.
 ///
 /// Text values that a spreadsheet would run as a formula (leading `=`, `+`, `-`, `@`, tab,
-/// CR; OWASP "CSV injection") get a leading `'`. Numeric columns keep `-5` or `2024-01-01`
+/// CR; OWASP "CSV injection") get a leading `'`; control and bidirectional characters are made visible
+/// (`VisibleText`). Numeric columns keep `-5` or `2024-01-01`
 /// as they are. Encoding is pure (`header()`, `row(_:)`); `write(...)` sends bytes to a `FileHandle`.
 public struct CSVWriter: Sendable {
     /// The columns, in output order.
@@ -51,9 +52,10 @@ public struct CSVWriter: Sendable {
     /// Encodes one field: neutralised (text columns, or numeric columns holding something that
     /// is not a number or date) and then quoted when needed.
     public static func encodeField(_ value: String, kind: CSVColumn.Kind) -> String {
-        var field = value
-        if isHostile(value) && (kind == .text || !looksNumeric(value)) {
-            field = "'" + value
+        // Control and bidirectional characters shown, not obeyed (`VisibleText`); tab and line breaks are quoted.
+        var field = VisibleText.neutralised(value, keeping: ["\t", "\r", "\n"])
+        if isHostile(field) && (kind == .text || !looksNumeric(field)) {
+            field = "'" + field
         }
         let needsQuotes = field.utf8.contains {
             $0 == UInt8(ascii: ",") || $0 == UInt8(ascii: "\"") || $0 == 0x0D || $0 == 0x0A
