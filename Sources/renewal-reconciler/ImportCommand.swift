@@ -37,7 +37,8 @@ struct ImportCommand: ParsableCommand {
             let importer = Importer(connectionString: try database.connectionString())
             let result = try importer.importFile(file, format: format, skipInvalid: skipInvalid)
             for warning in result.warnings {
-                FileHandle.standardError.write(Data("warning: \(file): \(warning)\n".utf8))
+                // The parser's warning names the file itself.
+                FileHandle.standardError.write(Data("warning: \(warning)\n".utf8))
             }
             let shown = result.invalid.prefix(100)
             for error in shown { FileHandle.standardError.write(Data("\(file): \(error)\n".utf8)) }

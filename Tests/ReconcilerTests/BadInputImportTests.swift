@@ -162,6 +162,20 @@ import Testing
         }
     }
 
+    /// An unknown column is a warning that names the file once (it named it twice) and loads the file.
+    @Test func anUnknownColumnIsOneWarningNamingTheFileOnce() throws {
+        try withImportedDatabase { db, dir, run in
+            let text = Self.csvHeader + ",shoe_size\n" + Self.csvLine("81") + ",42\n"
+            let file = dir.appendingPathComponent("extra-column.csv")
+            try text.write(to: file, atomically: true, encoding: .utf8)
+            let outcome = try run(["import", "--file", file.path])
+            #expect(outcome.status == 0, "\(outcome.stderr)")
+            #expect(outcome.stderr.contains("warning: \(file.path): ignoring unknown columns: shoe_size"))
+            #expect(outcome.stderr.components(separatedBy: file.path).count == 2, "\(outcome.stderr)")
+            #expect(try Self.count(db) == 4)
+        }
+    }
+
     @Test func aNULCharacterIsANamedLineErrorWithoutSQL() throws {
         try withImportedDatabase { db, dir, run in
             let json = dir.appendingPathComponent("nul.jsonl")
