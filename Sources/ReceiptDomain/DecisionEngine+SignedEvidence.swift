@@ -27,6 +27,18 @@ extension DecisionEngine {
         if let status = evidence.status, let apple = SignedSubscriptionEvidence.state(ofStatus: status),
             apple != decision.state
         {
+            // Signed over unsigned: the status field is not signed, so it never takes back a revocation that a
+            // verified transaction carries (docs/decision-rules.md, "Precedence").
+            if decision.state == .revoked, let revokedAt = decision.revokedAt,
+                evidence.transactions.contains(where: {
+                    $0.signedFacts != nil && sameInstant($0.cancellationDate, revokedAt)
+                })
+            {
+                decision.notes.append(
+                    "Apple's status \(status) (\(apple.rawValue)) is not signed: the signed revocation decides"
+                )
+                return decision
+            }
             decision.notes.append(
                 "Apple's status \(status) (\(apple.rawValue)) decides the state; the transactions alone say "
                     + (decision.state?.rawValue ?? "nothing")

@@ -137,6 +137,41 @@ public struct ExplainReport: Sendable, Equatable {
         return ExplainReport(fields: fields, verdict: verdict, decision: decision)
     }
 
+    /// The members for a decision made from the App Store Server API's signed data (`ServerAPIDecision`, the
+    /// run's own function): the same keys, `apple_status` null (that API has no verifyReceipt status), and
+    /// `verdict` `ok`, or `reject` with the reason when the decision rejected the answer.
+    public static func fields(
+        of decision: Decision,
+        originalTransactionId: String,
+        environment: AppleEnvironment?
+    ) -> [Field] {
+        var values: [String: JSONValue] = [
+            "environment": string(environment?.rawValue), "verdict": .string("ok"), "retryable": .bool(false),
+            "original_transaction_id": .string(originalTransactionId),
+        ]
+        if decision.outcome == .rejected {
+            values["verdict"] = .string("reject")
+            values["reason"] = decision.rejectReason.map { .string($0.description) } ?? .null
+        } else {
+            fill(&values, from: decision)
+        }
+        return keys.map { Field(key: $0, value: values[$0] ?? .null) }
+    }
+
+    /// The members for an answer refused before any decision (signed data that did not verify, a value out of
+    /// bounds): `verdict` `reject` with the reason, nothing else decided.
+    public static func fields(
+        rejecting reason: VerdictReason,
+        originalTransactionId: String?,
+        environment: AppleEnvironment?
+    ) -> [Field] {
+        let values: [String: JSONValue] = [
+            "environment": string(environment?.rawValue), "verdict": .string("reject"), "retryable": .bool(false),
+            "reason": .string(reason.description), "original_transaction_id": string(originalTransactionId),
+        ]
+        return keys.map { Field(key: $0, value: values[$0] ?? .null) }
+    }
+
     private static func date(_ value: Date?) -> JSONValue { value.map { .string(RFC3339.string($0)) } ?? .null }
     private static func string(_ value: String?) -> JSONValue { value.map { .string($0) } ?? .null }
     private static func int(_ value: Int?) -> JSONValue { value.map { .number(String($0)) } ?? .null }

@@ -20,21 +20,23 @@ extension ExplainCommand {
         return data
     }
 
-    /// The verifier for signed data: trusted roots from --root-ca / APPLE_ROOT_CA_FILE (exit 78 when unusable).
-    func signedDataVerifier() -> SignedDataVerifier {
+    /// The verifier for signed data: trusted roots from --root-ca / APPLE_ROOT_CA_FILE (exit 78 when unusable),
+    /// the payloads' environment `--environment` (or `expected`, when given: the run's verifier per environment).
+    func signedDataVerifier(expecting expected: AppStoreEnvironment? = nil) -> SignedDataVerifier {
         let roots: TrustedRoots
         do {
             roots = try TrustedRootsConfiguration.load(flagFiles: rootCA, only: rootCAOnly)
         } catch {
             fail("\(error)", code: .configuration)
         }
-        let expected = environment.flatMap(AppStoreEnvironment.init(appleValue:))
+        let expected = expected ?? environment.flatMap(AppStoreEnvironment.init(appleValue:))
         return SignedDataVerifier(
             roots: roots,
             options: .init(
                 bundleId: configuredBundleId,
                 environment: expected,
-                appAppleId: appAppleId,
+                // As the run's verifiers: production signed data must carry the App Apple ID, sandbox data need not.
+                appAppleId: expected == .sandbox ? nil : appAppleId,
                 validationTime: validateChainNow ? .now : .signedDate
             )
         )
@@ -62,14 +64,15 @@ extension ExplainCommand {
             let outcome = try SubscriptionStatusExplainer.explain(
                 body: [UInt8](body),
                 sourceName: source,
-                verifier: signedDataVerifier(),
+                verifier: { signedDataVerifier(expecting: $0 == .production ? .production : .sandbox) },
+                environment: environment.flatMap(AppleEnvironment.init(appleValue:)),
                 originalTransactionId: originalTransactionId,
                 bundleId: configuredBundleId,
                 now: now.flatMap(RFC3339.parse) ?? Date()
             )
             print(outcome.json.text(pretty: !compact), terminator: compact ? "\n" : "")
             if !outcome.verified { Foundation.exit(ReconcilerExitCode.failure.rawValue) }
-        } catch let error as ExplainError {
+        } catch {
             guard !error.candidates.isEmpty else { fail(error.description) }
             let choices = error.candidates.map {
                 "  --original-transaction-id \($0.originalTransactionId)   (\($0.productId))"
@@ -78,8 +81,6 @@ extension ExplainCommand {
                 "\(error.source): the response holds \(error.candidates.count) subscriptions, choose one:\n"
                     + choices.joined(separator: "\n")
             )
-        } catch {
-            fail("\(source): \(error)")
         }
     }
 }

@@ -89,6 +89,22 @@ import Testing
         #expect(try object(untrusted.stdout)["reason"] as? String == "chain_invalid")
     }
 
+    /// A payload of a type explain does not decode (Apple's own minimal test vector names only a bundle id) is still
+    /// held to `--bundle-id`, as Apple's verifier holds it (INVALID_APP_IDENTIFIER).
+    @Test func anUnknownPayloadOfAnotherBundleIsRefused() throws {
+        let work = try Workspace()
+        let payload = #"{"bundleId":"com.example","signedDate":\#(TestPayloads.signedDateMs)}"#
+        let jws = try work.write("minimal.jws", Self.pki.jws(payload: payload))
+        let other = try run(["explain", "--jws", jws, "--root-ca", work.root, "--bundle-id", "com.example.x"])
+        #expect(other.status == 1, "\(other.stdout)")
+        let refused = try object(other.stdout)
+        #expect(refused["payload_type"] as? String == "unknown")
+        #expect(refused["reason"] as? String == "bundle_mismatch")
+        let same = try run(["explain", "--jws", jws, "--root-ca", work.root, "--bundle-id", "com.example"])
+        #expect(same.status == 0, "\(same.stdout)")
+        #expect(try object(same.stdout)["verified"] as? Bool == true)
+    }
+
     @Test func refusalsExitOneWithTheirName() throws {
         let work = try Workspace()
         let cases: [(String, String, [String])] = [
@@ -181,10 +197,10 @@ import Testing
         #expect(try run(["explain", "--receipt", garbage]).stderr.contains("not_base64"))
     }
 
-    private func statusBody(_ transaction: String, _ renewal: String) -> String {
+    private func statusBody(_ transaction: String, _ renewal: String, status: Int = 1) -> String {
         """
         {"environment":"Production","bundleId":"com.example.reader","appAppleId":1234567890,"data":[
-          {"subscriptionGroupIdentifier":"21000001","lastTransactions":[{"status":1,
+          {"subscriptionGroupIdentifier":"21000001","lastTransactions":[{"status":\(status),
            "originalTransactionId":"2000000811111111","signedTransactionInfo":"\(transaction)",
            "signedRenewalInfo":"\(renewal)"}]}]}
         """
@@ -211,9 +227,15 @@ import Testing
         #expect(json["environment"] as? String == "Production")
         #expect(json["apple_status"] is NSNull)
 
-        // Later than the expiry: the same engine says expired. A refund: revoked.
+        // Apple's status decides the state, as in the run (docs/decision-rules.md, "Precedence"): status 2 says
+        // expired before the expiry date; status 1 after it still says active. A refund: revoked.
+        let expiredPath = try work.write("expired.json", statusBody(transaction, renewal, status: 2))
+        let expired = try run([
+            "explain", "--response", expiredPath, "--root-ca", work.root, "--now", "2026-11-25T00:00:00Z",
+        ])
+        #expect(try object(expired.stdout)["state"] as? String == "expired")
         let later = try run(["explain", "--response", path, "--root-ca", work.root, "--now", "2027-01-30T00:00:00Z"])
-        #expect(try object(later.stdout)["state"] as? String == "expired")
+        #expect(try object(later.stdout)["state"] as? String == "active")
         let refunded = Self.pki.jws(
             payload: TestPayloads.transaction(extra: [
                 #""revocationDate":1795500000000"#, #""revocationReason":1"#, #""revocationType":"REFUND_FULL""#,

@@ -43,6 +43,7 @@ public enum SignedPayloadExplainer {
             default:
                 let verified = try verifier.verify(jws)
                 payload = GenericJSON.parse(verified.payload)?.value ?? .null
+                try checkBundle(payload, verifier: verifier)
             }
         } catch {
             refusal = error
@@ -66,6 +67,19 @@ public enum SignedPayloadExplainer {
             ("payload", payload),
         ])
         return Outcome(json: json, verified: refusal == nil)
+    }
+
+    /// A payload of a type this tool does not decode is still held to the configured bundle id when it names one
+    /// (`bundleId`), as Apple's verifier holds every payload: a signature alone does not make it this app's.
+    private static func checkBundle(_ payload: ExplainJSON, verifier: SignedDataVerifier) throws(SignedDataError) {
+        guard let expected = verifier.options.bundleId, case .object(let members) = payload else { return }
+        guard let named = members.first(where: { $0.0 == "bundleId" })?.1 else { return }
+        guard case .string(let bundleId) = named, bundleId == expected else {
+            throw SignedDataError(
+                .bundleMismatch,
+                "the payload is for bundle \(named.text(pretty: false)), expected \(expected)"
+            )
+        }
     }
 
     /// The JWS itself, or the `signedPayload` of a notification request body (`{"signedPayload": "..."}`).

@@ -2,11 +2,13 @@ import AppStoreSignedData
 import Foundation
 import ReceiptDomain
 
-/// `explain --response` given a Get All Subscription Statuses body: every signed transaction and renewal
-/// info is verified, mapped onto the engine's inputs (`SignedDataMapping`) and decided by the same
-/// `ExplainReport` / `DecisionEngine` as a verifyReceipt response. Output: the usual keys plus `verified`;
-/// `apple_status` is null (the App Store Server API has no verifyReceipt status). Anything that does not
-/// verify is never decided on: the verdict is `reject` with the refusal as the reason.
+/// `explain --response` given a Get All Subscription Statuses body: read by the run's own
+/// `ServerAPIVerification.readStatuses` (every JWS verified against the environment the data must come from, the
+/// envelope's environment checked, every value within bounds) and decided by the run's own `ServerAPIDecision`
+/// (Apple's status against the dates, signed data over unsigned), for a new row with no ledger: `explain` prints
+/// what the run would store. Output: the usual keys plus `verified`; `apple_status` is null (the App Store Server
+/// API has no verifyReceipt status). Anything that does not verify is never decided on: the verdict is `reject`
+/// with the refusal as the reason.
 public enum SubscriptionStatusExplainer {
     public struct Outcome: Sendable {
         public let json: ExplainJSON
@@ -20,14 +22,19 @@ public enum SubscriptionStatusExplainer {
         return keys.contains("data") && !keys.contains("status")
     }
 
+    /// - Parameters:
+    ///   - verifier: the verifier for the environment the signed data must come from (the run has one per
+    ///     environment); called with `environment`, else the envelope's, else production.
+    ///   - environment: the environment the answer was asked from (`--environment`), if known.
     public static func explain(
         body: [UInt8],
         sourceName: String,
-        verifier: SignedDataVerifier,
+        verifier: (AppleEnvironment) -> SignedDataVerifier,
+        environment requested: AppleEnvironment?,
         originalTransactionId: String?,
         bundleId: String?,
         now: Date
-    ) throws -> Outcome {
+    ) throws(ExplainError) -> Outcome {
         let statuses: StatusResponse
         do {
             statuses = try StatusResponse.decode(body)
@@ -38,56 +45,66 @@ public enum SubscriptionStatusExplainer {
                 problem: "not a Get All Subscription Statuses body: \(error.detail)"
             )
         }
-        var transactions: [ReceiptTransaction] = []
-        var renewals: [PendingRenewalInfo] = []
-        var signedBundle: String?
-        var refusal: String?
-        outer: for group in statuses.data {
-            for item in group.lastTransactions {
-                do {
-                    if let signed = item.signedTransactionInfo {
-                        let transaction = try verifier.verifyTransaction(signed)
-                        signedBundle = signedBundle ?? transaction.bundleId
-                        if let mapped = SignedDataMapping.transaction(transaction) { transactions.append(mapped) }
-                    }
-                    if let signed = item.signedRenewalInfo {
-                        renewals.append(SignedDataMapping.renewal(try verifier.verifyRenewalInfo(signed)))
-                    }
-                } catch {
-                    refusal = "original_transaction_id \(item.originalTransactionId ?? "?"): \(error.description)"
-                    break outer
-                }
+        let environment = requested ?? SignedDataMapping.environment(statuses.environment) ?? .production
+        let otid = try chooseSubscription(statuses, requested: originalTransactionId, source: sourceName)
+        let fields: [ExplainReport.Field]
+        var verified = true
+        switch ServerAPIVerification.readStatuses(body, otid: otid, verifier: verifier(environment)) {
+        case .found(let status):
+            let decision = ServerAPIDecision.decide(
+                stored: StoredSubscription(
+                    originalTransactionId: otid,
+                    userId: "",
+                    productId: status.transaction.productId
+                ),
+                originalTransactionId: otid,
+                ledger: [],
+                history: [],
+                status: status,
+                environment: environment,
+                bundleId: bundleId,
+                now: now
+            )
+            fields = ExplainReport.fields(of: decision, originalTransactionId: otid, environment: environment)
+        case .refused(let reason):
+            verified = reason.code != .signedDataRefused
+            fields = ExplainReport.fields(rejecting: reason, originalTransactionId: otid, environment: environment)
+        case .absent:
+            let reason = VerdictReason(.transactionNotFound, detail: "no signed status for \(otid) in the answer")
+            fields = ExplainReport.fields(rejecting: reason, originalTransactionId: otid, environment: environment)
+        }
+        let json = ExplainJSON.object(fields.map { ($0.key, ExplainJSON.from($0.value)) })
+            .setting("verified", .bool(verified))
+        return Outcome(json: json, verified: verified)
+    }
+
+    /// The subscription asked about, or the only one in the answer; several without one named: an error listing
+    /// them (their product ids read without trust, for the listing only).
+    private static func chooseSubscription(
+        _ statuses: StatusResponse,
+        requested: String?,
+        source: String
+    ) throws(ExplainError) -> String {
+        if let requested { return requested }
+        var found: [(originalTransactionId: String, productId: String)] = []
+        for item in statuses.data.flatMap(\.lastTransactions) {
+            guard let otid = item.originalTransactionId, !found.contains(where: { $0.originalTransactionId == otid })
+            else { continue }
+            let product = item.signedTransactionInfo.flatMap {
+                SignedDataVerifier.decodeUnverified($0, as: JWSTransactionDecodedPayload.self)?.productId
             }
+            found.append((otid, product ?? "?"))
         }
-        let environment = SignedDataMapping.environment(statuses.environment)
-        if let refusal {
-            let json = ExplainJSON.object(ExplainReport.keys.map { ($0, ExplainJSON.null) })
-                .setting("environment", .string(environment?.rawValue))
-                .setting("verdict", .string("reject"))
-                .setting("retryable", .bool(false))
-                .setting("reason", .string("signed data refused: \(refusal)"))
-                .setting("original_transaction_id", .string(originalTransactionId))
-                .setting("verified", .bool(false))
-            return Outcome(json: json, verified: false)
+        if found.count == 1, let only = found.first { return only.originalTransactionId }
+        if found.isEmpty {
+            throw ExplainError(code: .noSubscription, source: source, problem: "the answer holds no subscription")
         }
-        let response = VerifyReceiptResponse(
-            status: 0,
-            environment: environment,
-            receipt: ReceiptInfo(bundleId: signedBundle ?? statuses.bundleId),
-            latestReceiptInfo: transactions,
-            pendingRenewalInfo: renewals
+        let listing = found.map { "\($0.originalTransactionId) (\($0.productId))" }.joined(separator: ", ")
+        throw ExplainError(
+            code: .ambiguousSubscription,
+            source: source,
+            problem: "the answer holds \(found.count) subscriptions, name one by original_transaction_id: \(listing)",
+            candidates: found
         )
-        let report = try ExplainReport.build(
-            response: response,
-            sourceName: sourceName,
-            originalTransactionId: originalTransactionId,
-            bundleId: bundleId,
-            now: now,
-            environment: environment
-        )
-        let json = ExplainJSON.object(report.fields.map { ($0.key, ExplainJSON.from($0.value)) })
-            .setting("apple_status", .null)
-            .setting("verified", .bool(true))
-        return Outcome(json: json, verified: true)
     }
 }

@@ -15,6 +15,16 @@ struct ServerAPIAnswer: Sendable {
         var signedRenewal: String?
     }
 
+    /// What a Get All Subscription Statuses body says of one subscription, once verified
+    /// (`ServerAPIVerification.readStatuses`, for the run and for `explain` alike).
+    enum StatusReading: Sendable {
+        case found(Status)
+        /// The body is not believed: its shape, a signature, an environment or a value out of bounds.
+        case refused(VerdictReason)
+        /// The subscription is not in the body.
+        case absent
+    }
+
     /// One page of Get Transaction History, verified: the subscription's transactions on it.
     struct HistoryPage: Sendable {
         var transactions: [ReceiptTransaction]

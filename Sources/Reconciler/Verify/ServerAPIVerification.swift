@@ -74,7 +74,11 @@ final class ServerAPIVerification: SourceVerification, @unchecked Sendable {
             var answer = ServerAPIAnswer(attempt: attempt)
             if attempt.classification == .success {
                 if isStatuses {
-                    Self.readStatuses(attempt.body, otid: otid, verifier: verifier, into: &answer)
+                    switch Self.readStatuses(attempt.body, otid: otid, verifier: verifier) {
+                    case .found(let status): answer.status = status
+                    case .refused(let reason): answer.refusal = reason
+                    case .absent: break
+                    }
                 } else {
                     Self.readHistory(attempt.body, otid: otid, verifier: verifier, into: &answer)
                 }
@@ -224,27 +228,15 @@ final class ServerAPIVerification: SourceVerification, @unchecked Sendable {
         guard let status else {
             return reject(VerdictReason(.transactionNotFound, detail: "no status for \(originalTransactionId)"))
         }
-        // The evidence: the ledger so far, then what history said, then the status's latest transaction.
-        var byId: [String: ReceiptTransaction] = [:]
-        for transaction in item.ledger { byId[transaction.transactionId] = transaction }
-        for transaction in history { byId[transaction.transactionId] = transaction }
-        byId[status.transaction.transactionId] = status.transaction
-        var stored = item.stored
-        stored.originalTransactionId = originalTransactionId
-        let evidence = SignedSubscriptionEvidence(
-            status: status.status,
+        var decision = ServerAPIDecision.decide(
+            stored: item.stored,
+            originalTransactionId: originalTransactionId,
+            ledger: item.ledger,
+            history: history,
+            status: status,
             environment: environment,
             bundleId: source.bundleId,
-            transactions: byId.values.filter { $0.originalTransactionId == originalTransactionId },
-            renewalInfo: status.renewal,
-            signedTransactionInfo: status.signedTransaction,
-            signedRenewalInfo: status.signedRenewal
-        )
-        var decision = DecisionEngine.decide(
-            stored: stored,
-            evidence: evidence,
-            now: source.now(),
-            bundleId: source.bundleId
+            now: source.now()
         )
         if decision.outcome == .rejected {
             return reject(
@@ -257,8 +249,11 @@ final class ServerAPIVerification: SourceVerification, @unchecked Sendable {
         }
         // Only what is new or changed goes back to the ledger.
         let known = Dictionary(item.ledger.map { ($0.transactionId, $0) }, uniquingKeysWith: { a, _ in a })
+        var answered = Dictionary(history.map { ($0.transactionId, $0) }, uniquingKeysWith: { _, b in b })
+        answered[status.transaction.transactionId] = status.transaction
         decision.ledger = decision.ledger.filter { entry in
-            guard let old = known[entry.transactionId], let now = byId[entry.transactionId] else { return true }
+            guard let old = known[entry.transactionId] else { return true }
+            guard let now = answered[entry.transactionId] else { return false }
             return !Self.ledgerHolds(old, as: now)
         }
         return .finished(
@@ -288,53 +283,73 @@ final class ServerAPIVerification: SourceVerification, @unchecked Sendable {
             .originalTransactionId
     }
 
+    /// Reads a Get All Subscription Statuses body for `otid`: every JWS of the subscription verified, the
+    /// envelope's environment checked against the one asked (the verifier's), every value within bounds.
     static func readStatuses(
         _ body: [UInt8],
         otid: String,
-        verifier: SignedDataVerifier,
-        into answer: inout ServerAPIAnswer
-    ) {
+        verifier: SignedDataVerifier
+    ) -> ServerAPIAnswer.StatusReading {
         let response: StatusResponse
         do {
             response = try StatusResponse.decode(body)
         } catch {
-            answer.refusal = VerdictReason(.malformedResponse, httpStatus: 200, detail: "statuses: \(error.detail)")
-            return
+            return .refused(VerdictReason(.malformedResponse, httpStatus: 200, detail: "statuses: \(error.detail)"))
+        }
+        // The envelope's environment must be the one asked, as every signed payload's must (the verifier checks
+        // those): an answer that says one thing outside its signatures and another inside is not believed.
+        if let envelope = response.environment, let asked = verifier.options.environment,
+            AppStoreEnvironment(appleValue: envelope) != asked
+        {
+            return .refused(
+                VerdictReason(
+                    .signedDataRefused,
+                    detail:
+                        "environment_mismatch: the answer says \(envelope.prefix(40)), its data must be \(asked.rawValue)"
+                )
+            )
         }
         for group in response.data {
             for last in group.lastTransactions where last.originalTransactionId == otid {
                 guard let signed = last.signedTransactionInfo else { continue }
-                do {
-                    let payload = try verifier.verifyTransaction(signed)
-                    guard let transaction = SignedDataMapping.transaction(payload, jws: signed) else {
-                        answer.refusal = VerdictReason(
-                            .malformedResponse,
-                            httpStatus: 200,
-                            detail: "signed transaction without ids"
-                        )
-                        return
-                    }
-                    var renewal: PendingRenewalInfo?
-                    if let signedRenewal = last.signedRenewalInfo {
-                        renewal = SignedDataMapping.renewal(try verifier.verifyRenewalInfo(signedRenewal))
-                    }
-                    if let problem = ValueBounds.problem(in: transaction) ?? renewal.flatMap(ValueBounds.problem(in:)) {
-                        answer.refusal = VerdictReason(.implausibleValue, detail: problem)
-                        return
-                    }
-                    answer.status = ServerAPIAnswer.Status(
-                        status: last.status,
-                        group: group.subscriptionGroupIdentifier ?? transaction.subscriptionGroupIdentifier,
-                        transaction: transaction,
-                        signedTransaction: signed,
-                        renewal: renewal,
-                        signedRenewal: last.signedRenewalInfo
-                    )
-                } catch {
-                    answer.refusal = VerdictReason(.signedDataRefused, detail: error.description)
-                }
-                return
+                return verifiedStatus(last, signed: signed, group: group.subscriptionGroupIdentifier, verifier)
             }
+        }
+        return .absent
+    }
+
+    private static func verifiedStatus(
+        _ last: LastTransactionsItem,
+        signed: String,
+        group: String?,
+        _ verifier: SignedDataVerifier
+    ) -> ServerAPIAnswer.StatusReading {
+        do {
+            let payload = try verifier.verifyTransaction(signed)
+            guard let transaction = SignedDataMapping.transaction(payload, jws: signed) else {
+                return .refused(
+                    VerdictReason(.malformedResponse, httpStatus: 200, detail: "signed transaction without ids")
+                )
+            }
+            var renewal: PendingRenewalInfo?
+            if let signedRenewal = last.signedRenewalInfo {
+                renewal = SignedDataMapping.renewal(try verifier.verifyRenewalInfo(signedRenewal))
+            }
+            if let problem = ValueBounds.problem(in: transaction) ?? renewal.flatMap(ValueBounds.problem(in:)) {
+                return .refused(VerdictReason(.implausibleValue, detail: problem))
+            }
+            return .found(
+                ServerAPIAnswer.Status(
+                    status: last.status,
+                    group: group ?? transaction.subscriptionGroupIdentifier,
+                    transaction: transaction,
+                    signedTransaction: signed,
+                    renewal: renewal,
+                    signedRenewal: last.signedRenewalInfo
+                )
+            )
+        } catch {
+            return .refused(VerdictReason(.signedDataRefused, detail: error.description))
         }
     }
 
