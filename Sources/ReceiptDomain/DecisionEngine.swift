@@ -1,8 +1,8 @@
 import CivilTime
 import Foundation
 
-/// Decides a subscription's new row values from a verifyReceipt response: a pure function of
-/// (stored row, response, now, configured bundle id).
+/// Decides a subscription's new row values from what Apple said (`SubscriptionEvidence`, from verifyReceipt or the
+/// App Store Server API): a pure function of (stored row, evidence, now, configured bundle id).
 ///
 /// Every rule, with Apple's wording and sources, is in docs/decision-rules.md. In short:
 /// - only the `_ms` dates are used; arrays may be in any order; `pending_renewal_info` is matched by
@@ -23,15 +23,14 @@ import Foundation
 /// - bundle id mismatch, subscription absent, other non-0/21006 status or no expiry: `.rejected`,
 ///   nothing changed.
 public enum DecisionEngine {
+    /// A verifyReceipt answer: its status says whether the receipt could be read (only 0 and 21006 carry one;
+    /// 21010 ends the entitlement), then the answer is decided as evidence like any other source's.
     public static func decide(
         stored: StoredSubscription,
         response: VerifyReceiptResponse,
         now: Date,
         bundleId: String?
     ) -> Decision {
-        let otid = stored.originalTransactionId
-
-        // 1. Only status 0 / 21006 carry a decidable receipt; 21010 ends the entitlement.
         if response.status == 21010 {
             return accountNotFound(stored: stored, now: now, environment: response.environment)
         }
@@ -48,126 +47,95 @@ public enum DecisionEngine {
             }
             return rejected(stored, reason)
         }
+        return decide(
+            stored: stored,
+            evidence: SubscriptionEvidence(verifyReceipt: response),
+            now: now,
+            bundleId: bundleId
+        )
+    }
 
-        // 2. Foreign receipts never extend anything.
-        if let expected = bundleId ?? stored.bundleId {
-            guard let actual = response.receipt?.bundleId else {
-                return rejected(
-                    stored,
-                    VerdictReason(.bundleMismatch, detail: "receipt has no bundle_id, expected \(expected)")
-                )
-            }
-            if actual != expected {
-                return rejected(
-                    stored,
-                    VerdictReason(.bundleMismatch, detail: "receipt is for \(actual), expected \(expected)")
-                )
-            }
+    /// The one decision, whichever API answered (docs/decision-rules.md): a foreign answer never extends anything;
+    /// the transactions give the entitlement; the renewal info the auto-renew fields; the state at `now`; then
+    /// Apple's status, when the source has one, within the precedence of docs/decision-rules.md ("Precedence").
+    public static func decide(
+        stored: StoredSubscription,
+        evidence: SubscriptionEvidence,
+        now: Date,
+        bundleId: String?
+    ) -> Decision {
+        let otid = stored.originalTransactionId
+        if let expected = bundleId ?? stored.bundleId, evidence.bundleId != expected {
+            let detail = evidence.bundleId.map { "receipt is for \($0), expected \(expected)" }
+            return rejected(
+                stored,
+                VerdictReason(.bundleMismatch, detail: detail ?? "receipt has no bundle_id, expected \(expected)")
+            )
         }
-
-        // 3. This subscription's transactions, deduplicated and in purchase order.
-        let transactions = ordered(response.subscriptionTransactions.filter { $0.originalTransactionId == otid })
+        // This subscription's transactions, deduplicated and in purchase order.
+        let transactions = ordered(evidence.transactions.filter { $0.originalTransactionId == otid })
         if transactions.isEmpty {
             return rejected(stored, VerdictReason(.subscriptionNotInReceipt, detail: "original_transaction_id \(otid)"))
         }
-        if transactions.allSatisfy({ $0.expiresDate == nil }) {
+        guard transactions.contains(where: { $0.expiresDate != nil }),
+            let entitlement = entitlement(of: transactions, now: now)
+        else {
             return rejected(stored, VerdictReason(.notASubscription, detail: "original_transaction_id \(otid)"))
         }
-        let ledger = makeLedger(transactions, originalTransactionId: otid)
+        var decision = decision(
+            stored: stored,
+            entitlement: entitlement,
+            renewal: evidence.renewalInfo.first { $0.originalTransactionId == otid },
+            now: now
+        )
+        decision.environment = evidence.environment ?? stored.environment
+        decision.subscriptionGroupIdentifier =
+            entitlement.source.subscriptionGroupIdentifier
+            ?? transactions.lazy.compactMap(\.subscriptionGroupIdentifier).first
+        decision.latestReceipt = evidence.latestReceipt
+        decision.ledger = makeLedger(transactions, originalTransactionId: otid)
+        decision.signedTransactionInfo = evidence.signedTransactionInfo
+        decision.signedRenewalInfo = evidence.signedRenewalInfo
+        if let status = evidence.status { applyAppleStatus(status, to: &decision, evidence: evidence) }
+        decision.outcome = outcome(of: decision, comparedWith: stored)
+        return decision
+    }
 
-        // 4. The entitlement: the remaining transactions (neither refunded nor upgraded) give the expiry;
-        //    the latest-expiring refund revokes only when it, not a remaining transaction, held the entitlement.
-        let remaining = transactions.filter { !$0.isRefunded && !$0.isUpgraded && $0.expiresDate != nil }
-        let upgraded = transactions.filter { $0.isUpgraded && $0.expiresDate != nil }
-        let refunds = transactions.filter { $0.isRefunded && $0.expiresDate != nil }
-        let best = remaining.max { isEarlier($0, $1, by: { $0.expiresDate }) }
-        let bestExpiry = best?.expiresDate
-        let topRefund = refunds.max { isEarlier($0, $1, by: { $0.expiresDate }) }
-        var isRevoked = false
-        if let topRefund, let refundExpiry = topRefund.expiresDate {
-            if let bestExpiry {
-                isRevoked = refundExpiry > bestExpiry && bestExpiry <= now
-            } else {
-                isRevoked = true
-            }
-        }
-
-        var notes: [String] = []
-        let expiresAt: Date
-        let source: ReceiptTransaction
-        var revokedAt: Date?
-        var cancellationReason: Int?
-        var upgradedAway = false
-
-        if let best, let bestExpiry {
-            source = best
-            expiresAt = bestExpiry
-        } else if isRevoked, let topRefund {
-            // Everything was refunded (or upgraded away): the entitlement ended at the latest refund.
-            let lastRefund = refunds.max { isEarlier($0, $1, by: { $0.cancellationDate }) } ?? topRefund
-            source = lastRefund
-            expiresAt = lastRefund.cancellationDate ?? topRefund.cancellationDate ?? now
-        } else if let lastUpgraded = upgraded.max(by: {
-            isEarlier($0, $1, by: { upgradeEnd($0, in: transactions, now: now) })
-        }) {
-            // Only replaced transactions and no upgraded-to one in the answer: nothing entitles after the upgrade.
-            source = lastUpgraded
-            expiresAt = upgradeEnd(lastUpgraded, in: transactions, now: now) ?? now
-            upgradedAway = true
-            notes.append(
-                "every transaction of this subscription was replaced by an upgrade and the upgraded-to transaction "
-                    + "is not in the answer: no entitlement after the upgrade"
-            )
-        } else {
-            return rejected(stored, VerdictReason(.notASubscription, detail: "original_transaction_id \(otid)"))
-        }
-        if isRevoked, let topRefund {
-            revokedAt = topRefund.cancellationDate
-            cancellationReason = topRefund.cancellationReason
-        }
-
+    /// The row's new values from the entitlement and the renewal info (kept from the stored row when the answer
+    /// has none), the state at `now`, and an expiry moving backwards recorded with its cause.
+    private static func decision(
+        stored: StoredSubscription,
+        entitlement: Entitlement,
+        renewal pending: PendingRenewalInfo?,
+        now: Date
+    ) -> Decision {
+        var notes = entitlement.notes
+        let expiresAt = entitlement.expiresAt
         // Apple's answer is the truth; a move backwards is recorded, never refused (docs/decision-rules.md).
-        var movedBackwards = false
         var movedBackwardsReason: String?
         if let storedExpiry = stored.expiresAt, expiresAt < storedExpiry, !sameInstant(expiresAt, storedExpiry) {
-            movedBackwards = true
             movedBackwardsReason = backwardsReason(
                 from: storedExpiry,
                 to: expiresAt,
                 storedProduct: stored.productId,
-                newProduct: source.productId,
+                newProduct: entitlement.source.productId,
                 cause: backwardsCause(
-                    isRevoked: isRevoked,
-                    topRefund: topRefund,
+                    isRevoked: entitlement.isRevoked,
+                    topRefund: entitlement.topRefund,
                     expiresAt: expiresAt,
-                    upgraded: upgraded
+                    upgraded: entitlement.upgraded
                 )
             )
         }
-
-        // 5. Renewal info, matched by original_transaction_id.
-        let pending = response.pendingRenewalInfo.first { $0.originalTransactionId == otid }
-        let autoRenew: Bool?
-        let autoRenewProductId: String?
-        let expirationIntent: Int?
-        if let pending {
-            autoRenew = pending.autoRenewStatus
-            autoRenewProductId = pending.autoRenewProductId
-            expirationIntent = pending.expirationIntent
-        } else {
+        if pending == nil {
             notes.append("no pending_renewal_info for this subscription: auto-renew fields kept from the stored row")
-            autoRenew = stored.autoRenew
-            autoRenewProductId = stored.autoRenewProductId
-            expirationIntent = stored.expirationIntent
         }
         let graceExpiry = pending?.gracePeriodExpiresDate
         let inBillingRetry = pending?.isInBillingRetryPeriod ?? false
-
-        // 6. State at `now`.
         let state: SubscriptionState
-        if isRevoked {
+        if entitlement.isRevoked {
             state = .revoked
-        } else if upgradedAway {
+        } else if entitlement.upgradedAway {
             state = .expired  // replaced: no grace period or billing retry for a transaction that was upgraded
         } else if expiresAt > now {
             state = .active
@@ -178,35 +146,32 @@ public enum DecisionEngine {
         } else {
             state = .expired
         }
-
-        var decision = Decision(
+        let source = entitlement.source
+        return Decision(
             outcome: .unchanged,
-            originalTransactionId: otid,
+            originalTransactionId: stored.originalTransactionId,
             state: state,
             expiresAt: expiresAt,
             productId: source.productId,
-            autoRenew: autoRenew,
-            autoRenewProductId: autoRenewProductId,
-            expirationIntent: expirationIntent,
+            autoRenew: pending.map(\.autoRenewStatus) ?? stored.autoRenew,
+            autoRenewProductId: pending.map(\.autoRenewProductId) ?? stored.autoRenewProductId,
+            expirationIntent: pending.map(\.expirationIntent) ?? stored.expirationIntent,
             gracePeriodExpiresAt: graceExpiry,
             inBillingRetry: inBillingRetry,
             isTrial: source.isTrialPeriod,
             isIntroOffer: source.isInIntroOfferPeriod,
             latestTransactionId: source.transactionId,
-            revokedAt: revokedAt,
-            cancellationReason: cancellationReason,
-            environment: response.environment ?? stored.environment,
-            subscriptionGroupIdentifier: source.subscriptionGroupIdentifier
-                ?? transactions.lazy.compactMap(\.subscriptionGroupIdentifier).first,
-            latestReceipt: response.latestReceipt,
-            ledger: ledger,
-            expiryMovedBackwards: movedBackwards,
+            revokedAt: entitlement.revokedAt,
+            cancellationReason: entitlement.cancellationReason,
+            environment: stored.environment,
+            subscriptionGroupIdentifier: nil,
+            latestReceipt: nil,
+            ledger: [],
+            expiryMovedBackwards: movedBackwardsReason != nil,
             expiryMovedBackwardsReason: movedBackwardsReason,
             rejectReason: nil,
             notes: notes
         )
-        decision.outcome = outcome(of: decision, comparedWith: stored)
-        return decision
     }
 
     // MARK: - Pieces
@@ -311,19 +276,6 @@ public enum DecisionEngine {
         )
         decision.outcome = outcome(of: decision, comparedWith: stored)
         return decision
-    }
-
-    /// Total order by a date key, then purchase date, then transaction id (deterministic on ties).
-    private static func isEarlier(
-        _ a: ReceiptTransaction,
-        _ b: ReceiptTransaction,
-        by key: (ReceiptTransaction) -> Date?
-    ) -> Bool {
-        let (ka, kb) = (key(a) ?? .distantPast, key(b) ?? .distantPast)
-        if ka != kb { return ka < kb }
-        let (pa, pb) = (a.purchaseDate ?? .distantPast, b.purchaseDate ?? .distantPast)
-        if pa != pb { return pa < pb }
-        return a.transactionId < b.transactionId
     }
 
     /// Deduplicates by transaction id (keeping the most informative copy) and sorts by purchase date.

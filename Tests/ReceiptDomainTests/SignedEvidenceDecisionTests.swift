@@ -3,7 +3,7 @@ import ReceiptDomain
 import Testing
 
 /// The App Store Server API's evidence goes through the same rules as a verifyReceipt answer, and Apple's
-/// status decides the state (docs/decision-rules.md, "The App Store Server API").
+/// status decides the state within the precedence of docs/decision-rules.md ("Precedence").
 @Suite struct SignedEvidenceDecisionTests {
     let now = Date(timeIntervalSince1970: 1_795_000_000)
     let otid = "2000000000000001"
@@ -30,13 +30,13 @@ import Testing
         _ transactions: [ReceiptTransaction],
         status: Int?,
         autoRenew: Bool = true
-    ) -> SignedSubscriptionEvidence {
-        SignedSubscriptionEvidence(
+    ) -> SubscriptionEvidence {
+        SubscriptionEvidence(
             status: status,
             environment: .production,
             bundleId: "com.example.app",
             transactions: transactions,
-            renewalInfo: PendingRenewalInfo(originalTransactionId: otid, autoRenewStatus: autoRenew),
+            renewalInfo: [PendingRenewalInfo(originalTransactionId: otid, autoRenewStatus: autoRenew)],
             signedTransactionInfo: "jws.t",
             signedRenewalInfo: "jws.r"
         )
@@ -94,6 +94,32 @@ import Testing
         )
         #expect(d.state == .billingRetry)
         #expect(d.notes.contains { $0.contains("status 3") }, "\(d.notes)")
+    }
+
+    /// Signed over unsigned (docs/decision-rules.md, "Precedence"): the status field is not signed, so status 1
+    /// does not take back a refund a verified transaction carries; an unsigned refund (a ledger row from
+    /// verifyReceipt) gives way to it.
+    @Test func theUnsignedStatusNeverTakesBackASignedRevocation() {
+        let refunded = transaction(otid, purchased: -60, expires: 305, refunded: -2)
+        let signed = DecisionEngine.decide(
+            stored: stored,
+            evidence: evidence([refunded], status: 1),
+            now: now,
+            bundleId: "com.example.app"
+        )
+        #expect(signed.state == .revoked)
+        #expect(signed.revokedAt == refunded.cancellationDate)
+        #expect(signed.notes.contains { $0.contains("not signed") }, "\(signed.notes)")
+        var unsignedRefund = refunded
+        unsignedRefund.signedFacts = nil
+        let unsigned = DecisionEngine.decide(
+            stored: stored,
+            evidence: evidence([unsignedRefund], status: 1),
+            now: now,
+            bundleId: "com.example.app"
+        )
+        #expect(unsigned.state == .active)
+        #expect(unsigned.revokedAt == nil)
     }
 
     @Test func anotherAppsPayloadIsRejected() {

@@ -25,12 +25,12 @@ enum ServerAPIDecision {
         byId[status.transaction.transactionId] = status.transaction
         var stored = stored
         stored.originalTransactionId = originalTransactionId
-        let evidence = SignedSubscriptionEvidence(
+        let evidence = SubscriptionEvidence(
             status: status.status,
             environment: environment,
             bundleId: bundleId,
             transactions: byId.values.filter { $0.originalTransactionId == originalTransactionId },
-            renewalInfo: status.renewal,
+            renewalInfo: status.renewal.map { [$0] } ?? [],
             signedTransactionInfo: status.signedTransaction,
             signedRenewalInfo: status.signedRenewal
         )
