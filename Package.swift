@@ -69,10 +69,18 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"),
             ]
         ),
+        // MARK: The demo and the truth comparisons (drills, staging, tests): outside the library production links
+        .target(
+            name: "ReconcilerDemo",
+            dependencies: [
+                "Reconciler", "Postgres", "ReceiptDomain", "CivilTime",
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
         .executableTarget(
             name: "renewal-reconciler",
             dependencies: [
-                "Reconciler", "CivilTime",
+                "Reconciler", "ReconcilerDemo", "CivilTime",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -123,7 +131,9 @@ let package = Package(
         .testTarget(name: "AppStoreClientTests", dependencies: ["AppStoreClient", "AppStoreSimulator", "TestSupport"]),
         .testTarget(
             name: "ReconcilerTests",
-            dependencies: ["Reconciler", "AppStoreSimulator", "TestSupport", "SignedDataTestSupport", "CivilTime"]
+            dependencies: [
+                "Reconciler", "ReconcilerDemo", "AppStoreSimulator", "TestSupport", "SignedDataTestSupport", "CivilTime",
+            ]
         ),
         .testTarget(
             name: "AppStoreSignedDataTests",

@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import Postgres
 import Reconciler
+import ReconcilerDemo
 
 /// `renewal-reconciler compare-truth`: the database against the simulator's `truth.jsonl`, the same
 /// comparison the demo prints (for the drills and for staging checks against the simulator).

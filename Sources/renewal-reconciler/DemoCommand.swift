@@ -4,6 +4,7 @@ import Foundation
 import Logging
 import Postgres
 import Reconciler
+import ReconcilerDemo
 
 struct DemoCommand: ParsableCommand {
     static let configuration = CommandConfiguration(

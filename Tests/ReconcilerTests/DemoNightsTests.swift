@@ -1,5 +1,6 @@
 import Foundation
 import Reconciler
+import ReconcilerDemo
 import TestSupport
 import Testing
 

@@ -2,6 +2,7 @@ import CivilTime
 import Foundation
 import Postgres
 import Reconciler
+import ReconcilerDemo
 import Testing
 
 /// Several apps in one `subscriptions` table, one run with `--apps` (docs/architecture.md, "Several apps"), end

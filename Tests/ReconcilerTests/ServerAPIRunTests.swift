@@ -2,6 +2,7 @@ import CivilTime
 import Foundation
 import Postgres
 import Reconciler
+import ReconcilerDemo
 import TestSupport
 import Testing
 

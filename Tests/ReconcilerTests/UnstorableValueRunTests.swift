@@ -1,6 +1,7 @@
 import Foundation
 import Postgres
 import Reconciler
+import ReconcilerDemo
 import Testing
 
 /// The built binaries against the simulator, with one row the database refuses to store (a rule of the

@@ -46,7 +46,7 @@ public struct ReportLoader {
 
     /// Makes the current transaction a repeatable-read, read-only snapshot (must be its first statement)
     /// and reads the run and which optional tables exist (migrations 002 and 004).
-    static func beginSnapshot(_ db: PostgresConnection, runId: Int64) throws -> (ReportRun, ReportSchema) {
+    public static func beginSnapshot(_ db: PostgresConnection, runId: Int64) throws -> (ReportRun, ReportSchema) {
         _ = try db.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
         guard let runRow = try db.queryFirst(runSQL, [runId]) else {
             throw ReportError(.runNotFound, "run \(runId) not found in reconciliation_runs")
@@ -115,7 +115,7 @@ public struct ReportLoader {
     }
 
     /// The price catalog (small), empty when the table does not exist.
-    static func prices(_ db: PostgresConnection, schema: ReportSchema) throws -> [ProductPrice] {
+    public static func prices(_ db: PostgresConnection, schema: ReportSchema) throws -> [ProductPrice] {
         schema.hasCatalog ? try db.query(pricesSQL(introPrice: schema.hasCatalogPrices)).map(price) : []
     }
 

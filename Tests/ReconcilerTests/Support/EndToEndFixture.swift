@@ -2,6 +2,7 @@ import CivilTime
 import Foundation
 import Postgres
 import Reconciler
+import ReconcilerDemo
 import TestSupport
 
 /// What a finished child process left: how it ended and what it printed.

@@ -1,5 +1,6 @@
 import CivilTime
 import Foundation
+import Reconciler
 
 /// The App Store simulator (`appstore-simulator`) run as a child process on loopback: for the demo,
 /// the end-to-end tests and the benchmarks. The shared secret goes to it through the environment,

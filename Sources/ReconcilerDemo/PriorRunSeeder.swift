@@ -1,6 +1,7 @@
 import CivilTime
 import Foundation
 import Postgres
+import Reconciler
 
 /// Puts into freshly imported rows what a previous night's run left in them, as the simulator's truth
 /// file records it (`prior_run`: state, expiry, product, revoked time, when it verified them). The import

@@ -1,6 +1,7 @@
 import CivilTime
 import Foundation
 import Postgres
+import Reconciler
 
 /// Compares a verifyReceipt run's catalog money (docs/reports.md, "Money from the catalog") with the simulator's
 /// money truth for the run's period (`server-api/ledger.jsonl`, each transaction's price, offer and refund, and

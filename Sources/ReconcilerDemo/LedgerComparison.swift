@@ -1,6 +1,7 @@
 import CivilTime
 import Foundation
 import Postgres
+import Reconciler
 
 /// Compares the priced ledger and the reports' money with the simulator's money truth (docs/simulator.md,
 /// "Export files"): every transaction of `server-api/ledger.jsonl` must be in `subscription_transactions`

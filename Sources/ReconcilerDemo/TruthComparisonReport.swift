@@ -1,4 +1,5 @@
 import Foundation
+import Reconciler
 
 extension TruthComparison.Report {
     /// The human summary the demo and `compare-truth` print: the match line, scenarios not fully matched,

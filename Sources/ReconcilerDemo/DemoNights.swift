@@ -1,6 +1,7 @@
 import CivilTime
 import Foundation
 import Logging
+import Reconciler
 
 /// The demo's later nights (`demo --nights N`, docs/reports.md "Trends across nights"): the same world (the
 /// simulator's seed and `--anchor`) with its clock one day later each night. Before night k the simulator is

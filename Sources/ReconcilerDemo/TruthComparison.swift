@@ -2,6 +2,7 @@ import CivilTime
 import Foundation
 import Postgres
 import ReceiptDomain
+import Reconciler
 
 /// Compares the database with the simulator's truth file (`truth.jsonl`), row by row, by the record's
 /// `expect` (README, "App Store simulator"):

@@ -1,4 +1,5 @@
 import Foundation
+import Reconciler
 
 /// Compares trends.csv (what the nightly runs recorded, docs/reports.md "Trends across nights") with the simulator's
 /// `trend-truth.jsonl` (what Apple implies on each night, docs/simulator.md "Trends truth"), day by day.
