@@ -431,12 +431,24 @@ public final class ReconciliationPipeline: @unchecked Sendable {
         }
         task.requests += 1
         if request.switchesEnvironment { result.stats.environmentSwitches += 1 }
-        task.verification.perform(request) { answer in
-            self.queue.async { self.handle(task, answer, sentAt: sentAt) }
+        perform(request, by: task.verification, for: task, sentAt: sentAt)
+    }
+
+    /// The request through its item's verification (opened as its own type, so its answer comes back typed).
+    private func perform<V: SourceVerification>(
+        _ request: SourceRequest,
+        by verification: V,
+        for task: ItemTask,
+        sentAt: UInt64
+    ) {
+        verification.perform(request) { answer, own in
+            self.queue.async {
+                self.handle(task, answer, sentAt: sentAt) { verification.next(after: answer, own) }
+            }
         }
     }
 
-    private func handle(_ task: ItemTask, _ answer: SourceAnswer, sentAt: UInt64) {
+    private func handle(_ task: ItemTask, _ answer: SourceAnswer, sentAt: UInt64, next: () -> SourceStep) {
         inFlight -= 1
         result.stats.record(answer)
         let now = clock.now()
@@ -467,7 +479,7 @@ public final class ReconciliationPipeline: @unchecked Sendable {
             }
             limiters[budget] = limiter
         }
-        perform(task.verification.next(after: answer), for: task)
+        perform(next(), for: task)
         pump()
     }
 

@@ -2,7 +2,7 @@ import AppStoreClient
 import Foundation
 import ReceiptDomain
 
-/// The Server API source's view of one answer, carried through the pipeline in `SourceAnswer.sourceData`:
+/// The Server API source's view of one answer (`SourceVerification.Answer`):
 /// the HTTP result and, for a 200, what its signed data says once verified (made off the pipeline's queue).
 struct ServerAPIAnswer: Sendable {
     /// Get All Subscription Statuses, verified: the subscription's latest transaction and renewal info.

@@ -50,7 +50,7 @@ final class ServerAPIVerification: SourceVerification, @unchecked Sendable {
         return .send(request())
     }
 
-    func perform(_ request: SourceRequest, completion: @escaping @Sendable (SourceAnswer) -> Void) {
+    func perform(_ request: SourceRequest, completion: @escaping @Sendable (SourceAnswer, ServerAPIAnswer) -> Void) {
         let environment = request.environment ?? .production
         let verifier = source.verifier(environment)
         let otid = originalTransactionId
@@ -92,23 +92,14 @@ final class ServerAPIVerification: SourceVerification, @unchecked Sendable {
                     transportFailure: attempt.transportFailure?.description,
                     tlsRefusal: attempt.transportFailure?.tlsRefusal,
                     throttled: classification == .rateLimited || attempt.httpStatus == 503,
-                    pauseBudgetUntil: classification == .rateLimited ? attempt.retryAfter : nil,
-                    sourceData: answer
-                )
+                    pauseBudgetUntil: classification == .rateLimited ? attempt.retryAfter : nil
+                ),
+                answer
             )
         }
     }
 
-    func next(after answer: SourceAnswer) -> SourceStep {
-        guard let data = answer.sourceData as? ServerAPIAnswer else {
-            return .finished(
-                SourceResult(
-                    kind: .unresolved("internal: not a Server API answer"),
-                    environment: environment,
-                    appleStatus: nil
-                )
-            )
-        }
+    func next(after answer: SourceAnswer, _ data: ServerAPIAnswer) -> SourceStep {
         let attempt = data.attempt
         var classification = attempt.classification
         if classification == .success, data.refusal?.code == .malformedResponse {

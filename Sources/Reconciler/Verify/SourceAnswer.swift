@@ -1,8 +1,8 @@
 import Foundation
 import ReceiptDomain
 
-/// What came back for one request, as the pipeline needs it: for statistics, for the rate budget, and
-/// (opaquely) for the source's own next step.
+/// What came back for one request, as the pipeline needs it: for statistics, for the rate budget and for
+/// reachability (the source's own view travels beside it, typed: `SourceVerification.Answer`).
 public struct SourceAnswer: Sendable {
     public let request: SourceRequest
     /// The HTTP status, when a response arrived.
@@ -20,10 +20,6 @@ public struct SourceAnswer: Sendable {
     public let pauseBudgetUntil: Date?
     /// A notice worth logging once in a while (verifyReceipt's `Sunset`/`Deprecation` headers).
     public let notice: String?
-    /// The decision, when this answer decided the item (made off the pipeline's queue).
-    public let decision: Decision?
-    /// The source's own view of the answer, handed back to it in `next(after:)`.
-    public let sourceData: (any Sendable)?
 
     public init(
         request: SourceRequest,
@@ -33,9 +29,7 @@ public struct SourceAnswer: Sendable {
         tlsRefusal: String? = nil,
         throttled: Bool,
         pauseBudgetUntil: Date? = nil,
-        notice: String? = nil,
-        decision: Decision? = nil,
-        sourceData: (any Sendable)? = nil
+        notice: String? = nil
     ) {
         self.request = request
         self.httpStatus = httpStatus
@@ -45,7 +39,5 @@ public struct SourceAnswer: Sendable {
         self.throttled = throttled
         self.pauseBudgetUntil = pauseBudgetUntil
         self.notice = notice
-        self.decision = decision
-        self.sourceData = sourceData
     }
 }

@@ -52,7 +52,7 @@ final class VerifyReceiptVerification: SourceVerification, @unchecked Sendable {
         return step(plan.start())
     }
 
-    func perform(_ request: SourceRequest, completion: @escaping @Sendable (SourceAnswer) -> Void) {
+    func perform(_ request: SourceRequest, completion: @escaping @Sendable (SourceAnswer, VerifyAnswer) -> Void) {
         let item = self.item
         let now = source.now()
         let bundleId = source.bundleId
@@ -72,20 +72,16 @@ final class VerifyReceiptVerification: SourceVerification, @unchecked Sendable {
                     throttled: attempt.httpStatus == 429 || attempt.httpStatus == 503,
                     notice: (attempt.sunset ?? attempt.deprecation).map {
                         "Apple announces the end of verifyReceipt (Sunset/Deprecation: \($0))"
-                    },
-                    decision: decision,
-                    sourceData: VerifyAnswer(attempt: attempt)
-                )
+                    }
+                ),
+                VerifyAnswer(attempt: attempt, decision: decision)
             )
         }
     }
 
-    func next(after answer: SourceAnswer) -> SourceStep {
-        guard let verified = answer.sourceData as? VerifyAnswer else {
-            return finished(.unresolved("internal: not a verifyReceipt answer"), environment: nil, appleStatus: nil)
-        }
+    func next(after answer: SourceAnswer, _ verified: VerifyAnswer) -> SourceStep {
         lastAppleStatus = verified.attempt.appleStatus
-        decision = answer.decision
+        decision = verified.decision
         return step(plan.next(after: verified.attempt.verdict))
     }
 
@@ -206,7 +202,9 @@ final class VerifyReceiptVerification: SourceVerification, @unchecked Sendable {
     }
 }
 
-/// verifyReceipt's view of one answer, carried through the pipeline in `SourceAnswer.sourceData`.
+/// verifyReceipt's view of one answer (`SourceVerification.Answer`): the exchange, and the decision made off the
+/// pipeline's queue when Apple's answer allowed one.
 struct VerifyAnswer: Sendable {
     let attempt: VerifyAttemptResult
+    let decision: Decision?
 }

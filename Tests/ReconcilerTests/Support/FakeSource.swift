@@ -89,7 +89,7 @@ final class FakeSource: AppleSource, @unchecked Sendable {
         _ item: WorkItem,
         attempt: Int,
         _ request: SourceRequest,
-        completion: @escaping @Sendable (SourceAnswer) -> Void
+        completion: @escaping @Sendable (SourceAnswer, FakeAnswer) -> Void
     ) {
         let tick = clock.now()
         lock.withLock {
@@ -114,15 +114,15 @@ final class FakeSource: AppleSource, @unchecked Sendable {
                     appleStatus: nil,
                     transportFailure: unreachable ? "couldn't connect to server (7)" : nil,
                     throttled: throttled,
-                    pauseBudgetUntil: pause,
-                    sourceData: FakeAnswer(answer: answer)
-                )
+                    pauseBudgetUntil: pause
+                ),
+                FakeAnswer(answer: answer)
             )
         }
     }
 }
 
-private struct FakeAnswer: Sendable {
+struct FakeAnswer: Sendable {
     let answer: FakeSource.Answer
 }
 
@@ -148,14 +148,14 @@ private final class FakeVerification: SourceVerification, @unchecked Sendable {
 
     func start() -> SourceStep { .send(request) }
 
-    func perform(_ request: SourceRequest, completion: @escaping @Sendable (SourceAnswer) -> Void) {
+    func perform(_ request: SourceRequest, completion: @escaping @Sendable (SourceAnswer, FakeAnswer) -> Void) {
         attempt += 1
         source.perform(item, attempt: attempt, request, completion: completion)
     }
 
-    func next(after answer: SourceAnswer) -> SourceStep {
+    func next(after answer: SourceAnswer, _ own: FakeAnswer) -> SourceStep {
         let result = { (kind: ItemResult.Kind) in SourceResult(kind: kind, environment: .production, appleStatus: 0) }
-        switch (answer.sourceData as? FakeAnswer)?.answer {
+        switch own.answer {
         case .ok:
             return .finished(
                 result(
@@ -177,8 +177,6 @@ private final class FakeVerification: SourceVerification, @unchecked Sendable {
             return .retry(request, earliest: nil, reason: "transport", appleStatus: nil)
         case .configurationError:
             return .stopRun(result(.unresolved("configuration")), configurationError: "fake configuration error")
-        case nil:
-            return .finished(result(.unresolved("no fake answer")))
         }
     }
 }
