@@ -35,6 +35,9 @@ struct ServerAPIAnswer: Sendable {
     let attempt: ServerAPIAttemptResult
     var status: Status?
     var page: HistoryPage?
+    /// The decision, when this answer is the last one the item needs (made where it arrived, off the pipeline's
+    /// queue, docs/architecture.md "The App Store Server API").
+    var decision: Decision?
     /// Why the answer is not believed (a JWS failed verification, the body is not Apple's shape, the
     /// subscription is not in it), when it is not.
     var refusal: VerdictReason?

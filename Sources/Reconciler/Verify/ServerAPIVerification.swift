@@ -54,6 +54,9 @@ final class ServerAPIVerification: SourceVerification, @unchecked Sendable {
         let environment = request.environment ?? .production
         let verifier = source.verifier(environment)
         let otid = originalTransactionId
+        // What the decision needs, as it stands when the request leaves (value types: the answer is decided where it
+        // arrives, off the pipeline's queue).
+        let (item, source, statusSoFar, historySoFar) = (self.item, self.source, self.status, self.history)
         let path: String
         var query: [(String, String)] = []
         let isStatuses: Bool
@@ -75,12 +78,33 @@ final class ServerAPIVerification: SourceVerification, @unchecked Sendable {
             if attempt.classification == .success {
                 if isStatuses {
                     switch Self.readStatuses(attempt.body, otid: otid, verifier: verifier) {
-                    case .found(let status): answer.status = status
+                    case .found(let status):
+                        answer.status = status
+                        if case .none = Self.historyNeeded(for: status, item: item) {
+                            answer.decision = Self.decided(
+                                item,
+                                otid: otid,
+                                status: status,
+                                history: nil,
+                                environment: environment,
+                                source: source
+                            )
+                        }
                     case .refused(let reason): answer.refusal = reason
                     case .absent: break
                     }
                 } else {
                     Self.readHistory(attempt.body, otid: otid, verifier: verifier, into: &answer)
+                    if let page = answer.page, !(page.hasMore && page.revision != nil), let statusSoFar {
+                        answer.decision = Self.decided(
+                            item,
+                            otid: otid,
+                            status: statusSoFar,
+                            history: historySoFar + page.transactions,
+                            environment: environment,
+                            source: source
+                        )
+                    }
                 }
             }
             let classification = attempt.classification
@@ -117,8 +141,8 @@ final class ServerAPIVerification: SourceVerification, @unchecked Sendable {
                     return reject(VerdictReason(.transactionNotFound, detail: "no status for \(originalTransactionId)"))
                 }
                 self.status = status
-                switch historyNeeded(for: status) {
-                case .none: return decide()
+                switch Self.historyNeeded(for: status, item: item) {
+                case .none: return decide(data.decision)
                 case .all: phase = .history(startDate: nil, revision: nil)
                 case .since(let date): phase = .history(startDate: date, revision: nil)
                 }
@@ -130,7 +154,7 @@ final class ServerAPIVerification: SourceVerification, @unchecked Sendable {
                     phase = .history(startDate: startDate, revision: revision)
                     return .send(request())
                 }
-                return decide()
+                return decide(data.decision)
             }
         case .notFound:
             if case .statuses = phase, !switched {
@@ -194,7 +218,7 @@ final class ServerAPIVerification: SourceVerification, @unchecked Sendable {
         case since(Date)
     }
 
-    private func historyNeeded(for status: ServerAPIAnswer.Status) -> HistoryNeed {
+    private static func historyNeeded(for status: ServerAPIAnswer.Status, item: WorkItem) -> HistoryNeed {
         guard let through = item.historyThrough, item.dueReason != "notification" else { return .all }
         let latest = status.transaction
         if let known = item.ledger.first(where: { $0.transactionId == latest.transactionId }),
@@ -215,41 +239,65 @@ final class ServerAPIVerification: SourceVerification, @unchecked Sendable {
             && known.signedFacts?.revocationPercentage == signed.signedFacts?.revocationPercentage
     }
 
-    private func decide() -> SourceStep {
+    /// The step for the decision made where the answer arrived (`decided`, off the pipeline's queue).
+    private func decide(_ made: Decision?) -> SourceStep {
         guard let status else {
             return reject(VerdictReason(.transactionNotFound, detail: "no status for \(originalTransactionId)"))
         }
-        var decision = ServerAPIDecision.decide(
-            stored: item.stored,
-            originalTransactionId: originalTransactionId,
-            ledger: item.ledger,
-            history: history,
-            status: status,
-            environment: environment,
-            bundleId: source.bundleId,
-            now: source.now()
-        )
+        let decision =
+            made
+            ?? Self.decided(
+                item,
+                otid: originalTransactionId,
+                status: status,
+                history: historyRead ? history : nil,
+                environment: environment,
+                source: source
+            )
         if decision.outcome == .rejected {
             return reject(
                 decision.rejectReason ?? VerdictReason(.unknownStatus, detail: "rejected by the decision engine")
             )
         }
-        if historyRead {
+        return .finished(SourceResult(kind: .decided(decision), environment: environment, appleStatus: nil))
+    }
+
+    /// The decision on the answers so far (`ServerAPIDecision`, docs/decision-rules.md), with what the run writes
+    /// of it: the history read through its newest purchase (when `history` was read), and only the ledger rows
+    /// that are new or changed.
+    static func decided(
+        _ item: WorkItem,
+        otid: String,
+        status: ServerAPIAnswer.Status,
+        history: [ReceiptTransaction]?,
+        environment: AppleEnvironment,
+        source: ServerAPISource
+    ) -> Decision {
+        var decision = ServerAPIDecision.decide(
+            stored: item.stored,
+            originalTransactionId: otid,
+            ledger: item.ledger,
+            history: history ?? [],
+            status: status,
+            environment: environment,
+            bundleId: source.bundleId,
+            now: source.now()
+        )
+        guard decision.outcome != .rejected else { return decision }
+        if let history {
             let newest = history.compactMap(\.purchaseDate).max()
             decision.historyThrough = [newest, item.historyThrough].compactMap { $0 }.max()
         }
         // Only what is new or changed goes back to the ledger.
         let known = Dictionary(item.ledger.map { ($0.transactionId, $0) }, uniquingKeysWith: { a, _ in a })
-        var answered = Dictionary(history.map { ($0.transactionId, $0) }, uniquingKeysWith: { _, b in b })
+        var answered = Dictionary((history ?? []).map { ($0.transactionId, $0) }, uniquingKeysWith: { _, b in b })
         answered[status.transaction.transactionId] = status.transaction
         decision.ledger = decision.ledger.filter { entry in
             guard let old = known[entry.transactionId] else { return true }
             guard let now = answered[entry.transactionId] else { return false }
             return !Self.ledgerHolds(old, as: now)
         }
-        return .finished(
-            SourceResult(kind: .decided(decision), environment: environment, appleStatus: nil)
-        )
+        return decision
     }
 
     private func reject(_ reason: VerdictReason, appleStatus: Int? = nil) -> SourceStep {
