@@ -216,20 +216,27 @@ public struct ExplainReport: Sendable, Equatable {
         source: String
     ) throws(ExplainError) -> String {
         if let requested { return requested }
-        let found = subscriptions(in: response)
+        return try choose(
+            among: subscriptions(in: response),
+            source: source,
+            none: "the receipt holds no auto-renewable subscription (no transaction with expires_date_ms)"
+        )
+    }
+
+    /// The only subscription of an answer; none (`none` says why) or several (listed, for `--original-transaction-id`)
+    /// is an error.
+    public static func choose(
+        among found: [(originalTransactionId: String, productId: String)],
+        source: String,
+        none: String
+    ) throws(ExplainError) -> String {
         if found.count == 1, let only = found.first { return only.originalTransactionId }
-        if found.isEmpty {
-            throw ExplainError(
-                code: .noSubscription,
-                source: source,
-                problem: "the receipt holds no auto-renewable subscription (no transaction with expires_date_ms)"
-            )
-        }
+        if found.isEmpty { throw ExplainError(code: .noSubscription, source: source, problem: none) }
         let listing = found.map { "\($0.originalTransactionId) (\($0.productId))" }.joined(separator: ", ")
         throw ExplainError(
             code: .ambiguousSubscription,
             source: source,
-            problem: "the receipt holds \(found.count) subscriptions, name one by original_transaction_id: \(listing)",
+            problem: "the answer holds \(found.count) subscriptions, name one by original_transaction_id: \(listing)",
             candidates: found
         )
     }

@@ -95,16 +95,6 @@ public enum SubscriptionStatusExplainer {
             }
             found.append((otid, product ?? "?"))
         }
-        if found.count == 1, let only = found.first { return only.originalTransactionId }
-        if found.isEmpty {
-            throw ExplainError(code: .noSubscription, source: source, problem: "the answer holds no subscription")
-        }
-        let listing = found.map { "\($0.originalTransactionId) (\($0.productId))" }.joined(separator: ", ")
-        throw ExplainError(
-            code: .ambiguousSubscription,
-            source: source,
-            problem: "the answer holds \(found.count) subscriptions, name one by original_transaction_id: \(listing)",
-            candidates: found
-        )
+        return try ExplainReport.choose(among: found, source: source, none: "the answer holds no subscription")
     }
 }
