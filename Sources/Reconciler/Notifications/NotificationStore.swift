@@ -102,7 +102,7 @@ enum NotificationStore {
         )
         let inserted: Int = try row?.decode("inserted") ?? 0
         if inserted > 0 {
-            try RunRecords(conn).addDue(runId: runId, count: inserted)
+            try RunRecords(connection: conn).addDue(runId: runId, count: inserted)
         }
         return inserted
     }

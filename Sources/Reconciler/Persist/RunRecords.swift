@@ -9,10 +9,6 @@ import Postgres
 struct RunRecords {
     let connection: PostgresConnection
 
-    init(_ connection: PostgresConnection) {
-        self.connection = connection
-    }
-
     /// A run left with items undone: its progress and last heartbeat.
     struct Unfinished: Sendable {
         let id: Int64
@@ -46,6 +42,15 @@ struct RunRecords {
         var pending = 0
     }
 
+    /// The run running now, as a run that could not take the run lock names it.
+    struct Holder: Sendable {
+        let id: Int64
+        let mode: String
+        let hostname: String?
+        let pid: Int?
+        let startedAt: Date
+    }
+
     /// A run as it stands, for a process that did not finish it.
     struct Standing: Sendable {
         let status: RunStatus?
@@ -55,6 +60,52 @@ struct RunRecords {
         let done: Int
         let pending: Int
         let stats: AppleRequestStats
+    }
+
+    /// The latest run still `running`, if any.
+    func latestRunning() throws -> Holder? {
+        guard
+            let holder = try connection.queryFirst(
+                """
+                SELECT id, mode, hostname, pid, started_at FROM reconciliation_runs
+                 WHERE status = 'running' ORDER BY id DESC LIMIT 1
+                """
+            )
+        else { return nil }
+        return Holder(
+            id: try holder.decode("id"),
+            mode: try holder.decode("mode"),
+            hostname: try holder.decode("hostname"),
+            pid: try holder.decode("pid"),
+            startedAt: try holder.decode("started_at")
+        )
+    }
+
+    /// The Apple source stored with the run `--resume [id]` would finish (`id` nil: the latest interrupted or
+    /// failed run); nil when none is stored or there is no such run.
+    func storedSource(resume id: Int64?) throws -> String? {
+        let row = try connection.queryFirst(
+            """
+            SELECT parameters->>'source' AS source FROM reconciliation_runs
+             WHERE ($1::bigint IS NULL AND status IN ('interrupted', 'failed')) OR id = $1
+             ORDER BY id DESC LIMIT 1
+            """,
+            [id]
+        )
+        return try row?.decode("source", as: String?.self)
+    }
+
+    /// What a one-process run holds of its run row (`RunOwnership`), read right after the run was created or
+    /// resumed, while the process holds the run lock.
+    func ownership(runId: Int64) throws -> RunOwnership {
+        let row = try connection.queryFirst(
+            "SELECT resume_count, apple_stats::text AS stats FROM reconciliation_runs WHERE id = $1",
+            [runId]
+        )
+        return RunOwnership(
+            resumeCount: try row?.decode("resume_count", as: Int64.self) ?? 0,
+            statsBase: AppleRequestStats.fromJSON(try row?.decode("stats", as: String?.self))
+        )
     }
 
     /// Runs left `running` by a dead process become `interrupted` (the caller holds the run lock, so nobody else is

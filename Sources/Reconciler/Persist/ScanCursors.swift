@@ -8,10 +8,6 @@ import Postgres
 struct ScanCursors {
     let connection: PostgresConnection
 
-    init(_ connection: PostgresConnection) {
-        self.connection = connection
-    }
-
     /// Where the due scan stands: the phase (`RunScanner.duePhases`) and the keyset cursor in it, and whether the
     /// scan is complete.
     struct Due: Sendable {

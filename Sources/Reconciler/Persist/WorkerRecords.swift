@@ -8,10 +8,6 @@ import Postgres
 struct WorkerRecords {
     let connection: PostgresConnection
 
-    init(_ connection: PostgresConnection) {
-        self.connection = connection
-    }
-
     /// What one heartbeat found: the run's status and how many workers are live.
     struct Beat: Sendable {
         /// `reconciliation_runs.status`, "" when the run is gone.

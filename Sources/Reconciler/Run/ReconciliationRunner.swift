@@ -148,7 +148,7 @@ public final class ReconciliationRunner: @unchecked Sendable {
         try markDeadRunsInterrupted(control)
 
         let (runId, parameters, asOf) = try prepareRun(request, control)
-        let ownership = try RunOwnership.read(runId: runId, control)
+        let ownership = try RunRecords(connection: control).ownership(runId: runId)
         let runLogger: Logger = {
             var l = logger
             l[metadataKey: "run"] = "\(runId)"
@@ -167,7 +167,7 @@ public final class ReconciliationRunner: @unchecked Sendable {
             heartbeat.setEventHandler {
                 guard !lockWatch.isLost else { return }
                 do {
-                    try RunRecords(control).heartbeat(runId: runId)
+                    try RunRecords(connection: control).heartbeat(runId: runId)
                 } catch {
                     runLogger.warning("heartbeat failed (will retry): \(error)")
                 }
@@ -261,7 +261,7 @@ public final class ReconciliationRunner: @unchecked Sendable {
             // The run cannot go on (bad backfill selection, database gone for good, ...): record it as
             // failed, so it does not look alive and can be resumed, then report the error.
             let code = ReconcilerErrorClassifier.exitCode(for: error)
-            try? RunRecords(control).fail(
+            try? RunRecords(connection: control).fail(
                 runId: runId,
                 exitCode: code,
                 error: String(describing: error),
@@ -275,23 +275,11 @@ public final class ReconciliationRunner: @unchecked Sendable {
 
     /// The error of a run that could not take the run lock, naming the run that holds it.
     func lockedError(_ control: PostgresConnection) throws -> RunLockedError {
-        let holder = try control.queryFirst(
-            """
-            SELECT id, mode, hostname, pid, started_at FROM reconciliation_runs
-             WHERE status = 'running' ORDER BY id DESC LIMIT 1
-            """
-        )
-        let id: Int64? = try holder?.decode("id", as: Int64.self)
-        var detail: String?
-        if let holder {
-            let mode: String = try holder.decode("mode")
-            let host: String? = try holder.decode("hostname")
-            let pid: Int? = try holder.decode("pid")
-            let started: Date = try holder.decode("started_at")
-            detail =
-                "\(mode), started \(RFC3339.string(started)) on \(host ?? "?") pid \(pid.map(String.init) ?? "?")"
+        let holder = try RunRecords(connection: control).latestRunning()
+        let detail = holder.map {
+            "\($0.mode), started \(RFC3339.string($0.startedAt)) on \($0.hostname ?? "?") pid \($0.pid.map(String.init) ?? "?")"
         }
-        return RunLockedError(holderRunId: id, holderDetail: detail)
+        return RunLockedError(holderRunId: holder?.id, holderDetail: detail)
     }
 
     /// Reads notification history before the scan (docs/architecture.md, "Notification history"); returns why it
@@ -507,7 +495,7 @@ public final class ReconciliationRunner: @unchecked Sendable {
 
     /// Runs left `running` by a dead process (we hold the lock, so nobody else is running) become `interrupted`.
     private func markDeadRunsInterrupted(_ conn: PostgresConnection) throws {
-        for run in try RunRecords(conn).markDeadInterrupted() {
+        for run in try RunRecords(connection: conn).markDeadInterrupted() {
             logger.warning(
                 "run \(run.id) was interrupted (last heartbeat \(RFC3339.string(run.lastHeartbeat)), \(run.done) of \(run.due) items done); marked interrupted"
             )
@@ -519,19 +507,11 @@ public final class ReconciliationRunner: @unchecked Sendable {
     public static func storedSource(connectionString: String, resume id: Int64?) throws -> AppleSourceKind? {
         let conn = try PostgresConnection(connectionString)
         defer { conn.close() }
-        let row = try conn.queryFirst(
-            """
-            SELECT parameters->>'source' AS source FROM reconciliation_runs
-             WHERE ($1::bigint IS NULL AND status IN ('interrupted', 'failed')) OR id = $1
-             ORDER BY id DESC LIMIT 1
-            """,
-            [id]
-        )
-        return try row?.decode("source", as: String?.self).flatMap(AppleSourceKind.init(rawValue:))
+        return try RunRecords(connection: conn).storedSource(resume: id).flatMap(AppleSourceKind.init(rawValue:))
     }
 
     func prepareRun(_ request: Request, _ conn: PostgresConnection) throws -> (Int64, RunParameters, Date) {
-        let records = RunRecords(conn)
+        let records = RunRecords(connection: conn)
         if let resume = request.resume {
             let run: StoredRun
             if let id = resume {
@@ -611,7 +591,7 @@ public final class ReconciliationRunner: @unchecked Sendable {
         connection: PostgresConnection,
         logger: Logger
     ) throws -> Summary {
-        let records = RunRecords(connection)
+        let records = RunRecords(connection: connection)
         let counts = try records.itemCounts(runId: runId)
         let (outcomes, done, pending) = (counts.outcomes, counts.done, counts.pending)
         let due = done + pending

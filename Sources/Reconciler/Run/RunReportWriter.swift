@@ -48,7 +48,7 @@ struct RunReportWriter {
         logger.error("\(failure)")
         let message = "\(failure)"
         do {
-            try RunRecords(connection).failReport(runId: runId, exitCode: .failure, error: message)
+            try RunRecords(connection: connection).failReport(runId: runId, exitCode: .failure, error: message)
         } catch {
             logger.error("run \(runId): could not record the report's failure: \(error)")
         }

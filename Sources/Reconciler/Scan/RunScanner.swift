@@ -34,7 +34,7 @@ public struct RunScanner {
         case .backfill(let filter):
             try scanBackfill(filter, onPage: onPage)
         }
-        return try ScanCursors(connection).dueCount(runId: runId)
+        return try ScanCursors(connection: connection).dueCount(runId: runId)
     }
 
     private static let insertColumns = """
@@ -85,7 +85,7 @@ public struct RunScanner {
         let revokedRecheckBefore = asOf.addingTimeInterval(-max(recheckRevoked, minRecheck))
         while true {
             let finished: Bool = try connection.transaction { conn in
-                let cursors = ScanCursors(conn)
+                let cursors = ScanCursors(connection: conn)
                 guard let run = try cursors.lockDue(runId: runId), !run.completed else { return true }
                 let phase = run.phase
                 let cursorId = run.id ?? 0
@@ -205,7 +205,7 @@ public struct RunScanner {
                 try cursors.storeDue(runId: runId, next, inserted: inserted)
                 return completed
             }
-            onPage(try ScanCursors(connection).dueCount(runId: runId))
+            onPage(try ScanCursors(connection: connection).dueCount(runId: runId))
             if finished { return }
         }
     }
@@ -315,7 +315,7 @@ public struct RunScanner {
         let cursorParam = "$\(params.count)"
         while true {
             let finished: Bool = try connection.transaction { conn in
-                let cursors = ScanCursors(conn)
+                let cursors = ScanCursors(connection: conn)
                 guard let run = try cursors.lockBackfill(runId: runId), !run.completed else { return true }
                 var p = params
                 p[p.count - 1] = run.id ?? 0
@@ -353,7 +353,7 @@ public struct RunScanner {
                 )
                 return done
             }
-            onPage(try ScanCursors(connection).dueCount(runId: runId))
+            onPage(try ScanCursors(connection: connection).dueCount(runId: runId))
             if finished { return }
         }
     }

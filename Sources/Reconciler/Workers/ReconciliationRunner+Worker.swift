@@ -32,7 +32,7 @@ extension ReconciliationRunner {
             "\(ProcessInfo.processInfo.hostName):\(getpid()):\(String(UInt32.random(in: 0...UInt32.max), radix: 16))"
         let joinedOrCreated: WorkerJoin = try control.transaction { db in
             try db.execute("SELECT pg_advisory_xact_lock($1)", [Self.lockKey &+ 1])
-            let records = WorkerRecords(db)
+            let records = WorkerRecords(connection: db)
             let join: WorkerJoin
             if let joined = try records.running() {
                 join = .run(id: joined.id, parameters: try joined.parameters(), asOf: joined.asOf, created: false)
@@ -148,7 +148,7 @@ extension ReconciliationRunner {
         defer { lockWatch.cancel() }
         // Every batch is fenced by the run's resume count as this worker joined it (a one-process `run --resume`
         // after a database restart changes it).
-        let ownerResumeCount = try RunRecords(work).resumeCount(runId: runId)
+        let ownerResumeCount = try RunRecords(connection: work).resumeCount(runId: runId)
         // The workers already running lower their share at their next heartbeat: this one waits until every live
         // worker has recorded a share no larger than its own, then a second more for their send windows to drain,
         // so together they never exceed a limit (docs/architecture.md, "Workers").
@@ -208,7 +208,7 @@ extension ReconciliationRunner {
             total.outcomes.merge(result.outcomes, uniquingKeysWith: +)
             total.stats.merge(result.stats)
             current.finishedRounds(written: total.written, stats: total.stats)
-            try WorkerRecords(work).recordRounds(
+            try WorkerRecords(connection: work).recordRounds(
                 runId: runId,
                 workerId: workerId,
                 written: total.written,
@@ -219,7 +219,7 @@ extension ReconciliationRunner {
                 break
             }
             // Items other workers hold (or held, when they died) come free when their leases run out.
-            let (pending, status) = try WorkerRecords(work).pendingAndStatus(runId: runId)
+            let (pending, status) = try WorkerRecords(connection: work).pendingAndStatus(runId: runId)
             if pending == 0 || status != RunStatus.running.rawValue { break }
             let strays = try WorkerLease.coverStrays(runId: runId, work)
             if strays > 0 {
@@ -249,7 +249,7 @@ extension ReconciliationRunner {
             // one-second window Apple counts them in (a slot is held at most 1.05 s, "The send window").
             Thread.sleep(forTimeInterval: 1.1)
         }
-        try WorkerRecords(work).stop(runId: runId, workerId: workerId)
+        try WorkerRecords(connection: work).stop(runId: runId, workerId: workerId)
         guard endsRun else {
             runLogger.notice(
                 "worker \(workerId) left run \(runId) (\(stop.map { "\($0)" } ?? "stopped")): the other workers finish it"
@@ -263,7 +263,7 @@ extension ReconciliationRunner {
         // Completing the run: once, by the first worker to get here with nothing pending (or to stop it).
         try Self.lockRun(Self.finishLockClass, runId, control)
         defer { try? Self.unlockRun(Self.finishLockClass, runId, control) }
-        let status = try RunRecords(work).status(runId: runId)
+        let status = try RunRecords(connection: work).status(runId: runId)
         guard status == RunStatus.running.rawValue else {
             return (try runSummary(runId: runId, parameters: parameters, asOf: asOf, connection: work), false)
         }
@@ -272,7 +272,7 @@ extension ReconciliationRunner {
         // Every worker's requests, a killed one's up to its last heartbeat; the workers ran side by side, so the
         // run took as long as the longest of them, not their sum.
         var longest = 0.0
-        for stats in try WorkerRecords(work).appleStats(runId: runId) {
+        for stats in try WorkerRecords(connection: work).appleStats(runId: runId) {
             longest = max(longest, stats.elapsedSeconds)
             all.stats.merge(stats)
         }
@@ -315,7 +315,7 @@ extension ReconciliationRunner {
         asOf: Date
     ) throws -> StoredRun? {
         guard settings.joinWindowSeconds > 0 else { return nil }
-        return try WorkerRecords(db).completed(near: asOf, seconds: settings.joinWindowSeconds)
+        return try WorkerRecords(connection: db).completed(near: asOf, seconds: settings.joinWindowSeconds)
     }
 
     /// A worker that came after the night's worker run completed: it says which run that was and exits 0.
@@ -345,7 +345,7 @@ extension ReconciliationRunner {
     ) throws
         -> Summary
     {
-        let run = try RunRecords(connection).standing(runId: runId)
+        let run = try RunRecords(connection: connection).standing(runId: runId)
         let code = run?.exitCode.flatMap { ReconcilerExitCode(rawValue: Int32($0)) }
         return Summary(
             runId: runId,
@@ -373,7 +373,7 @@ extension ReconciliationRunner {
     ) throws {
         let deadline = Date().addingTimeInterval(settings.leaseSeconds)
         while Date() < deadline {
-            let above = try WorkerRecords(conn).othersAboveShare(
+            let above = try WorkerRecords(connection: conn).othersAboveShare(
                 runId: runId,
                 workerId: lease.workerId,
                 leaseSeconds: settings.leaseSeconds,
@@ -397,7 +397,7 @@ extension ReconciliationRunner {
     {
         try lease.renew(runId: runId, conn)
         // This worker counts itself live whatever its last recorded heartbeat (`WorkerRecords.beatRun`).
-        let records = WorkerRecords(conn)
+        let records = WorkerRecords(connection: conn)
         let run = try records.beatRun(runId: runId, workerId: lease.workerId, leaseSeconds: settings.leaseSeconds)
         let share = 1 / Double(max(1, run.liveWorkers))
         // With the results written and requests made so far (`WorkerRecords.beatWorker`).
