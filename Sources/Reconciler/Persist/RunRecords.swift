@@ -30,9 +30,7 @@ struct RunRecords {
         var exitCode: ReconcilerExitCode
         var message: String?
         var stats: AppleRequestStats
-        var done: Int
-        var unresolved: Int
-        var due: Int
+        var items: ItemCounts
     }
 
     /// A run's items so far: done (by outcome) and pending.
@@ -40,6 +38,9 @@ struct RunRecords {
         var outcomes: [String: Int] = [:]
         var done = 0
         var pending = 0
+
+        var unresolved: Int { outcomes["unresolved", default: 0] }
+        var due: Int { done + pending }
     }
 
     /// The run running now, as a run that could not take the run lock names it.
@@ -236,7 +237,8 @@ struct RunRecords {
             """,
             [
                 runId, ending.status.rawValue, Int64(ending.exitCode.rawValue), ending.message,
-                ending.stats.jsonString(), Int64(ending.done), Int64(ending.unresolved), Int64(ending.due),
+                ending.stats.jsonString(), Int64(ending.items.done), Int64(ending.items.unresolved),
+                Int64(ending.items.due),
                 resumeCount,
             ]
         )

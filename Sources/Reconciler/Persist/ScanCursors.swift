@@ -8,10 +8,8 @@ import Postgres
 struct ScanCursors {
     let connection: PostgresConnection
 
-    /// Where the due scan stands: the phase (`RunScanner.duePhases`) and the keyset cursor in it, and whether the
-    /// scan is complete.
+    /// Where a due scan still going stands: the phase (`RunScanner.duePhases`) and the keyset cursor in it.
     struct Due: Sendable {
-        var completed: Bool
         var phase: String
         var id: Int64?
         var expiresAt: Date?
@@ -20,14 +18,13 @@ struct ScanCursors {
         var remaining: Int64?
     }
 
-    /// Where a backfill's scan stands: the last subscription id selected, and whether it is complete.
+    /// Where a backfill's scan still going stands: the last subscription id selected.
     struct Backfill: Sendable {
-        var completed: Bool
         var id: Int64?
     }
 
     /// Inside the page's transaction: locks the run's row (one page at a time, whichever process scans) and
-    /// returns the due scan's cursor; nil when there is no such run.
+    /// returns the due scan's cursor; nil when the scan is complete or there is no such run.
     func lockDue(runId: Int64) throws -> Due? {
         guard
             let run = try connection.queryFirst(
@@ -42,8 +39,8 @@ struct ScanCursors {
                 [runId]
             )
         else { return nil }
+        guard try !run.decode("scan_completed", as: Bool.self) else { return nil }
         return Due(
-            completed: try run.decode("scan_completed"),
             phase: try run.decode("phase"),
             id: try run.decode("cursor_id"),
             expiresAt: try run.decode("cursor_expires_at"),
@@ -52,9 +49,9 @@ struct ScanCursors {
         )
     }
 
-    /// Stores the due scan's cursor after a page that selected `inserted` items. The cursor is built by the server
-    /// so the timestamp keeps its microseconds.
-    func storeDue(runId: Int64, _ cursor: Due, inserted: Int) throws {
+    /// Stores the due scan's cursor after a page that selected `inserted` items, and whether the scan is now
+    /// complete. The cursor is built by the server so the timestamp keeps its microseconds.
+    func storeDue(runId: Int64, _ cursor: Due, inserted: Int, completed: Bool) throws {
         try connection.execute(
             """
             UPDATE reconciliation_runs
@@ -65,7 +62,7 @@ struct ScanCursors {
              WHERE id = $1
             """,
             [
-                runId, cursor.phase, cursor.id, cursor.expiresAt, Int64(inserted), cursor.completed,
+                runId, cursor.phase, cursor.id, cursor.expiresAt, Int64(inserted), completed,
                 cursor.verifiedAt, cursor.remaining,
             ]
         )
@@ -109,7 +106,7 @@ struct ScanCursors {
     }
 
     /// Inside the page's transaction: locks the run's row and returns the backfill scan's cursor; nil when there is
-    /// no such run.
+    /// no such run or the scan is complete.
     func lockBackfill(runId: Int64) throws -> Backfill? {
         guard
             let run = try connection.queryFirst(
@@ -117,12 +114,13 @@ struct ScanCursors {
                 [runId]
             )
         else { return nil }
-        return Backfill(completed: try run.decode("scan_completed"), id: try run.decode("cursor_id"))
+        guard try !run.decode("scan_completed", as: Bool.self) else { return nil }
+        return Backfill(id: try run.decode("cursor_id"))
     }
 
     /// Stores the backfill scan's cursor after a page that selected `inserted` items (a page with no rows keeps
-    /// the cursor it had).
-    func storeBackfill(runId: Int64, _ cursor: Backfill, inserted: Int) throws {
+    /// the cursor it had), and whether the scan is now complete.
+    func storeBackfill(runId: Int64, _ cursor: Backfill, inserted: Int, completed: Bool) throws {
         try connection.execute(
             """
             UPDATE reconciliation_runs
@@ -131,7 +129,7 @@ struct ScanCursors {
                    due_count = due_count + $3, scan_completed = $4, heartbeat_at = now()
              WHERE id = $1
             """,
-            [runId, cursor.id, Int64(inserted), cursor.completed]
+            [runId, cursor.id, Int64(inserted), completed]
         )
     }
 

@@ -13,9 +13,6 @@ struct StoredRun: Sendable {
     let asOf: Date
     let startedAt: Date
 
-    /// The columns every query that returns a `StoredRun` selects from `reconciliation_runs`.
-    static let columns = "id, status, parameters::text AS parameters, as_of, started_at"
-
     init(row: PostgresRow) throws {
         id = try row.decode("id")
         status = try row.decode("status")
@@ -23,6 +20,9 @@ struct StoredRun: Sendable {
         asOf = try row.decode("as_of")
         startedAt = try row.decode("started_at")
     }
+
+    /// The columns every query that returns a `StoredRun` selects from `reconciliation_runs`.
+    static let columns = "id, status, parameters::text AS parameters, as_of, started_at"
 
     /// The parameters the run was first started with, decoded only when the run is taken up.
     func parameters() throws -> RunParameters {

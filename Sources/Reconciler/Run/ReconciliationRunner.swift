@@ -594,8 +594,8 @@ public final class ReconciliationRunner: @unchecked Sendable {
         let records = RunRecords(connection: connection)
         let counts = try records.itemCounts(runId: runId)
         let (outcomes, done, pending) = (counts.outcomes, counts.done, counts.pending)
-        let due = done + pending
-        let unresolved = outcomes["unresolved", default: 0]
+        let due = counts.due
+        let unresolved = counts.unresolved
         // The run's earlier sessions (a resumed run keeps counting); its batches recorded this session's requests
         // as they went, which this total replaces.
         var stats = ownership?.statsBase ?? AppleRequestStats()
@@ -653,9 +653,7 @@ public final class ReconciliationRunner: @unchecked Sendable {
             exitCode: exitCode,
             message: message,
             stats: stats,
-            done: done,
-            unresolved: unresolved,
-            due: due
+            items: counts
         )
         guard try records.finish(runId: runId, ending, resumeCount: ownership?.resumeCount) else {
             if ownership != nil { throw RunOwnershipLostError(runId: runId) }

@@ -86,7 +86,7 @@ public struct RunScanner {
         while true {
             let finished: Bool = try connection.transaction { conn in
                 let cursors = ScanCursors(connection: conn)
-                guard let run = try cursors.lockDue(runId: runId), !run.completed else { return true }
+                guard let run = try cursors.lockDue(runId: runId) else { return true }
                 let phase = run.phase
                 let cursorId = run.id ?? 0
                 let pageSQL: String
@@ -195,14 +195,13 @@ public struct RunScanner {
                 }
                 CrashPoints.reach("scan-page")
                 let next = ScanCursors.Due(
-                    completed: completed,
                     phase: nextPhase,
                     id: nextCursorId,
                     expiresAt: cursorExpires,
                     verifiedAt: cursorVerified,
                     remaining: remaining
                 )
-                try cursors.storeDue(runId: runId, next, inserted: inserted)
+                try cursors.storeDue(runId: runId, next, inserted: inserted, completed: completed)
                 return completed
             }
             onPage(try ScanCursors(connection: connection).dueCount(runId: runId))
@@ -316,7 +315,7 @@ public struct RunScanner {
         while true {
             let finished: Bool = try connection.transaction { conn in
                 let cursors = ScanCursors(connection: conn)
-                guard let run = try cursors.lockBackfill(runId: runId), !run.completed else { return true }
+                guard let run = try cursors.lockBackfill(runId: runId) else { return true }
                 var p = params
                 p[p.count - 1] = run.id ?? 0
                 let page = try conn.queryFirst(
@@ -348,8 +347,9 @@ public struct RunScanner {
                 CrashPoints.reach("scan-page")
                 try cursors.storeBackfill(
                     runId: runId,
-                    ScanCursors.Backfill(completed: done, id: lastId),
-                    inserted: inserted
+                    ScanCursors.Backfill(id: lastId),
+                    inserted: inserted,
+                    completed: done
                 )
                 return done
             }
