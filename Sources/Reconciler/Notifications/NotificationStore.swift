@@ -102,10 +102,7 @@ enum NotificationStore {
         )
         let inserted: Int = try row?.decode("inserted") ?? 0
         if inserted > 0 {
-            try conn.execute(
-                "UPDATE reconciliation_runs SET due_count = due_count + $2 WHERE id = $1",
-                [runId, Int64(inserted)]
-            )
+            try RunRecords(connection: conn).addDue(runId: runId, count: inserted)
         }
         return inserted
     }

@@ -148,7 +148,7 @@ public final class ReconciliationRunner: @unchecked Sendable {
         try markDeadRunsInterrupted(control)
 
         let (runId, parameters, asOf) = try prepareRun(request, control)
-        let ownership = try RunOwnership.read(runId: runId, control)
+        let ownership = try RunRecords(connection: control).ownership(runId: runId)
         let runLogger: Logger = {
             var l = logger
             l[metadataKey: "run"] = "\(runId)"
@@ -167,7 +167,7 @@ public final class ReconciliationRunner: @unchecked Sendable {
             heartbeat.setEventHandler {
                 guard !lockWatch.isLost else { return }
                 do {
-                    try control.execute("UPDATE reconciliation_runs SET heartbeat_at = now() WHERE id = $1", [runId])
+                    try RunRecords(connection: control).heartbeat(runId: runId)
                 } catch {
                     runLogger.warning("heartbeat failed (will retry): \(error)")
                 }
@@ -261,15 +261,11 @@ public final class ReconciliationRunner: @unchecked Sendable {
             // The run cannot go on (bad backfill selection, database gone for good, ...): record it as
             // failed, so it does not look alive and can be resumed, then report the error.
             let code = ReconcilerErrorClassifier.exitCode(for: error)
-            _ = try? control.execute(
-                """
-                UPDATE reconciliation_runs SET status = 'failed', finished_at = now(), exit_code = $2, error = $3
-                 WHERE id = $1 AND status = 'running' AND resume_count = $4
-                """,
-                [
-                    runId, Int64(code.rawValue), String(Redactor.shared.redact(String(describing: error)).prefix(1000)),
-                    ownership.resumeCount,
-                ]
+            try? RunRecords(connection: control).fail(
+                runId: runId,
+                exitCode: code,
+                error: String(describing: error),
+                resumeCount: ownership.resumeCount
             )
             throw error
         }
@@ -279,23 +275,11 @@ public final class ReconciliationRunner: @unchecked Sendable {
 
     /// The error of a run that could not take the run lock, naming the run that holds it.
     func lockedError(_ control: PostgresConnection) throws -> RunLockedError {
-        let holder = try control.queryFirst(
-            """
-            SELECT id, mode, hostname, pid, started_at FROM reconciliation_runs
-             WHERE status = 'running' ORDER BY id DESC LIMIT 1
-            """
-        )
-        let id: Int64? = try holder?.decode("id", as: Int64.self)
-        var detail: String?
-        if let holder {
-            let mode: String = try holder.decode("mode")
-            let host: String? = try holder.decode("hostname")
-            let pid: Int? = try holder.decode("pid")
-            let started: Date = try holder.decode("started_at")
-            detail =
-                "\(mode), started \(RFC3339.string(started)) on \(host ?? "?") pid \(pid.map(String.init) ?? "?")"
+        let holder = try RunRecords(connection: control).latestRunning()
+        let detail = holder.map {
+            "\($0.mode), started \(RFC3339.string($0.startedAt)) on \($0.hostname ?? "?") pid \($0.pid.map(String.init) ?? "?")"
         }
-        return RunLockedError(holderRunId: id, holderDetail: detail)
+        return RunLockedError(holderRunId: holder?.id, holderDetail: detail)
     }
 
     /// Reads notification history before the scan (docs/architecture.md, "Notification history"); returns why it
@@ -511,21 +495,9 @@ public final class ReconciliationRunner: @unchecked Sendable {
 
     /// Runs left `running` by a dead process (we hold the lock, so nobody else is running) become `interrupted`.
     private func markDeadRunsInterrupted(_ conn: PostgresConnection) throws {
-        let rows = try conn.query(
-            """
-            UPDATE reconciliation_runs SET status = 'interrupted', finished_at = heartbeat_at,
-                   error = COALESCE(error, 'process stopped without finishing (last heartbeat ' || heartbeat_at || ')')
-             WHERE status = 'running'
-            RETURNING id, done_count, due_count, heartbeat_at
-            """
-        )
-        for row in rows {
-            let id: Int64 = try row.decode("id")
-            let done: Int = try row.decode("done_count")
-            let due: Int = try row.decode("due_count")
-            let heartbeat: Date = try row.decode("heartbeat_at")
+        for run in try RunRecords(connection: conn).markDeadInterrupted() {
             logger.warning(
-                "run \(id) was interrupted (last heartbeat \(RFC3339.string(heartbeat)), \(done) of \(due) items done); marked interrupted"
+                "run \(run.id) was interrupted (last heartbeat \(RFC3339.string(run.lastHeartbeat)), \(run.done) of \(run.due) items done); marked interrupted"
             )
         }
     }
@@ -535,46 +507,27 @@ public final class ReconciliationRunner: @unchecked Sendable {
     public static func storedSource(connectionString: String, resume id: Int64?) throws -> AppleSourceKind? {
         let conn = try PostgresConnection(connectionString)
         defer { conn.close() }
-        let row = try conn.queryFirst(
-            """
-            SELECT parameters->>'source' AS source FROM reconciliation_runs
-             WHERE ($1::bigint IS NULL AND status IN ('interrupted', 'failed')) OR id = $1
-             ORDER BY id DESC LIMIT 1
-            """,
-            [id]
-        )
-        return try row?.decode("source", as: String?.self).flatMap(AppleSourceKind.init(rawValue:))
+        return try RunRecords(connection: conn).storedSource(resume: id).flatMap(AppleSourceKind.init(rawValue:))
     }
 
     func prepareRun(_ request: Request, _ conn: PostgresConnection) throws -> (Int64, RunParameters, Date) {
+        let records = RunRecords(connection: conn)
         if let resume = request.resume {
-            let row: PostgresRow?
+            let run: StoredRun
             if let id = resume {
-                row = try conn.queryFirst(
-                    "SELECT id, status, parameters::text AS parameters, as_of FROM reconciliation_runs WHERE id = $1",
-                    [id]
-                )
-                guard row != nil else { throw UsageError("--resume \(id): no such run") }
+                guard let found = try records.run(id: id) else { throw UsageError("--resume \(id): no such run") }
+                run = found
             } else {
-                row = try conn.queryFirst(
-                    """
-                    SELECT id, status, parameters::text AS parameters, as_of FROM reconciliation_runs r
-                     WHERE status IN ('interrupted', 'failed')
-                        OR (status = 'partial' AND EXISTS (
-                              SELECT 1 FROM reconciliation_items i WHERE i.run_id = r.id AND i.status = 'pending'))
-                     ORDER BY id DESC LIMIT 1
-                    """
-                )
-                guard row != nil else {
+                guard let found = try records.latestResumable() else {
                     throw UsageError(
                         "--resume: there is no interrupted or failed run to resume (a finished run whose report "
                             + "folder is missing: `renewal-reconciler report RUN_ID` writes it)"
                     )
                 }
+                run = found
             }
-            guard let row else { throw UsageError("--resume: no run") }
-            let id: Int64 = try row.decode("id")
-            let stored: String = try row.decode("status")
+            let id = run.id
+            let stored = run.status
             let pendingItems =
                 try conn.queryFirst(
                     "SELECT count(*) AS n FROM reconciliation_items WHERE run_id = $1 AND status = 'pending'",
@@ -589,16 +542,9 @@ public final class ReconciliationRunner: @unchecked Sendable {
                             ? " (if its report folder is missing, `renewal-reconciler report \(id)` writes it)" : "")
                 )
             }
-            let parameters = try RunParameters.decode(try row.decode("parameters"))
-            let asOf: Date = try row.decode("as_of")
-            try conn.execute(
-                """
-                UPDATE reconciliation_runs SET status = 'running', resume_count = resume_count + 1, heartbeat_at = now(),
-                       finished_at = NULL, exit_code = NULL, error = NULL, hostname = $2, pid = $3
-                 WHERE id = $1
-                """,
-                [id, ProcessInfo.processInfo.hostName, Int64(getpid())]
-            )
+            let parameters = try run.parameters()
+            let asOf = run.asOf
+            try records.resume(id: id, hostname: ProcessInfo.processInfo.hostName, pid: Int64(getpid()))
             logger.notice("resuming run \(id) (as of \(RFC3339.string(asOf)), parameters as first started)")
             return (id, parameters, asOf)
         }
@@ -615,39 +561,20 @@ public final class ReconciliationRunner: @unchecked Sendable {
                 ? nil : Dictionary(uniqueKeysWithValues: request.apps.map { ($0.bundleId, $0.source) }),
             workers: request.worker != nil ? true : nil
         )
-        if let previous = try conn.queryFirst(
-            """
-            SELECT id, done_count, due_count FROM reconciliation_runs
-             WHERE status = 'interrupted' AND done_count < due_count ORDER BY id DESC LIMIT 1
-            """
-        ) {
-            let id: Int64 = try previous.decode("id")
-            let done: Int = try previous.decode("done_count")
-            let due: Int = try previous.decode("due_count")
+        if let previous = try records.latestUnfinishedInterrupted() {
+            let (id, done, due) = (previous.id, previous.done, previous.due)
             logger.notice(
                 "run \(id) was interrupted with \(done) of \(due) items done; its finished work is kept and this new run re-selects what is still due (use `--resume \(id)` to finish run \(id) as planned instead)"
             )
         }
-        let row = try conn.queryFirst(
-            """
-            INSERT INTO reconciliation_runs (mode, dry_run, status, as_of, parameters, hostname, pid, period_start,
-                                             period_previous_run_id)
-            SELECT v.mode, v.dry_run, 'running', v.as_of, v.parameters, v.hostname, v.pid,
-                   COALESCE(prev.as_of, \(ReportPeriod.calendarDaySQL("v.as_of"))), prev.id
-              FROM (VALUES ($1::text, $2::boolean, $3::timestamptz, $4::jsonb, $5::text, $6::integer))
-                   AS v(mode, dry_run, as_of, parameters, hostname, pid)
-              -- The report's period (docs/reports.md, "The period"): since the previous completed run.
-              LEFT JOIN LATERAL (\(ReportPeriod.previousRunSQL(mode: "v.mode", asOf: "v.as_of"))) prev ON true
-            RETURNING id
-            """,
-            [
-                request.mode.rawValue, request.options.dryRun, asOf, try parameters.jsonString(),
-                ProcessInfo.processInfo.hostName, Int64(getpid()),
-            ]
+        let id = try records.create(
+            mode: request.mode,
+            dryRun: request.options.dryRun,
+            asOf: asOf,
+            parameters: parameters,
+            hostname: ProcessInfo.processInfo.hostName,
+            pid: Int64(getpid())
         )
-        guard let id: Int64 = try row?.decode("id") else {
-            throw PostgresError(code: .query, message: "creating the run row returned no id")
-        }
         logger.info(
             "run \(id) started: \(request.mode.rawValue)\(request.options.dryRun ? " (dry run: nothing written to subscriptions or the ledger)" : ""), as of \(RFC3339.string(asOf))"
         )
@@ -664,28 +591,11 @@ public final class ReconciliationRunner: @unchecked Sendable {
         connection: PostgresConnection,
         logger: Logger
     ) throws -> Summary {
-        let counts = try connection.query(
-            """
-            SELECT status, COALESCE(outcome, '') AS outcome, count(*) AS n
-              FROM reconciliation_items WHERE run_id = $1 GROUP BY status, outcome
-            """,
-            [runId]
-        )
-        var outcomes: [String: Int] = [:]
-        var done = 0
-        var pending = 0
-        for row in counts {
-            let status: String = try row.decode("status")
-            let n: Int = try row.decode("n")
-            if status == "done" {
-                done += n
-                outcomes[try row.decode("outcome", as: String.self), default: 0] += n
-            } else {
-                pending += n
-            }
-        }
-        let due = done + pending
-        let unresolved = outcomes["unresolved", default: 0]
+        let records = RunRecords(connection: connection)
+        let counts = try records.itemCounts(runId: runId)
+        let (outcomes, done, pending) = (counts.outcomes, counts.done, counts.pending)
+        let due = counts.due
+        let unresolved = counts.unresolved
         // The run's earlier sessions (a resumed run keeps counting); its batches recorded this session's requests
         // as they went, which this total replaces.
         var stats = ownership?.statsBase ?? AppleRequestStats()
@@ -738,20 +648,14 @@ public final class ReconciliationRunner: @unchecked Sendable {
             }
         }
         // Only a run still running is finished, and by one process: the others find it finished.
-        let finished = try connection.queryFirst(
-            """
-            UPDATE reconciliation_runs
-               SET status = $2, finished_at = now(), heartbeat_at = now(), exit_code = $3, error = $4,
-                   apple_stats = $5::jsonb, done_count = $6, unresolved_count = $7, due_count = $8
-             WHERE id = $1 AND status = 'running' AND ($9::bigint IS NULL OR resume_count = $9)
-            RETURNING id
-            """,
-            [
-                runId, status.rawValue, Int64(exitCode.rawValue), message, stats.jsonString(), Int64(done),
-                Int64(unresolved), Int64(due), ownership?.resumeCount,
-            ]
+        let ending = RunRecords.Ending(
+            status: status,
+            exitCode: exitCode,
+            message: message,
+            stats: stats,
+            items: counts
         )
-        guard finished != nil else {
+        guard try records.finish(runId: runId, ending, resumeCount: ownership?.resumeCount) else {
             if ownership != nil { throw RunOwnershipLostError(runId: runId) }
             throw RunFinishedElsewhereError(runId: runId)
         }

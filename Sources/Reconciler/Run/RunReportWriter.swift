@@ -48,16 +48,7 @@ struct RunReportWriter {
         logger.error("\(failure)")
         let message = "\(failure)"
         do {
-            try connection.execute(
-                """
-                UPDATE reconciliation_runs SET status = 'failed', exit_code = $2, error = $3
-                 WHERE id = $1 AND status IN ('completed', 'partial')
-                """,
-                [
-                    runId, Int64(ReconcilerExitCode.failure.rawValue),
-                    String(Redactor.shared.redact(message).prefix(1000)),
-                ]
-            )
+            try RunRecords(connection: connection).failReport(runId: runId, exitCode: .failure, error: message)
         } catch {
             logger.error("run \(runId): could not record the report's failure: \(error)")
         }

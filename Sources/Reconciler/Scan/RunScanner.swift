@@ -34,8 +34,7 @@ public struct RunScanner {
         case .backfill(let filter):
             try scanBackfill(filter, onPage: onPage)
         }
-        let row = try connection.queryFirst("SELECT due_count FROM reconciliation_runs WHERE id = $1", [runId])
-        return try row?.decode("due_count", as: Int.self) ?? 0
+        return try ScanCursors(connection: connection).dueCount(runId: runId)
     }
 
     private static let insertColumns = """
@@ -86,20 +85,10 @@ public struct RunScanner {
         let revokedRecheckBefore = asOf.addingTimeInterval(-max(recheckRevoked, minRecheck))
         while true {
             let finished: Bool = try connection.transaction { conn in
-                let run = try conn.queryFirst(
-                    """
-                    SELECT scan_completed, COALESCE(scan_cursor->>'phase', 'unverified') AS phase,
-                           (scan_cursor->>'expires_at')::timestamptz AS cursor_expires_at,
-                           (scan_cursor->>'verified_at')::timestamptz AS cursor_verified_at,
-                           (scan_cursor->>'remaining')::bigint AS cursor_remaining,
-                           (scan_cursor->>'id')::bigint AS cursor_id
-                      FROM reconciliation_runs WHERE id = $1 FOR UPDATE
-                    """,
-                    [runId]
-                )
-                guard let run, try !run.decode("scan_completed", as: Bool.self) else { return true }
-                let phase: String = try run.decode("phase")
-                let cursorId: Int64 = try run.decode("cursor_id", as: Int64?.self) ?? 0
+                let cursors = ScanCursors(connection: conn)
+                guard let run = try cursors.lockDue(runId: runId) else { return true }
+                let phase = run.phase
+                let cursorId = run.id ?? 0
                 let pageSQL: String
                 var params: [(any PostgresEncodable)?]
                 var pageLimit = pageSize
@@ -126,16 +115,14 @@ public struct RunScanner {
                         """
                     params = [runId, cursorId, revokedRecheckBefore, Int64(pageSize), asOf]
                 } else if phase == "sweep" {
-                    let left =
-                        try run.decode("cursor_remaining", as: Int64?.self)
-                        ?? startSweep(conn, sweepDays: sweepDays)
+                    let left = try run.remaining ?? cursors.startSweep(runId: runId, sweepDays: sweepDays)
                     remaining = left
                     pageLimit = Int(max(0, min(Int64(pageSize), left)))
-                    let cursorVerified: Date = try run.decode("cursor_verified_at", as: Date?.self) ?? Date.distantPast
+                    let cursorVerified = run.verifiedAt ?? Date.distantPast
                     pageSQL = Self.sweepPageSQL
                     params = [runId, recheckBefore, cursorVerified, cursorId, Int64(pageLimit), asOf]
                 } else {
-                    let cursorExpires: Date = try run.decode("cursor_expires_at", as: Date?.self) ?? Date.distantPast
+                    let cursorExpires = run.expiresAt ?? Date.distantPast
                     pageSQL = """
                         SELECT \(Self.pageColumns)
                           FROM subscriptions
@@ -178,7 +165,6 @@ public struct RunScanner {
                 let lastId: Int64? = try page?.decode("last_id", as: Int64?.self)
                 let lastExpires: Date? = try page?.decode("last_expires_at", as: Date?.self)
                 let lastVerified: Date? = try page?.decode("last_verified_at", as: Date?.self)
-                // The cursor is built by the server so the timestamp keeps its microseconds.
                 let nextPhase: String
                 let completed: Bool
                 var nextCursorId: Int64? = lastId
@@ -198,8 +184,9 @@ public struct RunScanner {
                     completed = phaseDone || lastId == nil
                 }
                 if completed {
-                    try countNotDueRejected(
-                        conn,
+                    try cursors.countNotDueRejected(
+                        runId: runId,
+                        asOf: asOf,
                         from: from,
                         to: to,
                         recheckBefore: recheckBefore,
@@ -207,23 +194,17 @@ public struct RunScanner {
                     )
                 }
                 CrashPoints.reach("scan-page")
-                try conn.execute(
-                    """
-                    UPDATE reconciliation_runs
-                       SET scan_cursor = jsonb_strip_nulls(jsonb_build_object(
-                               'phase', $2::text, 'id', $3::bigint, 'expires_at', $4::timestamptz,
-                               'verified_at', $7::timestamptz, 'remaining', $8::bigint)),
-                           due_count = due_count + $5, scan_completed = $6, heartbeat_at = now()
-                     WHERE id = $1
-                    """,
-                    [
-                        runId, nextPhase, nextCursorId, cursorExpires, Int64(inserted), completed, cursorVerified,
-                        remaining,
-                    ]
+                let next = ScanCursors.Due(
+                    phase: nextPhase,
+                    id: nextCursorId,
+                    expiresAt: cursorExpires,
+                    verifiedAt: cursorVerified,
+                    remaining: remaining
                 )
+                try cursors.storeDue(runId: runId, next, inserted: inserted, completed: completed)
                 return completed
             }
-            onPage(try currentCount())
+            onPage(try ScanCursors(connection: connection).dueCount(runId: runId))
             if finished { return }
         }
     }
@@ -257,23 +238,6 @@ public struct RunScanner {
          WHERE state IS DISTINCT FROM 'revoked' AND last_verified_at IS NOT NULL
         """
 
-    /// The sweep's eligible rows (verified, not revoked) and its quota, ceil(eligible / sweepDays), stored on
-    /// the run row for the report; returns the quota. Once per run; most rows are eligible, so PostgreSQL
-    /// reads the table for this count.
-    private func startSweep(_ conn: PostgresConnection, sweepDays: Double) throws -> Int64 {
-        let row = try conn.queryFirst(
-            """
-            WITH c AS (\(Self.sweepEligibleSQL))
-            UPDATE reconciliation_runs
-               SET sweep_eligible_count = c.n, sweep_quota = ceil(c.n / $2::float8)::bigint
-              FROM c WHERE id = $1
-            RETURNING sweep_quota
-            """,
-            [runId, sweepDays]
-        )
-        return try row?.decode("sweep_quota", as: Int64.self) ?? 0
-    }
-
     /// The schedule of rejected rows as a condition on `subscriptions`: no schedule, its time has come
     /// (`asOfParam` is the run's as-of), or the app changed the row since the reconciler wrote it.
     static func rejectedScheduleAllows(_ asOfParam: String) -> String {
@@ -303,28 +267,6 @@ public struct RunScanner {
     /// (docs/architecture.md, "Database work per subscription"; `SweepScanTests` holds both plans).
     static func notSelectedByTheRun(_ runParam: String) -> String {
         "NOT EXISTS (SELECT 1 FROM reconciliation_items i WHERE i.run_id = \(runParam) AND i.subscription_id = s.id OFFSET 0)"
-    }
-
-    private func countNotDueRejected(
-        _ conn: PostgresConnection,
-        from: Date,
-        to: Date,
-        recheckBefore: Date,
-        revokedRecheckBefore: Date
-    ) throws {
-        try conn.execute(
-            """
-            WITH c AS (\(Self.notDueRejectedSQL))
-            UPDATE reconciliation_runs SET not_due_rejected_count = c.n, not_due_rejected_next = c.next
-              FROM c WHERE id = $1
-            """,
-            [runId, asOf, from, to, recheckBefore, revokedRecheckBefore]
-        )
-    }
-
-    private func currentCount() throws -> Int {
-        try connection.queryFirst("SELECT due_count FROM reconciliation_runs WHERE id = $1", [runId])?
-            .decode("due_count", as: Int.self) ?? 0
     }
 
     /// Backfill: the filters of `BackfillFilter`, keyset on id. Explicit id lists are checked first:
@@ -372,13 +314,10 @@ public struct RunScanner {
         let cursorParam = "$\(params.count)"
         while true {
             let finished: Bool = try connection.transaction { conn in
-                let run = try conn.queryFirst(
-                    "SELECT scan_completed, (scan_cursor->>'id')::bigint AS cursor_id FROM reconciliation_runs WHERE id = $1 FOR UPDATE",
-                    [runId]
-                )
-                guard let run, try !run.decode("scan_completed", as: Bool.self) else { return true }
+                let cursors = ScanCursors(connection: conn)
+                guard let run = try cursors.lockBackfill(runId: runId) else { return true }
                 var p = params
-                p[p.count - 1] = try run.decode("cursor_id", as: Int64?.self) ?? 0
+                p[p.count - 1] = run.id ?? 0
                 let page = try conn.queryFirst(
                     """
                     WITH page AS (
@@ -406,19 +345,15 @@ public struct RunScanner {
                 let done = pageRows < pageSize
                 let lastId: Int64? = try page?.decode("last_id", as: Int64?.self)
                 CrashPoints.reach("scan-page")
-                try conn.execute(
-                    """
-                    UPDATE reconciliation_runs
-                       SET scan_cursor = CASE WHEN $2::bigint IS NULL THEN scan_cursor
-                                              ELSE jsonb_build_object('id', $2::bigint) END,
-                           due_count = due_count + $3, scan_completed = $4, heartbeat_at = now()
-                     WHERE id = $1
-                    """,
-                    [runId, lastId, Int64(inserted), done]
+                try cursors.storeBackfill(
+                    runId: runId,
+                    ScanCursors.Backfill(id: lastId),
+                    inserted: inserted,
+                    completed: done
                 )
                 return done
             }
-            onPage(try currentCount())
+            onPage(try ScanCursors(connection: connection).dueCount(runId: runId))
             if finished { return }
         }
     }

@@ -32,19 +32,10 @@ extension ReconciliationRunner {
             "\(ProcessInfo.processInfo.hostName):\(getpid()):\(String(UInt32.random(in: 0...UInt32.max), radix: 16))"
         let joinedOrCreated: WorkerJoin = try control.transaction { db in
             try db.execute("SELECT pg_advisory_xact_lock($1)", [Self.lockKey &+ 1])
-            let joined = try db.queryFirst(
-                """
-                SELECT id, parameters::text AS parameters, as_of FROM reconciliation_runs
-                 WHERE status = 'running' AND (parameters->>'workers')::boolean IS TRUE
-                 ORDER BY id DESC LIMIT 1
-                """
-            )
-            var run: (Int64, RunParameters, Date, Bool)
-            if let joined {
-                run = (
-                    try joined.decode("id"), try RunParameters.decode(try joined.decode("parameters")),
-                    try joined.decode("as_of"), false
-                )
+            let records = WorkerRecords(connection: db)
+            let join: WorkerJoin
+            if let joined = try records.running() {
+                join = .run(id: joined.id, parameters: try joined.parameters(), asOf: joined.asOf, created: false)
             } else if let done = try Self.completedWithinJoinWindow(db, settings, asOf: request.now ?? Date()) {
                 return .nothingToDo(completed: done)
             } else {
@@ -55,13 +46,17 @@ extension ReconciliationRunner {
                 // it outlives this transaction), so none scans and divides the items into chunks before the
                 // creator has pulled notifications, which can add items.
                 try Self.lockRun(Self.prepareLockClass, id, db)
-                run = (id, parameters, asOf, true)
+                join = .run(id: id, parameters: parameters, asOf: asOf, created: true)
             }
-            try db.execute(
-                "INSERT INTO run_workers (run_id, worker_id, hostname, pid) VALUES ($1, $2, $3, $4)",
-                [run.0, workerId, ProcessInfo.processInfo.hostName, Int64(getpid())]
-            )
-            return .run(id: run.0, parameters: run.1, asOf: run.2, created: run.3)
+            if case .run(let id, _, _, _) = join {
+                try records.register(
+                    runId: id,
+                    workerId: workerId,
+                    hostname: ProcessInfo.processInfo.hostName,
+                    pid: Int64(getpid())
+                )
+            }
+            return join
         }
         let runId: Int64
         let parameters: RunParameters
@@ -153,9 +148,7 @@ extension ReconciliationRunner {
         defer { lockWatch.cancel() }
         // Every batch is fenced by the run's resume count as this worker joined it (a one-process `run --resume`
         // after a database restart changes it).
-        let ownerResumeCount: Int64 =
-            try work.queryFirst("SELECT resume_count FROM reconciliation_runs WHERE id = $1", [runId])?
-            .decode("resume_count") ?? 0
+        let ownerResumeCount = try RunRecords(connection: work).resumeCount(runId: runId)
         // The workers already running lower their share at their next heartbeat: this one waits until every live
         // worker has recorded a share no larger than its own, then a second more for their send windows to drain,
         // so together they never exceed a limit (docs/architecture.md, "Workers").
@@ -215,24 +208,18 @@ extension ReconciliationRunner {
             total.outcomes.merge(result.outcomes, uniquingKeysWith: +)
             total.stats.merge(result.stats)
             current.finishedRounds(written: total.written, stats: total.stats)
-            try work.execute(
-                "UPDATE run_workers SET written = $3, apple_stats = $4::jsonb WHERE run_id = $1 AND worker_id = $2",
-                [runId, workerId, Int64(total.written), total.stats.jsonString()]
+            try WorkerRecords(connection: work).recordRounds(
+                runId: runId,
+                workerId: workerId,
+                written: total.written,
+                stats: total.stats
             )
             if let reason = result.stopReason {
                 stop = reason
                 break
             }
             // Items other workers hold (or held, when they died) come free when their leases run out.
-            let left = try work.queryFirst(
-                """
-                SELECT (SELECT count(*) FROM reconciliation_items WHERE run_id = $1 AND status = 'pending') AS pending,
-                       (SELECT status FROM reconciliation_runs WHERE id = $1) AS status
-                """,
-                [runId]
-            )
-            let pending: Int = try left?.decode("pending") ?? 0
-            let status: String = try left?.decode("status") ?? ""
+            let (pending, status) = try WorkerRecords(connection: work).pendingAndStatus(runId: runId)
             if pending == 0 || status != RunStatus.running.rawValue { break }
             let strays = try WorkerLease.coverStrays(runId: runId, work)
             if strays > 0 {
@@ -262,10 +249,7 @@ extension ReconciliationRunner {
             // one-second window Apple counts them in (a slot is held at most 1.05 s, "The send window").
             Thread.sleep(forTimeInterval: 1.1)
         }
-        try work.execute(
-            "UPDATE run_workers SET stopped_at = now() WHERE run_id = $1 AND worker_id = $2",
-            [runId, workerId]
-        )
+        try WorkerRecords(connection: work).stop(runId: runId, workerId: workerId)
         guard endsRun else {
             runLogger.notice(
                 "worker \(workerId) left run \(runId) (\(stop.map { "\($0)" } ?? "stopped")): the other workers finish it"
@@ -279,8 +263,7 @@ extension ReconciliationRunner {
         // Completing the run: once, by the first worker to get here with nothing pending (or to stop it).
         try Self.lockRun(Self.finishLockClass, runId, control)
         defer { try? Self.unlockRun(Self.finishLockClass, runId, control) }
-        let status: String? = try work.queryFirst("SELECT status FROM reconciliation_runs WHERE id = $1", [runId])?
-            .decode("status")
+        let status = try RunRecords(connection: work).status(runId: runId)
         guard status == RunStatus.running.rawValue else {
             return (try runSummary(runId: runId, parameters: parameters, asOf: asOf, connection: work), false)
         }
@@ -289,8 +272,7 @@ extension ReconciliationRunner {
         // Every worker's requests, a killed one's up to its last heartbeat; the workers ran side by side, so the
         // run took as long as the longest of them, not their sum.
         var longest = 0.0
-        for row in try work.query("SELECT apple_stats::text AS s FROM run_workers WHERE run_id = $1", [runId]) {
-            let stats = AppleRequestStats.fromJSON(try row.decode("s", as: String?.self))
+        for stats in try WorkerRecords(connection: work).appleStats(runId: runId) {
             longest = max(longest, stats.elapsedSeconds)
             all.stats.merge(stats)
         }
@@ -331,24 +313,15 @@ extension ReconciliationRunner {
         _ db: PostgresConnection,
         _ settings: WorkerSettings,
         asOf: Date
-    ) throws -> PostgresRow? {
+    ) throws -> StoredRun? {
         guard settings.joinWindowSeconds > 0 else { return nil }
-        return try db.queryFirst(
-            """
-            SELECT id, parameters::text AS parameters, as_of, started_at FROM reconciliation_runs
-             WHERE status = 'completed' AND (parameters->>'workers')::boolean IS TRUE
-               AND as_of > $1::timestamptz - make_interval(secs => $2)
-               AND as_of < $1::timestamptz + make_interval(secs => $2)
-             ORDER BY id DESC LIMIT 1
-            """,
-            [asOf, settings.joinWindowSeconds]
-        )
+        return try WorkerRecords(connection: db).completed(near: asOf, seconds: settings.joinWindowSeconds)
     }
 
     /// A worker that came after the night's worker run completed: it says which run that was and exits 0.
-    private func nothingToDo(_ row: PostgresRow, _ control: PostgresConnection) throws -> Summary {
-        let runId: Int64 = try row.decode("id")
-        let started: Date = try row.decode("started_at")
+    private func nothingToDo(_ run: StoredRun, _ control: PostgresConnection) throws -> Summary {
+        let runId = run.id
+        let started = run.startedAt
         logger.notice(
             """
             worker run \(runId), started \(RFC3339.string(started)), has completed within --join-window: nothing \
@@ -357,8 +330,8 @@ extension ReconciliationRunner {
         )
         return try runSummary(
             runId: runId,
-            parameters: try RunParameters.decode(try row.decode("parameters")),
-            asOf: try row.decode("as_of"),
+            parameters: try run.parameters(),
+            asOf: run.asOf,
             connection: control
         )
     }
@@ -372,28 +345,20 @@ extension ReconciliationRunner {
     ) throws
         -> Summary
     {
-        let row = try connection.queryFirst(
-            """
-            SELECT r.status, r.exit_code, r.error, r.due_count, r.done_count, r.apple_stats::text AS stats,
-                   (SELECT count(*) FROM reconciliation_items i WHERE i.run_id = r.id AND i.status = 'pending') AS pending
-              FROM reconciliation_runs r WHERE r.id = $1
-            """,
-            [runId]
-        )
-        let status = RunStatus(rawValue: try row?.decode("status", as: String.self) ?? "") ?? .running
-        let code = (try row?.decode("exit_code", as: Int?.self)).flatMap { ReconcilerExitCode(rawValue: Int32($0)) }
+        let run = try RunRecords(connection: connection).standing(runId: runId)
+        let code = run?.exitCode.flatMap { ReconcilerExitCode(rawValue: Int32($0)) }
         return Summary(
             runId: runId,
-            status: status,
+            status: run?.status ?? .running,
             exitCode: code ?? .success,
             dryRun: parameters.options.dryRun,
             asOf: asOf,
-            due: try row?.decode("due_count") ?? 0,
-            done: try row?.decode("done_count") ?? 0,
-            pending: try row?.decode("pending") ?? 0,
+            due: run?.due ?? 0,
+            done: run?.done ?? 0,
+            pending: run?.pending ?? 0,
             outcomes: [:],
-            stats: AppleRequestStats.fromJSON(try row?.decode("stats", as: String?.self)),
-            message: try row?.decode("error")
+            stats: run?.stats ?? AppleRequestStats.fromJSON(nil),
+            message: run?.error
         )
     }
 
@@ -408,14 +373,12 @@ extension ReconciliationRunner {
     ) throws {
         let deadline = Date().addingTimeInterval(settings.leaseSeconds)
         while Date() < deadline {
-            let above = try conn.queryFirst(
-                """
-                SELECT count(*) AS n FROM run_workers
-                 WHERE run_id = $1 AND worker_id <> $2 AND stopped_at IS NULL
-                   AND heartbeat_at > now() - make_interval(secs => $3) AND (share IS NULL OR share > $4 + 1e-9)
-                """,
-                [runId, lease.workerId, settings.leaseSeconds, share()]
-            )?.decode("n", as: Int.self)
+            let above = try WorkerRecords(connection: conn).othersAboveShare(
+                runId: runId,
+                workerId: lease.workerId,
+                leaseSeconds: settings.leaseSeconds,
+                share: share()
+            )
             if above == 0 { return }
             Thread.sleep(forTimeInterval: min(0.2, settings.heartbeatSeconds / 4))
         }
@@ -433,36 +396,13 @@ extension ReconciliationRunner {
         -> (share: Double, runStatus: String)
     {
         try lease.renew(runId: runId, conn)
-        // This worker counts itself live whatever its last recorded heartbeat: after a preparation (or a database
-        // outage) longer than the lease, every worker's recorded heartbeat is old, and each counting only the
-        // others would take the whole limit.
-        let row = try conn.queryFirst(
-            """
-            UPDATE reconciliation_runs SET heartbeat_at = now() WHERE id = $1
-            RETURNING status,
-                      (SELECT count(*) FROM run_workers w
-                        WHERE w.run_id = $1 AND w.stopped_at IS NULL
-                          AND (w.worker_id = $3 OR w.heartbeat_at > now() - make_interval(secs => $2))) AS live
-            """,
-            [runId, settings.leaseSeconds, lease.workerId]
-        )
-        let live: Int = try row?.decode("live") ?? 1
-        let share = 1 / Double(max(1, live))
-        // With the results written and requests made so far: `runs` shows each worker's progress during the run,
-        // and a worker killed mid-run still counts in the run's statistics. Never fewer than already recorded (the
-        // worker's own write at the end of a round may have landed first).
-        try conn.execute(
-            """
-            UPDATE run_workers SET heartbeat_at = now(), share = $3,
-                   written = GREATEST(written, COALESCE($5, 0)),
-                   apple_stats = CASE WHEN ($4::jsonb->>'requests')::bigint
-                                           >= COALESCE((apple_stats->>'requests')::bigint, 0)
-                                      THEN $4::jsonb ELSE apple_stats END
-             WHERE run_id = $1 AND worker_id = $2
-            """,
-            [runId, lease.workerId, share, progress?.stats.jsonString(), progress.map { Int32(clamping: $0.written) }]
-        )
-        return (share, try row?.decode("status") ?? "")
+        // This worker counts itself live whatever its last recorded heartbeat (`WorkerRecords.beatRun`).
+        let records = WorkerRecords(connection: conn)
+        let run = try records.beatRun(runId: runId, workerId: lease.workerId, leaseSeconds: settings.leaseSeconds)
+        let share = 1 / Double(max(1, run.liveWorkers))
+        // With the results written and requests made so far (`WorkerRecords.beatWorker`).
+        try records.beatWorker(runId: runId, workerId: lease.workerId, share: share, progress: progress)
+        return (share, run.runStatus)
     }
 }
 
