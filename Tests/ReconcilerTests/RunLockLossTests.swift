@@ -52,8 +52,10 @@ import Testing
         #expect(
             try conn.count("SELECT count(*) AS n FROM reconciliation_runs WHERE id = 1 AND status = 'running'") == 0
         )
-        // The thawed run sent nothing beside the second: Apple never saw more than one run's --rate in a second.
+        // The thawed run sent nothing new beside the second. The requests it had admitted when it was frozen (at most
+        // its --concurrency, 8) may reach the simulator only after the thaw, in the second run's seconds: so at most
+        // 40 + 8 in a second, where two runs sending side by side made 81.
         let peak = try #require(try fixture.simulatorStats()["peak_requests_per_second"] as? Int)
-        #expect(peak <= 40, "peak \(peak) requests in one second at --rate 40")
+        #expect(peak <= 48, "peak \(peak) requests in one second at --rate 40")
     }
 }
