@@ -163,7 +163,7 @@ public final class RunStore: PipelineStore, @unchecked Sendable {
                 rowExists: exists
             )
             item.historyThrough = try row.decode("history_through")
-            item.dueReason = try row.decode("due_reason")
+            item.dueReason = try row.decode("due_reason", as: String?.self).flatMap(DueReason.init(rawValue:))
             item.storedLedgerDigest = try row.decode("ledger_digest")
             return item
         }

@@ -8,9 +8,9 @@ import Postgres
 struct ScanCursors {
     let connection: PostgresConnection
 
-    /// Where a due scan still going stands: the phase (`RunScanner.duePhases`) and the keyset cursor in it.
+    /// Where a due scan still going stands: the phase (`DueReason.duePhases`) and the keyset cursor in it.
     struct Due: Sendable {
-        var phase: String
+        var phase: DueReason
         var id: Int64?
         var expiresAt: Date?
         var verifiedAt: Date?
@@ -41,7 +41,8 @@ struct ScanCursors {
         else { return nil }
         guard try !run.decode("scan_completed", as: Bool.self) else { return nil }
         return Due(
-            phase: try run.decode("phase"),
+            // A phase this build does not know (a cursor of another version) goes on as the window.
+            phase: DueReason(rawValue: try run.decode("phase", as: String.self)) ?? .window,
             id: try run.decode("cursor_id"),
             expiresAt: try run.decode("cursor_expires_at"),
             verifiedAt: try run.decode("cursor_verified_at"),
@@ -62,7 +63,7 @@ struct ScanCursors {
              WHERE id = $1
             """,
             [
-                runId, cursor.phase, cursor.id, cursor.expiresAt, Int64(inserted), completed,
+                runId, cursor.phase.rawValue, cursor.id, cursor.expiresAt, Int64(inserted), completed,
                 cursor.verifiedAt, cursor.remaining,
             ]
         )

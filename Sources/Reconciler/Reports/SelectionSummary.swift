@@ -2,7 +2,7 @@
 /// sweep's plan and what it found, shown apart from the due window (docs/reports.md).
 public struct SelectionSummary: Sendable, Equatable, Codable {
     /// The `due_reason` of the sweep's items.
-    public static let sweepReason = "sweep"
+    public static let sweepReason = DueReason.sweep.rawValue
 
     /// Items per `reconciliation_items.due_reason` (`unverified`, `window`, `revoked`, `notification`,
     /// `sweep`, `backfill`; `(unknown)` for items written before the column existed), each with its

@@ -43,10 +43,6 @@ public struct RunScanner {
                                           subscription_group_id, due_reason)
         """
 
-    /// The phases of the due scan, in order; the cursor stores the current one. `sweep` only when the
-    /// selection's `sweepDays` is above 0.
-    static let duePhases = ["unverified", "window", "revoked", "sweep"]
-
     /// The columns every due phase's page reads (the sweep's keyset needs `last_verified_at`).
     private static let pageColumns = """
         id, original_transaction_id, user_id, state, expires_at, product_id, auto_renew, subscription_group_id,
@@ -78,7 +74,7 @@ public struct RunScanner {
         // and as `remaining` in the cursor); it then takes the least recently verified of them not already
         // selected, (last_verified_at, id) order through subscriptions_sweep_idx (sql/006_sweep.sql), still
         // honouring --min-recheck and the rejected schedule, until the quota is spent.
-        let phases = sweepDays > 0 ? Self.duePhases : Self.duePhases.filter { $0 != "sweep" }
+        let phases = sweepDays > 0 ? DueReason.duePhases : DueReason.duePhases.filter { $0 != .sweep }
         let from = asOf.addingTimeInterval(-lookback)
         let to = asOf.addingTimeInterval(lookahead)
         let recheckBefore = asOf.addingTimeInterval(-minRecheck)
@@ -93,7 +89,8 @@ public struct RunScanner {
                 var params: [(any PostgresEncodable)?]
                 var pageLimit = pageSize
                 var remaining: Int64? = nil
-                if phase == "unverified" {
+                switch phase {
+                case .unverified:
                     pageSQL = """
                         SELECT \(Self.pageColumns)
                           FROM subscriptions
@@ -102,7 +99,7 @@ public struct RunScanner {
                          LIMIT $3
                         """
                     params = [runId, cursorId, Int64(pageSize)]
-                } else if phase == "revoked" {
+                case .revoked:
                     pageSQL = """
                         SELECT \(Self.pageColumns)
                           FROM subscriptions
@@ -114,14 +111,15 @@ public struct RunScanner {
                          LIMIT $4
                         """
                     params = [runId, cursorId, revokedRecheckBefore, Int64(pageSize), asOf]
-                } else if phase == "sweep" {
+                case .sweep:
                     let left = try run.remaining ?? cursors.startSweep(runId: runId, sweepDays: sweepDays)
                     remaining = left
                     pageLimit = Int(max(0, min(Int64(pageSize), left)))
                     let cursorVerified = run.verifiedAt ?? Date.distantPast
                     pageSQL = Self.sweepPageSQL
                     params = [runId, recheckBefore, cursorVerified, cursorId, Int64(pageLimit), asOf]
-                } else {
+                case .window, .notification, .backfill:
+                    // The window (a cursor never holds the other two: they are not scan phases).
                     let cursorExpires = run.expiresAt ?? Date.distantPast
                     pageSQL = """
                         SELECT \(Self.pageColumns)
@@ -142,7 +140,7 @@ public struct RunScanner {
                     ), inserted AS (
                         \(Self.insertColumns)
                         SELECT $1, id, original_transaction_id, user_id, state, expires_at, product_id, auto_renew,
-                               subscription_group_id, '\(phase)'
+                               subscription_group_id, '\(phase.rawValue)'
                           FROM page
                         ON CONFLICT (run_id, subscription_id) DO NOTHING
                         RETURNING 1
@@ -165,11 +163,11 @@ public struct RunScanner {
                 let lastId: Int64? = try page?.decode("last_id", as: Int64?.self)
                 let lastExpires: Date? = try page?.decode("last_expires_at", as: Date?.self)
                 let lastVerified: Date? = try page?.decode("last_verified_at", as: Date?.self)
-                let nextPhase: String
+                let nextPhase: DueReason
                 let completed: Bool
                 var nextCursorId: Int64? = lastId
-                var cursorExpires: Date? = phase == "window" ? lastExpires : nil
-                var cursorVerified: Date? = phase == "sweep" ? lastVerified : nil
+                var cursorExpires: Date? = phase == .window ? lastExpires : nil
+                var cursorVerified: Date? = phase == .sweep ? lastVerified : nil
                 let following = phases.firstIndex(of: phase).map { $0 + 1 }
                     .flatMap { $0 < phases.count ? phases[$0] : nil }
                 if phaseDone, let following {
@@ -210,10 +208,10 @@ public struct RunScanner {
     }
 
     /// The keyset order of a due phase's page, descending (its last row is the cursor).
-    private static func pageOrder(_ phase: String) -> String {
+    private static func pageOrder(_ phase: DueReason) -> String {
         switch phase {
-        case "window": return "expires_at DESC, id DESC"
-        case "sweep": return "last_verified_at DESC, id DESC"
+        case .window: return "expires_at DESC, id DESC"
+        case .sweep: return "last_verified_at DESC, id DESC"
         default: return "id DESC"
         }
     }

@@ -20,7 +20,7 @@ public struct WorkItem: Sendable {
     public var historyThrough: Date? = nil
     /// Why the run selected it (`reconciliation_items.due_reason`): `notification` asks for the whole history
     /// again, since a notification may change an old transaction (a refund of an earlier period).
-    public var dueReason: String? = nil
+    public var dueReason: DueReason? = nil
     /// The digest of the ledger the reconciler last wrote for it (`subscriptions.ledger_digest`, `LedgerDigest`):
     /// when the new decision's ledger has the same, none of its rows is sent again.
     public var storedLedgerDigest: String? = nil

@@ -219,7 +219,7 @@ final class ServerAPIVerification: SourceVerification, @unchecked Sendable {
     }
 
     private static func historyNeeded(for status: ServerAPIAnswer.Status, item: WorkItem) -> HistoryNeed {
-        guard let through = item.historyThrough, item.dueReason != "notification" else { return .all }
+        guard let through = item.historyThrough, item.dueReason != .notification else { return .all }
         let latest = status.transaction
         if let known = item.ledger.first(where: { $0.transactionId == latest.transactionId }),
             Self.ledgerHolds(known, as: latest)
