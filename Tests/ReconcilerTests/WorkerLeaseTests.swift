@@ -309,7 +309,7 @@ import Testing
             settings: settings
         )
         #expect(second.share == 0.5)
-        #expect(second.runStatus == "running")
+        #expect(second.runStatus == .running)
     }
 
     /// Two workers finishing one run (the finish lock is a session lock, dropped by a database restart): the first

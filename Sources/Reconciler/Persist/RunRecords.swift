@@ -300,8 +300,9 @@ struct RunRecords {
     }
 
     /// The run's status, nil when there is no such run.
-    func status(runId: Int64) throws -> String? {
-        try connection.queryFirst("SELECT status FROM reconciliation_runs WHERE id = $1", [runId])?.decode("status")
+    func status(runId: Int64) throws -> RunStatus? {
+        let row = try connection.queryFirst("SELECT status FROM reconciliation_runs WHERE id = $1", [runId])
+        return try row.map { RunStatus(rawValue: try $0.decode("status", as: String.self)) } ?? nil
     }
 
     /// The run's resume count (0 when the run is gone).

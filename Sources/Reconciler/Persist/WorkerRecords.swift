@@ -10,8 +10,8 @@ struct WorkerRecords {
 
     /// What one heartbeat found: the run's status and how many workers are live.
     struct Beat: Sendable {
-        /// `reconciliation_runs.status`, "" when the run is gone.
-        let runStatus: String
+        /// `reconciliation_runs.status`, nil when the run is gone.
+        let runStatus: RunStatus?
         let liveWorkers: Int
     }
 
@@ -100,7 +100,10 @@ struct WorkerRecords {
             """,
             [runId, leaseSeconds, workerId]
         )
-        return Beat(runStatus: try row?.decode("status") ?? "", liveWorkers: try row?.decode("live") ?? 1)
+        return Beat(
+            runStatus: try row.map { RunStatus(rawValue: try $0.decode("status", as: String.self)) } ?? nil,
+            liveWorkers: try row?.decode("live") ?? 1
+        )
     }
 
     /// The worker's heartbeat with its share and its results written and requests made so far (`progress`, nil:
@@ -126,8 +129,8 @@ struct WorkerRecords {
         )
     }
 
-    /// The run's pending items and its status ("" when the run is gone), read together.
-    func pendingAndStatus(runId: Int64) throws -> (pending: Int, runStatus: String) {
+    /// The run's pending items and its status (nil when the run is gone), read together.
+    func pendingAndStatus(runId: Int64) throws -> (pending: Int, runStatus: RunStatus?) {
         let left = try connection.queryFirst(
             """
             SELECT (SELECT count(*) FROM reconciliation_items WHERE run_id = $1 AND status = 'pending') AS pending,
@@ -135,6 +138,7 @@ struct WorkerRecords {
             """,
             [runId]
         )
-        return (try left?.decode("pending") ?? 0, try left?.decode("status") ?? "")
+        let status = try left?.decode("status", as: String?.self).flatMap(RunStatus.init(rawValue:))
+        return (try left?.decode("pending") ?? 0, status)
     }
 }

@@ -147,7 +147,8 @@ public final class ReconciliationRunner: @unchecked Sendable {
         guard try control.tryAdvisoryLock(key: Self.lockKey) else { throw try lockedError(control) }
         try markDeadRunsInterrupted(control)
 
-        let (runId, parameters, asOf) = try prepareRun(request, control)
+        let prepared = try prepareRun(request, control)
+        let (runId, parameters, asOf) = (prepared.id, prepared.parameters, prepared.asOf)
         let ownership = try RunRecords(connection: control).ownership(runId: runId)
         let runLogger: Logger = {
             var l = logger
@@ -510,7 +511,7 @@ public final class ReconciliationRunner: @unchecked Sendable {
         return try RunRecords(connection: conn).storedSource(resume: id).flatMap(AppleSourceKind.init(rawValue:))
     }
 
-    func prepareRun(_ request: Request, _ conn: PostgresConnection) throws -> (Int64, RunParameters, Date) {
+    func prepareRun(_ request: Request, _ conn: PostgresConnection) throws -> PreparedRun {
         let records = RunRecords(connection: conn)
         if let resume = request.resume {
             let run: StoredRun
@@ -546,7 +547,7 @@ public final class ReconciliationRunner: @unchecked Sendable {
             let asOf = run.asOf
             try records.resume(id: id, hostname: ProcessInfo.processInfo.hostName, pid: Int64(getpid()))
             logger.notice("resuming run \(id) (as of \(RFC3339.string(asOf)), parameters as first started)")
-            return (id, parameters, asOf)
+            return PreparedRun(id: id, parameters: parameters, asOf: asOf)
         }
 
         let asOf = request.now ?? Date()
@@ -578,7 +579,7 @@ public final class ReconciliationRunner: @unchecked Sendable {
         logger.info(
             "run \(id) started: \(request.mode.rawValue)\(request.options.dryRun ? " (dry run: nothing written to subscriptions or the ledger)" : ""), as of \(RFC3339.string(asOf))"
         )
-        return (id, parameters, asOf)
+        return PreparedRun(id: id, parameters: parameters, asOf: asOf)
     }
 
     func finishRun(

@@ -41,12 +41,12 @@ extension ReconciliationRunner {
             } else {
                 var fresh = request
                 fresh.resume = nil
-                let (id, parameters, asOf) = try prepareRun(fresh, db)
+                let prepared = try prepareRun(fresh, db)
                 // The creator holds the prepare lock from before any other worker can see the run (a session lock:
                 // it outlives this transaction), so none scans and divides the items into chunks before the
                 // creator has pulled notifications, which can add items.
-                try Self.lockRun(Self.prepareLockClass, id, db)
-                join = .run(id: id, parameters: parameters, asOf: asOf, created: true)
+                try Self.lockRun(Self.prepareLockClass, prepared.id, db)
+                join = .run(id: prepared.id, parameters: prepared.parameters, asOf: prepared.asOf, created: true)
             }
             if case .run(let id, _, _, _) = join {
                 try records.register(
@@ -117,8 +117,9 @@ extension ReconciliationRunner {
                 )
                 current.share = share.share
                 current.pipeline?.setRateShare(share.share)
-                if share.runStatus != RunStatus.running.rawValue {
-                    current.pipeline?.requestStop(.interrupted("the run ended (\(share.runStatus))"))
+                if share.runStatus != .running {
+                    let ended = share.runStatus?.rawValue ?? "gone"
+                    current.pipeline?.requestStop(.interrupted("the run ended (\(ended))"))
                 }
             } catch let error as PostgresError where error.code == .advisoryLockLost {
                 runLogger.error("lost the run lock after a database reconnect, leaving the run: \(error)")
@@ -220,7 +221,7 @@ extension ReconciliationRunner {
             }
             // Items other workers hold (or held, when they died) come free when their leases run out.
             let (pending, status) = try WorkerRecords(connection: work).pendingAndStatus(runId: runId)
-            if pending == 0 || status != RunStatus.running.rawValue { break }
+            if pending == 0 || status != .running { break }
             let strays = try WorkerLease.coverStrays(runId: runId, work)
             if strays > 0 {
                 runLogger.warning("\(strays) pending items were in no unfinished chunk: they have one now")
@@ -264,7 +265,7 @@ extension ReconciliationRunner {
         try Self.lockRun(Self.finishLockClass, runId, control)
         defer { try? Self.unlockRun(Self.finishLockClass, runId, control) }
         let status = try RunRecords(connection: work).status(runId: runId)
-        guard status == RunStatus.running.rawValue else {
+        guard status == .running else {
             return (try runSummary(runId: runId, parameters: parameters, asOf: asOf, connection: work), false)
         }
         var all = ReconciliationPipeline.Result()
@@ -393,7 +394,7 @@ extension ReconciliationRunner {
         settings: WorkerSettings,
         progress: (written: Int, stats: AppleRequestStats)? = nil
     ) throws
-        -> (share: Double, runStatus: String)
+        -> (share: Double, runStatus: RunStatus?)
     {
         try lease.renew(runId: runId, conn)
         // This worker counts itself live whatever its last recorded heartbeat (`WorkerRecords.beatRun`).

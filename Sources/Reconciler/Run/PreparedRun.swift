@@ -1,0 +1,9 @@
+import Foundation
+
+/// The run a process works, once created or resumed (`ReconciliationRunner.prepareRun`): its id, the parameters it
+/// was started with (a resumed run keeps its own) and its as-of instant.
+struct PreparedRun: Sendable {
+    let id: Int64
+    let parameters: RunParameters
+    let asOf: Date
+}
