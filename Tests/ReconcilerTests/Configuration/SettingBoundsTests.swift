@@ -82,8 +82,7 @@ import Testing
     }
 
     @Test func docsOperationsListsEveryBound() throws {
-        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent()
+        let root = EndToEndFixture.packageRoot
         let text = try String(contentsOf: root.appendingPathComponent("docs/operations.md"), encoding: .utf8)
         let section = try #require(
             text.components(separatedBy: "### Bounds of every numeric setting").dropFirst().first

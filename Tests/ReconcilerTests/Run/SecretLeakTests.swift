@@ -11,8 +11,7 @@ import Testing
 /// secret, a receipt, the In-App Purchase key, an API token (JWT) or a signed payload (JWS), and no
 /// secret is in the process arguments.
 @Suite struct SecretLeakTests {
-    static let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .deletingLastPathComponent()
+    static let packageRoot = EndToEndFixture.packageRoot
     static var binDirectory: URL { BuiltBinary.directory }
     static var reconciler: String { binDirectory.appendingPathComponent("renewal-reconciler").path }
 

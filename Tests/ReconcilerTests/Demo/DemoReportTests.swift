@@ -9,8 +9,7 @@ import Testing
 /// database and in the CSVs. The expected column lists are written out here on purpose (the documented
 /// contract), not read from the code under test.
 @Suite struct DemoReportTests {
-    static let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .deletingLastPathComponent()
+    static let packageRoot = EndToEndFixture.packageRoot
 
     static let documentedColumns: [String: [String]] = [
         "changes.csv": [

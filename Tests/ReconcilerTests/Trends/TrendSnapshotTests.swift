@@ -24,8 +24,7 @@ import Testing
         convenience init() throws {
             let database = try TestDatabase.make()
             let connection = try database.connect()
-            let sqlDirectory = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-                .deletingLastPathComponent().appendingPathComponent("sql").path
+            let sqlDirectory = EndToEndFixture.packageRoot.appendingPathComponent("sql").path
             for file in try MigrationDirectory(path: sqlDirectory).files() {
                 try connection.executeScript(try String(contentsOfFile: file.path, encoding: .utf8))
             }

@@ -135,8 +135,9 @@ import Testing
     }
 
     @Test func aRealAppleNotificationVerifiesAgainstTheCompiledInRoot() throws {
-        let fixture = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .appendingPathComponent("AppStoreSignedDataTests/Fixtures/apple_sandbox_test_notification.jws").path
+        let fixture = EndToEndFixture.packageRoot.appendingPathComponent(
+            "Tests/AppStoreSignedDataTests/Fixtures/apple_sandbox_test_notification.jws"
+        ).path
         let result = try run(["explain", "--jws", fixture])
         #expect(result.status == 0, "\(result.stdout) \(result.stderr)")
         let json = try object(result.stdout)

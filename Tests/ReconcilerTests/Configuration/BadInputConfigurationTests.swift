@@ -7,8 +7,7 @@ import Testing
 /// host but loopback, with no switch to turn that off; the shared secret and database passwords are never
 /// accepted on the command line (process arguments are visible to every user in `ps`).
 @Suite struct BadInputConfigurationTests {
-    static let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-        .deletingLastPathComponent()
+    static let packageRoot = EndToEndFixture.packageRoot
     static var reconcilerBinary: String { BuiltBinary.reconciler }
 
     /// What a finished `renewal-reconciler` process left behind.

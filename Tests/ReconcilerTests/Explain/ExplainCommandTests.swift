@@ -227,8 +227,9 @@ enum ExplainRunner {
     }
 
     /// `Tests/ReceiptDomainTests/Fixtures` in this checkout.
-    static let fixturesDirectory = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
-        .deletingLastPathComponent().appendingPathComponent("ReceiptDomainTests/Fixtures")
+    static let fixturesDirectory = EndToEndFixture.packageRoot.appendingPathComponent(
+        "Tests/ReceiptDomainTests/Fixtures"
+    )
 
     static func binary() throws -> URL {
         let url = URL(fileURLWithPath: BuiltBinary.reconciler)

@@ -306,8 +306,7 @@ import Testing
             connection.close()
             database.drop()
         }
-        let sqlDirectory = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent().appendingPathComponent("sql").path
+        let sqlDirectory = EndToEndFixture.packageRoot.appendingPathComponent("sql").path
         for file in try MigrationDirectory(path: sqlDirectory).files() where file.version < 4 {
             try connection.executeScript(try String(contentsOfFile: file.path, encoding: .utf8))
         }
