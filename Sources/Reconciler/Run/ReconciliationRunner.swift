@@ -168,7 +168,9 @@ public final class ReconciliationRunner: @unchecked Sendable {
             heartbeat.setEventHandler {
                 guard !lockWatch.isLost else { return }
                 do {
-                    try RunRecords(connection: control).heartbeat(runId: runId)
+                    try lockWatch.withConnection { try RunRecords(connection: $0).heartbeat(runId: runId) }
+                } catch let error as PostgresError where error.code == .advisoryLockLost {
+                    // The watch has logged it and the pipeline stops at its next send window.
                 } catch {
                     runLogger.warning("heartbeat failed (will retry): \(error)")
                 }

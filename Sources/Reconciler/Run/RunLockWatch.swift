@@ -75,17 +75,30 @@ final class RunLockWatch: SendGate, @unchecked Sendable {
     /// One check, on `queue` (the timer's, or a caller's `queue.sync`).
     func confirm() {
         guard !isLost else { return }
+        // A failure other than the lost lock: the database cannot be reached (restarting, failing over), and sends
+        // hold until it answers again.
+        try? withConnection { try $0.execute("SELECT 1") }
+    }
+
+    /// Every other use of the lock's connection (the heartbeats), on `queue`: a statement that reconnects re-takes
+    /// the lock, and one that finds it taken makes it lost here too, so no caller sees the loss without the send
+    /// gate closing. A statement that succeeds confirms the lock.
+    func withConnection<T>(_ body: (PostgresConnection) throws -> T) throws -> T {
         do {
-            try connection.execute("SELECT 1")
+            let result = try body(connection)
             state.withLock { state in
                 if case .confirmed = state { state = .confirmed(at: MonotonicClock.now()) }
             }
+            return result
         } catch let error as PostgresError where error.code == .advisoryLockLost {
             let why = "lost the run lock after a database reconnect: another process holds it"
-            state.withLock { $0 = .lost(why) }
-            onLost(why)
-        } catch {
-            // The database cannot be reached (restarting, failing over): sends hold until it answers again.
+            let first = state.withLock { state -> Bool in
+                if case .lost = state { return false }
+                state = .lost(why)
+                return true
+            }
+            if first { onLost(why) }
+            throw error
         }
     }
 }

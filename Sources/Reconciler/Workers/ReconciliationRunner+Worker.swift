@@ -105,16 +105,20 @@ extension ReconciliationRunner {
         // Heartbeat on its own connection: registration, leases, the run's heartbeat, this worker's share.
         let current = CurrentPipeline()
         let heartbeatQueue = DispatchQueue(label: "renewal-reconciler.worker-heartbeat")
+        // The shared run lock confirmed every half second on the heartbeat's connection, and by every heartbeat; the
+        // pipeline sends only while it is (docs/architecture.md, "The run lock").
+        let lockWatch = RunLockWatch(connection: beat, queue: heartbeatQueue) { why in
+            runLogger.error("\(why), leaving the run")
+            current.stopRequested = "lost the run lock"
+            current.pipeline?.requestStop(.interrupted(why))
+        }
         let heartbeat = DispatchSource.makeTimerSource(queue: heartbeatQueue)
         let beatOnce: @Sendable () -> Void = {
+            guard !lockWatch.isLost else { return }
             do {
-                let share = try Self.beat(
-                    beat,
-                    runId: runId,
-                    lease: lease,
-                    settings: settings,
-                    progress: current.progressSoFar
-                )
+                let share = try lockWatch.withConnection { conn in
+                    try Self.beat(conn, runId: runId, lease: lease, settings: settings, progress: current.progressSoFar)
+                }
                 current.share = share.share
                 current.pipeline?.setRateShare(share.share)
                 if share.runStatus != .running {
@@ -122,9 +126,7 @@ extension ReconciliationRunner {
                     current.pipeline?.requestStop(.interrupted("the run ended (\(ended))"))
                 }
             } catch let error as PostgresError where error.code == .advisoryLockLost {
-                runLogger.error("lost the run lock after a database reconnect, leaving the run: \(error)")
-                current.stopRequested = "lost the run lock"
-                current.pipeline?.requestStop(.interrupted("lost the run lock after a database reconnect"))
+                // The watch has stopped the worker (`onLost`).
             } catch {
                 runLogger.warning("worker heartbeat failed (will retry): \(error)")
             }
@@ -138,13 +140,6 @@ extension ReconciliationRunner {
         heartbeat.setEventHandler(handler: beatOnce)
         heartbeat.resume()
         defer { heartbeat.cancel() }
-        // The shared run lock confirmed every half second on the heartbeat's connection; the pipeline sends only
-        // while it is (docs/architecture.md, "The run lock").
-        let lockWatch = RunLockWatch(connection: beat, queue: heartbeatQueue) { why in
-            runLogger.error("\(why), leaving the run")
-            current.stopRequested = "lost the run lock"
-            current.pipeline?.requestStop(.interrupted(why))
-        }
         lockWatch.start()
         defer { lockWatch.cancel() }
         // Every batch is fenced by the run's resume count as this worker joined it (a one-process `run --resume`
