@@ -59,6 +59,12 @@ public final class RunStore: PipelineStore, @unchecked Sendable {
         case run(base: AppleRequestStats)
         /// The worker's row of its `lease` (`run_workers.apple_stats`), `base` its finished rounds.
         case worker(base: AppleRequestStats)
+
+        var base: AppleRequestStats {
+            switch self {
+            case .run(let base), .worker(let base): base
+            }
+        }
     }
     /// A worker's reading (the read queue's, one call at a time): the chunk being read and the last id read in it,
     /// the chunks claimed by this store, and every item handed to the pipeline.
@@ -403,16 +409,13 @@ public final class RunStore: PipelineStore, @unchecked Sendable {
         CrashPoints.reach("batch-write")
         let unresolved = results.filter { $0.outcome == .unresolved && written.contains($0.item.subscriptionId) }.count
         var runStats: String?
-        switch statsTarget {
-        case .run(let base)?:
-            var total = base
+        if let target = statsTarget {
+            var total = target.base
             total.merge(stats)
-            runStats = total.jsonString()
-        case .worker(let base)?:
-            var total = base
-            total.merge(stats)
-            try lease?.recordStats(runId: runId, total, conn)
-        case nil: break
+            switch target {
+            case .run: runStats = total.jsonString()
+            case .worker: try lease?.recordStats(runId: runId, total, conn)
+            }
         }
         // Last, so workers' batches wait for each other only here: the run must still be this process's (a run that
         // marks it interrupted, or resumes it, commits before or after this batch, never beside it).
