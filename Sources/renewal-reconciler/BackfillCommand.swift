@@ -102,14 +102,13 @@ struct BackfillCommand: ParsableCommand {
             {
                 throw UsageError("--all selects everything: do not combine it with other filters")
             }
-            let settings = try pipeline.sourceSettings()
+            let apps = try pipeline.runApps()
             let request = ReconciliationRunner.Request(
                 mode: .backfill,
                 selection: .backfill(filter),
                 options: pipeline.runOptions(),
-                apple: settings.1,
-                serverAPI: settings.2,
-                source: settings.0,
+                apps: apps.apps,
+                appsFile: apps.file,
                 notificationsLookback: pipeline.notificationsLookback.seconds,
                 now: pipeline.asOf,
                 resume: nil,

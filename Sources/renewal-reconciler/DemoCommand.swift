@@ -203,12 +203,14 @@ struct DemoCommand: ParsableCommand {
             sharedSecret: Secret(secret),
             bundleId: bundleId
         )
-        var serverAPI: ServerAPISettings?
+        var app = AppDefinition(bundleId: bundleId, credentials: .verifyReceipt(apple))
         if sourceKind == .serverAPI {
-            serverAPI = try Self.simulatorServerAPI(
-                exportDirectory: work.appendingPathComponent("server-api"),
-                baseURL: "http://127.0.0.1:\(sim.port)",
-                rate: rate
+            app.credentials = .serverAPI(
+                try Self.simulatorServerAPI(
+                    exportDirectory: work.appendingPathComponent("server-api"),
+                    baseURL: "http://127.0.0.1:\(sim.port)",
+                    rate: rate
+                )
             )
         }
         step(
@@ -218,9 +220,7 @@ struct DemoCommand: ParsableCommand {
             mode: .demo,
             selection: .due(lookaheadSeconds: 86_400, lookbackSeconds: 62 * 86_400, minRecheckSeconds: 20 * 3600),
             options: options,
-            apple: sourceKind == .verifyReceipt ? apple : nil,
-            serverAPI: serverAPI,
-            source: sourceKind,
+            apps: [app],
             now: asOf,
             resume: nil,
             progressStyle: ProgressReporter.style(forTerminalOr: .lines(interval: .seconds(5))),
@@ -338,7 +338,7 @@ struct DemoCommand: ParsableCommand {
         }
         let trendsFile = (reportDir as NSString).appendingPathComponent(TrendsReport.csvName)
         print("  trends: \((reportDir as NSString).appendingPathComponent(TrendsReport.htmlName)), \(trendsFile)")
-        let report = try TrendTruthComparison(serverAPI: request.source == .serverAPI)
+        let report = try TrendTruthComparison(serverAPI: request.apps[0].source == .serverAPI)
             .compare(trendsFile: trendsFile, truthFile: work.appendingPathComponent("trend-truth.jsonl").path)
         for line in report.lines() { print("  \(line)") }
         return report

@@ -242,18 +242,24 @@ struct PipelineOptions: ParsableArguments {
         return o
     }
 
-    /// The source the run uses and the settings it needs: verifyReceipt's shared secret only for verifyReceipt,
-    /// the Server API's key whenever one is configured (notification history is read with either source).
-    /// - Throws: `ConfigurationError` (exit 78) naming the setting at fault.
+    /// The apps the run reconciles, checked complete (docs/architecture.md, "Several apps"): those of `--apps FILE`
+    /// (their shared secrets registered with the redactor), or the one app of the environment and flags.
+    /// - Throws: `ConfigurationError` (exit 78) naming the file, the app or the setting at fault.
     /// `resumed`: the source stored with the run being resumed, which wins over `auto` (not over `--source` or
     /// `APPLE_SOURCE`).
-    func sourceSettings(
-        resumed: AppleSourceKind? = nil
-    ) throws -> (
-        AppleSourceKind, AppleConfiguration?, ServerAPISettings?
-    ) {
-        // Several apps: each app's settings come from the apps file (`appDefinitions()`).
-        if apps != nil { return (.auto, nil, nil) }
+    func runApps(resumed: AppleSourceKind? = nil) throws -> (apps: [AppDefinition], file: String?) {
+        guard let apps else { return ([try oneApp(resumed: resumed)], nil) }
+        let definitions = try AppsFile.load(path: apps)
+        for definition in definitions {
+            if let secret = definition.apple?.sharedSecret.value { Redactor.shared.register(secret) }
+        }
+        return (definitions, apps)
+    }
+
+    /// The one app of the environment and flags: verifyReceipt with the shared secret, or the App Store Server API
+    /// with the In-App Purchase key (`--source`, else the key when one is configured). A key configured beside a
+    /// verifyReceipt app is kept for notification history, which either source reads.
+    private func oneApp(resumed: AppleSourceKind?) throws -> AppDefinition {
         var flag = source.flatMap(AppleSourceKind.init(rawValue:))
         if flag == nil, ProcessInfo.processInfo.environment["APPLE_SOURCE", default: ""].isEmpty, let resumed {
             flag = resumed
@@ -278,22 +284,15 @@ struct PipelineOptions: ParsableArguments {
                 )
             )
         }
-        let apple = kind == .verifyReceipt ? try appleConfiguration() : nil
-        return (kind, apple, serverAPI)
-    }
-
-    /// The apps of `--apps FILE` (empty without it); their shared secrets are registered with the redactor.
-    /// - Throws: `ConfigurationError` (exit 78) naming the file, the app and the field.
-    func appDefinitions() throws -> [AppDefinition] {
-        guard let apps else { return [] }
-        let definitions = try AppsFile.load(path: apps)
-        for definition in definitions {
-            if let secret = definition.apple?.sharedSecret.value { Redactor.shared.register(secret) }
+        if kind == .serverAPI, let serverAPI {
+            return AppDefinition(bundleId: serverAPI.api.bundleId, credentials: .serverAPI(serverAPI))
         }
-        return definitions
+        let (apple, bundle) = try appleConfiguration()
+        return AppDefinition(bundleId: bundle, credentials: .verifyReceipt(apple), notificationKey: serverAPI)
     }
 
-    func appleConfiguration() throws -> AppleConfiguration {
+    /// verifyReceipt's settings and the app's bundle id (required: receipts of other apps must be rejected).
+    private func appleConfiguration() throws -> (AppleConfiguration, bundleId: String) {
         let config = try AppleConfiguration.load(
             productionURL: verifyURL,
             sandboxURL: sandboxVerifyURL,
@@ -302,11 +301,11 @@ struct PipelineOptions: ParsableArguments {
             excludeOldTransactions: excludeOldTransactions
         )
         Redactor.shared.register(config.sharedSecret.value)
-        guard config.bundleId != nil else {
+        guard let bundle = config.bundleId else {
             throw ConfigurationError(
                 "no bundle id: set APPLE_BUNDLE_ID or pass --bundle-id (receipts of other apps must be rejected)"
             )
         }
-        return config
+        return (config, bundle)
     }
 }

@@ -176,7 +176,7 @@ struct RunCommand: ParsableCommand {
                     connectionString: try database.connectionString(),
                     resume: runId
                 ) : nil
-            let settings = try pipeline.sourceSettings(resumed: resumed)
+            let apps = try pipeline.runApps(resumed: resumed)
             var request = ReconciliationRunner.Request(
                 mode: .nightly,
                 selection: .due(
@@ -188,9 +188,8 @@ struct RunCommand: ParsableCommand {
                     sweepDays: Double(sweepDays)
                 ),
                 options: pipeline.runOptions(),
-                apple: settings.1,
-                serverAPI: settings.2,
-                source: settings.0,
+                apps: apps.apps,
+                appsFile: apps.file,
                 notificationsLookback: pipeline.notificationsLookback.seconds,
                 now: pipeline.asOf,
                 resume: resume ? .some(runId) : nil,
@@ -223,7 +222,6 @@ func executeRun(
     request.reportDirectory = pipeline.reportDir
     request.metricsFile = pipeline.metricsFile
     request.moneyOptions = try money.moneyOptions()
-    request.apps = try pipeline.appDefinitions()
     let summary = try ReconciliationRunner(connectionString: url, logger: logger).run(request)
     if summary.exitCode != .success { throw ExitCode(summary.exitCode.rawValue) }
 }

@@ -108,7 +108,7 @@ public enum AppsFile {
                     sandboxURL: try text("sandbox_verify_url"),
                     bundleId: bundleId
                 )
-                return AppDefinition(bundleId: bundleId, source: source, apple: apple, rate: rate)
+                return AppDefinition(bundleId: bundleId, credentials: .verifyReceipt(apple), rate: rate)
             default:
                 guard let appAppleId = object["app_apple_id"] else { throw failHere("app_apple_id", "missing") }
                 let appAppleIdText: String
@@ -164,7 +164,7 @@ public enum AppsFile {
                     rootsOnly: rootsOnly,
                     budgets: budgets
                 )
-                return AppDefinition(bundleId: bundleId, source: source, serverAPI: settings, rate: rate)
+                return AppDefinition(bundleId: bundleId, credentials: .serverAPI(settings), rate: rate)
             }
         } catch let error as ConfigurationError where !error.message.hasPrefix("--apps:") {
             throw ConfigurationError("--apps: \(place): \(relabelled(error.message, object))")

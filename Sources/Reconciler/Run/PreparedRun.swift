@@ -1,6 +1,6 @@
 import Foundation
 
-/// The run a process works, once created or resumed (`ReconciliationRunner.prepareRun`): its id, the parameters it
+/// The run a process works, once created or resumed (`ReconciliationRunner.prepareRun`; a worker also joins one): its id, the parameters it
 /// was started with (a resumed run keeps its own) and its as-of instant.
 struct PreparedRun: Sendable {
     let id: Int64

@@ -295,14 +295,14 @@ import Testing
             )
         }
         let settings = WorkerSettings(heartbeatSeconds: 1, leaseSeconds: 300)
-        let first = try ReconciliationRunner.beat(
+        let first = try WorkerCoordination.beat(
             world.connection,
             runId: runId,
             lease: WorkerLease(workerId: "a", seconds: 300),
             settings: settings
         )
         #expect(first.share == 1, "b's heartbeat is an hour old: b counts as gone")
-        let second = try ReconciliationRunner.beat(
+        let second = try WorkerCoordination.beat(
             world.connection,
             runId: runId,
             lease: WorkerLease(workerId: "b", seconds: 300),
@@ -338,16 +338,23 @@ import Testing
         var dryRun = parameters
         dryRun.options.dryRun = true  // no trend snapshot: this test is about the run row
         func finish() throws -> ReconciliationRunner.Summary {
-            try runner.finishRun(
-                runId: runId,
+            let run = JoinedRun(
+                id: runId,
                 parameters: dryRun,
                 asOf: StoreWorld.asOf,
-                result: ReconciliationPipeline.Result(),
-                notificationFailure: nil,
-                ownership: nil,
-                connection: world.connection,
+                readsNotifications: false,
+                ownership: RunOwnership(resumeCount: 0, statsBase: AppleRequestStats())
+            )
+            let ending = RunRoundsEnding(
+                run: run,
+                total: ReconciliationPipeline.Result(),
+                stopRequested: nil,
+                preparation: RunPreparation(due: 4),
+                work: world.connection,
+                control: world.connection,
                 logger: Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() })
             )
+            return try runner.finishRun(ending, stats: AppleRequestStats(), fence: nil)
         }
         #expect(try finish().status == .completed)
         let finishedAt = try world.connection.queryFirst("SELECT finished_at FROM reconciliation_runs")?

@@ -44,7 +44,7 @@ import Testing
             mode: .backfill,
             selection: .backfill(BackfillFilter(all: true)),
             options: options,
-            apple: apple,
+            apps: [AppDefinition(bundleId: bundleId, credentials: .verifyReceipt(apple))],
             now: StoreWorld.asOf
         )
         let runner = ReconciliationRunner(connectionString: world.database.url, logger: Logger(label: "test"))
