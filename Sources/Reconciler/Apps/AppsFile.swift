@@ -66,108 +66,31 @@ public enum AppsFile {
         _ object: [String: Any],
         where place: String,
         environment: [String: String]
-    ) throws
-        -> AppDefinition
-    {
+    ) throws -> AppDefinition {
+        var entry = AppsFileEntry(object: object, place: place, environment: environment)
+        guard let bundleId = try entry.text("bundle_id") else { throw entry.fail("bundle_id", "missing") }
         // Where an error is: the app's index, and its bundle id once known.
-        var place = place
-        func failHere(_ field: String, _ problem: String) -> ConfigurationError {
-            ConfigurationError("--apps: \(place): \(field): \(problem)")
-        }
-        func text(_ field: String) throws -> String? {
-            guard let value = object[field] else { return nil }
-            guard let string = value as? String, !string.isEmpty else {
-                throw failHere(field, "must be a non-empty string")
-            }
-            return string
-        }
-        guard let bundleId = try text("bundle_id") else { throw failHere("bundle_id", "missing") }
-        place += " (\(bundleId))"
-        guard let sourceText = try text("source") else { throw failHere("source", "missing") }
+        entry.place += " (\(bundleId))"
+        guard let sourceText = try entry.text("source") else { throw entry.fail("source", "missing") }
         guard let source = AppleSourceKind(rawValue: sourceText), source != .auto else {
-            throw failHere("source", "must be verify-receipt or server-api, not \(sourceText.prefix(40))")
+            throw entry.fail("source", "must be verify-receipt or server-api, not \(sourceText.prefix(40))")
         }
         let allowed = commonFields.union(source == .verifyReceipt ? verifyReceiptFields : serverAPIFields)
         if let unknown = object.keys.filter({ !allowed.contains($0) }).sorted().first {
-            throw failHere(
+            throw entry.fail(
                 unknown,
                 "not a field of a \(sourceText) app (fields: \(allowed.sorted().joined(separator: ", ")))"
             )
         }
-        var rate: Double?
-        if let value = object["rate"] {
-            rate = try Self.rate(value, orFail: { failHere("rate", $0) })
-        }
+        let rate = try object["rate"].map { value in try Self.rate(value, orFail: { entry.fail("rate", $0) }) }
         do {
-            switch source {
-            case .verifyReceipt:
-                let secret = try secret(object, environment: environment, place: place)
-                let apple = try AppleConfiguration.load(
-                    environment: ["APPLE_SHARED_SECRET": secret.value],
-                    productionURL: try text("verify_url"),
-                    sandboxURL: try text("sandbox_verify_url"),
-                    bundleId: bundleId
-                )
-                return AppDefinition(bundleId: bundleId, credentials: .verifyReceipt(apple), rate: rate)
-            default:
-                guard let appAppleId = object["app_apple_id"] else { throw failHere("app_apple_id", "missing") }
-                let appAppleIdText: String
-                if let number = appAppleId as? NSNumber, number.int64Value > 0,
-                    Double(number.int64Value) == number.doubleValue
-                {
-                    appAppleIdText = String(number.int64Value)
-                } else if let string = appAppleId as? String, let number = Int64(string), number > 0 {
-                    appAppleIdText = String(number)
-                } else {
-                    throw failHere("app_apple_id", "must be a positive number")
-                }
-                guard let keyId = try text("key_id") else { throw failHere("key_id", "missing") }
-                guard let issuerId = try text("issuer_id") else { throw failHere("issuer_id", "missing") }
-                let keyFile: String
-                if let file = try text("private_key_file") {
-                    keyFile = file
-                } else if let name = try text("private_key_credential") {
-                    keyFile = try credentialPath(
-                        name,
-                        field: "private_key_credential",
-                        environment: environment,
-                        place: place
-                    )
-                } else {
-                    throw failHere("private_key_file", "missing (or private_key_credential)")
-                }
-                var roots: [String] = []
-                if let value = object["root_files"] {
-                    guard let list = value as? [String], !list.isEmpty, list.allSatisfy({ !$0.isEmpty }) else {
-                        throw failHere("root_files", "must be a non-empty array of file paths")
-                    }
-                    roots = list
-                }
-                var rootsOnly = false
-                if let value = object["roots_only"] {
-                    guard let flag = value as? Bool else { throw failHere("roots_only", "must be true or false") }
-                    rootsOnly = flag
-                }
-                // Capped again by the run's --rate, and named after the app when the run has several apps
-                // (ReconciliationRunner.makeRouter).
-                let budgets = rate.map { ServerAPIBudgets().capped(at: $0) } ?? ServerAPIBudgets()
-                let settings = try ServerAPISettings.load(
-                    environment: [:],
-                    privateKeyFile: keyFile,
-                    keyId: keyId,
-                    issuerId: issuerId,
-                    bundleId: bundleId,
-                    appAppleId: appAppleIdText,
-                    productionURL: try text("server_api_url"),
-                    sandboxURL: try text("server_api_sandbox_url"),
-                    rootFiles: roots,
-                    rootsOnly: rootsOnly,
-                    budgets: budgets
-                )
-                return AppDefinition(bundleId: bundleId, credentials: .serverAPI(settings), rate: rate)
-            }
+            let credentials: AppCredentials =
+                source == .verifyReceipt
+                ? .verifyReceipt(try entry.verifyReceipt(bundleId: bundleId))
+                : .serverAPI(try entry.serverAPI(bundleId: bundleId, rate: rate))
+            return AppDefinition(bundleId: bundleId, credentials: credentials, rate: rate)
         } catch let error as ConfigurationError where !error.message.hasPrefix("--apps:") {
-            throw ConfigurationError("--apps: \(place): \(relabelled(error.message, object))")
+            throw ConfigurationError("--apps: \(entry.place): \(relabelled(error.message, object))")
         }
     }
 
