@@ -51,18 +51,9 @@ public enum ReportHTML {
         errors: ReportRowSample,
         transactions: ReportRowSample
     ) -> String {
-        var html = """
-            <!DOCTYPE html>
-            <html lang="en">
-            <head>
-            <meta charset="utf-8">
-            <meta name="viewport" content="width=device-width, initial-scale=1">
-            <title>Subscription reconciliation, run \(summary.runId) (\(e(summary.mode)), \(e(String(summary.asOf.prefix(10)))))</title>
-            <style>\(css)</style>
-            </head>
-            <body>
-
-            """
+        var html = documentStart(
+            title: "Subscription reconciliation, run \(summary.runId) (\(summary.mode), \(summary.asOf.prefix(10)))"
+        )
         html += header(summary)
         html += headline(summary)
         html += outcomesSection(summary)
@@ -105,6 +96,22 @@ public enum ReportHTML {
 
             """
         return html
+    }
+
+    /// A page's start, up to and including `<body>`: its `title` (escaped here) and the reports' stylesheet.
+    static func documentStart(title: String) -> String {
+        """
+        <!DOCTYPE html>
+        <html lang="en">
+        <head>
+        <meta charset="utf-8">
+        <meta name="viewport" content="width=device-width, initial-scale=1">
+        <title>\(e(title))</title>
+        <style>\(css)</style>
+        </head>
+        <body>
+
+        """
     }
 
     // MARK: Sections
@@ -315,21 +322,7 @@ public enum ReportHTML {
         if c.isEmpty {
             out += "<p>No verifyReceipt transaction priced with the catalog in this period.</p>\n"
         } else {
-            out += "<div class=\"scroll\" id=\"catalog-by-currency\">"
-            out += table(
-                columns: ledgerColumns(first: "currency"),
-                rows: c.codes.compactMap { c.currencies[$0]?.totals }.map { [$0.currency] + ledgerCells($0) },
-                numericFrom: 1
-            )
-            out += "</div><h4>Per product, within each currency</h4>\n<div class=\"scroll\">"
-            out += table(
-                columns: ["currency", "product"] + ledgerColumns(first: nil),
-                rows: c.codes.flatMap { code in
-                    (c.currencies[code]?.products ?? []).map { [code, $0.productId ?? ""] + ledgerCells($0) }
-                },
-                numericFrom: 2
-            )
-            out += "</div>\n"
+            out += currencyTable(c, id: "catalog-by-currency") + productTable(c) + "</div>\n"
         }
         if !m.catalogUnpriced.isEmpty {
             out += "<p class=\"warn\" id=\"missing-prices\">Not priced (counted, never valued):</p>\n"
@@ -340,6 +333,28 @@ public enum ReportHTML {
             )
         }
         return out
+    }
+
+    /// `m`'s totals, a row per currency, in a scrolling block of `id` (left open for what follows).
+    static func currencyTable(_ m: MoneyByCurrency, id: String) -> String {
+        "<div class=\"scroll\" id=\"\(id)\">"
+            + table(
+                columns: ledgerColumns(first: "currency"),
+                rows: m.codes.compactMap { m.currencies[$0]?.totals }.map { [$0.currency] + ledgerCells($0) },
+                numericFrom: 1
+            )
+    }
+
+    /// After `currencyTable`: `m` per product within each currency, in a scrolling block left open.
+    static func productTable(_ m: MoneyByCurrency) -> String {
+        "</div><h4>Per product, within each currency</h4>\n<div class=\"scroll\">"
+            + table(
+                columns: ["currency", "product"] + ledgerColumns(first: nil),
+                rows: m.codes.flatMap { code in
+                    (m.currencies[code]?.products ?? []).map { [code, $0.productId ?? ""] + ledgerCells($0) }
+                },
+                numericFrom: 2
+            )
     }
 
     /// Money per currency from the prices Apple signed into the ledger: one row per currency (never summed
@@ -357,21 +372,7 @@ public enum ReportHTML {
         if m.isEmpty {
             return out + "<p>No transaction with a signed price in this run.</p>\n"
         }
-        let totals = m.codes.compactMap { m.currencies[$0]?.totals }
-        out += "<div class=\"scroll\" id=\"money-by-currency\">"
-        out += table(
-            columns: ledgerColumns(first: "currency"),
-            rows: totals.map { [$0.currency] + ledgerCells($0) },
-            numericFrom: 1
-        )
-        out += "</div><h4>Per product, within each currency</h4>\n<div class=\"scroll\">"
-        out += table(
-            columns: ["currency", "product"] + ledgerColumns(first: nil),
-            rows: m.codes.flatMap { code in
-                (m.currencies[code]?.products ?? []).map { [code, $0.productId ?? ""] + ledgerCells($0) }
-            },
-            numericFrom: 2
-        )
+        out += currencyTable(m, id: "money-by-currency") + productTable(m)
         out += "</div><h4 id=\"money-by-storefront\">Per storefront, within each currency</h4>\n"
         out += "<p class=\"note\">Apple's storefront of each transaction (App Store Server API; verifyReceipt "
         out += "carries none, so catalog estimates have no storefront).</p>\n<div class=\"scroll\">"
@@ -431,14 +432,7 @@ public enum ReportHTML {
         out += "reconciliation, an answer Apple gave late): they belong to earlier periods and are not this "
         out += "period's revenue.</p>\n"
         if m.isEmpty { return out + "<p>None.</p>\n" }
-        let totals = m.codes.compactMap { m.currencies[$0]?.totals }
-        out += "<div class=\"scroll\" id=\"history-found-by-currency\">"
-        out += table(
-            columns: ledgerColumns(first: "currency"),
-            rows: totals.map { [$0.currency] + ledgerCells($0) },
-            numericFrom: 1
-        )
-        return out + "</div>\n"
+        return out + currencyTable(m, id: "history-found-by-currency") + "</div>\n"
     }
 
     static func ledgerColumns(first: String?) -> [String] {
