@@ -269,11 +269,25 @@ public enum ReportHTML {
             color: "#ef6c00",
             bars: bars
         )
-        var out = section("Billing retry and grace period", chart: chart.render())
-        out += "<p class=\"note\">Grace period keeps the entitlement while Apple retries billing; billing retry "
-        out += "does not. \"Before\" counts subscriptions that were in either state when the run started.</p>\n"
-        out += table(columns: ["stage", "subscriptions"], rows: bars.map { [$0.0, "\($0.1)"] }, numericFrom: 1)
-        return out + "</section>\n"
+        let note =
+            "Grace period keeps the entitlement while Apple retries billing; billing retry does not. \"Before\" "
+            + "counts subscriptions that were in either state when the run started."
+        let columns = ["stage", "subscriptions"]
+        return barsSection("Billing retry and grace period", chart, bars: bars, note: note, columns: columns)
+            + "</section>\n"
+    }
+
+    /// A section of `chart`, `note` under it, and the chart's `bars` again as a table of two `columns` (label,
+    /// count); left open for what follows.
+    static func barsSection(
+        _ heading: String,
+        _ chart: SVGBarChart,
+        bars: [(String, Int)],
+        note: String,
+        columns: [String]
+    ) -> String {
+        section(heading, chart: chart.render()) + "<p class=\"note\">\(note)</p>\n"
+            + table(columns: columns, rows: bars.map { [$0.0, "\($0.1)"] }, numericFrom: 1)
     }
 
     static func conversionsSection(_ s: RunSummary) -> String {
@@ -289,10 +303,16 @@ public enum ReportHTML {
             color: "#00897b",
             bars: bars
         )
-        var out = section("Trial and introductory offer conversions", chart: chart.render())
-        out += "<p class=\"note\">A conversion is a paid, full-price renewal first seen in this run whose previous "
-        out += "transaction was a free trial (or an introductory offer).</p>\n"
-        out += table(columns: ["measure", "count"], rows: bars.map { [$0.0, "\($0.1)"] }, numericFrom: 1)
+        let note =
+            "A conversion is a paid, full-price renewal first seen in this run whose previous transaction was a free "
+            + "trial (or an introductory offer)."
+        var out = barsSection(
+            "Trial and introductory offer conversions",
+            chart,
+            bars: bars,
+            note: note,
+            columns: ["measure", "count"]
+        )
         let kinds = ReportOutcome.kinds + t.firstSeenByKind.keys.filter { !ReportOutcome.kinds.contains($0) }.sorted()
         out += "<h3>Ledger transactions first seen, by kind</h3>\n"
         out += table(columns: kinds, rows: [kinds.map { "\(t.firstSeenByKind[$0] ?? 0)" }], numericFrom: 0)
@@ -405,10 +425,7 @@ public enum ReportHTML {
             "est. proceeds refunded (\(code))", "est. net proceeds (\(code))",
         ]
         func cells(_ f: ConvertedMoney.Figures) -> [String] {
-            [
-                f.grossMilliunits, f.refundedMilliunits, f.netMilliunits, f.proceedsMilliunits,
-                f.proceedsRefundedMilliunits, f.netProceedsMilliunits,
-            ].map(c.format)
+            ConvertedMoney.figureKeys.map { c.format(f[keyPath: $0.value]) }
         }
         let rows = c.currencies.map { [$0.currency, $0.rate] + cells($0.figures) } + [["total", ""] + cells(c.totals)]
         return out + "<div class=\"scroll\">" + table(columns: columns, rows: rows, numericFrom: 1) + "</div>\n"
