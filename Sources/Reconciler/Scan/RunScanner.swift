@@ -91,9 +91,7 @@ public struct RunScanner {
             """
             WITH page AS (\(query.sql)
             ), inserted AS (
-                INSERT INTO reconciliation_items (run_id, subscription_id, original_transaction_id, user_id,
-                                                  previous_state, previous_expires_at, previous_product_id,
-                                                  previous_auto_renew, subscription_group_id, due_reason)
+                \(Self.insertColumns)
                 SELECT $1, id, original_transaction_id, user_id, state, expires_at, product_id, auto_renew,
                        subscription_group_id, '\(reason.rawValue)'
                   FROM page
@@ -119,6 +117,13 @@ public struct RunScanner {
             lastVerifiedAt: try page?.decode("last_verified_at", as: Date?.self)
         )
     }
+
+    /// The items a page selects, with their "previous" values.
+    private static let insertColumns = """
+        INSERT INTO reconciliation_items (run_id, subscription_id, original_transaction_id, user_id, previous_state,
+                                          previous_expires_at, previous_product_id, previous_auto_renew,
+                                          subscription_group_id, due_reason)
+        """
 
     /// The keyset order of a page, descending (its first row is the cursor).
     private static func pageOrder(_ reason: DueReason) -> String {
