@@ -246,9 +246,7 @@ public enum ReportHTML {
             ("Refunds seen", s.transactions.refundsSeen),
         ]
         let chart = SVGBarChart(id: chartIds[1], title: "Renewals, lapses and refunds", color: "#1565c0", bars: bars)
-        var out = section("Renewals, lapses and refunds", chart: chart.render())
-        out += table(columns: ["measure", "count"], rows: bars.map { [$0.0, "\($0.1)"] }, numericFrom: 1)
-        return out + "</section>\n"
+        return barsSection("Renewals, lapses and refunds", chart, bars: bars) + "</section>\n"
     }
 
     static func funnelSection(_ s: RunSummary) -> String {
@@ -277,16 +275,16 @@ public enum ReportHTML {
             + "</section>\n"
     }
 
-    /// A section of `chart`, `note` under it, and the chart's `bars` again as a table of two `columns` (label,
-    /// count); left open for what follows.
+    /// A section of `chart`, `note` under it when there is one, and the chart's `bars` again as a table of two
+    /// `columns` (label, count); left open for what follows.
     static func barsSection(
         _ heading: String,
         _ chart: SVGBarChart,
         bars: [(String, Int)],
-        note: String,
-        columns: [String]
+        note: String? = nil,
+        columns: [String] = ["measure", "count"]
     ) -> String {
-        section(heading, chart: chart.render()) + "<p class=\"note\">\(note)</p>\n"
+        section(heading, chart: chart.render()) + (note.map { "<p class=\"note\">\($0)</p>\n" } ?? "")
             + table(columns: columns, rows: bars.map { [$0.0, "\($0.1)"] }, numericFrom: 1)
     }
 
@@ -306,13 +304,7 @@ public enum ReportHTML {
         let note =
             "A conversion is a paid, full-price renewal first seen in this run whose previous transaction was a free "
             + "trial (or an introductory offer)."
-        var out = barsSection(
-            "Trial and introductory offer conversions",
-            chart,
-            bars: bars,
-            note: note,
-            columns: ["measure", "count"]
-        )
+        var out = barsSection("Trial and introductory offer conversions", chart, bars: bars, note: note)
         let kinds = ReportOutcome.kinds + t.firstSeenByKind.keys.filter { !ReportOutcome.kinds.contains($0) }.sorted()
         out += "<h3>Ledger transactions first seen, by kind</h3>\n"
         out += table(columns: kinds, rows: [kinds.map { "\(t.firstSeenByKind[$0] ?? 0)" }], numericFrom: 0)
