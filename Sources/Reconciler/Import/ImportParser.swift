@@ -215,15 +215,9 @@ public final class ImportParser: Sequence, IteratorProtocol {
                 case .line(let line):
                     if let result = jsonRecord(line: line) { return result }
                 case .stopped(let line):
-                    return .failure(
-                        ImportLineError(
-                            line: line,
-                            field: nil,
-                            code: .recordTooLong,
-                            problem:
-                                "no line break within \(2 * jsonLines.maxRecordBytes) bytes: the rest of the file was not read"
-                        )
-                    )
+                    let problem =
+                        "no line break within \(2 * jsonLines.maxRecordBytes) bytes: the rest of the file was not read"
+                    return .failure(ImportLineError(line: line, field: nil, code: .recordTooLong, problem: problem))
                 case .readFailed(let line):
                     let problem = readFailure?.problem ?? "read failed"
                     return .failure(ImportLineError(line: line, field: nil, code: .readFailed, problem: problem))
