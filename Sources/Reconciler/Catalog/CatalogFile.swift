@@ -34,62 +34,24 @@ public enum CatalogFile {
 
     /// Checks the file's bytes (`file` names it in messages) and returns its rows in file order.
     public static func parse(_ bytes: [UInt8], file: String) throws(CatalogFileError) -> [ProductPrice] {
-        var problems: [CatalogFileError.Problem] = []
-        var rows: [ProductPrice] = []
-        var header: [String]?
-        var firstLine: [String: Int] = [:]
         var input = bytes
         if input.starts(with: [0xEF, 0xBB, 0xBF]) { input.removeFirst(3) }
         guard String(validating: input, as: UTF8.self) != nil else {
             throw CatalogFileError(file: file, problems: [.init(line: 0, field: nil, message: "not UTF-8 text")])
         }
+        var rows = Rows()
         var scanner = CSVRecordScanner(maxRecordBytes: 64 << 10, maxFields: 100)
         func handle(_ event: CSVRecordScanner.Event) {
             switch event {
             case .blank:
                 return
             case .error(let line, _, _, let message):
-                problems.append(.init(line: line, field: nil, message: message))
+                rows.problems.append(.init(line: line, field: nil, message: message))
             case .record(let line):
                 let cells = (0..<scanner.fieldCount).map {
                     String(decoding: scanner.field($0), as: UTF8.self).trimmingCharacters(in: .whitespaces)
                 }
-                guard let columns = header else {
-                    header = cells.map { $0.lowercased() }
-                    problems += headerProblems(cells.map { $0.lowercased() }, line: line)
-                    return
-                }
-                guard cells.count == columns.count else {
-                    problems.append(
-                        .init(
-                            line: line,
-                            field: nil,
-                            message: "expected \(columns.count) columns like the header, got \(cells.count)"
-                        )
-                    )
-                    return
-                }
-                var values: [String: String] = [:]
-                for (name, cell) in zip(columns, cells) where !cell.isEmpty { values[name] = cell }
-                switch row(values, line: line) {
-                case .failure(let problem):
-                    problems.append(problem)
-                case .success(let price):
-                    let key = price.productId + "\u{0}" + price.currency
-                    if let first = firstLine[key] {
-                        problems.append(
-                            .init(
-                                line: line,
-                                field: "currency",
-                                message:
-                                    "\(price.productId) in \(price.currency) already appeared on line \(first) (one row per product and currency)"
-                            )
-                        )
-                    } else {
-                        firstLine[key] = line
-                        rows.append(price)
-                    }
-                }
+                rows.add(cells, line: line)
             }
         }
         input.withUnsafeBufferPointer { buffer in
@@ -109,13 +71,68 @@ public enum CatalogFile {
                 break
             }
         }
-        if header == nil {
-            problems.append(.init(line: 0, field: nil, message: "empty file: no header row (\(headerText))"))
-        } else if rows.isEmpty && problems.isEmpty {
-            problems.append(.init(line: 0, field: nil, message: "no price rows after the header"))
+        return try rows.checked(file: file)
+    }
+
+    /// The file's records read so far: its header, its price rows and what is wrong with them.
+    private struct Rows {
+        var header: [String]?
+        var prices: [ProductPrice] = []
+        var problems: [CatalogFileError.Problem] = []
+        /// The line of each product and currency's row, to name the first when one repeats.
+        var firstLine: [String: Int] = [:]
+
+        /// Takes a record's trimmed cells: the header first, then a price row per record.
+        mutating func add(_ cells: [String], line: Int) {
+            guard let columns = header else {
+                header = cells.map { $0.lowercased() }
+                problems += headerProblems(cells.map { $0.lowercased() }, line: line)
+                return
+            }
+            guard cells.count == columns.count else {
+                problems.append(
+                    .init(
+                        line: line,
+                        field: nil,
+                        message: "expected \(columns.count) columns like the header, got \(cells.count)"
+                    )
+                )
+                return
+            }
+            var values: [String: String] = [:]
+            for (name, cell) in zip(columns, cells) where !cell.isEmpty { values[name] = cell }
+            switch row(values, line: line) {
+            case .failure(let problem):
+                problems.append(problem)
+            case .success(let price):
+                let key = price.productId + "\u{0}" + price.currency
+                if let first = firstLine[key] {
+                    problems.append(
+                        .init(
+                            line: line,
+                            field: "currency",
+                            message:
+                                "\(price.productId) in \(price.currency) already appeared on line \(first) (one row per product and currency)"
+                        )
+                    )
+                } else {
+                    firstLine[key] = line
+                    prices.append(price)
+                }
+            }
         }
-        guard problems.isEmpty else { throw CatalogFileError(file: file, problems: problems) }
-        return rows
+
+        /// The prices, once the whole file is read; throws every problem, an empty file or a header alone.
+        func checked(file: String) throws(CatalogFileError) -> [ProductPrice] {
+            var problems = problems
+            if header == nil {
+                problems.append(.init(line: 0, field: nil, message: "empty file: no header row (\(headerText))"))
+            } else if prices.isEmpty && problems.isEmpty {
+                problems.append(.init(line: 0, field: nil, message: "no price rows after the header"))
+            }
+            guard problems.isEmpty else { throw CatalogFileError(file: file, problems: problems) }
+            return prices
+        }
     }
 
     static var headerText: String {

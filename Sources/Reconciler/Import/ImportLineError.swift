@@ -29,15 +29,7 @@ public struct ImportLineError: Error, Sendable, Equatable, CustomStringConvertib
     /// What is wrong, e.g. `"2024-13-01" is not an RFC 3339 timestamp`.
     public let problem: String
     /// For `duplicateTransaction`: the line of the first occurrence.
-    public let firstLine: Int?
-
-    public init(line: Int, field: String?, code: Code, problem: String, firstLine: Int? = nil) {
-        self.line = line
-        self.field = field
-        self.code = code
-        self.problem = problem
-        self.firstLine = firstLine
-    }
+    public var firstLine: Int? = nil
 
     public var description: String {
         "line \(line): " + (field.map { "\($0): " } ?? "") + problem

@@ -215,15 +215,9 @@ public final class ImportParser: Sequence, IteratorProtocol {
                 case .line(let line):
                     if let result = jsonRecord(line: line) { return result }
                 case .stopped(let line):
-                    return .failure(
-                        ImportLineError(
-                            line: line,
-                            field: nil,
-                            code: .recordTooLong,
-                            problem:
-                                "no line break within \(2 * jsonLines.maxRecordBytes) bytes: the rest of the file was not read"
-                        )
-                    )
+                    let problem =
+                        "no line break within \(2 * jsonLines.maxRecordBytes) bytes: the rest of the file was not read"
+                    return .failure(ImportLineError(line: line, field: nil, code: .recordTooLong, problem: problem))
                 case .readFailed(let line):
                     let problem = readFailure?.problem ?? "read failed"
                     return .failure(ImportLineError(line: line, field: nil, code: .readFailed, problem: problem))
@@ -268,35 +262,43 @@ public final class ImportParser: Sequence, IteratorProtocol {
     }
 
     private func nextCSVEvent() -> CSVRecordScanner.Event? {
+        nextEvent(
+            consume: { csv.consume($0) },
+            isStopped: { csv.isStopped },
+            finish: { csv.finish() },
+            readFailed: { .error(line: csv.line, fieldIndex: nil, code: $0.code, message: $0.problem) }
+        )
+    }
+
+    private func nextJSONEvent() -> JSONLineScanner.Event? {
+        nextEvent(
+            consume: { jsonLines.consume($0) },
+            isStopped: { jsonLines.isStopped },
+            finish: { jsonLines.finish() },
+            readFailed: { _ in .readFailed(jsonLines.currentLine) }
+        )
+    }
+
+    /// The next event of a scanner (CSV or JSON Lines), reading more input as it needs: `consume` scans the
+    /// buffered bytes, `finish` the end of the input, and `readFailed` is the event of a read error. A scanner that
+    /// stops (`isStopped`), a read error and the end of the input end the iteration.
+    private func nextEvent<Event>(
+        consume: (UnsafeBufferPointer<UInt8>) -> (consumed: Int, event: Event?),
+        isStopped: () -> Bool,
+        finish: () -> Event?,
+        readFailed: (ImportLineError) -> Event
+    ) -> Event? {
         while true {
-            if reader.available > 0, let event = scanAvailable({ csv.consume($0) }) {
-                if csv.isStopped { stop() }
+            if reader.available > 0, let event = scanAvailable(consume) {
+                if isStopped() { stop() }
                 return event
             }
             if !readMore() {
                 if let failure = readFailure {
                     stop()
-                    return .error(line: csv.line, fieldIndex: nil, code: failure.code, message: failure.problem)
+                    return readFailed(failure)
                 }
-                if let event = csv.finish() { return event }
-                finished = true
-                return nil
-            }
-        }
-    }
-
-    private func nextJSONEvent() -> JSONLineScanner.Event? {
-        while true {
-            if reader.available > 0, let event = scanAvailable({ jsonLines.consume($0) }) {
-                if jsonLines.isStopped { stop() }
-                return event
-            }
-            if !readMore() {
-                if readFailure != nil {
-                    stop()
-                    return .readFailed(jsonLines.currentLine)
-                }
-                if let event = jsonLines.finish() { return event }
+                if let event = finish() { return event }
                 finished = true
                 return nil
             }

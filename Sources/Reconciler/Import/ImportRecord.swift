@@ -23,28 +23,6 @@ public struct ImportRecord: Sendable, Equatable {
     /// verifyReceipt transactions with the catalog (docs/reports.md, "Money from the catalog"); nil: unknown.
     public let currency: String?
 
-    public init(
-        line: Int,
-        userId: String,
-        productId: String,
-        originalTransactionId: String,
-        latestReceipt: String,
-        expiresAt: Date,
-        environment: AppleEnvironment?,
-        bundleId: String?,
-        currency: String? = nil
-    ) {
-        self.line = line
-        self.userId = userId
-        self.productId = productId
-        self.originalTransactionId = originalTransactionId
-        self.latestReceipt = latestReceipt
-        self.expiresAt = expiresAt
-        self.environment = environment
-        self.bundleId = bundleId
-        self.currency = currency
-    }
-
     /// A loggable stand-in for the receipt: its first 16 characters and its length.
     public var receiptSummary: String {
         let prefix = latestReceipt.prefix(16)

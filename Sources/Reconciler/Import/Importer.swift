@@ -104,6 +104,25 @@ public struct Importer {
         }
     }
 
+    /// `records` less those for which `firstLine` names an earlier line with the same id: each of those is a
+    /// duplicate in `result.invalid`.
+    private static func droppingRepeats(
+        _ records: [ImportRecord],
+        into result: inout Result,
+        firstLine: (ImportRecord) -> Int?
+    ) -> [ImportRecord] {
+        var kept: [ImportRecord] = []
+        kept.reserveCapacity(records.count)
+        for record in records {
+            if let first = firstLine(record) {
+                result.invalid.append(duplicate(record, firstLine: first))
+            } else {
+                kept.append(record)
+            }
+        }
+        return kept
+    }
+
     /// Names the batch's repeated ids (against every earlier line, via the temporary table), then upserts
     /// the rest unless the all-or-nothing import has already failed.
     private func flush(
@@ -113,15 +132,10 @@ public struct Importer {
         into result: inout Result
     ) throws {
         var firstInBatch: [String: Int] = [:]
-        var unique: [ImportRecord] = []
-        unique.reserveCapacity(batch.count)
-        for record in batch {
-            if let first = firstInBatch[record.originalTransactionId] {
-                result.invalid.append(Self.duplicate(record, firstLine: first))
-            } else {
-                firstInBatch[record.originalTransactionId] = record.line
-                unique.append(record)
-            }
+        let unique = Self.droppingRepeats(batch, into: &result) { record in
+            if let first = firstInBatch[record.originalTransactionId] { return first }
+            firstInBatch[record.originalTransactionId] = record.line
+            return nil
         }
         let earlier = try conn.query(
             """
@@ -143,15 +157,7 @@ public struct Importer {
                 as: Int.self
             )
         }
-        var fresh: [ImportRecord] = []
-        fresh.reserveCapacity(unique.count)
-        for record in unique {
-            if let first = seenBefore[record.originalTransactionId] {
-                result.invalid.append(Self.duplicate(record, firstLine: first))
-            } else {
-                fresh.append(record)
-            }
-        }
+        let fresh = Self.droppingRepeats(unique, into: &result) { seenBefore[$0.originalTransactionId] }
         if (skipInvalid || result.invalid.isEmpty) && !fresh.isEmpty { try upsert(fresh, conn, into: &result) }
     }
 

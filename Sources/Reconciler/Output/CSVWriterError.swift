@@ -4,10 +4,5 @@ public struct CSVWriterError: Error, Sendable, Equatable, CustomStringConvertibl
     public let expected: Int
     public let got: Int
 
-    public init(expected: Int, got: Int) {
-        self.expected = expected
-        self.got = got
-    }
-
     public var description: String { "CSV row has \(got) values, expected \(expected) (one per column)" }
 }

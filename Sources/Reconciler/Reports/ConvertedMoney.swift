@@ -158,18 +158,22 @@ public struct ConvertedMoney: Sendable, Equatable, Codable {
         }
     }
 
+    /// Each figure with its keys in summary.json (the amount as text, and in milliunits), in the order written.
+    static var figureKeys: [(value: KeyPath<Figures, Int64>, text: CodingKeys, milliunits: CodingKeys)] {
+        [
+            (\.grossMilliunits, .gross, .grossMilliunits),
+            (\.refundedMilliunits, .refunded, .refundedMilliunits),
+            (\.netMilliunits, .net, .netMilliunits),
+            (\.proceedsMilliunits, .proceeds, .proceedsMilliunits),
+            (\.proceedsRefundedMilliunits, .proceedsRefunded, .proceedsRefundedMilliunits),
+            (\.netProceedsMilliunits, .netProceeds, .netProceedsMilliunits),
+        ]
+    }
+
     func encode(_ f: Figures, into c: inout KeyedEncodingContainer<CodingKeys>) throws {
-        try c.encode(format(f.grossMilliunits), forKey: .gross)
-        try c.encode(f.grossMilliunits, forKey: .grossMilliunits)
-        try c.encode(format(f.refundedMilliunits), forKey: .refunded)
-        try c.encode(f.refundedMilliunits, forKey: .refundedMilliunits)
-        try c.encode(format(f.netMilliunits), forKey: .net)
-        try c.encode(f.netMilliunits, forKey: .netMilliunits)
-        try c.encode(format(f.proceedsMilliunits), forKey: .proceeds)
-        try c.encode(f.proceedsMilliunits, forKey: .proceedsMilliunits)
-        try c.encode(format(f.proceedsRefundedMilliunits), forKey: .proceedsRefunded)
-        try c.encode(f.proceedsRefundedMilliunits, forKey: .proceedsRefundedMilliunits)
-        try c.encode(format(f.netProceedsMilliunits), forKey: .netProceeds)
-        try c.encode(f.netProceedsMilliunits, forKey: .netProceedsMilliunits)
+        for figure in Self.figureKeys {
+            try c.encode(format(f[keyPath: figure.value]), forKey: figure.text)
+            try c.encode(f[keyPath: figure.value], forKey: figure.milliunits)
+        }
     }
 }

@@ -12,83 +12,136 @@ public enum MetricsFile {
 
     /// The exposition text for `summary`. `previousLastSuccess` is the value to keep when the run did not succeed.
     public static func render(run: ReportRun, summary: RunSummary, previousLastSuccess: Double?) -> String {
-        var out = ""
-        func metric(_ name: String, _ help: String, _ samples: [(labels: [(String, String)], value: String)]) {
-            out += "# HELP \(name) \(help)\n# TYPE \(name) gauge\n"
+        let finished = (run.finishedAt ?? run.startedAt).timeIntervalSince1970
+        let lastSuccess = (run.succeeded ? finished : previousLastSuccess).map {
+            Gauge(lastSuccessMetric, "Unix time the last successful run finished.", number($0))
+        }
+        let gauges =
+            runGauges(summary, finished: finished) + appleGauges(summary.apple)
+            + appGauges(summary.byApp ?? [], configured: run.configuredApps) + (lastSuccess.map { [$0] } ?? [])
+        return gauges.map(\.text).joined()
+    }
+
+    /// One gauge of the file: its name, help text and samples (labels, then the value as written).
+    struct Gauge {
+        typealias Sample = (labels: [(String, String)], value: String)
+
+        let name: String
+        let help: String
+        let samples: [Sample]
+
+        init(_ name: String, _ help: String, _ samples: [Sample]) {
+            self.name = name
+            self.help = help
+            self.samples = samples
+        }
+
+        /// A gauge of one sample without labels.
+        init(_ name: String, _ help: String, _ value: String) {
+            self.init(name, help, [([], value)])
+        }
+
+        /// A sample per key of `counts`, in key order, labelled `label`.
+        init(_ name: String, _ help: String, label: String, _ counts: [String: Int]) {
+            self.init(name, help, counts.sorted { $0.key < $1.key }.map { ([(label, $0.key)], "\($0.value)") })
+        }
+
+        /// The exposition text: `# HELP`, `# TYPE` and a line per sample.
+        var text: String {
+            var out = "# HELP \(name) \(help)\n# TYPE \(name) gauge\n"
             for sample in samples {
                 let labels =
                     sample.labels.isEmpty
-                    ? "" : "{" + sample.labels.map { "\($0.0)=\"\(escapeLabel($0.1))\"" }.joined(separator: ",") + "}"
+                    ? ""
+                    : "{" + sample.labels.map { "\($0.0)=\"\(MetricsFile.escapeLabel($0.1))\"" }.joined(separator: ",")
+                        + "}"
                 out += "\(name)\(labels) \(sample.value)\n"
             }
+            return out
         }
+    }
+
+    /// The run's own gauges: when it finished, its id, duration, exit code and items.
+    private static func runGauges(_ summary: RunSummary, finished: Double) -> [Gauge] {
         let runLabels = [("mode", summary.mode), ("dry_run", summary.dryRun ? "true" : "false")]
-        let finished = (run.finishedAt ?? run.startedAt).timeIntervalSince1970
-        metric(
-            "renewal_reconciler_last_run_timestamp_seconds",
-            "Unix time the last run finished (started, if it did not finish).",
-            [(runLabels, number(finished))]
-        )
-        metric(
-            "renewal_reconciler_last_run_id",
-            "Id of the last run (reconciliation_runs.id).",
-            [([], "\(summary.runId)")]
-        )
-        metric(
-            "renewal_reconciler_last_run_duration_seconds",
-            "Wall time of the last run in seconds.",
-            [([], number(summary.durationSeconds ?? 0))]
-        )
-        metric(
-            "renewal_reconciler_last_run_exit_code",
-            "Exit code of the last run (0 success, 2 unresolved above threshold).",
-            [([], "\(summary.exitCode ?? 1)")]
-        )
-        metric("renewal_reconciler_last_run_due", "Subscriptions due in the last run.", [([], "\(summary.counts.due)")])
-        metric(
-            "renewal_reconciler_last_run_items",
-            "Items of the last run by outcome.",
-            summary.byOutcome.sorted { $0.key < $1.key }.map { ([("outcome", $0.key)], "\($0.value)") }
-        )
-        metric(
-            "renewal_reconciler_last_run_unresolved",
-            "Items of the last run left unresolved.",
-            [([], "\(summary.counts.unresolved)")]
-        )
-        metric(
-            "renewal_reconciler_last_run_apple_requests",
-            "verifyReceipt requests of the last run (retries included).",
-            [([], "\(summary.apple.requests)")]
-        )
-        metric(
-            "renewal_reconciler_last_run_apple_retries",
-            "verifyReceipt retries of the last run.",
-            [([], "\(summary.apple.retries)")]
-        )
-        metric(
-            "renewal_reconciler_last_run_apple_responses_by_http_status",
-            "verifyReceipt responses by HTTP status.",
-            summary.apple.byHTTPStatus.sorted { $0.key < $1.key }.map { ([("code", $0.key)], "\($0.value)") }
-        )
-        metric(
-            "renewal_reconciler_last_run_apple_responses_by_status",
-            "verifyReceipt responses by Apple status field.",
-            summary.apple.byAppleStatus.sorted { $0.key < $1.key }.map { ([("status", $0.key)], "\($0.value)") }
-        )
-        metric(
-            "renewal_reconciler_last_run_apple_transport_errors",
-            "verifyReceipt transport errors by kind.",
-            summary.apple.transportErrors.sorted { $0.key < $1.key }.map { ([("kind", $0.key)], "\($0.value)") }
-        )
-        metric(
-            "renewal_reconciler_last_run_apple_request_rate",
-            "Achieved verifyReceipt requests per second.",
-            [([], number(summary.apple.achievedRate))]
-        )
-        if let apps = summary.byApp, !apps.isEmpty {
-            // Per app (docs/reports.md, "Several apps"): each app has its own Apple rate limit to watch.
-            let sorted = Self.seriesApps(apps, configured: run.configuredApps)
-            metric(
+        return [
+            Gauge(
+                "renewal_reconciler_last_run_timestamp_seconds",
+                "Unix time the last run finished (started, if it did not finish).",
+                [(runLabels, number(finished))]
+            ),
+            Gauge("renewal_reconciler_last_run_id", "Id of the last run (reconciliation_runs.id).", "\(summary.runId)"),
+            Gauge(
+                "renewal_reconciler_last_run_duration_seconds",
+                "Wall time of the last run in seconds.",
+                number(summary.durationSeconds ?? 0)
+            ),
+            Gauge(
+                "renewal_reconciler_last_run_exit_code",
+                "Exit code of the last run (0 success, 2 unresolved above threshold).",
+                "\(summary.exitCode ?? 1)"
+            ),
+            Gauge("renewal_reconciler_last_run_due", "Subscriptions due in the last run.", "\(summary.counts.due)"),
+            Gauge(
+                "renewal_reconciler_last_run_items",
+                "Items of the last run by outcome.",
+                label: "outcome",
+                summary.byOutcome
+            ),
+            Gauge(
+                "renewal_reconciler_last_run_unresolved",
+                "Items of the last run left unresolved.",
+                "\(summary.counts.unresolved)"
+            ),
+        ]
+    }
+
+    /// The gauges of the run's requests to Apple.
+    private static func appleGauges(_ apple: AppleRequestStats) -> [Gauge] {
+        [
+            Gauge(
+                "renewal_reconciler_last_run_apple_requests",
+                "verifyReceipt requests of the last run (retries included).",
+                "\(apple.requests)"
+            ),
+            Gauge(
+                "renewal_reconciler_last_run_apple_retries",
+                "verifyReceipt retries of the last run.",
+                "\(apple.retries)"
+            ),
+            Gauge(
+                "renewal_reconciler_last_run_apple_responses_by_http_status",
+                "verifyReceipt responses by HTTP status.",
+                label: "code",
+                apple.byHTTPStatus
+            ),
+            Gauge(
+                "renewal_reconciler_last_run_apple_responses_by_status",
+                "verifyReceipt responses by Apple status field.",
+                label: "status",
+                apple.byAppleStatus
+            ),
+            Gauge(
+                "renewal_reconciler_last_run_apple_transport_errors",
+                "verifyReceipt transport errors by kind.",
+                label: "kind",
+                apple.transportErrors
+            ),
+            Gauge(
+                "renewal_reconciler_last_run_apple_request_rate",
+                "Achieved verifyReceipt requests per second.",
+                number(apple.achievedRate)
+            ),
+        ]
+    }
+
+    /// Per app (docs/reports.md, "Several apps"): each app has its own Apple rate limit to watch. None when the
+    /// run counted no app.
+    private static func appGauges(_ apps: [AppCounts], configured: [String]?) -> [Gauge] {
+        guard !apps.isEmpty else { return [] }
+        let sorted = seriesApps(apps, configured: configured)
+        return [
+            Gauge(
                 "renewal_reconciler_last_run_app_items",
                 "Items of the last run by app (bundle id) and outcome.",
                 sorted.flatMap { app in
@@ -96,18 +149,13 @@ public enum MetricsFile {
                         ([("app", app.id), ("outcome", $0.key)], "\($0.value)")
                     }
                 }
-            )
-            metric(
+            ),
+            Gauge(
                 "renewal_reconciler_last_run_app_apple_requests",
                 "Apple requests of the last run by app (bundle id), retries included: each app's own rate limit spent.",
                 sorted.map { ([("app", $0.id)], "\($0.requests)") }
-            )
-        }
-        let lastSuccess = run.succeeded ? finished : previousLastSuccess
-        if let lastSuccess {
-            metric(lastSuccessMetric, "Unix time the last successful run finished.", [([], number(lastSuccess))])
-        }
-        return out
+            ),
+        ]
     }
 
     /// The label for the rows of apps the run was not configured for: their series are summed under it, so the

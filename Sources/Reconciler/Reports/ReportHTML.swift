@@ -51,18 +51,9 @@ public enum ReportHTML {
         errors: ReportRowSample,
         transactions: ReportRowSample
     ) -> String {
-        var html = """
-            <!DOCTYPE html>
-            <html lang="en">
-            <head>
-            <meta charset="utf-8">
-            <meta name="viewport" content="width=device-width, initial-scale=1">
-            <title>Subscription reconciliation, run \(summary.runId) (\(e(summary.mode)), \(e(String(summary.asOf.prefix(10)))))</title>
-            <style>\(css)</style>
-            </head>
-            <body>
-
-            """
+        var html = documentStart(
+            title: "Subscription reconciliation, run \(summary.runId) (\(summary.mode), \(summary.asOf.prefix(10)))"
+        )
         html += header(summary)
         html += headline(summary)
         html += outcomesSection(summary)
@@ -105,6 +96,22 @@ public enum ReportHTML {
 
             """
         return html
+    }
+
+    /// A page's start, up to and including `<body>`: its `title` (escaped here) and the reports' stylesheet.
+    static func documentStart(title: String) -> String {
+        """
+        <!DOCTYPE html>
+        <html lang="en">
+        <head>
+        <meta charset="utf-8">
+        <meta name="viewport" content="width=device-width, initial-scale=1">
+        <title>\(e(title))</title>
+        <style>\(css)</style>
+        </head>
+        <body>
+
+        """
     }
 
     // MARK: Sections
@@ -239,9 +246,7 @@ public enum ReportHTML {
             ("Refunds seen", s.transactions.refundsSeen),
         ]
         let chart = SVGBarChart(id: chartIds[1], title: "Renewals, lapses and refunds", color: "#1565c0", bars: bars)
-        var out = section("Renewals, lapses and refunds", chart: chart.render())
-        out += table(columns: ["measure", "count"], rows: bars.map { [$0.0, "\($0.1)"] }, numericFrom: 1)
-        return out + "</section>\n"
+        return barsSection("Renewals, lapses and refunds", chart, bars: bars) + "</section>\n"
     }
 
     static func funnelSection(_ s: RunSummary) -> String {
@@ -262,11 +267,25 @@ public enum ReportHTML {
             color: "#ef6c00",
             bars: bars
         )
-        var out = section("Billing retry and grace period", chart: chart.render())
-        out += "<p class=\"note\">Grace period keeps the entitlement while Apple retries billing; billing retry "
-        out += "does not. \"Before\" counts subscriptions that were in either state when the run started.</p>\n"
-        out += table(columns: ["stage", "subscriptions"], rows: bars.map { [$0.0, "\($0.1)"] }, numericFrom: 1)
-        return out + "</section>\n"
+        let note =
+            "Grace period keeps the entitlement while Apple retries billing; billing retry does not. \"Before\" "
+            + "counts subscriptions that were in either state when the run started."
+        let columns = ["stage", "subscriptions"]
+        return barsSection("Billing retry and grace period", chart, bars: bars, note: note, columns: columns)
+            + "</section>\n"
+    }
+
+    /// A section of `chart`, `note` under it when there is one, and the chart's `bars` again as a table of two
+    /// `columns` (label, count); left open for what follows.
+    static func barsSection(
+        _ heading: String,
+        _ chart: SVGBarChart,
+        bars: [(String, Int)],
+        note: String? = nil,
+        columns: [String] = ["measure", "count"]
+    ) -> String {
+        section(heading, chart: chart.render()) + (note.map { "<p class=\"note\">\($0)</p>\n" } ?? "")
+            + table(columns: columns, rows: bars.map { [$0.0, "\($0.1)"] }, numericFrom: 1)
     }
 
     static func conversionsSection(_ s: RunSummary) -> String {
@@ -282,10 +301,10 @@ public enum ReportHTML {
             color: "#00897b",
             bars: bars
         )
-        var out = section("Trial and introductory offer conversions", chart: chart.render())
-        out += "<p class=\"note\">A conversion is a paid, full-price renewal first seen in this run whose previous "
-        out += "transaction was a free trial (or an introductory offer).</p>\n"
-        out += table(columns: ["measure", "count"], rows: bars.map { [$0.0, "\($0.1)"] }, numericFrom: 1)
+        let note =
+            "A conversion is a paid, full-price renewal first seen in this run whose previous transaction was a free "
+            + "trial (or an introductory offer)."
+        var out = barsSection("Trial and introductory offer conversions", chart, bars: bars, note: note)
         let kinds = ReportOutcome.kinds + t.firstSeenByKind.keys.filter { !ReportOutcome.kinds.contains($0) }.sorted()
         out += "<h3>Ledger transactions first seen, by kind</h3>\n"
         out += table(columns: kinds, rows: [kinds.map { "\(t.firstSeenByKind[$0] ?? 0)" }], numericFrom: 0)
@@ -315,21 +334,7 @@ public enum ReportHTML {
         if c.isEmpty {
             out += "<p>No verifyReceipt transaction priced with the catalog in this period.</p>\n"
         } else {
-            out += "<div class=\"scroll\" id=\"catalog-by-currency\">"
-            out += table(
-                columns: ledgerColumns(first: "currency"),
-                rows: c.codes.compactMap { c.currencies[$0]?.totals }.map { [$0.currency] + ledgerCells($0) },
-                numericFrom: 1
-            )
-            out += "</div><h4>Per product, within each currency</h4>\n<div class=\"scroll\">"
-            out += table(
-                columns: ["currency", "product"] + ledgerColumns(first: nil),
-                rows: c.codes.flatMap { code in
-                    (c.currencies[code]?.products ?? []).map { [code, $0.productId ?? ""] + ledgerCells($0) }
-                },
-                numericFrom: 2
-            )
-            out += "</div>\n"
+            out += currencyTable(c, id: "catalog-by-currency") + productTable(c) + "</div>\n"
         }
         if !m.catalogUnpriced.isEmpty {
             out += "<p class=\"warn\" id=\"missing-prices\">Not priced (counted, never valued):</p>\n"
@@ -340,6 +345,28 @@ public enum ReportHTML {
             )
         }
         return out
+    }
+
+    /// `m`'s totals, a row per currency, in a scrolling block of `id` (left open for what follows).
+    static func currencyTable(_ m: MoneyByCurrency, id: String) -> String {
+        "<div class=\"scroll\" id=\"\(id)\">"
+            + table(
+                columns: ledgerColumns(first: "currency"),
+                rows: m.codes.compactMap { m.currencies[$0]?.totals }.map { [$0.currency] + ledgerCells($0) },
+                numericFrom: 1
+            )
+    }
+
+    /// After `currencyTable`: `m` per product within each currency, in a scrolling block left open.
+    static func productTable(_ m: MoneyByCurrency) -> String {
+        "</div><h4>Per product, within each currency</h4>\n<div class=\"scroll\">"
+            + table(
+                columns: ["currency", "product"] + ledgerColumns(first: nil),
+                rows: m.codes.flatMap { code in
+                    (m.currencies[code]?.products ?? []).map { [code, $0.productId ?? ""] + ledgerCells($0) }
+                },
+                numericFrom: 2
+            )
     }
 
     /// Money per currency from the prices Apple signed into the ledger: one row per currency (never summed
@@ -357,21 +384,7 @@ public enum ReportHTML {
         if m.isEmpty {
             return out + "<p>No transaction with a signed price in this run.</p>\n"
         }
-        let totals = m.codes.compactMap { m.currencies[$0]?.totals }
-        out += "<div class=\"scroll\" id=\"money-by-currency\">"
-        out += table(
-            columns: ledgerColumns(first: "currency"),
-            rows: totals.map { [$0.currency] + ledgerCells($0) },
-            numericFrom: 1
-        )
-        out += "</div><h4>Per product, within each currency</h4>\n<div class=\"scroll\">"
-        out += table(
-            columns: ["currency", "product"] + ledgerColumns(first: nil),
-            rows: m.codes.flatMap { code in
-                (m.currencies[code]?.products ?? []).map { [code, $0.productId ?? ""] + ledgerCells($0) }
-            },
-            numericFrom: 2
-        )
+        out += currencyTable(m, id: "money-by-currency") + productTable(m)
         out += "</div><h4 id=\"money-by-storefront\">Per storefront, within each currency</h4>\n"
         out += "<p class=\"note\">Apple's storefront of each transaction (App Store Server API; verifyReceipt "
         out += "carries none, so catalog estimates have no storefront).</p>\n<div class=\"scroll\">"
@@ -404,10 +417,7 @@ public enum ReportHTML {
             "est. proceeds refunded (\(code))", "est. net proceeds (\(code))",
         ]
         func cells(_ f: ConvertedMoney.Figures) -> [String] {
-            [
-                f.grossMilliunits, f.refundedMilliunits, f.netMilliunits, f.proceedsMilliunits,
-                f.proceedsRefundedMilliunits, f.netProceedsMilliunits,
-            ].map(c.format)
+            ConvertedMoney.figureKeys.map { c.format(f[keyPath: $0.value]) }
         }
         let rows = c.currencies.map { [$0.currency, $0.rate] + cells($0.figures) } + [["total", ""] + cells(c.totals)]
         return out + "<div class=\"scroll\">" + table(columns: columns, rows: rows, numericFrom: 1) + "</div>\n"
@@ -431,14 +441,7 @@ public enum ReportHTML {
         out += "reconciliation, an answer Apple gave late): they belong to earlier periods and are not this "
         out += "period's revenue.</p>\n"
         if m.isEmpty { return out + "<p>None.</p>\n" }
-        let totals = m.codes.compactMap { m.currencies[$0]?.totals }
-        out += "<div class=\"scroll\" id=\"history-found-by-currency\">"
-        out += table(
-            columns: ledgerColumns(first: "currency"),
-            rows: totals.map { [$0.currency] + ledgerCells($0) },
-            numericFrom: 1
-        )
-        return out + "</div>\n"
+        return out + currencyTable(m, id: "history-found-by-currency") + "</div>\n"
     }
 
     static func ledgerColumns(first: String?) -> [String] {

@@ -48,7 +48,7 @@ public struct ReportLoader {
     /// and reads the run and which optional tables exist (migrations 002 and 004).
     public static func beginSnapshot(_ db: PostgresConnection, runId: Int64) throws -> (ReportRun, ReportSchema) {
         _ = try db.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
-        guard let runRow = try db.queryFirst(runSQL, [runId]) else {
+        guard let runRow = try db.queryFirst(runsSQL("WHERE r.id = $1"), [runId]) else {
             throw ReportError(.runNotFound, "run \(runId) not found in reconciliation_runs")
         }
         let run = try Self.run(runRow)
@@ -227,8 +227,10 @@ public struct ReportLoader {
     /// The run, and its period (docs/reports.md, "The period"): `period_start` and `period_previous_run_id` as
     /// the run stored them (migration 009), or computed the same way for an older run; `period_scan_from`, the
     /// smallest run id that can have first seen a transaction dated in the period (the previous run, or an older
-    /// one that was still running after the previous run's as-of; 0 without a previous run).
-    static let runSQL = """
+    /// one that was still running after the previous run's as-of; 0 without a previous run). `filter` chooses the
+    /// runs (`WHERE`, `ORDER BY`, `LIMIT` on `r`); every row is read by `run(_:)`.
+    static func runsSQL(_ filter: String) -> String {
+        """
         SELECT r.id, r.mode, r.dry_run, r.status, r.as_of, r.started_at, r.finished_at, r.due_count, r.done_count,
                r.unresolved_count, r.exit_code, r.apple_stats::text AS apple_stats,
                -- Migration 005's columns, NULL on a database without them.
@@ -258,8 +260,9 @@ public struct ReportLoader {
                 SELECT p.id, p.as_of FROM reconciliation_runs p
                  WHERE p.id = CASE WHEN stored.period_start IS NOT NULL THEN stored.previous_run_id ELSE prev.id END
           ) pp ON true
-         WHERE r.id = $1
+         \(filter)
         """
+    }
 
     /// Migrations 002 (products, dry_run_transactions) and 004 (ledger prices, app_store_notifications) may
     /// not be applied on an old database.

@@ -5,23 +5,13 @@ import Postgres
 /// `renewal-reconciler runs`: the most recent runs with their status and headline counts, as rows and
 /// as a fixed-width text table.
 public struct RunListing {
-    /// One run's line.
+    /// One run's line: the run as the reports read it, and its items per outcome (pending items as `pending`).
     public struct Row: Sendable, Equatable {
-        public var id: Int64
-        public var mode: String
-        public var dryRun: Bool
-        public var status: String
-        public var asOf: Date
-        public var startedAt: Date
-        public var finishedAt: Date?
-        public var dueCount: Int
-        public var doneCount: Int
-        public var unresolvedCount: Int
-        /// Items per outcome (pending items as `pending`).
+        public var run: ReportRun
         public var outcomes: [String: Int]
-        public var exitCode: Int?
 
-        public var durationSeconds: Double? { finishedAt.map { max(0, $0.timeIntervalSince(startedAt)) } }
+        /// The run's id (`reconciliation_runs.id`).
+        public var id: Int64 { run.id }
     }
 
     public let connection: PostgresConnection
@@ -36,18 +26,8 @@ public struct RunListing {
         do {
             return try connection.query(Self.sql, [max(1, limit)]).map { row in
                 Row(
-                    id: try row.decode("id"),
-                    mode: try row.decode("mode"),
-                    dryRun: try row.decode("dry_run"),
-                    status: try row.decode("status"),
-                    asOf: try row.decode("as_of"),
-                    startedAt: try row.decode("started_at"),
-                    finishedAt: try row.decode("finished_at"),
-                    dueCount: try row.decode("due_count"),
-                    doneCount: try row.decode("done_count"),
-                    unresolvedCount: try row.decode("unresolved_count"),
-                    outcomes: Self.outcomes(try row.decode("outcomes", as: String?.self)),
-                    exitCode: try row.decode("exit_code")
+                    run: try ReportLoader.run(row),
+                    outcomes: Self.outcomes(try row.decode("outcomes", as: String?.self))
                 )
             }
         } catch {
@@ -63,11 +43,12 @@ public struct RunListing {
             "UNRESOLVED", "EXIT",
         ]
         let lines = rows.map { row -> [String] in
-            [
-                String(row.id), row.mode + (row.dryRun ? " (dry)" : ""), row.status, RFC3339.string(row.asOf),
-                row.durationSeconds.map { ReportHTML.formatSeconds($0) } ?? "-", String(row.dueCount),
-                String(row.doneCount), String(row.outcomes["renewed"] ?? 0), String(row.outcomes["lapsed"] ?? 0),
-                String(row.unresolvedCount), row.exitCode.map(String.init) ?? "-",
+            let run = row.run
+            return [
+                String(run.id), run.mode + (run.dryRun ? " (dry)" : ""), run.status, RFC3339.string(run.asOf),
+                run.durationSeconds.map { ReportHTML.formatSeconds($0) } ?? "-", String(run.dueCount),
+                String(run.doneCount), String(row.outcomes["renewed"] ?? 0), String(row.outcomes["lapsed"] ?? 0),
+                String(run.unresolvedCount), run.exitCode.map(String.init) ?? "-",
             ]
         }
         let all = [header] + lines
@@ -94,14 +75,13 @@ public struct RunListing {
         return result
     }
 
+    /// The runs newest first, as `ReportLoader` reads a run, with their items per outcome.
     static let sql = """
-        SELECT r.id, r.mode, r.dry_run, r.status, r.as_of, r.started_at, r.finished_at, r.due_count, r.done_count,
-               r.unresolved_count, r.exit_code,
+        SELECT run.*,
                (SELECT jsonb_object_agg(o.outcome, o.n)::text FROM (
                     SELECT COALESCE(i.outcome, 'pending') AS outcome, count(*) AS n
-                      FROM reconciliation_items i WHERE i.run_id = r.id GROUP BY 1) o) AS outcomes
-          FROM reconciliation_runs r
-         ORDER BY r.id DESC
-         LIMIT $1
+                      FROM reconciliation_items i WHERE i.run_id = run.id GROUP BY 1) o) AS outcomes
+          FROM (\(ReportLoader.runsSQL("ORDER BY r.id DESC LIMIT $1"))) run
+         ORDER BY run.id DESC
         """
 }

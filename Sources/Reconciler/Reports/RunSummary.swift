@@ -232,70 +232,25 @@ public struct RunSummary: Sendable, Equatable, Codable {
         durationSeconds = run.durationSeconds
         exitCode = run.exitCode
         exitStatus = Self.exitStatusName(run.exitCode)
-        counts = Counts(
-            due: run.dueCount,
-            selected: a.selected,
-            done: a.done,
-            pending: a.selected - a.done,
-            verified: a.verified,
-            unresolved: a.unresolved,
-            changed: a.changed,
-            errors: a.errors,
-            expiryMovedBackwards: a.expiryMovedBackwards,
-            notDueRejected: run.notDueRejected,
-            notDueRejectedNextCheck: run.notDueRejectedNext.map { RFC3339.string($0) }
-        )
+        counts = a.counts
+        counts.due = run.dueCount
+        counts.pending = a.counts.selected - a.counts.done
+        counts.notDueRejected = run.notDueRejected
+        counts.notDueRejectedNextCheck = run.notDueRejectedNext.map { RFC3339.string($0) }
         byOutcome = a.byOutcome
         byNewState = a.byNewState
         byProduct = RunSummaryAccumulator.groupCounts(a.byProduct)
         bySubscriptionGroup = RunSummaryAccumulator.groupCounts(a.byGroup)
-        transactions = TransactionCounts(
-            total: a.transactionTotal,
-            firstSeenByKind: a.firstSeenByKind,
-            refundsSeen: a.refundsSeen,
-            trialsStarted: a.trialsStarted,
-            introOffersStarted: a.introOffersStarted,
-            trialConversions: a.trialConversions,
-            introOfferConversions: a.introOfferConversions,
-            trialsLapsed: a.trialsLapsed,
-            introOffersLapsed: a.introOffersLapsed,
-            historyFoundByKind: a.historyFoundByKind,
-            refundsHistoryFound: a.refundsHistoryFound
-        )
+        transactions = a.transactions
+        transactions.historyFoundByKind = a.historyFoundByKind
+        transactions.refundsHistoryFound = a.refundsHistoryFound
         retryFunnel = a.funnel
         apple = run.appleStats
-        money = MoneySummary(
-            catalog: MoneyByCurrency(lines: a.catalogMoney, source: LedgerCurrencyMoney.catalogSource),
-            catalogUnpriced: Array(a.catalogUnpriced.values),
-            catalogIntroPurchases: a.catalogIntroPurchases,
-            prices: prices,
-            byCurrency: MoneyByCurrency(lines: a.ledgerMoney),
-            historyFound: MoneyByCurrency(lines: a.historyMoney),
-            proceedsEstimate: a.moneyOptions.commission,
-            fxRates: a.moneyOptions.fxRates
-        )
+        money = a.money(prices: prices)
         period = run.period
-        byApp = a.byApp.map { id, group in
-            AppCounts(
-                id: id,
-                selected: group.selected,
-                requests: a.requestsByApp[id] ?? 0,
-                byOutcome: group.byOutcome,
-                byNewState: group.byNewState
-            )
-        }.sorted { $0.id < $1.id }
+        byApp = a.appCounts
         self.notifications = notifications
-        selection = SelectionSummary(
-            byDueReason: RunSummaryAccumulator.groupCounts(a.byDueReason),
-            sweep: run.sweepQuota.map { quota in
-                SelectionSummary.Sweep(
-                    eligible: run.sweepEligible ?? 0,
-                    quota: quota,
-                    selected: a.byDueReason[SelectionSummary.sweepReason]?.selected ?? 0,
-                    changed: a.sweepChanged
-                )
-            }
-        )
+        selection = a.selection(of: run)
     }
 
     /// Writes every key, `null` included, so the schema is the same for finished and unfinished runs.

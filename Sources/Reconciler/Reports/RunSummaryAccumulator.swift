@@ -12,19 +12,22 @@ public struct RunSummaryAccumulator: Sendable {
 
     static let troubled: Set<String> = ["grace_period", "billing_retry"]
 
-    var selected = 0
-    var done = 0
-    var verified = 0
-    var unresolved = 0
-    var changed = 0
-    var errors = 0
-    var expiryMovedBackwards = 0
+    /// The item counts; `due`, `pending` and the rejected schedule's are the run's, set by `RunSummary`.
+    var counts = RunSummary.Counts(
+        due: 0,
+        selected: 0,
+        done: 0,
+        pending: 0,
+        verified: 0,
+        unresolved: 0,
+        changed: 0,
+        errors: 0,
+        expiryMovedBackwards: 0
+    )
     var byOutcome = Dictionary(uniqueKeysWithValues: ReportOutcome.all.map { ($0, 0) })
     var byNewState = Dictionary(uniqueKeysWithValues: ReportOutcome.states.map { ($0, 0) })
     var byProduct: [String: Group] = [:]
     var byGroup: [String: Group] = [:]
-    var trialsLapsed = 0
-    var introOffersLapsed = 0
     var funnel = RunSummary.RetryFunnel(
         inRetryOrGraceBefore: 0,
         recovered: 0,
@@ -36,13 +39,18 @@ public struct RunSummaryAccumulator: Sendable {
         enteredBillingRetry: 0
     )
 
-    var transactionTotal = 0
-    var firstSeenByKind = Dictionary(uniqueKeysWithValues: ReportOutcome.kinds.map { ($0, 0) })
-    var refundsSeen = 0
-    var trialsStarted = 0
-    var introOffersStarted = 0
-    var trialConversions = 0
-    var introOfferConversions = 0
+    /// The transaction counts, and the items that lapsed on a trial or an introductory offer.
+    var transactions = RunSummary.TransactionCounts(
+        total: 0,
+        firstSeenByKind: Dictionary(uniqueKeysWithValues: ReportOutcome.kinds.map { ($0, 0) }),
+        refundsSeen: 0,
+        trialsStarted: 0,
+        introOffersStarted: 0,
+        trialConversions: 0,
+        introOfferConversions: 0,
+        trialsLapsed: 0,
+        introOffersLapsed: 0
+    )
     /// The period's money of rows without a signed price (verifyReceipt), priced with the catalog.
     var catalogMoney: MoneyByCurrency.Lines = [:]
     /// Per product: intro-offer purchases of the period priced at the catalog's intro price.
@@ -72,13 +80,13 @@ public struct RunSummaryAccumulator: Sendable {
     /// Counts one item (a row of `reconciliation_items`).
     public mutating func add(_ item: ReportItem) {
         let isDone = item.status == "done"
-        selected += 1
-        if isDone { done += 1 }
-        if isDone, let outcome = item.outcome, outcome != "unresolved" { verified += 1 }
-        if item.outcome == "unresolved" { unresolved += 1 }
-        if item.isChange { changed += 1 }
-        if item.isError { errors += 1 }
-        if item.isBackwardsMove { expiryMovedBackwards += 1 }
+        counts.selected += 1
+        if isDone { counts.done += 1 }
+        if isDone, let outcome = item.outcome, outcome != "unresolved" { counts.verified += 1 }
+        if item.outcome == "unresolved" { counts.unresolved += 1 }
+        if item.isChange { counts.changed += 1 }
+        if item.isError { counts.errors += 1 }
+        if item.isBackwardsMove { counts.expiryMovedBackwards += 1 }
         let outcome = item.outcome ?? ReportOutcome.pending
         let state = item.newState ?? ReportOutcome.unknown
         byOutcome[outcome, default: 0] += 1
@@ -99,8 +107,8 @@ public struct RunSummaryAccumulator: Sendable {
             state: isDone ? state : nil
         )
         if item.outcome == "lapsed" {
-            if item.lastTransactionWasTrial { trialsLapsed += 1 }
-            if item.lastTransactionWasIntroOffer { introOffersLapsed += 1 }
+            if item.lastTransactionWasTrial { transactions.trialsLapsed += 1 }
+            if item.lastTransactionWasIntroOffer { transactions.introOffersLapsed += 1 }
         }
         // Only items Apple answered for (no unresolved/rejected/conflict): their new state is known.
         guard isDone, !item.isError else { return }
@@ -123,17 +131,17 @@ public struct RunSummaryAccumulator: Sendable {
     /// Counts one ledger transaction of the run (a row of transactions.csv): by purchase or refund date within
     /// the run's period, and what is dated before it apart as history found (docs/reports.md, "The period").
     public mutating func add(_ transaction: ReportTransaction) {
-        transactionTotal += 1
+        transactions.total += 1
         if transaction.purchaseScope == .period {
-            firstSeenByKind[transaction.kind, default: 0] += 1
-            if transaction.isTrial && !transaction.previousWasTrial { trialsStarted += 1 }
-            if transaction.isIntroOffer && !transaction.previousWasIntroOffer { introOffersStarted += 1 }
+            transactions.firstSeenByKind[transaction.kind, default: 0] += 1
+            if transaction.isTrial && !transaction.previousWasTrial { transactions.trialsStarted += 1 }
+            if transaction.isIntroOffer && !transaction.previousWasIntroOffer { transactions.introOffersStarted += 1 }
         }
         if transaction.purchaseScope == .historyFound { historyFoundByKind[transaction.kind, default: 0] += 1 }
-        if transaction.refundScope == .period { refundsSeen += 1 }
+        if transaction.refundScope == .period { transactions.refundsSeen += 1 }
         if transaction.refundScope == .historyFound { refundsHistoryFound += 1 }
-        if transaction.isTrialConversion { trialConversions += 1 }
-        if transaction.isIntroConversion { introOfferConversions += 1 }
+        if transaction.isTrialConversion { transactions.trialConversions += 1 }
+        if transaction.isIntroConversion { transactions.introOfferConversions += 1 }
         let commission = moneyOptions.commission
         MoneyByCurrency.add(transaction, scope: .period, commission: commission, to: &ledgerMoney)
         MoneyByCurrency.add(transaction, scope: .historyFound, commission: commission, to: &historyMoney)
@@ -174,6 +182,49 @@ public struct RunSummaryAccumulator: Sendable {
         group.selected += 1
         group.byOutcome[outcome, default: 0] += 1
         if let state { group.byNewState[state, default: 0] += 1 }
+    }
+
+    /// The money folded here: the ledger's, the history found and the catalog's estimates with what the catalog
+    /// could not price, priced with `prices`.
+    func money(prices: [ProductPrice]) -> MoneySummary {
+        MoneySummary(
+            catalog: MoneyByCurrency(lines: catalogMoney, source: LedgerCurrencyMoney.catalogSource),
+            catalogUnpriced: Array(catalogUnpriced.values),
+            catalogIntroPurchases: catalogIntroPurchases,
+            prices: prices,
+            byCurrency: MoneyByCurrency(lines: ledgerMoney),
+            historyFound: MoneyByCurrency(lines: historyMoney),
+            proceedsEstimate: moneyOptions.commission,
+            fxRates: moneyOptions.fxRates
+        )
+    }
+
+    /// The items per app with the requests made for them, by bundle id.
+    var appCounts: [AppCounts] {
+        byApp.map { id, group in
+            AppCounts(
+                id: id,
+                selected: group.selected,
+                requests: requestsByApp[id] ?? 0,
+                byOutcome: group.byOutcome,
+                byNewState: group.byNewState
+            )
+        }.sorted { $0.id < $1.id }
+    }
+
+    /// Why `run`'s items were selected, and its sweep's plan against what the sweep selected.
+    func selection(of run: ReportRun) -> SelectionSummary {
+        SelectionSummary(
+            byDueReason: Self.groupCounts(byDueReason),
+            sweep: run.sweepQuota.map { quota in
+                SelectionSummary.Sweep(
+                    eligible: run.sweepEligible ?? 0,
+                    quota: quota,
+                    selected: byDueReason[SelectionSummary.sweepReason]?.selected ?? 0,
+                    changed: sweepChanged
+                )
+            }
+        )
     }
 
     static func groupCounts(_ groups: [String: Group]) -> [RunSummary.GroupCounts] {

@@ -23,198 +23,269 @@ public struct RunScanner {
     public func scan(_ selection: Selection, onPage: (Int) -> Void = { _ in }) throws -> Int {
         switch selection {
         case .due(let lookahead, let lookback, let minRecheck, let recheckRevoked, _, let sweepDays):
-            try scanDue(
+            let bounds = DueBounds(
+                asOf: asOf,
                 lookahead: lookahead,
                 lookback: lookback,
                 minRecheck: minRecheck,
-                recheckRevoked: recheckRevoked,
-                sweepDays: sweepDays,
-                onPage: onPage
+                recheckRevoked: recheckRevoked
             )
+            try scanDue(bounds, sweepDays: sweepDays, onPage: onPage)
         case .backfill(let filter):
             try scanBackfill(filter, onPage: onPage)
         }
         return try ScanCursors(connection: connection).dueCount(runId: runId)
     }
 
+    /// The instants the due phases compare with: the window [from, to] around the as-of, and the rows verified
+    /// before which are asked again (`--min-recheck`; for revoked rows, `--recheck-revoked` when longer).
+    struct DueBounds {
+        let asOf: Date
+        let from: Date
+        let to: Date
+        let recheckBefore: Date
+        let revokedRecheckBefore: Date
+
+        init(asOf: Date, lookahead: Double, lookback: Double, minRecheck: Double, recheckRevoked: Double) {
+            self.asOf = asOf
+            from = asOf.addingTimeInterval(-lookback)
+            to = asOf.addingTimeInterval(lookahead)
+            recheckBefore = asOf.addingTimeInterval(-minRecheck)
+            revokedRecheckBefore = asOf.addingTimeInterval(-max(recheckRevoked, minRecheck))
+        }
+    }
+
+    /// A page query of the scan: its SQL (over `pageColumns`, `$1` the run), its parameters, the most rows it
+    /// reads and, in the sweep, the quota left before it.
+    private struct PageQuery {
+        var sql: String
+        var params: [(any PostgresEncodable)?]
+        var limit: Int
+        var remaining: Int64? = nil
+    }
+
+    /// What a page did: the rows it read, the items it inserted (a row already selected is not) and its last
+    /// row in keyset order, the next cursor.
+    private struct ScannedPage {
+        let rows: Int
+        let inserted: Int
+        let lastId: Int64?
+        let lastExpiresAt: Date?
+        let lastVerifiedAt: Date?
+    }
+
+    /// Runs `page` in a transaction of its own until it returns true (the scan is complete), telling `onPage`
+    /// the run's item count after each.
+    private func scanPages(onPage: (Int) -> Void, _ page: (PostgresConnection) throws -> Bool) throws {
+        while true {
+            let finished = try connection.transaction(page)
+            onPage(try ScanCursors(connection: connection).dueCount(runId: runId))
+            if finished { return }
+        }
+    }
+
+    /// Copies the rows of `query` into the run's items with `reason` (`ON CONFLICT DO NOTHING`: a row selected
+    /// before is not selected again), in the same statement that reads the page, and returns what it did.
+    private func insertPage(_ conn: PostgresConnection, _ query: PageQuery, reason: DueReason) throws -> ScannedPage {
+        let page = try conn.queryFirst(
+            """
+            WITH page AS (\(query.sql)
+            ), inserted AS (
+                \(Self.insertColumns)
+                SELECT $1, id, original_transaction_id, user_id, state, expires_at, product_id, auto_renew,
+                       subscription_group_id, '\(reason.rawValue)'
+                  FROM page
+                ON CONFLICT (run_id, subscription_id) DO NOTHING
+                RETURNING 1
+            ), last AS (
+                SELECT expires_at, last_verified_at, id FROM page
+                 ORDER BY \(Self.pageOrder(reason)) LIMIT 1
+            )
+            SELECT (SELECT count(*) FROM page) AS page_rows,
+                   (SELECT count(*) FROM inserted) AS inserted_rows,
+                   (SELECT expires_at FROM last) AS last_expires_at,
+                   (SELECT last_verified_at FROM last) AS last_verified_at,
+                   (SELECT id FROM last) AS last_id
+            """,
+            query.params
+        )
+        return ScannedPage(
+            rows: try page?.decode("page_rows") ?? 0,
+            inserted: try page?.decode("inserted_rows") ?? 0,
+            lastId: try page?.decode("last_id", as: Int64?.self),
+            lastExpiresAt: try page?.decode("last_expires_at", as: Date?.self),
+            lastVerifiedAt: try page?.decode("last_verified_at", as: Date?.self)
+        )
+    }
+
+    /// The items a page selects, with their "previous" values.
     private static let insertColumns = """
         INSERT INTO reconciliation_items (run_id, subscription_id, original_transaction_id, user_id, previous_state,
                                           previous_expires_at, previous_product_id, previous_auto_renew,
                                           subscription_group_id, due_reason)
         """
 
-    /// The columns every due phase's page reads (the sweep's keyset needs `last_verified_at`).
-    private static let pageColumns = """
-        id, original_transaction_id, user_id, state, expires_at, product_id, auto_renew, subscription_group_id,
-        last_verified_at
-        """
-
-    private func scanDue(
-        lookahead: Double,
-        lookback: Double,
-        minRecheck: Double,
-        recheckRevoked: Double,
-        sweepDays: Double,
-        onPage: (Int) -> Void
-    ) throws {
-        // Phase 1: rows never verified (id order, partial index subscriptions_unverified_idx).
-        // Phase 2: the expiry window (expires_at, id order, partial index subscriptions_due_idx).
-        // Phase 3: revoked rows the app changed since the reconciler verified them (`version` moved past
-        // `verified_version`), or verified longer ago than the recheck interval (id order, partial index
-        // subscriptions_revoked_idx): a customer can buy again after a refund.
-        // The cursor records the phase, so a run killed mid-scan resumes in the right one (a run stored by an
-        // older build, stopped in the window phase, goes on to the revoked phase); items are inserted
-        // ON CONFLICT DO NOTHING, so a row in two phases is selected once.
-        // Phases 2 and 3 leave out a row whose last verification was a rejection until its `next_check_at`
-        // (written by the rejection, RejectedRecheckSchedule), unless the app changed the row since
-        // (sql/005_rejected_recheck.sql). Phase 1 never sees such a row (it has been verified). When the scan
-        // completes, the rows left out this way are counted on the run row for the report.
-        // Phase 4, the sweep (docs/architecture.md, "The sweep"): when it starts, the run counts the verified,
-        // non-revoked rows and stores ceil(count / sweepDays) as its quota (on the run row for the report,
-        // and as `remaining` in the cursor); it then takes the least recently verified of them not already
-        // selected, (last_verified_at, id) order through subscriptions_sweep_idx (sql/006_sweep.sql), still
-        // honouring --min-recheck and the rejected schedule, until the quota is spent.
-        let phases = sweepDays > 0 ? DueReason.duePhases : DueReason.duePhases.filter { $0 != .sweep }
-        let from = asOf.addingTimeInterval(-lookback)
-        let to = asOf.addingTimeInterval(lookahead)
-        let recheckBefore = asOf.addingTimeInterval(-minRecheck)
-        let revokedRecheckBefore = asOf.addingTimeInterval(-max(recheckRevoked, minRecheck))
-        while true {
-            let finished: Bool = try connection.transaction { conn in
-                let cursors = ScanCursors(connection: conn)
-                guard let run = try cursors.lockDue(runId: runId) else { return true }
-                let phase = run.phase
-                let cursorId = run.id ?? 0
-                let pageSQL: String
-                var params: [(any PostgresEncodable)?]
-                var pageLimit = pageSize
-                var remaining: Int64? = nil
-                switch phase {
-                case .unverified:
-                    pageSQL = """
-                        SELECT \(Self.pageColumns)
-                          FROM subscriptions
-                         WHERE last_verified_at IS NULL AND id > $2
-                         ORDER BY id
-                         LIMIT $3
-                        """
-                    params = [runId, cursorId, Int64(pageSize)]
-                case .revoked:
-                    pageSQL = """
-                        SELECT \(Self.pageColumns)
-                          FROM subscriptions
-                         WHERE state = 'revoked' AND id > $2
-                           AND (version IS DISTINCT FROM verified_version
-                                OR last_verified_at IS NULL OR last_verified_at < $3)
-                           AND \(Self.rejectedScheduleAllows("$5"))
-                         ORDER BY id
-                         LIMIT $4
-                        """
-                    params = [runId, cursorId, revokedRecheckBefore, Int64(pageSize), asOf]
-                case .sweep:
-                    let left = try run.remaining ?? cursors.startSweep(runId: runId, sweepDays: sweepDays)
-                    remaining = left
-                    pageLimit = Int(max(0, min(Int64(pageSize), left)))
-                    let cursorVerified = run.verifiedAt ?? Date.distantPast
-                    pageSQL = Self.sweepPageSQL
-                    params = [runId, recheckBefore, cursorVerified, cursorId, Int64(pageLimit), asOf]
-                case .window, .notification, .backfill:
-                    // The window (a cursor never holds the other two: they are not scan phases).
-                    let cursorExpires = run.expiresAt ?? Date.distantPast
-                    pageSQL = """
-                        SELECT \(Self.pageColumns)
-                          FROM subscriptions
-                         WHERE state IS DISTINCT FROM 'revoked'
-                           AND expires_at >= $2 AND expires_at <= $3
-                           AND (expires_at, id) > ($5::timestamptz, $6::bigint)
-                           AND (last_verified_at IS NULL OR last_verified_at < $4)
-                           AND \(Self.rejectedScheduleAllows("$8"))
-                         ORDER BY expires_at, id
-                         LIMIT $7
-                        """
-                    params = [runId, from, to, recheckBefore, cursorExpires, cursorId, Int64(pageSize), asOf]
-                }
-                let page = try conn.queryFirst(
-                    """
-                    WITH page AS (\(pageSQL)
-                    ), inserted AS (
-                        \(Self.insertColumns)
-                        SELECT $1, id, original_transaction_id, user_id, state, expires_at, product_id, auto_renew,
-                               subscription_group_id, '\(phase.rawValue)'
-                          FROM page
-                        ON CONFLICT (run_id, subscription_id) DO NOTHING
-                        RETURNING 1
-                    ), last AS (
-                        SELECT expires_at, last_verified_at, id FROM page
-                         ORDER BY \(Self.pageOrder(phase)) LIMIT 1
-                    )
-                    SELECT (SELECT count(*) FROM page) AS page_rows,
-                           (SELECT count(*) FROM inserted) AS inserted_rows,
-                           (SELECT expires_at FROM last) AS last_expires_at,
-                           (SELECT last_verified_at FROM last) AS last_verified_at,
-                           (SELECT id FROM last) AS last_id
-                    """,
-                    params
-                )
-                let pageRows: Int = try page?.decode("page_rows") ?? 0
-                let inserted: Int = try page?.decode("inserted_rows") ?? 0
-                remaining = remaining.map { $0 - Int64(inserted) }
-                let phaseDone = pageRows < pageLimit || (remaining.map { $0 <= 0 } ?? false)
-                let lastId: Int64? = try page?.decode("last_id", as: Int64?.self)
-                let lastExpires: Date? = try page?.decode("last_expires_at", as: Date?.self)
-                let lastVerified: Date? = try page?.decode("last_verified_at", as: Date?.self)
-                let nextPhase: DueReason
-                let completed: Bool
-                var nextCursorId: Int64? = lastId
-                var cursorExpires: Date? = phase == .window ? lastExpires : nil
-                var cursorVerified: Date? = phase == .sweep ? lastVerified : nil
-                let following = phases.firstIndex(of: phase).map { $0 + 1 }
-                    .flatMap { $0 < phases.count ? phases[$0] : nil }
-                if phaseDone, let following {
-                    nextPhase = following
-                    completed = false
-                    nextCursorId = nil
-                    cursorExpires = nil
-                    cursorVerified = nil
-                    remaining = nil
-                } else {
-                    nextPhase = phase
-                    completed = phaseDone || lastId == nil
-                }
-                if completed {
-                    try cursors.countNotDueRejected(
-                        runId: runId,
-                        asOf: asOf,
-                        from: from,
-                        to: to,
-                        recheckBefore: recheckBefore,
-                        revokedRecheckBefore: revokedRecheckBefore
-                    )
-                }
-                CrashPoints.reach("scan-page")
-                let next = ScanCursors.Due(
-                    phase: nextPhase,
-                    id: nextCursorId,
-                    expiresAt: cursorExpires,
-                    verifiedAt: cursorVerified,
-                    remaining: remaining
-                )
-                try cursors.storeDue(runId: runId, next, inserted: inserted, completed: completed)
-                return completed
-            }
-            onPage(try ScanCursors(connection: connection).dueCount(runId: runId))
-            if finished { return }
-        }
-    }
-
-    /// The keyset order of a due phase's page, descending (its last row is the cursor).
-    private static func pageOrder(_ phase: DueReason) -> String {
-        switch phase {
+    /// The keyset order of a page, descending (its first row is the cursor).
+    private static func pageOrder(_ reason: DueReason) -> String {
+        switch reason {
         case .window: return "expires_at DESC, id DESC"
         case .sweep: return "last_verified_at DESC, id DESC"
         default: return "id DESC"
         }
     }
+
+    /// The columns every page reads (the sweep's keyset needs `last_verified_at`).
+    private static let pageColumns = """
+        id, original_transaction_id, user_id, state, expires_at, product_id, auto_renew, subscription_group_id,
+        last_verified_at
+        """
+
+    // MARK: - The due scan
+
+    /// The nightly selection, phase by phase (`DueReason.duePhases`):
+    /// phase 1, rows never verified (id order, partial index subscriptions_unverified_idx);
+    /// phase 2, the expiry window (expires_at, id order, partial index subscriptions_due_idx);
+    /// phase 3, revoked rows the app changed since the reconciler verified them (`version` moved past
+    /// `verified_version`), or verified longer ago than the recheck interval (id order, partial index
+    /// subscriptions_revoked_idx): a customer can buy again after a refund.
+    /// The cursor records the phase, so a run killed mid-scan resumes in the right one (a run stored by an
+    /// older build, stopped in the window phase, goes on to the revoked phase); items are inserted
+    /// ON CONFLICT DO NOTHING, so a row in two phases is selected once.
+    /// Phases 2 and 3 leave out a row whose last verification was a rejection until its `next_check_at`
+    /// (written by the rejection, RejectedRecheckSchedule), unless the app changed the row since
+    /// (sql/005_rejected_recheck.sql). Phase 1 never sees such a row (it has been verified). When the scan
+    /// completes, the rows left out this way are counted on the run row for the report.
+    /// Phase 4, the sweep (docs/architecture.md, "The sweep"): when it starts, the run counts the verified,
+    /// non-revoked rows and stores ceil(count / sweepDays) as its quota (on the run row for the report,
+    /// and as `remaining` in the cursor); it then takes the least recently verified of them not already
+    /// selected, (last_verified_at, id) order through subscriptions_sweep_idx (sql/006_sweep.sql), still
+    /// honouring --min-recheck and the rejected schedule, until the quota is spent.
+    private func scanDue(_ bounds: DueBounds, sweepDays: Double, onPage: (Int) -> Void) throws {
+        let phases = sweepDays > 0 ? DueReason.duePhases : DueReason.duePhases.filter { $0 != .sweep }
+        try scanPages(onPage: onPage) { conn in
+            let cursors = ScanCursors(connection: conn)
+            guard let cursor = try cursors.lockDue(runId: runId) else { return true }
+            let query = try duePageQuery(after: cursor, bounds, sweepDays: sweepDays, cursors: cursors)
+            let page = try insertPage(conn, query, reason: cursor.phase)
+            let (next, completed) = Self.advance(cursor, after: page, of: query, phases: phases)
+            if completed {
+                try cursors.countNotDueRejected(
+                    runId: runId,
+                    asOf: bounds.asOf,
+                    from: bounds.from,
+                    to: bounds.to,
+                    recheckBefore: bounds.recheckBefore,
+                    revokedRecheckBefore: bounds.revokedRecheckBefore
+                )
+            }
+            CrashPoints.reach("scan-page")
+            try cursors.storeDue(runId: runId, next, inserted: page.inserted, completed: completed)
+            return completed
+        }
+    }
+
+    /// The page query of `cursor`'s phase, from its keyset cursor. The sweep's first page counts its quota
+    /// (`ScanCursors.startSweep`); its pages stop at the quota left.
+    private func duePageQuery(
+        after cursor: ScanCursors.Due,
+        _ bounds: DueBounds,
+        sweepDays: Double,
+        cursors: ScanCursors
+    ) throws -> PageQuery {
+        let cursorId = cursor.id ?? 0
+        let limit = Int64(pageSize)
+        switch cursor.phase {
+        case .unverified:
+            return PageQuery(sql: Self.unverifiedPageSQL, params: [runId, cursorId, limit], limit: pageSize)
+        case .revoked:
+            return PageQuery(
+                sql: Self.revokedPageSQL,
+                params: [runId, cursorId, bounds.revokedRecheckBefore, limit, bounds.asOf],
+                limit: pageSize
+            )
+        case .sweep:
+            let left = try cursor.remaining ?? cursors.startSweep(runId: runId, sweepDays: sweepDays)
+            let sweepLimit = max(0, min(limit, left))
+            let cursorVerified = cursor.verifiedAt ?? Date.distantPast
+            return PageQuery(
+                sql: Self.sweepPageSQL,
+                params: [runId, bounds.recheckBefore, cursorVerified, cursorId, sweepLimit, bounds.asOf],
+                limit: Int(sweepLimit),
+                remaining: left
+            )
+        case .window, .notification, .backfill:
+            // The window (a cursor never holds the other two: they are not scan phases).
+            let cursorExpires = cursor.expiresAt ?? Date.distantPast
+            return PageQuery(
+                sql: Self.windowPageSQL,
+                params: [
+                    runId, bounds.from, bounds.to, bounds.recheckBefore, cursorExpires, cursorId, limit, bounds.asOf,
+                ],
+                limit: pageSize
+            )
+        }
+    }
+
+    /// The cursor after `page`, and whether the scan is complete: a phase is done when its page came short
+    /// (or the sweep's quota is spent); the next phase then starts from its beginning, and after the last one
+    /// (or an empty page) the scan is complete.
+    private static func advance(
+        _ cursor: ScanCursors.Due,
+        after page: ScannedPage,
+        of query: PageQuery,
+        phases: [DueReason]
+    ) -> (next: ScanCursors.Due, completed: Bool) {
+        let remaining = query.remaining.map { $0 - Int64(page.inserted) }
+        let phaseDone = page.rows < query.limit || (remaining.map { $0 <= 0 } ?? false)
+        let following = phases.firstIndex(of: cursor.phase).map { $0 + 1 }
+            .flatMap { $0 < phases.count ? phases[$0] : nil }
+        if phaseDone, let following {
+            return (ScanCursors.Due(phase: following), false)
+        }
+        let next = ScanCursors.Due(
+            phase: cursor.phase,
+            id: page.lastId,
+            expiresAt: cursor.phase == .window ? page.lastExpiresAt : nil,
+            verifiedAt: cursor.phase == .sweep ? page.lastVerifiedAt : nil,
+            remaining: remaining
+        )
+        return (next, phaseDone || page.lastId == nil)
+    }
+
+    /// A page of the unverified phase: $2 keyset cursor (id), $3 limit.
+    private static let unverifiedPageSQL = """
+        SELECT \(pageColumns)
+          FROM subscriptions
+         WHERE last_verified_at IS NULL AND id > $2
+         ORDER BY id
+         LIMIT $3
+        """
+
+    /// A page of the revoked phase: $2 keyset cursor (id), $3 recheck bound, $4 limit, $5 as-of.
+    private static let revokedPageSQL = """
+        SELECT \(pageColumns)
+          FROM subscriptions
+         WHERE state = 'revoked' AND id > $2
+           AND (version IS DISTINCT FROM verified_version
+                OR last_verified_at IS NULL OR last_verified_at < $3)
+           AND \(rejectedScheduleAllows("$5"))
+         ORDER BY id
+         LIMIT $4
+        """
+
+    /// A page of the window: $2/$3 the window, $4 --min-recheck bound, $5/$6 keyset cursor (expires_at, id),
+    /// $7 limit, $8 as-of.
+    private static let windowPageSQL = """
+        SELECT \(pageColumns)
+          FROM subscriptions
+         WHERE state IS DISTINCT FROM 'revoked'
+           AND expires_at >= $2 AND expires_at <= $3
+           AND (expires_at, id) > ($5::timestamptz, $6::bigint)
+           AND (last_verified_at IS NULL OR last_verified_at < $4)
+           AND \(rejectedScheduleAllows("$8"))
+         ORDER BY expires_at, id
+         LIMIT $7
+        """
 
     /// A page of the sweep: $1 run, $2 --min-recheck bound, $3/$4 keyset cursor (last_verified_at, id),
     /// $5 limit, $6 as-of. Rows the run already selected are skipped, so the quota counts new items only.
@@ -267,25 +338,51 @@ public struct RunScanner {
         "NOT EXISTS (SELECT 1 FROM reconciliation_items i WHERE i.run_id = \(runParam) AND i.subscription_id = s.id OFFSET 0)"
     }
 
+    // MARK: - The backfill scan
+
     /// Backfill: the filters of `BackfillFilter`, keyset on id. Explicit id lists are checked first:
     /// ids with no subscription are an error naming them (nothing is selected then).
     private func scanBackfill(_ filter: BackfillFilter, onPage: (Int) -> Void) throws {
-        if let ids = filter.originalTransactionIds {
-            let known = try connection.query(
-                "SELECT original_transaction_id FROM subscriptions WHERE original_transaction_id = ANY($1::text[])",
-                [ids.map { Optional($0) }]
+        if let ids = filter.originalTransactionIds { try requireSubscriptions(ids, idsFile: filter.idsFile) }
+        let query = backfillPageQuery(filter)
+        try scanPages(onPage: onPage) { conn in
+            let cursors = ScanCursors(connection: conn)
+            guard let cursor = try cursors.lockBackfill(runId: runId) else { return true }
+            var fromCursor = query
+            fromCursor.params[fromCursor.params.count - 1] = cursor.id ?? 0
+            let page = try insertPage(conn, fromCursor, reason: .backfill)
+            let done = page.rows < query.limit
+            CrashPoints.reach("scan-page")
+            try cursors.storeBackfill(
+                runId: runId,
+                ScanCursors.Backfill(id: page.lastId),
+                inserted: page.inserted,
+                completed: done
             )
-            let knownSet = Set(try known.map { try $0.decode("original_transaction_id", as: String.self) })
-            let unknown = ids.filter { !knownSet.contains($0) }
-            if !unknown.isEmpty {
-                let shown = unknown.prefix(20).joined(separator: ", ")
-                let more = unknown.count > 20 ? " and \(unknown.count - 20) more" : ""
-                throw UsageError(
-                    "\(unknown.count) original_transaction_id(s) have no subscription row: \(shown)\(more)"
-                        + (filter.idsFile.map { " (from \($0) or the command line)" } ?? "")
-                )
-            }
+            return done
         }
+    }
+
+    /// Throws a `UsageError` naming the first 20 of `ids` that have no subscription row.
+    private func requireSubscriptions(_ ids: [String], idsFile: String?) throws {
+        let known = try connection.query(
+            "SELECT original_transaction_id FROM subscriptions WHERE original_transaction_id = ANY($1::text[])",
+            [ids.map { Optional($0) }]
+        )
+        let knownSet = Set(try known.map { try $0.decode("original_transaction_id", as: String.self) })
+        let unknown = ids.filter { !knownSet.contains($0) }
+        guard !unknown.isEmpty else { return }
+        let shown = unknown.prefix(20).joined(separator: ", ")
+        let more = unknown.count > 20 ? " and \(unknown.count - 20) more" : ""
+        throw UsageError(
+            "\(unknown.count) original_transaction_id(s) have no subscription row: \(shown)\(more)"
+                + (idsFile.map { " (from \($0) or the command line)" } ?? "")
+        )
+    }
+
+    /// A backfill's page query: every filter given (AND), keyset on id; its last parameter is the cursor,
+    /// set for each page.
+    private func backfillPageQuery(_ filter: BackfillFilter) -> PageQuery {
         var conditions: [String] = []
         var params: [(any PostgresEncodable)?] = [runId]
         func add(_ value: any PostgresEncodable, _ sql: (String) -> String) {
@@ -300,59 +397,21 @@ public struct RunScanner {
         if let from = filter.expiresFrom { add(from) { "expires_at >= \($0)" } }
         if let to = filter.expiresTo { add(to) { "expires_at < \($0)" } }
         if let states = filter.states {
-            let wantsUnknown = states.contains("unknown")
-            let named = states.filter { $0 != "unknown" }
-            params.append(named.map { Optional($0) })
-            conditions.append("(state = ANY($\(params.count)::text[])" + (wantsUnknown ? " OR state IS NULL)" : ")"))
+            let orUnknown = states.contains("unknown") ? " OR state IS NULL" : ""
+            add(states.filter { $0 != "unknown" }.map { Optional($0) }) { "(state = ANY(\($0)::text[])\(orUnknown))" }
         }
         let whereSQL = conditions.isEmpty ? "" : " AND " + conditions.joined(separator: " AND ")
         params.append(Int64(pageSize))
         let limitParam = "$\(params.count)"
         params.append(Int64(0))
         let cursorParam = "$\(params.count)"
-        while true {
-            let finished: Bool = try connection.transaction { conn in
-                let cursors = ScanCursors(connection: conn)
-                guard let run = try cursors.lockBackfill(runId: runId) else { return true }
-                var p = params
-                p[p.count - 1] = run.id ?? 0
-                let page = try conn.queryFirst(
-                    """
-                    WITH page AS (
-                        SELECT id, original_transaction_id, user_id, state, expires_at, product_id, auto_renew,
-                               subscription_group_id
-                          FROM subscriptions
-                         WHERE id > \(cursorParam)\(whereSQL)
-                         ORDER BY id
-                         LIMIT \(limitParam)
-                    ), inserted AS (
-                        \(Self.insertColumns)
-                        SELECT $1, id, original_transaction_id, user_id, state, expires_at, product_id, auto_renew,
-                               subscription_group_id, 'backfill'
-                          FROM page
-                        ON CONFLICT (run_id, subscription_id) DO NOTHING
-                        RETURNING 1
-                    )
-                    SELECT (SELECT count(*) FROM page) AS page_rows, (SELECT count(*) FROM inserted) AS inserted_rows,
-                           (SELECT max(id) FROM page) AS last_id
-                    """,
-                    p
-                )
-                let pageRows: Int = try page?.decode("page_rows") ?? 0
-                let inserted: Int = try page?.decode("inserted_rows") ?? 0
-                let done = pageRows < pageSize
-                let lastId: Int64? = try page?.decode("last_id", as: Int64?.self)
-                CrashPoints.reach("scan-page")
-                try cursors.storeBackfill(
-                    runId: runId,
-                    ScanCursors.Backfill(id: lastId),
-                    inserted: inserted,
-                    completed: done
-                )
-                return done
-            }
-            onPage(try ScanCursors(connection: connection).dueCount(runId: runId))
-            if finished { return }
-        }
+        let sql = """
+            SELECT \(Self.pageColumns)
+              FROM subscriptions
+             WHERE id > \(cursorParam)\(whereSQL)
+             ORDER BY id
+             LIMIT \(limitParam)
+            """
+        return PageQuery(sql: sql, params: params, limit: pageSize)
     }
 }

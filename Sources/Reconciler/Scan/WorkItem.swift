@@ -12,7 +12,7 @@ public struct WorkItem: Sendable {
     public let receipt: String
     public let subscriptionGroupId: String?
     /// False when the subscription row was deleted after the run selected it.
-    public let rowExists: Bool
+    public var rowExists = true
     /// The subscription's ledger as stored (App Store Server API runs only: the evidence beside what Apple
     /// sends now, so later nights read only new history).
     public var ledger: [ReceiptTransaction] = []
@@ -24,20 +24,4 @@ public struct WorkItem: Sendable {
     /// The digest of the ledger the reconciler last wrote for it (`subscriptions.ledger_digest`, `LedgerDigest`):
     /// when the new decision's ledger has the same, none of its rows is sent again.
     public var storedLedgerDigest: String? = nil
-
-    public init(
-        subscriptionId: Int64,
-        version: Int64,
-        stored: StoredSubscription,
-        receipt: String,
-        subscriptionGroupId: String?,
-        rowExists: Bool = true
-    ) {
-        self.subscriptionId = subscriptionId
-        self.version = version
-        self.stored = stored
-        self.receipt = receipt
-        self.subscriptionGroupId = subscriptionGroupId
-        self.rowExists = rowExists
-    }
 }

@@ -17,46 +17,86 @@ enum TrendsHTML {
         TrendsCSV.amount(milliunits, currency)
     }
 
-    static func render(rows: [TrendRow], days: Int) -> String {
-        let dates = Array(Set(rows.map(\.date))).sorted()
-        let byDate = Dictionary(grouping: rows, by: \.date)
-        let currencies = Array(Set(rows.map(\.currency).filter { !$0.isEmpty })).sorted()
-        let latest = dates.last.map { byDate[$0] ?? [] } ?? []
-        func total(_ date: String, _ value: (TrendRow) -> Int) -> Int { (byDate[date] ?? []).map(value).reduce(0, +) }
+    /// The snapshot rows by day, and the currencies priced in them.
+    private struct Days {
+        let dates: [String]
+        let byDate: [String: [TrendRow]]
+        let currencies: [String]
 
-        var html = """
-            <!DOCTYPE html>
-            <html lang="en">
-            <head>
-            <meta charset="utf-8">
-            <meta name="viewport" content="width=device-width, initial-scale=1">
-            <title>Subscription trends (\(e(dates.first ?? "no snapshots")) to \(e(dates.last ?? "")))</title>
-            <style>\(ReportHTML.css)</style>
-            </head>
-            <body>
+        init(_ rows: [TrendRow]) {
+            dates = Array(Set(rows.map(\.date))).sorted()
+            byDate = Dictionary(grouping: rows, by: \.date)
+            currencies = Array(Set(rows.map(\.currency).filter { !$0.isEmpty })).sorted()
+        }
+
+        /// The rows of the latest day.
+        var latest: [TrendRow] { dates.last.map { rows(of: $0) } ?? [] }
+
+        /// The last `recentDays` days.
+        var recent: [String] { Array(dates.suffix(recentDays)) }
+
+        func rows(of date: String) -> [TrendRow] { byDate[date] ?? [] }
+
+        func rows(of date: String, in currency: String) -> [TrendRow] {
+            rows(of: date).filter { $0.currency == currency }
+        }
+
+        /// `value` summed over the rows of `date`, every currency.
+        func total(_ date: String, _ value: (TrendRow) -> Int) -> Int { rows(of: date).map(value).reduce(0, +) }
+    }
+
+    static func render(rows: [TrendRow], days: Int) -> String {
+        let trend = Days(rows)
+        return header(trend, days: days) + latestSection(trend) + statesSection(trend) + mrrSection(trend)
+            + flowsSection(trend) + movementSection(trend) + latestTable(trend.latest)
+                + """
+                <footer>Written by renewal-reconciler from trend_snapshots. Every figure, its source and what a rebuild \
+                can recompute: docs/reports.md, "Trends across nights". trends.csv holds every row of these days.</footer>
+                </body>
+                </html>
+
+                """
+    }
+
+    /// The document's start, the title and what the page covers.
+    private static func header(_ trend: Days, days: Int) -> String {
+        let dates = trend.dates
+        return ReportHTML.documentStart(
+            title: "Subscription trends (\(dates.first ?? "no snapshots") to \(dates.last ?? ""))"
+        )
+            + """
             <h1>Subscription trends</h1>
             <p class="meta">Daily snapshots of the last \(days) days: \(dates.count) day(s) with a snapshot\
             \(dates.isEmpty ? "" : ", \(e(dates.first!)) to \(e(dates.last!))") (UTC). One snapshot per day, \
             taken after the day's last completed run. Amounts in different currencies are never added together.</p>
 
             """
-        html += "<section><h2>Latest day\(dates.last.map { " (\(e($0)))" } ?? "")</h2><div class=\"headline\">\n"
-        let cards: [(String, Int)] = [
-            ("active", latest.map(\.active).reduce(0, +)), ("grace period", latest.map(\.gracePeriod).reduce(0, +)),
-            ("billing retry", latest.map(\.billingRetry).reduce(0, +)),
-            ("in trial", latest.map(\.inTrial).reduce(0, +)),
-            ("in intro offer", latest.map(\.inIntroOffer).reduce(0, +)),
+    }
+
+    /// The latest day's headline: a card per state counted, then the MRR of each currency.
+    private static func latestSection(_ trend: Days) -> String {
+        let latest = trend.latest
+        var html =
+            "<section><h2>Latest day\(trend.dates.last.map { " (\(e($0)))" } ?? "")</h2><div class=\"headline\">\n"
+        let cards: [(label: String, value: (TrendRow) -> Int)] = [
+            ("active", \.active), ("grace period", \.gracePeriod), ("billing retry", \.billingRetry),
+            ("in trial", \.inTrial), ("in intro offer", \.inIntroOffer),
         ]
-        for (label, value) in cards {
-            html += "<div class=\"card\"><div class=\"num\">\(value)</div><div class=\"lbl\">\(e(label))</div></div>\n"
+        for card in cards {
+            let value = latest.map(card.value).reduce(0, +)
+            html +=
+                "<div class=\"card\"><div class=\"num\">\(value)</div><div class=\"lbl\">\(e(card.label))</div></div>\n"
         }
-        for currency in currencies {
+        for currency in trend.currencies {
             let mrr = latest.filter { $0.currency == currency }.compactMap(\.mrr).reduce(0, +)
             html += "<div class=\"card\"><div class=\"num\">\(e(amount(mrr, currency)))</div>"
             html += "<div class=\"lbl\">MRR \(e(currency))</div></div>\n"
         }
-        html += "</div></section>\n"
+        return html + "</div></section>\n"
+    }
 
+    /// The chart of subscriptions by state, a point a day.
+    private static func statesSection(_ trend: Days) -> String {
         let stateSeries: [(String, String, (TrendRow) -> Int)] = [
             ("active", "#2e7d32", \.active), ("grace period", "#f9a825", \.gracePeriod),
             ("billing retry", "#ef6c00", \.billingRetry), ("in trial", "#1565c0", \.inTrial),
@@ -64,42 +104,43 @@ enum TrendsHTML {
         let states = SVGLineChart(
             id: "chart-trend-states",
             title: "Subscriptions by state",
-            labels: dates,
+            labels: trend.dates,
             series: stateSeries.map { name, color, value in
-                .init(name: name, color: color, values: dates.map { Double(total($0, value)) })
+                .init(name: name, color: color, values: trend.dates.map { Double(trend.total($0, value)) })
             },
             axisLabel: { String(Int($0.rounded())) }
         )
-        html += "<section><h2>Subscriptions by state</h2><figure>\(states.render())</figure></section>\n"
+        return "<section><h2>Subscriptions by state</h2><figure>\(states.render())</figure></section>\n"
+    }
 
-        html += "<section><h2>MRR per currency</h2>\n"
+    /// A chart of MRR per currency (a day without a priced row has no point).
+    private static func mrrSection(_ trend: Days) -> String {
+        var html = "<section><h2>MRR per currency</h2>\n"
         html += "<p class=\"note\">Monthly recurring revenue: each active or grace-period, auto-renewing, paid "
         html += "subscription's current price normalised to a month. Subscriptions without a usable price are "
         html += "counted in the tables (currency \"unpriced\") and never in an amount.</p>\n"
-        if currencies.isEmpty { html += "<p class=\"note\">No priced subscriptions in these days.</p>\n" }
-        for currency in currencies {
+        if trend.currencies.isEmpty { html += "<p class=\"note\">No priced subscriptions in these days.</p>\n" }
+        for currency in trend.currencies {
             let digits = CurrencyFormat.minorUnitDigits(currency)
+            let values = trend.dates.map { date -> Double? in
+                let amounts = trend.rows(of: date, in: currency).compactMap(\.mrr)
+                return amounts.isEmpty ? nil : Double(amounts.reduce(0, +)) / 1000
+            }
             let chart = SVGLineChart(
                 id: "chart-trend-mrr-\(currency)",
                 title: "MRR (\(currency))",
-                labels: dates,
-                series: [
-                    .init(
-                        name: "MRR \(currency)",
-                        color: "#1565c0",
-                        values: dates.map { date in
-                            let amounts = (byDate[date] ?? []).filter { $0.currency == currency }.compactMap(\.mrr)
-                            return amounts.isEmpty ? nil : Double(amounts.reduce(0, +)) / 1000
-                        }
-                    )
-                ],
+                labels: trend.dates,
+                series: [.init(name: "MRR \(currency)", color: "#1565c0", values: values)],
                 axisLabel: { String(format: "%.\(digits)f", $0) }
             )
             html += "<h3>\(e(currency))</h3><figure>\(chart.render())</figure>\n"
         }
-        html += "</section>\n"
+        return html + "</section>\n"
+    }
 
-        let recent = Array(dates.suffix(recentDays))
+    /// The bar chart of subscriptions moving per recent day.
+    private static func flowsSection(_ trend: Days) -> String {
+        let recent = trend.recent
         let flowSeries: [(String, String, (TrendRow) -> Int)] = [
             ("new", "#2e7d32", \.newSubscriptions), ("reactivated", "#00897b", \.reactivated),
             ("trial conversions", "#1565c0", \.trialConversions), ("lapsed", "#f9a825", \.lapsed),
@@ -109,16 +150,21 @@ enum TrendsHTML {
             id: "chart-trend-flows",
             title: "Subscriptions moving, per day",
             series: flowSeries.map { SVGBarChart.Series(name: $0.0, color: $0.1) },
-            rows: recent.map { date in SVGBarChart.Row(label: date, values: flowSeries.map { total(date, $0.2) }) }
+            rows: recent.map { date in
+                SVGBarChart.Row(label: date, values: flowSeries.map { trend.total(date, $0.2) })
+            }
         )
-        html += "<section><h2>Subscriptions moving (last \(recent.count) day(s))</h2><figure>\(flows.render())</figure>"
-        html += "</section>\n"
+        return "<section><h2>Subscriptions moving (last \(recent.count) day(s))</h2><figure>\(flows.render())</figure>"
+            + "</section>\n"
+    }
 
-        html += "<section class=\"rows\"><h2>MRR movement per currency (last \(recent.count) day(s))</h2>\n"
+    /// MRR and its movement per recent day and currency, a row for each with snapshot rows.
+    private static func movementSection(_ trend: Days) -> String {
+        let recent = trend.recent
         var movement: [[String]] = []
         for date in recent {
-            for currency in currencies {
-                let group = (byDate[date] ?? []).filter { $0.currency == currency }
+            for currency in trend.currencies {
+                let group = trend.rows(of: date, in: currency)
                 guard !group.isEmpty else { continue }
                 func sum(_ value: (TrendRow) -> Int64?) -> String {
                     amount(group.compactMap(value).reduce(0, +), currency)
@@ -129,15 +175,17 @@ enum TrendsHTML {
                 ])
             }
         }
-        html += ReportHTML.table(
-            columns: ["date", "currency", "MRR", "new", "expansion", "contraction", "churn"],
-            rows: movement,
-            numericFrom: 2
-        )
-        html += "</section>\n"
+        return "<section class=\"rows\"><h2>MRR movement per currency (last \(recent.count) day(s))</h2>\n"
+            + ReportHTML.table(
+                columns: ["date", "currency", "MRR", "new", "expansion", "contraction", "churn"],
+                rows: movement,
+                numericFrom: 2
+            ) + "</section>\n"
+    }
 
-        html += "<section class=\"rows\"><h2>Latest day per app, product and currency</h2><div class=\"scroll\">\n"
-        html += ReportHTML.table(
+    /// Every row of the latest day.
+    private static func latestTable(_ latest: [TrendRow]) -> String {
+        let table = ReportHTML.table(
             columns: [
                 "app", "product", "currency", "active", "grace", "retry", "trial", "intro", "new", "renewed", "lapsed",
                 "churned", "refunded", "reactivated", "trial conv.", "MRR", "MRR source",
@@ -153,14 +201,7 @@ enum TrendsHTML {
             numericFrom: 3,
             small: true
         )
-        html += "</div></section>\n"
-        html += """
-            <footer>Written by renewal-reconciler from trend_snapshots. Every figure, its source and what a rebuild \
-            can recompute: docs/reports.md, "Trends across nights". trends.csv holds every row of these days.</footer>
-            </body>
-            </html>
-
-            """
-        return html
+        return "<section class=\"rows\"><h2>Latest day per app, product and currency</h2><div class=\"scroll\">\n"
+            + table + "</div></section>\n"
     }
 }
