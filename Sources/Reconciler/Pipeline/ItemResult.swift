@@ -46,14 +46,6 @@ public struct ItemResult: Sendable {
     /// HTTP requests made for this item (switches and retries included).
     public let attempts: Int
 
-    public init(item: WorkItem, kind: Kind, environment: AppleEnvironment?, appleStatus: Int?, attempts: Int) {
-        self.item = item
-        self.kind = kind
-        self.environment = environment
-        self.appleStatus = appleStatus
-        self.attempts = attempts
-    }
-
     public var outcome: ItemOutcome {
         switch kind {
         case .decided(let decision): return ItemOutcome(decision.outcome)

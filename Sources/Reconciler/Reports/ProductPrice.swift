@@ -18,21 +18,4 @@ public struct ProductPrice: Sendable, Equatable {
     public var introPrice: Decimal?
     public var subscriptionGroupId: String?
 
-    public init(
-        productId: String,
-        currency: String,
-        price: Decimal,
-        period: String,
-        displayName: String? = nil,
-        introPrice: Decimal? = nil,
-        subscriptionGroupId: String? = nil
-    ) {
-        self.productId = productId
-        self.currency = currency
-        self.price = price
-        self.period = period
-        self.displayName = displayName
-        self.introPrice = introPrice
-        self.subscriptionGroupId = subscriptionGroupId
-    }
 }

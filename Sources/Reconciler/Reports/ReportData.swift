@@ -8,23 +8,8 @@ public struct ReportData: Sendable, Equatable {
     public var transactions: [ReportTransaction]
     public var prices: [ProductPrice]
     /// App Store Server Notifications first seen in the run.
-    public var notifications: ReportNotifications
+    public var notifications = ReportNotifications()
     /// How money is estimated and converted (command-line flags).
-    public var moneyOptions: ReportMoneyOptions
+    public var moneyOptions = ReportMoneyOptions()
 
-    public init(
-        run: ReportRun,
-        items: [ReportItem],
-        transactions: [ReportTransaction],
-        prices: [ProductPrice],
-        notifications: ReportNotifications = ReportNotifications(),
-        moneyOptions: ReportMoneyOptions = ReportMoneyOptions()
-    ) {
-        self.run = run
-        self.items = items
-        self.transactions = transactions
-        self.prices = prices
-        self.notifications = notifications
-        self.moneyOptions = moneyOptions
-    }
 }

@@ -5,7 +5,7 @@ public struct ReportItem: Sendable, Equatable {
     public var subscriptionId: Int64
     public var originalTransactionId: String
     /// `pending` or `done`.
-    public var status: String
+    public var status = "done"
     /// One of `ReportOutcome.all`, or nil while pending.
     public var outcome: String?
     public var userId: String?
@@ -21,74 +21,22 @@ public struct ReportItem: Sendable, Equatable {
     public var autoRenewProductId: String?
     public var environment: String?
     public var appleStatus: Int?
-    public var attempts: Int
+    public var attempts = 0
     public var reason: String?
     /// The subscription's latest known ledger transaction (up to the new expiry) was a free trial:
     /// used by the trial-conversion chart to count trials that lapsed.
-    public var lastTransactionWasTrial: Bool
+    public var lastTransactionWasTrial = false
     /// Same for an introductory offer.
-    public var lastTransactionWasIntroOffer: Bool
+    public var lastTransactionWasIntroOffer = false
     /// Apple's answer put the expiry earlier than the stored one (refund, upgrade, or a date the app stored
     /// wrongly); `reason` says why.
-    public var expiryMovedBackwards: Bool
+    public var expiryMovedBackwards = false
     /// Why the run selected it (`reconciliation_items.due_reason`: `unverified`, `window`, `revoked`,
     /// `sweep`, `notification`, `backfill`); nil for items of older runs.
     public var dueReason: String?
     /// The subscription row's `bundle_id` as it is now (the app the run reconciled it for); nil when the row has
     /// none or is gone.
     public var bundleId: String?
-
-    public init(
-        subscriptionId: Int64,
-        originalTransactionId: String,
-        status: String = "done",
-        outcome: String?,
-        userId: String? = nil,
-        previousState: String? = nil,
-        newState: String? = nil,
-        previousExpiresAt: Date? = nil,
-        newExpiresAt: Date? = nil,
-        previousProductId: String? = nil,
-        productId: String? = nil,
-        subscriptionGroupId: String? = nil,
-        autoRenew: Bool? = nil,
-        previousAutoRenew: Bool? = nil,
-        autoRenewProductId: String? = nil,
-        environment: String? = nil,
-        appleStatus: Int? = nil,
-        attempts: Int = 0,
-        reason: String? = nil,
-        lastTransactionWasTrial: Bool = false,
-        lastTransactionWasIntroOffer: Bool = false,
-        expiryMovedBackwards: Bool = false,
-        dueReason: String? = nil,
-        bundleId: String? = nil
-    ) {
-        self.subscriptionId = subscriptionId
-        self.originalTransactionId = originalTransactionId
-        self.status = status
-        self.outcome = outcome
-        self.userId = userId
-        self.previousState = previousState
-        self.newState = newState
-        self.previousExpiresAt = previousExpiresAt
-        self.newExpiresAt = newExpiresAt
-        self.previousProductId = previousProductId
-        self.productId = productId
-        self.subscriptionGroupId = subscriptionGroupId
-        self.autoRenew = autoRenew
-        self.previousAutoRenew = previousAutoRenew
-        self.autoRenewProductId = autoRenewProductId
-        self.environment = environment
-        self.appleStatus = appleStatus
-        self.attempts = attempts
-        self.reason = reason
-        self.lastTransactionWasTrial = lastTransactionWasTrial
-        self.lastTransactionWasIntroOffer = lastTransactionWasIntroOffer
-        self.expiryMovedBackwards = expiryMovedBackwards
-        self.dueReason = dueReason
-        self.bundleId = bundleId
-    }
 
     /// The item ended as `unresolved`, `rejected` or `conflict`: it belongs in errors.csv.
     public var isError: Bool { outcome.map(ReportOutcome.errors.contains) ?? false }

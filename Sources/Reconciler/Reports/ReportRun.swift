@@ -41,48 +41,6 @@ public struct ReportRun: Sendable, Equatable {
     /// named none. The metrics file keeps a series per configured app only (docs/reports.md, "Metrics file").
     public var configuredApps: [String]?
 
-    public init(
-        id: Int64,
-        mode: String,
-        dryRun: Bool,
-        status: String,
-        asOf: Date,
-        startedAt: Date,
-        finishedAt: Date?,
-        dueCount: Int,
-        doneCount: Int,
-        unresolvedCount: Int,
-        exitCode: Int?,
-        appleStats: AppleRequestStats,
-        notDueRejected: Int? = nil,
-        notDueRejectedNext: Date? = nil,
-        sweepEligible: Int? = nil,
-        sweepQuota: Int? = nil,
-        periodStart: Date? = nil,
-        periodPreviousRunId: Int64? = nil,
-        periodScanFromRunId: Int64 = 0
-    ) {
-        self.id = id
-        self.mode = mode
-        self.dryRun = dryRun
-        self.status = status
-        self.asOf = asOf
-        self.startedAt = startedAt
-        self.finishedAt = finishedAt
-        self.dueCount = dueCount
-        self.doneCount = doneCount
-        self.unresolvedCount = unresolvedCount
-        self.exitCode = exitCode
-        self.appleStats = appleStats
-        self.notDueRejected = notDueRejected
-        self.notDueRejectedNext = notDueRejectedNext
-        self.sweepEligible = sweepEligible
-        self.sweepQuota = sweepQuota
-        self.periodStart = periodStart
-        self.periodPreviousRunId = periodPreviousRunId
-        self.periodScanFromRunId = periodScanFromRunId
-    }
-
     /// The report's period, when its start is known.
     public var period: ReportPeriod? {
         periodStart.map { ReportPeriod(start: $0, end: asOf, previousRunId: periodPreviousRunId) }

@@ -1,6 +1,7 @@
 import Foundation
-import Reconciler
 import Testing
+
+@testable import Reconciler
 
 /// The price catalog file of `products import`: good rows load, and every bad input names the file, the line and
 /// the column, and loads nothing (docs/operations.md, "The price catalog").

@@ -1,6 +1,7 @@
 import Foundation
-import Reconciler
 import Testing
+
+@testable import Reconciler
 
 /// How a verifyReceipt transaction is priced with the catalog (docs/reports.md, "Money from the catalog"): the
 /// subscription's currency chooses the row, the intro price applies during an introductory offer, and what cannot

@@ -1,8 +1,9 @@
 import Foundation
 import Postgres
-import Reconciler
 import TestSupport
 import Testing
+
+@testable import Reconciler
 
 /// Reports built from a real PostgreSQL: a run with every outcome, ledger rows, a partial price catalog
 /// and a dry run, inserted with plain SQL, then generated and compared with the database.

@@ -1,8 +1,9 @@
 import Foundation
 import Postgres
 import ReceiptDomain
-import Reconciler
 import Testing
+
+@testable import Reconciler
 
 /// The rejected schedule (sql/005_rejected_recheck.sql): a row whose last verification was a rejection is
 /// left out of the nightly scan until its next_check_at (1, 2, 4, ... days beyond --min-recheck, widening

@@ -1,5 +1,6 @@
 import Foundation
-import Reconciler
+
+@testable import Reconciler
 
 /// A run with one item per outcome (plus a pending one), ledger rows of every kind, and a partial
 /// price catalog: shared by the report tests (pure and DB-backed) so both check the same scenario.

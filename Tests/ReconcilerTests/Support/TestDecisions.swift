@@ -1,6 +1,7 @@
 import Foundation
 import ReceiptDomain
-import Reconciler
+
+@testable import Reconciler
 
 /// Decisions and item results built by hand, to hand RunStore exactly the values a test needs (values the
 /// domain would refuse included: the store is the second line of defence).
