@@ -103,17 +103,14 @@ struct BackfillCommand: ParsableCommand {
                 throw UsageError("--all selects everything: do not combine it with other filters")
             }
             let apps = try pipeline.runApps()
-            let request = ReconciliationRunner.Request(
+            var request = ReconciliationRunner.Request(
                 mode: .backfill,
                 selection: .backfill(filter),
                 options: pipeline.runOptions(),
-                apps: apps.apps,
-                appsFile: apps.file,
-                notificationsLookback: pipeline.notificationsLookback.seconds,
-                now: pipeline.asOf,
-                resume: nil,
-                progressStyle: ProgressReporter.style(forTerminalOr: .lines(interval: .seconds(10)))
+                apps: apps.apps
             )
+            request.appsFile = apps.file
+            request.progressStyle = ProgressReporter.style(forTerminalOr: .lines(interval: .seconds(10)))
             try executeRun(request, database: database, pipeline: pipeline, money: money)
         }
     }

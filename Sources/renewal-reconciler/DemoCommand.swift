@@ -220,12 +220,11 @@ struct DemoCommand: ParsableCommand {
             mode: .demo,
             selection: .due(lookaheadSeconds: 86_400, lookbackSeconds: 62 * 86_400, minRecheckSeconds: 20 * 3600),
             options: options,
-            apps: [app],
-            now: asOf,
-            resume: nil,
-            progressStyle: ProgressReporter.style(forTerminalOr: .lines(interval: .seconds(5))),
-            reportDirectory: reportDir
+            apps: [app]
         )
+        request.now = asOf
+        request.progressStyle = ProgressReporter.style(forTerminalOr: .lines(interval: .seconds(5)))
+        request.reportDirectory = reportDir
         request.moneyOptions = try money.moneyOptions()
         let summary = try ReconciliationRunner(connectionString: url, logger: logger).run(request)
         let conn = try PostgresConnection(url)

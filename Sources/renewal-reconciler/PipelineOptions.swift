@@ -288,7 +288,7 @@ struct PipelineOptions: ParsableArguments {
             return AppDefinition(bundleId: serverAPI.api.bundleId, credentials: .serverAPI(serverAPI))
         }
         let (apple, bundle) = try appleConfiguration()
-        return AppDefinition(bundleId: bundle, credentials: .verifyReceipt(apple), notificationKey: serverAPI)
+        return AppDefinition(bundleId: bundle, credentials: .verifyReceipt(apple, notifications: serverAPI))
     }
 
     /// verifyReceipt's settings and the app's bundle id (required: receipts of other apps must be rejected).

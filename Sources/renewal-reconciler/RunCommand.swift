@@ -188,13 +188,11 @@ struct RunCommand: ParsableCommand {
                     sweepDays: Double(sweepDays)
                 ),
                 options: pipeline.runOptions(),
-                apps: apps.apps,
-                appsFile: apps.file,
-                notificationsLookback: pipeline.notificationsLookback.seconds,
-                now: pipeline.asOf,
-                resume: resume ? .some(runId) : nil,
-                progressStyle: ProgressReporter.style(forTerminalOr: .quiet)
+                apps: apps.apps
             )
+            request.appsFile = apps.file
+            request.resume = resume ? .some(runId) : nil
+            request.progressStyle = ProgressReporter.style(forTerminalOr: .quiet)
             if worker {
                 request.worker = WorkerSettings(
                     heartbeatSeconds: heartbeat.seconds,
@@ -217,6 +215,8 @@ func executeRun(
     let url = try database.connectionString()
     let logger = Logger(label: "renewal-reconciler")
     var request = request
+    request.notificationsLookback = pipeline.notificationsLookback.seconds
+    request.now = pipeline.asOf
     // Checked before anything is asked of Apple: a missing or unusable CA file is exit 78.
     request.caFile = try HTTPSCAFileConfiguration.load(flag: pipeline.caFile)
     request.reportDirectory = pipeline.reportDir

@@ -3,8 +3,19 @@
 /// from complete, checked settings (`AppleConfiguration.load`, `ServerAPISettings.load`), so a run never meets an app
 /// it cannot ask.
 public enum AppCredentials: Sendable {
-    case verifyReceipt(AppleConfiguration)
+    /// verifyReceipt with the shared secret; `notifications`: an In-App Purchase key configured beside it (the one app
+    /// of the environment), whose notification history the run reads first.
+    case verifyReceipt(AppleConfiguration, notifications: ServerAPISettings? = nil)
     case serverAPI(ServerAPISettings)
+
+    /// The key whose notification history the run reads before the scan: a Server API app's own, or the key
+    /// configured beside a verifyReceipt app's shared secret.
+    public var notificationSettings: ServerAPISettings? {
+        switch self {
+        case .verifyReceipt(_, let key): return key
+        case .serverAPI(let settings): return settings
+        }
+    }
 
     /// The source these credentials ask Apple through.
     public var source: AppleSourceKind {

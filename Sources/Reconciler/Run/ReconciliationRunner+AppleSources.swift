@@ -119,7 +119,7 @@ extension ReconciliationRunner {
                 logger: logger,
                 now: now
             )
-        case .verifyReceipt(let apple):
+        case .verifyReceipt(let apple, _):
             let endpoints = VerifyReceiptEndpoints(
                 production: apple.productionURL,
                 sandbox: apple.sandboxURL,

@@ -12,12 +12,12 @@ extension ReconciliationRunner {
         /// `--apps FILE`, when the apps came from one (stored with the run: `--resume` needs the same file).
         public var appsFile: String?
         /// How far back the first read of notification history looks (`--notifications-lookback`).
-        public var notificationsLookback: TimeInterval
+        public var notificationsLookback: TimeInterval = 7 * 86_400
         /// `--now`: fixes "as of" (and the decision clock) for tests and reproductions.
         public var now: Date?
         /// `--resume [RUN_ID]`: `.some(nil)` resumes the latest interrupted run.
-        public var resume: Int64??
-        public var progressStyle: ProgressReporter.Style
+        public var resume: Int64?? = nil
+        public var progressStyle: ProgressReporter.Style = .quiet
         /// Where the run's report folder goes (`--report-dir`), nil for none.
         public var reportDirectory: String?
         /// `--metrics-file`: Prometheus text for node_exporter, written with the report.
@@ -31,28 +31,9 @@ extension ReconciliationRunner {
         /// (docs/architecture.md, "Workers"); nil for a one-process run.
         public var worker: WorkerSettings?
 
-        public init(
-            mode: Mode,
-            selection: Selection,
-            options: RunOptions,
-            apps: [AppDefinition],
-            appsFile: String? = nil,
-            notificationsLookback: TimeInterval = 7 * 86_400,
-            now: Date? = nil,
-            resume: Int64?? = nil,
-            progressStyle: ProgressReporter.Style = .quiet,
-            reportDirectory: String? = nil
-        ) {
-            self.mode = mode
-            self.selection = selection
-            self.options = options
-            self.apps = apps
-            self.appsFile = appsFile
-            self.notificationsLookback = notificationsLookback
-            self.now = now
-            self.resume = resume
-            self.progressStyle = progressStyle
-            self.reportDirectory = reportDirectory
+        /// The rest (`appsFile`, `now`, `resume`, the report's destinations, ...) is set on the request as needed.
+        public init(mode: Mode, selection: Selection, options: RunOptions, apps: [AppDefinition]) {
+            (self.mode, self.selection, self.options, self.apps) = (mode, selection, options, apps)
         }
 
         /// The source of a one-app run (stored with it, so `--resume` asks the same way); `.auto` for a run of the

@@ -67,7 +67,8 @@ public final class ReconciliationRunner: @unchecked Sendable {
         let lock = try PostgresConnection(connectionString)
         defer { lock.close() }
         let run: JoinedRun
-        switch try coordination.enter(request, control: control, lock: lock) {
+        guard try coordination.takeRunLock(lock) else { throw try lockedError(control) }
+        switch try coordination.enter(request, control: control) {
         case .nothingToDo(let summary): return (summary, false)
         case .work(let joined): run = joined
         }

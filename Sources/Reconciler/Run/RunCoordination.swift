@@ -18,12 +18,12 @@ protocol RunCoordination: AnyObject, Sendable {
     /// Whether the run's progress is shown (`--progress`): a worker sees only its own part, so it stays quiet.
     var showsProgress: Bool { get }
 
-    /// Takes the run lock on `lock` (held until that connection closes) and creates, resumes or joins the run.
-    func enter(
-        _ request: ReconciliationRunner.Request,
-        control: PostgresConnection,
-        lock: PostgresConnection
-    ) throws -> RunEntry
+    /// Takes the run lock on `lock` (held until that connection closes), without waiting: false when another process
+    /// holds it the way this one cannot share.
+    func takeRunLock(_ lock: PostgresConnection) throws -> Bool
+
+    /// With the run lock held: creates, resumes or joins the run.
+    func enter(_ request: ReconciliationRunner.Request, control: PostgresConnection) throws -> RunEntry
 
     /// The run's log lines carry this process's labels (the run's id is set already).
     func label(_ logger: inout Logger)

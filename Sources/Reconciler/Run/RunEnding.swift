@@ -5,6 +5,14 @@ struct RunEnding: Equatable, Sendable {
     let exitCode: ReconcilerExitCode
     let message: String?
 
+    init(status: RunStatus, exitCode: ReconcilerExitCode, message: String?) {
+        (self.status, self.exitCode, self.message) = (status, exitCode, message)
+    }
+
+    private init(_ status: RunStatus, _ exitCode: ReconcilerExitCode, _ message: String) {
+        self.init(status: status, exitCode: exitCode, message: message)
+    }
+
     static func decide(
         runId: Int64,
         stopReason: ReconciliationPipeline.StopReason?,
@@ -12,41 +20,29 @@ struct RunEnding: Equatable, Sendable {
         maxUnresolvedFraction: Double,
         notificationFailure: String?
     ) -> RunEnding {
-        let pending = counts.pending
+        let (pending, resume) = (counts.pending, "resume with `run --resume \(runId)`")
         switch stopReason {
         case .configuration(let why)?:
+            let check = "check the shared secret, the In-App Purchase key and ids, and the URLs"
             return RunEnding(
-                status: .failed,
-                exitCode: .configuration,
-                message: "stopped early: Apple reports a configuration error (\(why)); check the shared secret, "
-                    + "the In-App Purchase key and ids, and the URLs"
+                .failed,
+                .configuration,
+                "stopped early: Apple reports a configuration error (\(why)); \(check)"
             )
         case .database(let why)?:
-            return RunEnding(
-                status: .failed,
-                exitCode: .failure,
-                message: "database error: \(why); finished items are saved, resume with `run --resume \(runId)`"
-            )
+            return RunEnding(.failed, .failure, "database error: \(why); finished items are saved, \(resume)")
         case .tlsRefused(let why)?:
+            let left = "\(pending) items pending (rows untouched)"
             return RunEnding(
-                status: .failed,
-                exitCode: .configuration,
-                message: "stopped early: \(why); \(pending) items pending (rows untouched); resume with "
-                    + "`run --resume \(runId)` once HTTPS to Apple works"
+                .failed,
+                .configuration,
+                "stopped early: \(why); \(left); \(resume) once HTTPS to Apple works"
             )
         case .appleUnreachable(let why)?:
-            return RunEnding(
-                status: .partial,
-                exitCode: .appleUnavailable,
-                message: "\(why); \(pending) items pending (rows untouched); resume with `run --resume \(runId)` "
-                    + "once Apple answers again"
-            )
+            let left = "\(pending) items pending (rows untouched)"
+            return RunEnding(.partial, .appleUnavailable, "\(why); \(left); \(resume) once Apple answers again")
         case .interrupted(let why)?:
-            return RunEnding(
-                status: .interrupted,
-                exitCode: .failure,
-                message: "interrupted (\(why)) with \(pending) items pending; resume with `run --resume \(runId)`"
-            )
+            return RunEnding(.interrupted, .failure, "interrupted (\(why)) with \(pending) items pending; \(resume)")
         case nil:
             return ranOut(runId: runId, counts: counts, maxUnresolvedFraction, notificationFailure)
         }
@@ -62,26 +58,17 @@ struct RunEnding: Equatable, Sendable {
     ) -> RunEnding {
         let (due, unresolved) = (counts.due, counts.unresolved)
         if counts.pending > 0 {
-            return RunEnding(
-                status: .interrupted,
-                exitCode: .failure,
-                message: "\(counts.pending) items still pending; resume with `run --resume \(runId)`"
-            )
+            let left = "\(counts.pending) items still pending"
+            return RunEnding(.interrupted, .failure, "\(left); resume with `run --resume \(runId)`")
         }
         if due > 0, Double(unresolved) / Double(due) > maxUnresolvedFraction {
-            return RunEnding(
-                status: .partial,
-                exitCode: .unresolvedAboveThreshold,
-                message: "\(unresolved) of \(due) items unresolved (above --max-unresolved "
-                    + "\(maxUnresolvedFraction * 100)%); they stay due for the next run"
-            )
+            let bound = "above --max-unresolved \(maxUnresolvedFraction * 100)%"
+            let why = "\(unresolved) of \(due) items unresolved (\(bound))"
+            return RunEnding(.partial, .unresolvedAboveThreshold, "\(why); they stay due for the next run")
         }
         if let notificationFailure {
-            return RunEnding(
-                status: .partial,
-                exitCode: .unresolvedAboveThreshold,
-                message: "\(notificationFailure); the next run reads those notifications again"
-            )
+            let why = "\(notificationFailure); the next run reads those notifications again"
+            return RunEnding(.partial, .unresolvedAboveThreshold, why)
         }
         return RunEnding(status: .completed, exitCode: .success, message: nil)
     }

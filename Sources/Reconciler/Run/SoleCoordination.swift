@@ -15,22 +15,17 @@ final class SoleCoordination: RunCoordination {
     let heartbeatInterval = DispatchTimeInterval.seconds(10)
     let showsProgress = true
 
-    func enter(
-        _ request: ReconciliationRunner.Request,
-        control: PostgresConnection,
-        lock: PostgresConnection
-    ) throws -> RunEntry {
-        guard try lock.tryAdvisoryLock(key: ReconciliationRunner.lockKey) else {
-            throw try runner.lockedError(control)
-        }
+    func takeRunLock(_ lock: PostgresConnection) throws -> Bool {
+        try lock.tryAdvisoryLock(key: ReconciliationRunner.lockKey)
+    }
+
+    func enter(_ request: ReconciliationRunner.Request, control: PostgresConnection) throws -> RunEntry {
         try runner.markDeadRunsInterrupted(control)
         let prepared = try runner.prepareRun(request, control)
         let ownership = try RunRecords(connection: control).ownership(runId: prepared.id)
         return .work(
             JoinedRun(
-                id: prepared.id,
-                parameters: prepared.parameters,
-                asOf: prepared.asOf,
+                prepared: prepared,
                 readsNotifications: true,
                 ownership: ownership
             )

@@ -35,15 +35,12 @@ final class WorkerCoordination: RunCoordination {
     }
     let showsProgress = false
 
-    func enter(
-        _ request: ReconciliationRunner.Request,
-        control: PostgresConnection,
-        lock: PostgresConnection
-    ) throws -> RunEntry {
-        // Shared among workers, exclusive against a one-process run (which takes the same key exclusively).
-        guard try lock.tryAdvisoryLockShared(key: ReconciliationRunner.lockKey) else {
-            throw try runner.lockedError(control)
-        }
+    /// Shared among workers, exclusive against a one-process run (which takes the same key exclusively).
+    func takeRunLock(_ lock: PostgresConnection) throws -> Bool {
+        try lock.tryAdvisoryLockShared(key: ReconciliationRunner.lockKey)
+    }
+
+    func enter(_ request: ReconciliationRunner.Request, control: PostgresConnection) throws -> RunEntry {
         let run: JoinedRun
         let created: Bool
         switch try control.transaction({ try join(request, $0) }) {
@@ -92,9 +89,7 @@ final class WorkerCoordination: RunCoordination {
         // after a database restart changes it). A worker's own requests start at zero (its `run_workers` row).
         let resumeCount = try RunRecords(connection: db).resumeCount(runId: prepared.id)
         let run = JoinedRun(
-            id: prepared.id,
-            parameters: prepared.parameters,
-            asOf: prepared.asOf,
+            prepared: prepared,
             readsNotifications: created,
             ownership: RunOwnership(resumeCount: resumeCount, statsBase: AppleRequestStats())
         )

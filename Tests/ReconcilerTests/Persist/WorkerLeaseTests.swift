@@ -339,9 +339,7 @@ import Testing
         dryRun.options.dryRun = true  // no trend snapshot: this test is about the run row
         func finish() throws -> ReconciliationRunner.Summary {
             let run = JoinedRun(
-                id: runId,
-                parameters: dryRun,
-                asOf: StoreWorld.asOf,
+                prepared: PreparedRun(id: runId, parameters: dryRun, asOf: StoreWorld.asOf),
                 readsNotifications: false,
                 ownership: RunOwnership(resumeCount: 0, statsBase: AppleRequestStats())
             )

@@ -40,13 +40,13 @@ import Testing
             sharedSecret: Secret("s3cr3t-value"),
             bundleId: bundleId
         )
-        let request = ReconciliationRunner.Request(
+        var request = ReconciliationRunner.Request(
             mode: .backfill,
             selection: .backfill(BackfillFilter(all: true)),
             options: options,
-            apps: [AppDefinition(bundleId: bundleId, credentials: .verifyReceipt(apple))],
-            now: StoreWorld.asOf
+            apps: [AppDefinition(bundleId: bundleId, credentials: .verifyReceipt(apple))]
         )
+        request.now = StoreWorld.asOf
         let runner = ReconciliationRunner(connectionString: world.database.url, logger: Logger(label: "test"))
         return try runner.run(request)
     }
