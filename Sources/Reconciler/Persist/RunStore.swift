@@ -408,6 +408,15 @@ public final class RunStore: PipelineStore, @unchecked Sendable {
         }
         CrashPoints.reach("batch-write")
         let unresolved = results.filter { $0.outcome == .unresolved && written.contains($0.item.subscriptionId) }.count
+        try countBatch(written: written.count, unresolved: unresolved, stats: stats, conn)
+        return conflicts
+    }
+
+    /// The batch counted on the run's row (its results, unresolved ones, and the requests to Apple so far, or on the
+    /// worker's row), last in the batch's transaction and fenced: the run must still be this process's, else
+    /// `RunOwnershipLostError` rolls the whole batch back (docs/architecture.md, "The run lock").
+    private func countBatch(written: Int, unresolved: Int, stats: AppleRequestStats, _ conn: PostgresConnection) throws
+    {
         var runStats: String?
         if let target = statsTarget {
             var total = target.base
@@ -427,11 +436,10 @@ public final class RunStore: PipelineStore, @unchecked Sendable {
              WHERE id = $1 AND ($5::bigint IS NULL OR (status = 'running' AND resume_count = $5))
             RETURNING id
             """,
-            [runId, Int64(written.count), Int64(unresolved), runStats, ownerResumeCount]
+            [runId, Int64(written), Int64(unresolved), runStats, ownerResumeCount]
         )
         // Thrown inside the transaction: nothing of the batch is stored.
         guard owned != nil else { throw RunOwnershipLostError(runId: runId) }
-        return conflicts
     }
 
     /// One UPDATE for the whole batch; returns the ids actually updated (version unchanged). A receipt equal to
