@@ -278,7 +278,7 @@ struct DemoCommand: ParsableCommand {
         )
         print("  subscriptions verified: \(summary.done) of \(summary.due)")
         for (outcome, count) in summary.outcomes.sorted(by: { $0.value > $1.value }) {
-            print("    \(outcome.padding(toLength: 11, withPad: " ", startingAt: 0)) \(count)")
+            print("    \(outcome.rawValue.padding(toLength: 11, withPad: " ", startingAt: 0)) \(count)")
         }
         print(
             "  Apple requests: \(summary.stats.requests) (\(summary.stats.retries) retries, \(summary.stats.environmentSwitches) sandbox/production switches) at \(String(format: "%.0f", summary.stats.achievedRate))/s"

@@ -35,11 +35,11 @@ struct RunRecords {
 
     /// A run's items so far: done (by outcome) and pending.
     struct ItemCounts: Sendable {
-        var outcomes: [String: Int] = [:]
+        var outcomes: [ItemOutcome: Int] = [:]
         var done = 0
         var pending = 0
 
-        var unresolved: Int { outcomes["unresolved", default: 0] }
+        var unresolved: Int { outcomes[.unresolved, default: 0] }
         var due: Int { done + pending }
     }
 
@@ -268,7 +268,11 @@ struct RunRecords {
             let n: Int = try row.decode("n")
             if status == "done" {
                 counts.done += n
-                counts.outcomes[try row.decode("outcome", as: String.self), default: 0] += n
+                let stored: String = try row.decode("outcome")
+                guard let outcome = ItemOutcome(rawValue: stored) else {
+                    throw UnknownStoredValueError(column: "reconciliation_items.outcome", value: stored)
+                }
+                counts.outcomes[outcome, default: 0] += n
             } else {
                 counts.pending += n
             }

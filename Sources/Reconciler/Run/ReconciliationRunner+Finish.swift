@@ -32,7 +32,7 @@ extension ReconciliationRunner {
         if decided.status == .completed, !run.parameters.options.dryRun {
             recordTrendSnapshot(runId: run.id, connection: connection, logger: logger)
         }
-        let outcomes = counts.outcomes.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }
+        let outcomes = counts.outcomes.map { "\($0.key.rawValue)=\($0.value)" }.sorted()
         let line =
             "run \(run.id) \(decided.status): \(counts.done)/\(counts.due) items, \(outcomes.joined(separator: " "))"
         if decided.exitCode == .success {

@@ -11,7 +11,7 @@ extension ReconciliationRunner {
         public var due: Int
         public var done: Int
         public var pending: Int
-        public var outcomes: [String: Int]
+        public var outcomes: [ItemOutcome: Int]
         public var stats: AppleRequestStats
         public var message: String?
         /// The report folder written for this run, when one was asked for.

@@ -70,8 +70,8 @@ import Testing
         #expect(summary.status == .completed, "\(summary.message ?? "")")
         #expect(summary.exitCode == .success)
         #expect(summary.done == 30 && summary.pending == 0)
-        #expect(summary.outcomes["rejected"] == 3)
-        #expect(summary.outcomes["renewed"] == 27)
+        #expect(summary.outcomes[.rejected] == 3)
+        #expect(summary.outcomes[.renewed] == 27)
         for (index, id) in ids.enumerated() {
             let row = try world.subscription(id)
             if foreign.contains(index + 1) {
@@ -108,8 +108,8 @@ import Testing
         // The answer that made it systematic is not blamed on its receipt (unresolved, row untouched); the two
         // before it were rejections when they came and are unresolved too unless already written (the pipeline
         // writes results every half second).
-        #expect((summary.outcomes["unresolved"] ?? 0) + (summary.outcomes["rejected"] ?? 0) == 3)
-        #expect((summary.outcomes["unresolved"] ?? 0) >= 1)
+        #expect((summary.outcomes[.unresolved] ?? 0) + (summary.outcomes[.rejected] ?? 0) == 3)
+        #expect((summary.outcomes[.unresolved] ?? 0) >= 1)
         let third = try world.subscription(ids[2])
         #expect(try third.decode("last_verify_status", as: String?.self) == nil)
         #expect(try third.decode("version", as: Int64.self) == 2)
@@ -139,10 +139,10 @@ import Testing
         #expect(summary.message?.contains("10 of the last 13 answers were 21004") == true, "\(summary.message ?? "")")
         #expect(server.requests.count == 13)
         #expect(summary.done == 13 && summary.pending == 27)
-        #expect(summary.outcomes["renewed"] == 3)
+        #expect(summary.outcomes[.renewed] == 3)
         // The tenth 21004 is unresolved; earlier ones are too unless their batch was written before.
-        #expect((summary.outcomes["unresolved"] ?? 0) + (summary.outcomes["rejected"] ?? 0) == 10)
-        #expect((summary.outcomes["unresolved"] ?? 0) >= 1)
+        #expect((summary.outcomes[.unresolved] ?? 0) + (summary.outcomes[.rejected] ?? 0) == 10)
+        #expect((summary.outcomes[.unresolved] ?? 0) >= 1)
     }
 
     @Test func twentyOneOhTenEndsTheEntitlement() throws {

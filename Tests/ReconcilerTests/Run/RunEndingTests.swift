@@ -9,7 +9,7 @@ import Testing
         var counts = RunRecords.ItemCounts()
         counts.done = done
         counts.pending = pending
-        counts.outcomes = ["unchanged": done - unresolved, "unresolved": unresolved].filter { $0.value > 0 }
+        counts.outcomes = [.unchanged: done - unresolved, .unresolved: unresolved].filter { $0.value > 0 }
         return counts
     }
 
