@@ -65,8 +65,9 @@ struct ServerAPIAnswer: Sendable {
     func planned(_ plan: AttemptPlan, now: Date) -> ServerAPIAnswer {
         guard let answer = planAnswer else { return self }
         var plan = plan
+        let step = plan.next(after: answer, now: now)
         var copy = self
-        copy.planned = Planned(plan: plan, step: plan.next(after: answer, now: now))
+        copy.planned = Planned(plan: plan, step: step)
         return copy
     }
 
