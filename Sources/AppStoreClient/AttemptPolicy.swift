@@ -4,14 +4,6 @@ import CivilTime
 /// waits between them grow (exponential backoff with full jitter), and the longest `Retry-After` honoured
 /// (docs/decision-rules.md, "Retries and backoff").
 public struct AttemptPolicy: Sendable, Equatable {
-    /// How randomness spreads the retries of many requests apart.
-    public enum Jitter: Sendable, Equatable {
-        /// `min(cap, base * 2^(n-1))`, no randomness (for tests and diagnostics).
-        case none
-        /// Uniform in `0 ... min(cap, base * 2^(n-1))` ("full jitter").
-        case full
-    }
-
     /// Retryable failures before the request gives up (the last one included; 1 means never retry).
     public var maxAttempts: Int
     /// The first wait (before jitter).
@@ -21,6 +13,14 @@ public struct AttemptPolicy: Sendable, Equatable {
     public var jitter: Jitter
     /// The longest wait Apple may ask for (`Retry-After`); a longer one gives up instead of stalling the run.
     public var maxRetryAfter: Duration
+
+    /// How randomness spreads the retries of many requests apart.
+    public enum Jitter: Sendable, Equatable {
+        /// `min(cap, base * 2^(n-1))`, no randomness (for tests and diagnostics).
+        case none
+        /// Uniform in `0 ... min(cap, base * 2^(n-1))` ("full jitter").
+        case full
+    }
 
     /// Values out of range are brought into it: at least one attempt, `0 < base <= cap`, `maxRetryAfter >= 0`.
     public init(

@@ -25,7 +25,13 @@ public final class ServerAPIClient: Sendable {
         environment: AppleEnvironment,
         completion: @escaping @Sendable (ServerAPIResult<StatusResponse>) -> Void
     ) {
-        send(.get, "/inApps/v1/subscriptions/" + Self.percentEncoded(transactionId), query: [], body: nil, environment: environment) {
+        send(
+            .get,
+            "/inApps/v1/subscriptions/" + Self.percentEncoded(transactionId),
+            query: [],
+            body: nil,
+            environment: environment
+        ) {
             completion(ServerAPIResult(attempt: $0, decode: StatusResponse.decode))
         }
     }

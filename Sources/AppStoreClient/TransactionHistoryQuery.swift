@@ -27,7 +27,9 @@ public struct TransactionHistoryQuery: Sendable, Equatable {
     func items(revision: String?) -> [(String, String)] {
         var items = [("sort", sort)]
         if let productType { items.append(("productType", productType)) }
-        if let subscriptionGroupIdentifier { items.append(("subscriptionGroupIdentifier", subscriptionGroupIdentifier)) }
+        if let subscriptionGroupIdentifier {
+            items.append(("subscriptionGroupIdentifier", subscriptionGroupIdentifier))
+        }
         if let startDate { items.append(("startDate", String(Int64(startDate.timeIntervalSince1970 * 1000)))) }
         if let revision { items.append(("revision", revision)) }
         return items

@@ -44,7 +44,12 @@ public struct VerificationAttempt: Sendable {
     public var switched: Bool { plan.switched }
 
     public init(policy: AttemptPolicy, startingEnvironment: AppleEnvironment = .production) {
-        self.plan = AttemptPlan(policy: policy, startingEnvironment: startingEnvironment)
+        self.init(plan: AttemptPlan(policy: policy, startingEnvironment: startingEnvironment))
+    }
+
+    /// verifyReceipt's reading of `plan` (not yet started).
+    public init(plan: AttemptPlan) {
+        self.plan = plan
     }
 
     /// The default backoff with at most `maxAttempts` retryable failures.
@@ -102,13 +107,20 @@ public struct VerificationAttempt: Sendable {
             return .retry(environment, failures: failures, afterNanoseconds: wait, reason: reason)
         case .finished(.attemptsExhausted(let failures)) where only21002:
             return .finished(
-                .rejected(VerdictReason(.invalidReceipt, appleStatus: 21002, detail: "21002 on all \(failures) attempts"))
+                .rejected(
+                    VerdictReason(.invalidReceipt, appleStatus: 21002, detail: "21002 on all \(failures) attempts")
+                )
             )
         case .finished(let end) where end != .lastPage && !end.isExhausted:
             let detail = [reason.detail, end.description].compactMap { $0 }.joined(separator: "; ")
             return .finished(
                 .unresolved(
-                    VerdictReason(reason.code, appleStatus: reason.appleStatus, httpStatus: reason.httpStatus, detail: detail)
+                    VerdictReason(
+                        reason.code,
+                        appleStatus: reason.appleStatus,
+                        httpStatus: reason.httpStatus,
+                        detail: detail
+                    )
                 )
             )
         default:

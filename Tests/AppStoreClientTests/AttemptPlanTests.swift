@@ -9,7 +9,12 @@ import Testing
     private static let ms: UInt64 = 1_000_000
     private static let now = Date(timeIntervalSince1970: 1_790_000_000)
     /// No jitter: the waits are the exponential ceilings.
-    private static let steady = AttemptPolicy(maxAttempts: 6, base: .milliseconds(100), cap: .milliseconds(500), jitter: .none)
+    private static let steady = AttemptPolicy(
+        maxAttempts: 6,
+        base: .milliseconds(100),
+        cap: .milliseconds(500),
+        jitter: .none
+    )
 
     /// Retryable failures one after the other until the plan ends; the waits it asked for, and its end.
     private static func failures(
@@ -42,7 +47,9 @@ import Testing
     @Test func oneAttemptNeverRetries() {
         var plan = AttemptPlan(policy: AttemptPolicy(maxAttempts: 1))
         _ = plan.start()
-        #expect(plan.next(after: .retryable(notBefore: nil), now: Self.now) == .finished(.attemptsExhausted(failures: 1)))
+        #expect(
+            plan.next(after: .retryable(notBefore: nil), now: Self.now) == .finished(.attemptsExhausted(failures: 1))
+        )
     }
 
     @Test func fullJitterStaysUnderTheCeilingIsSeededAndSpreads() {
@@ -62,7 +69,8 @@ import Testing
         var buckets = Set<UInt64>()
         for _ in 0..<50 {
             var plan = AttemptPlan(policy: AttemptPolicy(base: .seconds(1), cap: .seconds(1)))
-            if case .retry(_, _, let wait, _) = plan.next(after: .retryable(notBefore: nil), now: Self.now, using: &rng) {
+            if case .retry(_, _, let wait, _) = plan.next(after: .retryable(notBefore: nil), now: Self.now, using: &rng)
+            {
                 #expect(wait <= 1_000 * Self.ms)
                 buckets.insert(wait / (100 * Self.ms))
             }
@@ -76,10 +84,19 @@ import Testing
         let retry = { (notBefore: Date) in
             plan.next(after: .retryable(notBefore: notBefore), now: Self.now, using: &rng)
         }
-        #expect(retry(Self.now.addingTimeInterval(7)) == .retry(.production, page: nil, afterNanoseconds: 7_000 * Self.ms, failures: 1))
+        #expect(
+            retry(Self.now.addingTimeInterval(7))
+                == .retry(.production, page: nil, afterNanoseconds: 7_000 * Self.ms, failures: 1)
+        )
         // Shorter than the backoff, or already past: the backoff.
-        #expect(retry(Self.now.addingTimeInterval(0.05)) == .retry(.production, page: nil, afterNanoseconds: 200 * Self.ms, failures: 2))
-        #expect(retry(Self.now.addingTimeInterval(-5)) == .retry(.production, page: nil, afterNanoseconds: 400 * Self.ms, failures: 3))
+        #expect(
+            retry(Self.now.addingTimeInterval(0.05))
+                == .retry(.production, page: nil, afterNanoseconds: 200 * Self.ms, failures: 2)
+        )
+        #expect(
+            retry(Self.now.addingTimeInterval(-5))
+                == .retry(.production, page: nil, afterNanoseconds: 400 * Self.ms, failures: 3)
+        )
     }
 
     @Test func retryAfterBeyondTheLimitGivesUp() {
@@ -93,7 +110,9 @@ import Testing
     }
 
     @Test func hugeFailureCountsDoNotOverflow() {
-        var plan = AttemptPlan(policy: AttemptPolicy(maxAttempts: 500, base: .seconds(1), cap: .seconds(3600), jitter: .none))
+        var plan = AttemptPlan(
+            policy: AttemptPolicy(maxAttempts: 500, base: .seconds(1), cap: .seconds(3600), jitter: .none)
+        )
         let waits = Self.failures(&plan).waits
         #expect(waits.count == 499)
         #expect(waits.last == 3_600_000 * Self.ms)
@@ -102,7 +121,9 @@ import Testing
     @Test func environmentSwitchesOnceAndDoesNotSpendTheBudget() {
         var plan = AttemptPlan(policy: AttemptPolicy(maxAttempts: 2, jitter: .none))
         #expect(plan.start() == .send(.production, page: nil, switching: false))
-        #expect(plan.next(after: .wrongEnvironment(.sandbox), now: Self.now) == .send(.sandbox, page: nil, switching: true))
+        #expect(
+            plan.next(after: .wrongEnvironment(.sandbox), now: Self.now) == .send(.sandbox, page: nil, switching: true)
+        )
         #expect(plan.switched)
         // The retry goes to the new environment; the switch did not count as a failure.
         #expect(
@@ -110,7 +131,9 @@ import Testing
                 == .retry(.sandbox, page: nil, afterNanoseconds: 500 * Self.ms, failures: 1)
         )
         // A second switch, back or to where it is, is refused: never a loop.
-        #expect(plan.next(after: .wrongEnvironment(.production), now: Self.now) == .finished(.switchRefused(.production)))
+        #expect(
+            plan.next(after: .wrongEnvironment(.production), now: Self.now) == .finished(.switchRefused(.production))
+        )
         var stay = AttemptPlan(policy: AttemptPolicy(), startingEnvironment: .sandbox)
         _ = stay.start()
         #expect(stay.next(after: .wrongEnvironment(.sandbox), now: Self.now) == .finished(.switchRefused(.sandbox)))
@@ -118,17 +141,25 @@ import Testing
     }
 
     @Test func pagesFollowTheTokenAndEachPageHasTheWholeBudget() {
-        var plan = AttemptPlan(policy: AttemptPolicy(maxAttempts: 2, jitter: .none), startingEnvironment: .sandbox, page: "stored")
+        var plan = AttemptPlan(
+            policy: AttemptPolicy(maxAttempts: 2, jitter: .none),
+            startingEnvironment: .sandbox,
+            page: "stored"
+        )
         // A stored token is where a resumed read starts.
         #expect(plan.start() == .send(.sandbox, page: "stored", switching: false))
-        #expect(plan.next(after: .usable(nextPage: "p2"), now: Self.now) == .send(.sandbox, page: "p2", switching: false))
+        #expect(
+            plan.next(after: .usable(nextPage: "p2"), now: Self.now) == .send(.sandbox, page: "p2", switching: false)
+        )
         // A failure retries the same page.
         #expect(
             plan.next(after: .retryable(notBefore: nil), now: Self.now)
                 == .retry(.sandbox, page: "p2", afterNanoseconds: 500 * Self.ms, failures: 1)
         )
         // A usable page starts the count again: the next page may fail once more without ending the read.
-        #expect(plan.next(after: .usable(nextPage: "p3"), now: Self.now) == .send(.sandbox, page: "p3", switching: false))
+        #expect(
+            plan.next(after: .usable(nextPage: "p3"), now: Self.now) == .send(.sandbox, page: "p3", switching: false)
+        )
         #expect(plan.failures == 0)
         #expect(
             plan.next(after: .retryable(notBefore: nil), now: Self.now)
@@ -153,7 +184,12 @@ import Testing
         var plan = VerificationAttempt(policy: AttemptPolicy(maxAttempts: 3, maxRetryAfter: .seconds(10)))
         _ = plan.start()
         let r = VerdictReason(.httpRateLimited, httpStatus: 429)
-        guard case .finished(.unresolved(let reason)) = plan.next(after: .retry(r, earliest: Self.now.addingTimeInterval(60)), now: Self.now) else {
+        guard
+            case .finished(.unresolved(let reason)) = plan.next(
+                after: .retry(r, earliest: Self.now.addingTimeInterval(60)),
+                now: Self.now
+            )
+        else {
             Issue.record("a Retry-After beyond the limit ends the receipt unresolved")
             return
         }
@@ -162,7 +198,12 @@ import Testing
         var loop = VerificationAttempt(maxAttempts: 3)
         _ = loop.start()
         #expect(loop.next(after: .switchEnvironment(to: .sandbox), now: Self.now) == .send(.sandbox))
-        guard case .finished(.rejected(let refused)) = loop.next(after: .switchEnvironment(to: .production), now: Self.now) else {
+        guard
+            case .finished(.rejected(let refused)) = loop.next(
+                after: .switchEnvironment(to: .production),
+                now: Self.now
+            )
+        else {
             Issue.record("a second switch is an environment loop")
             return
         }

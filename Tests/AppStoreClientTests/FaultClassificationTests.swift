@@ -67,7 +67,9 @@ import Testing
 
         // The plan's wait is Apple's earliest time, counted from when the answer is planned on (its own backoff of at
         // most 100 ms is shorter).
-        var plan = VerificationAttempt(policy: AttemptPolicy(maxAttempts: 3, base: .milliseconds(100), cap: .milliseconds(100)))
+        var plan = VerificationAttempt(
+            policy: AttemptPolicy(maxAttempts: 3, base: .milliseconds(100), cap: .milliseconds(100))
+        )
         _ = plan.start()
         let planned = Date()
         #expect(

@@ -281,8 +281,17 @@ public final class NotificationHistoryReader {
                 }
                 switch try fetch(environment, body: body, token: plan.page) {
                 case .page(let response):
-                    let next = try store(response, environment: environment, verifier: verifier, start: start, end: end,
-                        runId: runId, dryRun: dryRun, &summary, &unknown)
+                    let next = try store(
+                        response,
+                        environment: environment,
+                        verifier: verifier,
+                        start: start,
+                        end: end,
+                        runId: runId,
+                        dryRun: dryRun,
+                        &summary,
+                        &unknown
+                    )
                     step = plan.next(after: .usable(nextPage: next), now: clock.date())
                 case .retryable(let why, let notBefore):
                     problem = why
@@ -432,7 +441,11 @@ public final class NotificationHistoryReader {
     /// One request for a page, under the endpoint's budget.
     /// - Throws: `ConfigurationError` on 401, `PaginationTokenRejected`, `NotificationHistoryError` for an
     ///   answer that is final.
-    private func fetch(_ environment: AppleEnvironment, body: NotificationHistoryRequest, token: String?) throws
+    private func fetch(
+        _ environment: AppleEnvironment,
+        body: NotificationHistoryRequest,
+        token: String?
+    ) throws
         -> Fetched
     {
         let sentAt = waitForSlot(environment)
@@ -441,7 +454,10 @@ public final class NotificationHistoryReader {
         let now = clock.now()
         if let sentAt { limiters[environment]?.answered(sentAt: sentAt, now: now) }
         let classification = attempt.classification
-        _ = limiters[environment]?.record(throttled: classification == .rateLimited || attempt.httpStatus == 503, now: now)
+        _ = limiters[environment]?.record(
+            throttled: classification == .rateLimited || attempt.httpStatus == 503,
+            now: now
+        )
         switch classification {
         case .success:
             switch result.body {
@@ -473,7 +489,11 @@ public final class NotificationHistoryReader {
     }
 
     /// One request, waited for (the answer arrives on the HTTP client's queue; this thread blocks on a semaphore).
-    private func send(_ body: NotificationHistoryRequest, token: String?, environment: AppleEnvironment)
+    private func send(
+        _ body: NotificationHistoryRequest,
+        token: String?,
+        environment: AppleEnvironment
+    )
         -> ServerAPIResult<NotificationHistoryResponse>
     {
         let answered = DispatchSemaphore(value: 0)

@@ -6,7 +6,9 @@ extension AttemptPolicy {
         self.init(
             maxAttempts: options.maxAttempts,
             base: .milliseconds(SecondsConversion.milliseconds(options.backoffBaseSeconds)),
-            cap: .milliseconds(SecondsConversion.milliseconds(max(options.backoffCapSeconds, options.backoffBaseSeconds))),
+            cap: .milliseconds(
+                SecondsConversion.milliseconds(max(options.backoffCapSeconds, options.backoffBaseSeconds))
+            ),
             jitter: .full,
             maxRetryAfter: .milliseconds(SecondsConversion.milliseconds(options.maxRetryAfterSeconds))
         )

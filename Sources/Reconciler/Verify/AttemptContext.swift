@@ -1,5 +1,6 @@
 import AppStoreClient
 import Foundation
+import ReceiptDomain
 
 /// What the pipeline gives each item's attempt plan when it starts it: the run's `AttemptPolicy` (from
 /// `RunOptions`) and the wall clock `Retry-After` is measured on (the pipeline's clock, virtual in tests).
@@ -12,10 +13,14 @@ public struct AttemptContext: Sendable {
         self.date = date
     }
 
-    /// The run's policy with a source's own attempt budget.
-    public func policy(maxAttempts: Int) -> AttemptPolicy {
+    /// The default policy on the system clock (a verification not started by a pipeline).
+    public static let standard = AttemptContext(policy: AttemptPolicy())
+
+    /// An item's plan: the run's policy with its source's attempt budget, from the row's known environment
+    /// (else production).
+    public func plan(maxAttempts: Int, startingIn environment: AppleEnvironment?) -> AttemptPlan {
         var policy = policy
         policy.maxAttempts = max(1, maxAttempts)
-        return policy
+        return AttemptPlan(policy: policy, startingEnvironment: environment ?? .production)
     }
 }

@@ -30,18 +30,13 @@ final class ServerAPIVerification: SourceVerification, @unchecked Sendable {
     init(source: ServerAPISource, item: WorkItem) {
         self.source = source
         self.item = item
-        self.plan = AttemptPlan(
-            policy: AttemptPolicy(maxAttempts: source.maxAttempts),
-            startingEnvironment: item.stored.environment ?? .production
-        )
+        self.plan = AttemptContext.standard.plan(maxAttempts: source.maxAttempts, startingIn: item.stored.environment)
     }
 
     func start(_ context: AttemptContext) -> SourceStep {
-        plan = AttemptPlan(
-            policy: context.policy(maxAttempts: source.maxAttempts),
-            startingEnvironment: item.stored.environment ?? .production
+        (plan, date) = (
+            context.plan(maxAttempts: source.maxAttempts, startingIn: item.stored.environment), context.date
         )
-        date = context.date
         return start()
     }
 
@@ -339,7 +334,11 @@ final class ServerAPIVerification: SourceVerification, @unchecked Sendable {
         otid: String,
         verifier: SignedDataVerifier
     ) -> ServerAPIAnswer.StatusReading {
-        readStatuses(Result { () throws(SignedDataError) in try StatusResponse.decode(body) }, otid: otid, verifier: verifier)
+        readStatuses(
+            Result { () throws(SignedDataError) in try StatusResponse.decode(body) },
+            otid: otid,
+            verifier: verifier
+        )
     }
 
     /// `readStatuses` of a body the client has decoded (`ServerAPIClient.subscriptionStatuses`).

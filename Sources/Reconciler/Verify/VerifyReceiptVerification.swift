@@ -22,15 +22,13 @@ final class VerifyReceiptVerification: SourceVerification, @unchecked Sendable {
         // night); production when unknown. A wrong guess still switches once on 21007/21008
         // (docs/decision-rules.md).
         self.plan = VerificationAttempt(
-            maxAttempts: source.maxAttempts,
-            startingEnvironment: item.stored.environment ?? .production
+            plan: AttemptContext.standard.plan(maxAttempts: source.maxAttempts, startingIn: item.stored.environment)
         )
     }
 
     func start(_ context: AttemptContext) -> SourceStep {
         plan = VerificationAttempt(
-            policy: context.policy(maxAttempts: source.maxAttempts),
-            startingEnvironment: item.stored.environment ?? .production
+            plan: context.plan(maxAttempts: source.maxAttempts, startingIn: item.stored.environment)
         )
         date = context.date
         return start()

@@ -6,8 +6,8 @@ import Dispatch
 import Foundation
 import Logging
 import Postgres
-import Synchronization
 import SignedDataTestSupport
+import Synchronization
 import TestSupport
 import Testing
 

@@ -154,7 +154,7 @@ private final class FakeVerification: SourceVerification, @unchecked Sendable {
     }
 
     func start(_ context: AttemptContext) -> SourceStep {
-        plan = AttemptPlan(policy: context.policy(maxAttempts: source.maxAttempts))
+        plan = context.plan(maxAttempts: source.maxAttempts, startingIn: .production)
         date = context.date
         return start()
     }
@@ -170,7 +170,9 @@ private final class FakeVerification: SourceVerification, @unchecked Sendable {
         case .retry(_, _, let wait, _): return .retry(request, afterNanoseconds: wait)
         case .send: return .send(request)
         case .finished(let end):
-            return .finished(SourceResult(kind: .unresolved("gave up: \(end)"), environment: .production, appleStatus: 0))
+            return .finished(
+                SourceResult(kind: .unresolved("gave up: \(end)"), environment: .production, appleStatus: 0)
+            )
         }
     }
 

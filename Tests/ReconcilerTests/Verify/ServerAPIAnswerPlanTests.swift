@@ -23,7 +23,9 @@ import Testing
     }
 
     static func started() -> AttemptPlan {
-        var plan = AttemptPlan(policy: AttemptPolicy(maxAttempts: 3, base: .milliseconds(100), cap: .seconds(1), jitter: .none))
+        var plan = AttemptPlan(
+            policy: AttemptPolicy(maxAttempts: 3, base: .milliseconds(100), cap: .seconds(1), jitter: .none)
+        )
         _ = plan.start()
         return plan
     }
@@ -35,7 +37,10 @@ import Testing
         #expect(planned.plan.environment == .sandbox)
         #expect(planned.plan.switched)
         // On a history page 4040010 is a verdict, not the plan's.
-        #expect(ServerAPIAnswer(attempt: answer.attempt, isStatuses: false).planned(Self.started(), now: Self.now).planned == nil)
+        #expect(
+            ServerAPIAnswer(attempt: answer.attempt, isStatuses: false).planned(Self.started(), now: Self.now).planned
+                == nil
+        )
     }
 
     @Test func aHistoryPageWithMoreAsksForTheNextOne() throws {
