@@ -3,11 +3,12 @@ import CurlHTTP
 import Foundation
 import ReceiptDomain
 
-/// The App Store Server API on the project's libcurl layer: one request per call, authenticated with a
-/// short-lived ES256 token (`APITokenSigner`, reused until a minute before it expires), answered on a global
-/// queue. It does not verify the signed data (the caller does, before believing anything) and does not
-/// retry (the pipeline does, under each endpoint's rate limit). The token is sent in a header only and
-/// never logged.
+/// The App Store Server API on the project's libcurl layer: typed endpoints (statuses, a transaction history
+/// page, a notification history page), one request per call, authenticated with a short-lived ES256 token
+/// (`APITokenSigner`, reused until a minute before it expires), answered on a global queue with the body
+/// decoded for a 200 (`ServerAPIResult`). It does not verify the signed data (the caller does, before
+/// believing anything) and does not retry (the caller's `AttemptPlan` decides, and the caller sends under
+/// each endpoint's rate limit). The token is sent in a header only and never logged.
 public final class ServerAPIClient: Sendable {
     public let endpoints: ServerAPIEndpoints
     private let http: CurlHTTPClient
