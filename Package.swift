@@ -58,7 +58,7 @@ let package = Package(
         ),
 
         // MARK: verifyReceipt client (HTTP + classification)
-        .target(name: "AppStoreClient", dependencies: ["CurlHTTP", "ReceiptDomain", "AppStoreSignedData"]),
+        .target(name: "AppStoreClient", dependencies: ["CivilTime", "CurlHTTP", "ReceiptDomain", "AppStoreSignedData"]),
 
         // MARK: The reconciler: schema, pipeline, persistence, import, reports
         .target(

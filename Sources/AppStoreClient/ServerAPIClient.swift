@@ -3,11 +3,12 @@ import CurlHTTP
 import Foundation
 import ReceiptDomain
 
-/// The App Store Server API on the project's libcurl layer: one request per call, authenticated with a
-/// short-lived ES256 token (`APITokenSigner`, reused until a minute before it expires), answered on a global
-/// queue. It does not verify the signed data (the caller does, before believing anything) and does not
-/// retry (the pipeline does, under each endpoint's rate limit). The token is sent in a header only and
-/// never logged.
+/// The App Store Server API on the project's libcurl layer: typed endpoints (statuses, a transaction history
+/// page, a notification history page), one request per call, authenticated with a short-lived ES256 token
+/// (`APITokenSigner`, reused until a minute before it expires), answered on a global queue with the body
+/// decoded for a 200 (`ServerAPIResult`). It does not verify the signed data (the caller does, before
+/// believing anything) and does not retry (the caller's `AttemptPlan` decides, and the caller sends under
+/// each endpoint's rate limit). The token is sent in a header only and never logged.
 public final class ServerAPIClient: Sendable {
     public let endpoints: ServerAPIEndpoints
     private let http: CurlHTTPClient
@@ -19,43 +20,50 @@ public final class ServerAPIClient: Sendable {
         self.signer = signer
     }
 
-    /// `GET base + path ? query`.
-    public func get(
-        _ path: String,
-        query: [(String, String)] = [],
+    /// Get All Subscription Statuses (`GET /inApps/v1/subscriptions/{transactionId}`).
+    public func subscriptionStatuses(
+        of transactionId: String,
         environment: AppleEnvironment,
-        completion: @escaping @Sendable (ServerAPIAttemptResult) -> Void
+        completion: @escaping @Sendable (ServerAPIResult<StatusResponse>) -> Void
     ) {
-        send(.get, path, query: query, body: nil, environment: environment, completion: completion)
-    }
-
-    /// `POST base + path ? query` with a JSON body.
-    public func post(
-        _ path: String,
-        query: [(String, String)] = [],
-        json: Data,
-        environment: AppleEnvironment,
-        completion: @escaping @Sendable (ServerAPIAttemptResult) -> Void
-    ) {
-        send(.post, path, query: query, body: json, environment: environment, completion: completion)
-    }
-
-    /// The same as `get`/`post`, blocking the calling thread (never call it on the HTTP client's queue).
-    public func sendAndWait(
-        _ method: HTTPMethod,
-        _ path: String,
-        query: [(String, String)] = [],
-        json: Data? = nil,
-        environment: AppleEnvironment
-    ) -> ServerAPIAttemptResult {
-        let done = DispatchSemaphore(value: 0)
-        let box = ResultBox()
-        send(method, path, query: query, body: json, environment: environment) { result in
-            box.set(result)
-            done.signal()
+        send(
+            .get,
+            "/inApps/v1/subscriptions/" + Self.percentEncoded(transactionId),
+            query: [],
+            body: nil,
+            environment: environment
+        ) {
+            completion(ServerAPIResult(attempt: $0, decode: StatusResponse.decode))
         }
-        done.wait()
-        return box.get()!
+    }
+
+    /// One page of Get Transaction History v2 (`GET /inApps/v2/history/{transactionId}`); `revision` is the
+    /// page after the first (the previous page's `revision`).
+    public func transactionHistory(
+        of transactionId: String,
+        query: TransactionHistoryQuery,
+        revision: String?,
+        environment: AppleEnvironment,
+        completion: @escaping @Sendable (ServerAPIResult<HistoryResponse>) -> Void
+    ) {
+        let path = "/inApps/v2/history/" + Self.percentEncoded(transactionId)
+        send(.get, path, query: query.items(revision: revision), body: nil, environment: environment) {
+            completion(ServerAPIResult(attempt: $0, decode: HistoryResponse.decode))
+        }
+    }
+
+    /// One page of Get Notification History (`POST /inApps/v1/notifications/history`); `paginationToken` is
+    /// the page after the first (the previous page's token, with the same `request`).
+    public func notificationHistory(
+        _ request: NotificationHistoryRequest,
+        paginationToken: String?,
+        environment: AppleEnvironment,
+        completion: @escaping @Sendable (ServerAPIResult<NotificationHistoryResponse>) -> Void
+    ) {
+        let query = paginationToken.map { [("paginationToken", $0)] } ?? []
+        send(.post, "/inApps/v1/notifications/history", query: query, body: request.json, environment: environment) {
+            completion(ServerAPIResult(attempt: $0, decode: NotificationHistoryResponse.decode))
+        }
     }
 
     private func send(
@@ -140,12 +148,4 @@ public final class ServerAPIClient: Sendable {
         allowed.insert(charactersIn: "-._~")
         return text.addingPercentEncoding(withAllowedCharacters: allowed) ?? text
     }
-}
-
-/// One result handed from the HTTP client's thread to a waiting one.
-private final class ResultBox: @unchecked Sendable {
-    private let lock = NSLock()
-    private var value: ServerAPIAttemptResult?
-    func set(_ result: ServerAPIAttemptResult) { lock.withLock { value = result } }
-    func get() -> ServerAPIAttemptResult? { lock.withLock { value } }
 }

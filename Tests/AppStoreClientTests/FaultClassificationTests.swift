@@ -65,10 +65,23 @@ import Testing
         #expect(at >= before.addingTimeInterval(6))
         #expect(at <= Date().addingTimeInterval(8))
 
-        // The plan passes the earliest time on to whoever schedules the retry.
-        var plan = VerificationAttempt(maxAttempts: 3)
+        // The plan's wait is Apple's earliest time, counted from when the answer is planned on (its own backoff of at
+        // most 100 ms is shorter).
+        var plan = VerificationAttempt(
+            policy: AttemptPolicy(maxAttempts: 3, base: .milliseconds(100), cap: .milliseconds(100))
+        )
         _ = plan.start()
-        #expect(plan.next(after: result.verdict) == .retry(.production, failures: 1, earliest: at, reason: reason))
+        // Planned 5 s before Apple's time (a fixed instant: a loaded machine may take longer than that to get here).
+        let planned = at.addingTimeInterval(-5)
+        #expect(
+            plan.next(after: result.verdict, now: planned)
+                == .retry(
+                    .production,
+                    failures: 1,
+                    afterNanoseconds: UInt64(at.timeIntervalSince(planned) * 1e9),
+                    reason: reason
+                )
+        )
     }
 
     @Test func connectionResetRetriesAsTransport() async throws {
@@ -154,7 +167,7 @@ import Testing
                 var plan = VerificationAttempt(maxAttempts: 3)
                 _ = plan.start()
                 #expect(
-                    plan.next(after: result.verdict)
+                    plan.next(after: result.verdict, now: Date())
                         == .finished(.rejected(VerdictReason(.sharedSecretMismatch, appleStatus: 21004)))
                 )
                 // The description names the problem but never the secret.

@@ -9,15 +9,15 @@ import ReceiptDomain
 extension VerifyReceiptClient {
     /// The whole plan for one receipt, with a simple delay between retries (no shared rate limiter):
     /// production first, at most one environment switch, at most `maxAttempts` retryable failures.
-    /// - Parameter retryDelay: the wait before retry number `failures` (1-based), given Apple's earliest time
-    ///   (default: `untilEarliest`, no wait unless Apple sent `Retry-After`).
+    /// - Parameter retryDelay: the wait before retry number `failures` (1-based), given the plan's wait (a 1 ms
+    ///   backoff here, never shorter than Apple's `Retry-After`; default: `planned`, the plan's wait up to a minute).
     func verify(
         receipt: String,
         maxAttempts: Int = 3,
-        retryDelay: @escaping @Sendable (_ failures: Int, _ earliest: Date?) -> Duration = untilEarliest,
+        retryDelay: @escaping @Sendable (_ failures: Int, _ planned: Duration) -> Duration = planned,
         completion: @escaping @Sendable (VerifyOutcome) -> Void
     ) {
-        var plan = VerificationAttempt(maxAttempts: maxAttempts)
+        var plan = VerificationAttempt(policy: Self.quickPolicy(maxAttempts: maxAttempts))
         let first = plan.start()
         drive(receipt: receipt, plan: plan, step: first, history: [], retryDelay: retryDelay, completion: completion)
     }
@@ -26,7 +26,7 @@ extension VerifyReceiptClient {
     func verify(
         receipt: String,
         maxAttempts: Int = 3,
-        retryDelay: @escaping @Sendable (_ failures: Int, _ earliest: Date?) -> Duration = untilEarliest
+        retryDelay: @escaping @Sendable (_ failures: Int, _ planned: Duration) -> Duration = planned
     ) async -> VerifyOutcome {
         await withCheckedContinuation { continuation in
             verify(receipt: receipt, maxAttempts: maxAttempts, retryDelay: retryDelay) {
@@ -35,12 +35,15 @@ extension VerifyReceiptClient {
         }
     }
 
-    /// The default retry delay: none, except that Apple's `Retry-After` is honoured (up to a minute;
-    /// a longer wait is the caller's decision, through its own `retryDelay`).
-    static func untilEarliest(_ failures: Int, _ earliest: Date?) -> Duration {
-        guard let earliest else { return .zero }
-        let seconds = min(60, max(0, earliest.timeIntervalSinceNow))
-        return .milliseconds(Int64((seconds * 1000).rounded(.up)))
+    /// The plan's policy in these tests: a 1 ms backoff, so only Apple's `Retry-After` makes a retry wait.
+    static func quickPolicy(maxAttempts: Int) -> AttemptPolicy {
+        AttemptPolicy(maxAttempts: maxAttempts, base: .milliseconds(1), cap: .milliseconds(1))
+    }
+
+    /// The default retry delay: the plan's, up to a minute (a longer wait is the caller's decision, through its
+    /// own `retryDelay`).
+    static func planned(_ failures: Int, _ planned: Duration) -> Duration {
+        min(planned, .seconds(60))
     }
 
     private func drive(
@@ -48,7 +51,7 @@ extension VerifyReceiptClient {
         plan: VerificationAttempt,
         step: VerificationAttempt.Step,
         history: [VerifyAttemptResult],
-        retryDelay: @escaping @Sendable (Int, Date?) -> Duration,
+        retryDelay: @escaping @Sendable (Int, Duration) -> Duration,
         completion: @escaping @Sendable (VerifyOutcome) -> Void
     ) {
         switch step {
@@ -57,7 +60,7 @@ extension VerifyReceiptClient {
         case .send(let environment):
             send(receipt: receipt, to: environment) { result in
                 var plan = plan
-                let next = plan.next(after: result.verdict)
+                let next = plan.next(after: result.verdict, now: Date())
                 self.drive(
                     receipt: receipt,
                     plan: plan,
@@ -67,8 +70,8 @@ extension VerifyReceiptClient {
                     completion: completion
                 )
             }
-        case .retry(let environment, let failures, let earliest, _):
-            let delay = retryDelay(failures, earliest)
+        case .retry(let environment, let failures, let wait, _):
+            let delay = retryDelay(failures, .nanoseconds(Int64(min(wait, UInt64(Int64.max)))))
             let nanos = max(0, delay.components.seconds * 1_000_000_000 + delay.components.attoseconds / 1_000_000_000)
             DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(Int(nanos))) {
                 self.drive(

@@ -58,7 +58,7 @@ struct SimulatorHarness: Sendable {
             }
             let result = await send(client, receipt, to: environment)
             attempts.append(result)
-            step = plan.next(after: result.verdict)
+            step = plan.next(after: result.verdict, now: Date())
         }
     }
 

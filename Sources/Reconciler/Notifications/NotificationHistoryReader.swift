@@ -21,7 +21,8 @@ import ReceiptDomain
 ///   page; a kill before it reads the page again. Nothing is skipped, nothing acted on twice.
 ///
 /// Requests are sequential under the endpoint's own budget (`ServerAPIBudgets.notificationHistory`);
-/// 429 waits for Apple's `Retry-After`; retryable answers back off and retry up to `maxAttempts`; 401 is a
+/// each window's `AttemptPlan` decides its pages, retries and their waits (backoff with jitter, never
+/// shorter than a 429's `Retry-After`), waited on the injected clock's timers, never a thread sleep; 401 is a
 /// configuration error (exit 78). A sandbox failure is a warning; a production failure is thrown (the runner
 /// reconciles the window without it and ends the run partial).
 /// Payloads and tokens are never logged.
@@ -42,17 +43,20 @@ public final class NotificationHistoryReader {
     }
     /// How far before the last window's end the next window starts (its notifications are deduplicated).
     public static let defaultOverlap: TimeInterval = 3600
-    static let path = "/inApps/v1/notifications/history"
 
     private let connection: PostgresConnection
     private let ownsConnection: Bool
     private let client: ServerAPIClient
     private let bundleId: String
     private let verifiers: [AppleEnvironment: NotificationPayloadVerifier]
-    private let maxAttempts: Int
+    /// Retries, their waits and `Retry-After` (`AttemptPlan`, one plan per window).
+    private let policy: AttemptPolicy
+    /// Where the waits happen: a Dispatch timer on the system clock, a virtual one in tests. No thread sleeps.
+    private let clock: any PipelineClock
     private let overlap: TimeInterval
     private let logger: Logger
     private var limiters: [AppleEnvironment: BudgetLimiter] = [:]
+    private let waitQueue = DispatchQueue(label: "renewal-reconciler.notification-history.wait")
 
     /// - Parameters:
     ///   - rateCap: `--rate`; the notification history budget is never higher.
@@ -63,7 +67,8 @@ public final class NotificationHistoryReader {
         logger: Logger,
         rateCap: Double? = nil,
         maxAttempts: Int = 5,
-        overlap: TimeInterval = NotificationHistoryReader.defaultOverlap
+        overlap: TimeInterval = NotificationHistoryReader.defaultOverlap,
+        clock: any PipelineClock = SystemPipelineClock()
     ) throws {
         try self.init(
             connection: PostgresConnection(connectionString),
@@ -72,8 +77,9 @@ public final class NotificationHistoryReader {
             settings: settings,
             logger: logger,
             rateCap: rateCap,
-            maxAttempts: maxAttempts,
-            overlap: overlap
+            policy: AttemptPolicy(maxAttempts: maxAttempts),
+            overlap: overlap,
+            clock: clock
         )
     }
 
@@ -84,7 +90,8 @@ public final class NotificationHistoryReader {
         logger: Logger,
         rateCap: Double? = nil,
         maxAttempts: Int = 5,
-        overlap: TimeInterval = NotificationHistoryReader.defaultOverlap
+        overlap: TimeInterval = NotificationHistoryReader.defaultOverlap,
+        clock: any PipelineClock = SystemPipelineClock()
     ) throws {
         try self.init(
             connection: connection,
@@ -93,8 +100,9 @@ public final class NotificationHistoryReader {
             settings: settings,
             logger: logger,
             rateCap: rateCap,
-            maxAttempts: maxAttempts,
-            overlap: overlap
+            policy: AttemptPolicy(maxAttempts: maxAttempts),
+            overlap: overlap,
+            clock: clock
         )
     }
 
@@ -105,14 +113,16 @@ public final class NotificationHistoryReader {
         settings: ServerAPISettings,
         logger: Logger,
         rateCap: Double?,
-        maxAttempts: Int,
-        overlap: TimeInterval
+        policy: AttemptPolicy,
+        overlap: TimeInterval,
+        clock: any PipelineClock
     ) throws {
         self.connection = connection
         self.ownsConnection = ownsConnection
         self.client = client
         self.bundleId = settings.api.bundleId
-        self.maxAttempts = max(1, maxAttempts)
+        self.policy = policy
+        self.clock = clock
         self.overlap = max(0, overlap)
         self.logger = logger
         let cache = ChainCache()
@@ -254,48 +264,95 @@ public final class NotificationHistoryReader {
         _ summary: inout NotificationPullSummary,
         _ unknown: inout Set<String>
     ) throws {
-        let body = Data("{\"startDate\":\(start),\"endDate\":\(end)}".utf8)
-        var token = firstToken
+        let body = NotificationHistoryRequest(startDate: start, endDate: end)
         let verifier = verifiers[environment]!
-        repeat {
-            let response = try fetch(environment, body: body, token: token)
-            summary.pages += 1
-            var verified: [VerifiedNotification] = []
-            for item in response.notificationHistory {
-                guard let payload = item.signedPayload else { continue }
-                summary.read += 1
-                do {
-                    verified.append(try verifier.verify(payload))
-                } catch {
-                    summary.refused[error.code.rawValue, default: 0] += 1
-                    logger.warning("notification history (\(environment.rawValue)): payload refused: \(error)")
+        // One plan per window: its pages (the token Apple returns), retries and waits.
+        var plan = AttemptPlan(policy: policy, startingEnvironment: environment, page: firstToken)
+        var step = plan.start()
+        var problem = ""
+        while true {
+            switch step {
+            case .send, .retry:
+                if case .retry(_, _, let delay, _) = step {
+                    logger.notice(
+                        "notification history (\(environment.rawValue)): \(problem); retrying in \(delay / 1_000_000) ms"
+                    )
+                    wait(delay)
                 }
+                switch try fetch(environment, body: body, token: plan.page) {
+                case .page(let response):
+                    let next = try store(
+                        response,
+                        environment: environment,
+                        verifier: verifier,
+                        start: start,
+                        end: end,
+                        runId: runId,
+                        dryRun: dryRun,
+                        &summary,
+                        &unknown
+                    )
+                    step = plan.next(after: .usable(nextPage: next), now: clock.date())
+                case .retryable(let why, let notBefore):
+                    problem = why
+                    step = plan.next(after: .retryable(notBefore: notBefore), now: clock.date())
+                }
+            case .finished(.lastPage):
+                return
+            case .finished(let end):
+                throw NotificationHistoryError(environment: environment, reason: "\(problem), \(end)")
             }
-            let next: String? = response.hasMore == true ? response.paginationToken : nil
-            if response.hasMore == true && next == nil {
-                logger.warning(
-                    "notification history (\(environment.rawValue)): hasMore without a paginationToken; the window ends here"
-                )
+        }
+    }
+
+    /// Verifies and commits one page (`commitPage`); returns the next page's token, nil at the window's end.
+    private func store(
+        _ response: NotificationHistoryResponse,
+        environment: AppleEnvironment,
+        verifier: NotificationPayloadVerifier,
+        start: Int64,
+        end: Int64,
+        runId: Int64,
+        dryRun: Bool,
+        _ summary: inout NotificationPullSummary,
+        _ unknown: inout Set<String>
+    ) throws -> String? {
+        summary.pages += 1
+        var verified: [VerifiedNotification] = []
+        for item in response.notificationHistory {
+            guard let payload = item.signedPayload else { continue }
+            summary.read += 1
+            do {
+                verified.append(try verifier.verify(payload))
+            } catch {
+                summary.refused[error.code.rawValue, default: 0] += 1
+                logger.warning("notification history (\(environment.rawValue)): payload refused: \(error)")
             }
-            let page = try connection.transaction { conn in
-                try commitPage(
-                    verified,
-                    environment: environment,
-                    start: start,
-                    end: end,
-                    next: next,
-                    runId: runId,
-                    dryRun: dryRun,
-                    conn
-                )
-            }
-            CrashPoints.reach("notifications-page")
-            summary.stored += page.stored
-            summary.alreadyStored += page.alreadyStored
-            summary.madeDue += page.madeDue
-            unknown.formUnion(page.unknown)
-            token = next
-        } while token != nil
+        }
+        let next: String? = response.hasMore == true ? response.paginationToken : nil
+        if response.hasMore == true && next == nil {
+            logger.warning(
+                "notification history (\(environment.rawValue)): hasMore without a paginationToken; the window ends here"
+            )
+        }
+        let page = try connection.transaction { conn in
+            try commitPage(
+                verified,
+                environment: environment,
+                start: start,
+                end: end,
+                next: next,
+                runId: runId,
+                dryRun: dryRun,
+                conn
+            )
+        }
+        CrashPoints.reach("notifications-page")
+        summary.stored += page.stored
+        summary.alreadyStored += page.alreadyStored
+        summary.madeDue += page.madeDue
+        unknown.formUnion(page.unknown)
+        return next
     }
 
     private struct PageResult {
@@ -374,93 +431,102 @@ public final class NotificationHistoryReader {
 
     // MARK: - Requests
 
-    /// One page, under the endpoint's budget, retried as Apple documents.
+    /// What one request for a page came to, when it is not an error that ends the window.
+    private enum Fetched {
+        case page(NotificationHistoryResponse)
+        /// Worth another try (the plan decides whether and when): what went wrong, Apple's `Retry-After`.
+        case retryable(String, notBefore: Date?)
+    }
+
+    /// One request for a page, under the endpoint's budget.
+    /// - Throws: `ConfigurationError` on 401, `PaginationTokenRejected`, `NotificationHistoryError` for an
+    ///   answer that is final.
     private func fetch(
         _ environment: AppleEnvironment,
-        body: Data,
+        body: NotificationHistoryRequest,
         token: String?
     ) throws
-        -> NotificationHistoryResponse
+        -> Fetched
     {
-        var backoff = try Backoff(maxAttempts: maxAttempts)
-        let query = token.map { [("paginationToken", $0)] } ?? []
-        while true {
-            let sentAt = waitForSlot(environment)
-            let result = client.sendAndWait(.post, Self.path, query: query, json: body, environment: environment)
-            if let sentAt { limiters[environment]?.answered(sentAt: sentAt, now: MonotonicClock.now()) }
-            let classification = result.classification
-            _ = limiters[environment]?.record(
-                throttled: classification == .rateLimited || result.httpStatus == 503,
-                now: MonotonicClock.now()
+        let sentAt = waitForSlot(environment)
+        let result = send(body, token: token, environment: environment)
+        let attempt = result.attempt
+        let now = clock.now()
+        if let sentAt { limiters[environment]?.answered(sentAt: sentAt, now: now) }
+        let classification = attempt.classification
+        _ = limiters[environment]?.record(
+            throttled: classification == .rateLimited || attempt.httpStatus == 503,
+            now: now
+        )
+        switch classification {
+        case .success:
+            switch result.body {
+            case .success(let response)?: return .page(response)
+            case .failure(let error)?:
+                return .retryable("an answer that does not decode (\(error.code.rawValue))", notBefore: nil)
+            case nil: return .retryable(Self.describe(attempt), notBefore: nil)
+            }
+        case .unauthorized:
+            throw ConfigurationError(
+                "the App Store Server API answered 401 to Get Notification History (\(environment.rawValue)): "
+                    + "the key, key id, issuer id or bundle id is wrong (APPLE_PRIVATE_KEY_FILE, APPLE_KEY_ID, "
+                    + "APPLE_ISSUER_ID, APPLE_BUNDLE_ID)"
             )
-            var earliest: UInt64?
-            let problem: String
-            switch classification {
-            case .success:
-                do {
-                    return try NotificationHistoryResponse.decode(result.body)
-                } catch {
-                    problem = "an answer that does not decode (\(error.code.rawValue))"
-                }
-            case .unauthorized:
-                throw ConfigurationError(
-                    "the App Store Server API answered 401 to Get Notification History (\(environment.rawValue)): "
-                        + "the key, key id, issuer id or bundle id is wrong (APPLE_PRIVATE_KEY_FILE, APPLE_KEY_ID, "
-                        + "APPLE_ISSUER_ID, APPLE_BUNDLE_ID)"
-                )
-            case .rateLimited:
-                if let retryAfter = result.retryAfter {
-                    let wait = max(0, retryAfter.timeIntervalSinceNow)
-                    let until = MonotonicClock.now() + UInt64(wait * 1e9)
-                    limiters[environment]?.pause(until: until)
-                    earliest = until
-                }
-                problem = "HTTP 429 (\(result.errorCode.map(String.init) ?? "no error code"))"
-            case .retryable:
-                problem = Self.describe(result)
-            case .notFound, .failed:
-                if token != nil, let code = result.errorCode, code == 4_000_014 || code == 4_000_017 {
-                    throw PaginationTokenRejected(reason: Self.describe(result))
-                }
-                throw NotificationHistoryError(environment: environment, reason: Self.describe(result))
+        case .rateLimited:
+            if let retryAfter = attempt.retryAfter {
+                limiters[environment]?.pause(until: now + clock.nanoseconds(until: retryAfter))
             }
-            switch backoff.nextDelay(now: MonotonicClock.now(), earliest: earliest) {
-            case .retry(let nanoseconds):
-                logger.notice(
-                    "notification history (\(environment.rawValue)): \(problem); retrying in \(nanoseconds / 1_000_000) ms"
-                )
-                Self.sleep(nanoseconds)
-            case .giveUp(.attemptsExhausted(let attempts)):
-                throw NotificationHistoryError(
-                    environment: environment,
-                    reason: "\(problem), \(attempts) attempts"
-                )
-            case .giveUp(.retryAfterTooLong(let requested)):
-                throw NotificationHistoryError(
-                    environment: environment,
-                    reason: "\(problem); Apple asks to wait \(requested / 1_000_000_000) s"
-                )
+            let code = attempt.errorCode.map(String.init) ?? "no error code"
+            return .retryable("HTTP 429 (\(code))", notBefore: attempt.retryAfter)
+        case .retryable:
+            return .retryable(Self.describe(attempt), notBefore: nil)
+        case .notFound, .failed:
+            if token != nil, let code = attempt.errorCode, code == 4_000_014 || code == 4_000_017 {
+                throw PaginationTokenRejected(reason: Self.describe(attempt))
             }
+            throw NotificationHistoryError(environment: environment, reason: Self.describe(attempt))
         }
+    }
+
+    /// One request, waited for (the answer arrives on the HTTP client's queue; this thread blocks on a semaphore).
+    private func send(
+        _ body: NotificationHistoryRequest,
+        token: String?,
+        environment: AppleEnvironment
+    )
+        -> ServerAPIResult<NotificationHistoryResponse>
+    {
+        let answered = DispatchSemaphore(value: 0)
+        nonisolated(unsafe) var answer: ServerAPIResult<NotificationHistoryResponse>?
+        client.notificationHistory(body, paginationToken: token, environment: environment) { result in
+            answer = result
+            answered.signal()
+        }
+        answered.wait()
+        return answer!
     }
 
     /// Waits until the environment's budget admits the next request; returns the send tick the budget recorded
     /// (nil without a budget).
     private func waitForSlot(_ environment: AppleEnvironment) -> UInt64? {
         guard var limiter = limiters[environment] else { return nil }
-        Self.sleep(limiter.reserve(now: MonotonicClock.now()))
-        var now = MonotonicClock.now()
-        while let wait = limiter.trySend(now: now) {
-            Self.sleep(wait)
-            now = MonotonicClock.now()
+        wait(limiter.reserve(now: clock.now()))
+        var now = clock.now()
+        while let delay = limiter.trySend(now: now) {
+            wait(delay)
+            now = clock.now()
         }
         limiters[environment] = limiter
         return now
     }
 
-    private static func sleep(_ nanoseconds: UInt64) {
+    /// Blocks this thread on a semaphore until the clock's timer fires (a virtual clock fires it when the test
+    /// moves time): never a thread sleep.
+    private func wait(_ nanoseconds: UInt64) {
         guard nanoseconds > 0 else { return }
-        Thread.sleep(forTimeInterval: Double(nanoseconds) / 1e9)
+        let fired = DispatchSemaphore(value: 0)
+        clock.schedule(after: nanoseconds, on: waitQueue) { fired.signal() }
+        fired.wait()
     }
 
     private static func describe(_ result: ServerAPIAttemptResult) -> String {

@@ -2,13 +2,11 @@
 final class ItemTask: @unchecked Sendable {
     let item: WorkItem
     let verification: any SourceVerification
-    var backoff: Backoff
     /// Requests sent for this item (switches and retries included).
     var requests = 0
 
-    init(item: WorkItem, verification: any SourceVerification, backoff: Backoff) {
+    init(item: WorkItem, verification: any SourceVerification) {
         self.item = item
         self.verification = verification
-        self.backoff = backoff
     }
 }

@@ -1,3 +1,4 @@
+import AppStoreClient
 import Dispatch
 import Foundation
 import Logging
@@ -81,7 +82,8 @@ public final class ReconciliationPipeline: @unchecked Sendable {
     /// Requests for a budget paused by Apple's `Retry-After`: not in flight (they do not hold the run's
     /// concurrency from other budgets) until the pause ends.
     private var parked: [RateBudget: [(ItemTask, SourceRequest)]] = [:]
-    private var backoffTemplate: Backoff
+    /// What each item's attempt plan starts with: the run's backoff and attempt budget, the pipeline's clock.
+    private let attempts: AttemptContext
     /// Items read and not started, in id order from `readyHead`; a started item's slot is emptied at once,
     /// so the queue never keeps a finished item (its receipt, Apple's answer) alive.
     private var ready: [ItemTask?] = []
@@ -140,16 +142,8 @@ public final class ReconciliationPipeline: @unchecked Sendable {
         self.breaker = OutageBreaker(options: options, start: 0)
         // Refuse an unusable rate up front (the budgets themselves are made on first use).
         _ = try TokenBucket(rate: options.rate, burst: 1)
-        self.backoffTemplate = try Backoff(
-            base: .milliseconds(SecondsConversion.milliseconds(options.backoffBaseSeconds)),
-            cap: .milliseconds(
-                SecondsConversion.milliseconds(max(options.backoffCapSeconds, options.backoffBaseSeconds))
-            ),
-            // The source bounds the attempts; the backoff only spaces them.
-            maxAttempts: options.maxAttempts + 2,
-            jitter: .full,
-            maxRetryAfter: .milliseconds(SecondsConversion.milliseconds(options.maxRetryAfterSeconds))
-        )
+        let clockForDates = clock
+        self.attempts = AttemptContext(policy: AttemptPolicy(options), date: { clockForDates.date() })
     }
 
     /// Processes every pending item of the run (or until stopped); blocks the calling thread until done.
@@ -246,8 +240,7 @@ public final class ReconciliationPipeline: @unchecked Sendable {
                         self.ready.append(
                             ItemTask(
                                 item: item,
-                                verification: self.source.verification(for: item),
-                                backoff: self.backoffTemplate
+                                verification: self.source.verification(for: item)
                             )
                         )
                     }
@@ -279,7 +272,7 @@ public final class ReconciliationPipeline: @unchecked Sendable {
     /// Starts items while there is room in flight.
     private func pump() {
         while stopReason == nil, inFlight < options.concurrency, let task = popReady() {
-            perform(task.verification.start(), for: task)
+            perform(task.verification.start(attempts), for: task)
         }
         if queuedCount < options.concurrency { fetchMore() }
     }
@@ -291,28 +284,14 @@ public final class ReconciliationPipeline: @unchecked Sendable {
         case .send(let request):
             guard stopReason == nil else { return drop(task) }
             send(task, request)
-        case .retry(let request, let earliest, let reason, let appleStatus):
+        case .retry(let request, let wait):
             guard stopReason == nil else { return drop(task) }
-            let now = clock.now()
-            let earliestTick = earliest.map { now &+ clock.nanoseconds(until: $0) }
-            switch task.backoff.nextDelay(now: now, earliest: earliestTick) {
-            case .giveUp(let why):
-                finish(
-                    task,
-                    SourceResult(
-                        kind: .unresolved("\(reason) (gave up: \(why))"),
-                        environment: request.environment,
-                        appleStatus: appleStatus
-                    )
-                )
-            case .retry(let nanoseconds):
-                waitingForRetry[ObjectIdentifier(task)] = task
-                clock.schedule(after: nanoseconds, on: queue) {
-                    // Gone when the run stopped meanwhile (the item was dropped then).
-                    guard self.waitingForRetry.removeValue(forKey: ObjectIdentifier(task)) != nil else { return }
-                    self.result.stats.retries += 1
-                    self.send(task, request)
-                }
+            waitingForRetry[ObjectIdentifier(task)] = task
+            clock.schedule(after: wait, on: queue) {
+                // Gone when the run stopped meanwhile (the item was dropped then).
+                guard self.waitingForRetry.removeValue(forKey: ObjectIdentifier(task)) != nil else { return }
+                self.result.stats.retries += 1
+                self.send(task, request)
             }
         case .finished(let finished):
             finish(task, finished)

@@ -3,7 +3,7 @@ import Dispatch
 /// The monotonic time source used by the rate-limiting types: nanoseconds since an
 /// arbitrary boot-relative origin, never affected by wall-clock (NTP, `Date`) changes.
 ///
-/// The pure types (`TokenBucket`, `Backoff`, `AdaptiveRateController`) take a tick as a
+/// The pure types (`TokenBucket`, `SendWindow`, `AdaptiveRateController`) take a tick as a
 /// parameter so tests can inject any clock; production code passes `MonotonicClock.now()`.
 public enum MonotonicClock {
     /// The current monotonic tick in nanoseconds (`DispatchTime.now().uptimeNanoseconds`).

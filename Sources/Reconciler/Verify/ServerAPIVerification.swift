@@ -4,31 +4,40 @@ import Foundation
 import ReceiptDomain
 
 /// One subscription through the App Store Server API: statuses, then (only when needed) the transaction
-/// history page by page, then a decision. Confined to the pipeline's queue except `perform`, which verifies
-/// the signed data where the answer arrives (docs/architecture.md, "The App Store Server API").
+/// history page by page, then a decision. The item's `AttemptPlan` decides retries, their waits, the one
+/// environment switch (4040010 on statuses) and the history's pages; the plan's next step and the decision are
+/// made where each answer arrives, off the pipeline's queue (docs/architecture.md, "The App Store Server
+/// API"). Confined to the pipeline's queue except `perform`.
 final class ServerAPIVerification: SourceVerification, @unchecked Sendable {
     private enum Phase: Sendable {
         case statuses
-        /// Reading history from `startDate` (nil: all of it); `revision` is the next page's token.
-        case history(startDate: Date?, revision: String?)
+        /// Reading history from `startDate` (nil: all of it); the plan holds the next page's `revision`.
+        case history(startDate: Date?)
     }
 
     private let source: ServerAPISource
     private let item: WorkItem
     /// The original transaction id asked about (the row's, or its stored receipt's).
     private var originalTransactionId = ""
-    private var environment: AppleEnvironment
-    private var switched = false
+    private var plan: AttemptPlan
+    /// The wall clock `Retry-After` is measured on (the pipeline's, from `start(_:)`).
+    private var date: @Sendable () -> Date = { Date() }
     private var phase: Phase = .statuses
-    private var failures = 0
     private var status: ServerAPIAnswer.Status?
     private var history: [ReceiptTransaction] = []
-    private var historyRead = false
+    private var environment: AppleEnvironment { plan.environment }
 
     init(source: ServerAPISource, item: WorkItem) {
         self.source = source
         self.item = item
-        self.environment = item.stored.environment ?? .production
+        self.plan = AttemptContext.standard.plan(maxAttempts: source.maxAttempts, startingIn: item.stored.environment)
+    }
+
+    func start(_ context: AttemptContext) -> SourceStep {
+        (plan, date) = (
+            context.plan(maxAttempts: source.maxAttempts, startingIn: item.stored.environment), context.date
+        )
+        return start()
     }
 
     func start() -> SourceStep {
@@ -47,6 +56,7 @@ final class ServerAPIVerification: SourceVerification, @unchecked Sendable {
             )
         }
         originalTransactionId = otid
+        _ = plan.start()
         return .send(request())
     }
 
@@ -54,30 +64,19 @@ final class ServerAPIVerification: SourceVerification, @unchecked Sendable {
         let environment = request.environment ?? .production
         let verifier = source.verifier(environment)
         let otid = originalTransactionId
-        // What the decision needs, as it stands when the request leaves (value types: the answer is decided where it
-        // arrives, off the pipeline's queue).
+        // What the decision and the plan need, as they stand when the request leaves (value types: the answer is
+        // decided where it arrives, off the pipeline's queue).
         let (item, source, statusSoFar, historySoFar) = (self.item, self.source, self.status, self.history)
-        let path: String
-        var query: [(String, String)] = []
-        let isStatuses: Bool
+        let (plan, date) = (self.plan, self.date)
+        let answered = { @Sendable (answer: ServerAPIAnswer) in
+            completion(Self.pipelineAnswer(request, answer.attempt), answer.planned(plan, now: date()))
+        }
         switch phase {
         case .statuses:
-            isStatuses = true
-            path = "/inApps/v1/subscriptions/" + otid
-        case .history(let startDate, let revision):
-            isStatuses = false
-            path = "/inApps/v2/history/" + otid
-            query.append(("sort", "ASCENDING"))
-            query.append(("productType", "AUTO_RENEWABLE"))
-            if let group = status?.group { query.append(("subscriptionGroupIdentifier", group)) }
-            if let startDate { query.append(("startDate", String(Int64(startDate.timeIntervalSince1970 * 1000)))) }
-            if let revision { query.append(("revision", revision)) }
-        }
-        source.client.get(path, query: query, environment: environment) { attempt in
-            var answer = ServerAPIAnswer(attempt: attempt)
-            if attempt.classification == .success {
-                if isStatuses {
-                    switch Self.readStatuses(attempt.body, otid: otid, verifier: verifier) {
+            source.client.subscriptionStatuses(of: otid, environment: environment) { result in
+                var answer = ServerAPIAnswer(attempt: result.attempt, isStatuses: true)
+                if let body = result.body {
+                    switch Self.readStatuses(body, otid: otid, verifier: verifier) {
                     case .found(let status):
                         answer.status = status
                         if case .none = Self.historyNeeded(for: status, item: item) {
@@ -93,9 +92,21 @@ final class ServerAPIVerification: SourceVerification, @unchecked Sendable {
                     case .refused(let reason): answer.refusal = reason
                     case .absent: break
                     }
-                } else {
-                    Self.readHistory(attempt.body, otid: otid, verifier: verifier, into: &answer)
-                    if let page = answer.page, !(page.hasMore && page.revision != nil), let statusSoFar {
+                }
+                answered(answer)
+            }
+        case .history(let startDate):
+            let query = TransactionHistoryQuery(subscriptionGroupIdentifier: status?.group, startDate: startDate)
+            source.client.transactionHistory(
+                of: otid,
+                query: query,
+                revision: plan.page,
+                environment: environment
+            ) { result in
+                var answer = ServerAPIAnswer(attempt: result.attempt, isStatuses: false)
+                if let body = result.body {
+                    Self.readHistory(body, otid: otid, verifier: verifier, into: &answer)
+                    if let page = answer.page, page.nextRevision == nil, let statusSoFar {
                         answer.decision = Self.decided(
                             item,
                             otid: otid,
@@ -106,70 +117,70 @@ final class ServerAPIVerification: SourceVerification, @unchecked Sendable {
                         )
                     }
                 }
+                answered(answer)
             }
-            let classification = attempt.classification
-            completion(
-                SourceAnswer(
-                    request: request,
-                    httpStatus: attempt.httpStatus,
-                    appleStatus: attempt.errorCode,
-                    transportFailure: attempt.transportFailure?.description,
-                    tlsRefusal: attempt.transportFailure?.tlsRefusal,
-                    throttled: classification == .rateLimited || attempt.httpStatus == 503,
-                    pauseBudgetUntil: classification == .rateLimited ? attempt.retryAfter : nil
-                ),
-                answer
+        }
+    }
+
+    /// The pipeline's view of an answer: statistics, the rate budget (a 429's `Retry-After` pauses it), reachability.
+    private static func pipelineAnswer(_ request: SourceRequest, _ attempt: ServerAPIAttemptResult) -> SourceAnswer {
+        let classification = attempt.classification
+        return SourceAnswer(
+            request: request,
+            httpStatus: attempt.httpStatus,
+            appleStatus: attempt.errorCode,
+            transportFailure: attempt.transportFailure?.description,
+            tlsRefusal: attempt.transportFailure?.tlsRefusal,
+            throttled: classification == .rateLimited || attempt.httpStatus == 503,
+            pauseBudgetUntil: classification == .rateLimited ? attempt.retryAfter : nil
+        )
+    }
+
+    func next(after answer: SourceAnswer, _ data: ServerAPIAnswer) -> SourceStep {
+        guard let planned = data.planned else { return concluded(data) }
+        plan = planned.plan
+        switch planned.step {
+        case .send(_, _, let switching):
+            // The next history page, or the statuses again in the other environment.
+            if !switching { history.append(contentsOf: data.page?.transactions ?? []) }
+            return .send(request(switchesEnvironment: switching))
+        case .retry(_, _, let wait, _):
+            return .retry(request(), afterNanoseconds: wait)
+        case .finished(.lastPage):
+            guard case .statuses = phase, let status = data.status else {
+                history.append(contentsOf: data.page?.transactions ?? [])
+                return decide(data.decision)
+            }
+            self.status = status
+            switch Self.historyNeeded(for: status, item: item) {
+            case .none: return decide(data.decision)
+            case .all: phase = .history(startDate: nil)
+            case .since(let date): phase = .history(startDate: date)
+            }
+            _ = plan.start()
+            return .send(request())
+        case .finished(.switchRefused):
+            return notFoundInBoth(data.attempt)
+        case .finished(let end):
+            let attempt = data.attempt
+            let why = data.refusal.map { "\(Self.describe(attempt)): \($0)" } ?? Self.describe(attempt)
+            let text = end.isExhausted ? "\(why) after \(end)" : "\(why); \(end)"
+            return .finished(
+                SourceResult(kind: .unresolved(text), environment: environment, appleStatus: attempt.errorCode)
             )
         }
     }
 
-    func next(after answer: SourceAnswer, _ data: ServerAPIAnswer) -> SourceStep {
+    /// The step for an answer the plan has no say in: a refusal, a subscription Apple does not name, a 401, a
+    /// failure that is a verdict.
+    private func concluded(_ data: ServerAPIAnswer) -> SourceStep {
         let attempt = data.attempt
-        var classification = attempt.classification
-        if classification == .success, data.refusal?.code == .malformedResponse {
-            // A 200 whose body is not Apple's shape (cut short, not JSON) says nothing about the subscription:
-            // ask again, as for a transport failure. A signature that does not verify is a verdict.
-            classification = .retryable
-        }
-        switch classification {
+        switch attempt.classification {
         case .success:
-            failures = 0
             if let refusal = data.refusal { return reject(refusal, appleStatus: nil) }
-            switch phase {
-            case .statuses:
-                guard let status = data.status else {
-                    return reject(VerdictReason(.transactionNotFound, detail: "no status for \(originalTransactionId)"))
-                }
-                self.status = status
-                switch Self.historyNeeded(for: status, item: item) {
-                case .none: return decide(data.decision)
-                case .all: phase = .history(startDate: nil, revision: nil)
-                case .since(let date): phase = .history(startDate: date, revision: nil)
-                }
-                return .send(request())
-            case .history(let startDate, _):
-                historyRead = true
-                history.append(contentsOf: data.page?.transactions ?? [])
-                if let page = data.page, page.hasMore, let revision = page.revision {
-                    phase = .history(startDate: startDate, revision: revision)
-                    return .send(request())
-                }
-                return decide(data.decision)
-            }
+            return reject(VerdictReason(.transactionNotFound, detail: "no status for \(originalTransactionId)"))
         case .notFound:
-            if case .statuses = phase, !switched {
-                switched = true
-                environment = environment.other
-                return .send(request(switchesEnvironment: true))
-            }
-            return reject(
-                VerdictReason(
-                    .transactionNotFound,
-                    httpStatus: attempt.httpStatus,
-                    detail: "4040010 in production and sandbox for \(originalTransactionId)"
-                ),
-                appleStatus: attempt.errorCode
-            )
+            return notFoundInBoth(attempt)
         case .unauthorized:
             let reason =
                 "App Store Server API answered 401 Unauthorized: the key id, issuer id, bundle id or private key is wrong"
@@ -178,25 +189,23 @@ final class ServerAPIVerification: SourceVerification, @unchecked Sendable {
                 SourceResult(kind: .unresolved(reason), environment: environment, appleStatus: attempt.errorCode),
                 configurationError: reason
             )
-        case .rateLimited, .retryable:
-            failures += 1
-            let why = data.refusal.map { "\(Self.describe(attempt)): \($0)" } ?? Self.describe(attempt)
-            if failures >= source.maxAttempts {
-                return .finished(
-                    SourceResult(
-                        kind: .unresolved("\(why) after \(failures) attempts"),
-                        environment: environment,
-                        appleStatus: attempt.errorCode
-                    )
-                )
-            }
-            return .retry(request(), earliest: attempt.retryAfter, reason: why, appleStatus: attempt.errorCode)
-        case .failed:
+        case .failed, .rateLimited, .retryable:
             return reject(
                 VerdictReason(.serverAPIError, httpStatus: attempt.httpStatus, detail: Self.describe(attempt)),
                 appleStatus: attempt.errorCode
             )
         }
+    }
+
+    private func notFoundInBoth(_ attempt: ServerAPIAttemptResult) -> SourceStep {
+        reject(
+            VerdictReason(
+                .transactionNotFound,
+                httpStatus: attempt.httpStatus,
+                detail: "4040010 in production and sandbox for \(originalTransactionId)"
+            ),
+            appleStatus: attempt.errorCode
+        )
     }
 
     // MARK: - Steps
@@ -239,21 +248,17 @@ final class ServerAPIVerification: SourceVerification, @unchecked Sendable {
             && known.signedFacts?.revocationPercentage == signed.signedFacts?.revocationPercentage
     }
 
-    /// The step for the decision made where the answer arrived (`decided`, off the pipeline's queue).
+    /// The step for the decision made where the last answer arrived (`decided`, off the pipeline's queue).
     private func decide(_ made: Decision?) -> SourceStep {
-        guard let status else {
-            return reject(VerdictReason(.transactionNotFound, detail: "no status for \(originalTransactionId)"))
-        }
-        let decision =
-            made
-            ?? Self.decided(
-                item,
-                otid: originalTransactionId,
-                status: status,
-                history: historyRead ? history : nil,
-                environment: environment,
-                source: source
+        guard let decision = made else {
+            return .finished(
+                SourceResult(
+                    kind: .unresolved("internal: no decision for the last answer"),
+                    environment: environment,
+                    appleStatus: nil
+                )
             )
+        }
         if decision.outcome == .rejected {
             return reject(
                 decision.rejectReason ?? VerdictReason(.unknownStatus, detail: "rejected by the decision engine")
@@ -329,10 +334,23 @@ final class ServerAPIVerification: SourceVerification, @unchecked Sendable {
         otid: String,
         verifier: SignedDataVerifier
     ) -> ServerAPIAnswer.StatusReading {
+        readStatuses(
+            Result { () throws(SignedDataError) in try StatusResponse.decode(body) },
+            otid: otid,
+            verifier: verifier
+        )
+    }
+
+    /// `readStatuses` of a body the client has decoded (`ServerAPIClient.subscriptionStatuses`).
+    static func readStatuses(
+        _ decoded: Result<StatusResponse, SignedDataError>,
+        otid: String,
+        verifier: SignedDataVerifier
+    ) -> ServerAPIAnswer.StatusReading {
         let response: StatusResponse
-        do {
-            response = try StatusResponse.decode(body)
-        } catch {
+        switch decoded {
+        case .success(let decoded): response = decoded
+        case .failure(let error):
             return .refused(VerdictReason(.malformedResponse, httpStatus: 200, detail: "statuses: \(error.detail)"))
         }
         // The envelope's environment must be the one asked, as every signed payload's must (the verifier checks
@@ -393,15 +411,15 @@ final class ServerAPIVerification: SourceVerification, @unchecked Sendable {
     }
 
     static func readHistory(
-        _ body: [UInt8],
+        _ decoded: Result<HistoryResponse, SignedDataError>,
         otid: String,
         verifier: SignedDataVerifier,
         into answer: inout ServerAPIAnswer
     ) {
         let response: HistoryResponse
-        do {
-            response = try HistoryResponse.decode(body)
-        } catch {
+        switch decoded {
+        case .success(let decoded): response = decoded
+        case .failure(let error):
             answer.refusal = VerdictReason(.malformedResponse, httpStatus: 200, detail: "history: \(error.detail)")
             return
         }

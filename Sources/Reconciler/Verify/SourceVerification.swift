@@ -7,9 +7,15 @@ public protocol SourceVerification: AnyObject, Sendable {
     associatedtype Answer: Sendable
     /// The first step.
     func start() -> SourceStep
+    /// The first step, with the run's attempt policy and clock (what the pipeline calls; by default `start()`).
+    func start(_ context: AttemptContext) -> SourceStep
     /// Sends `request` (the pipeline has already spent the rate budget for it): the pipeline's view of the answer
     /// (statistics, the rate budget, reachability), and the source's own.
     func perform(_ request: SourceRequest, completion: @escaping @Sendable (SourceAnswer, Answer) -> Void)
     /// The step after an answer.
     func next(after answer: SourceAnswer, _ own: Answer) -> SourceStep
+}
+
+extension SourceVerification {
+    public func start(_ context: AttemptContext) -> SourceStep { start() }
 }

@@ -2,9 +2,9 @@ import AppStoreClient
 import Foundation
 import ReceiptDomain
 
-/// One receipt through verifyReceipt: the `VerificationAttempt` plan, a decision for every usable answer
-/// (made where the answer arrives, off the pipeline's queue), and the final outcome. Confined to the
-/// pipeline's queue except `perform`.
+/// One receipt through verifyReceipt: the `VerificationAttempt` plan (the one `AttemptPlan`), a decision for
+/// every usable answer and the plan's next step, both made where the answer arrives, off the pipeline's
+/// queue; then the final outcome. Confined to the pipeline's queue except `perform`.
 final class VerifyReceiptVerification: SourceVerification, @unchecked Sendable {
     private let source: VerifyReceiptSource
     private let item: WorkItem
@@ -12,6 +12,8 @@ final class VerifyReceiptVerification: SourceVerification, @unchecked Sendable {
     /// Apple's status in the last answer (only that: the parsed answer itself is not kept once decided).
     private var lastAppleStatus: Int?
     private var decision: Decision?
+    /// The wall clock `Retry-After` is measured on (the pipeline's, from `start(_:)`).
+    private var date: @Sendable () -> Date = { Date() }
 
     init(source: VerifyReceiptSource, item: WorkItem) {
         self.source = source
@@ -20,9 +22,16 @@ final class VerifyReceiptVerification: SourceVerification, @unchecked Sendable {
         // night); production when unknown. A wrong guess still switches once on 21007/21008
         // (docs/decision-rules.md).
         self.plan = VerificationAttempt(
-            maxAttempts: source.maxAttempts,
-            startingEnvironment: item.stored.environment ?? .production
+            plan: AttemptContext.standard.plan(maxAttempts: source.maxAttempts, startingIn: item.stored.environment)
         )
+    }
+
+    func start(_ context: AttemptContext) -> SourceStep {
+        plan = VerificationAttempt(
+            plan: context.plan(maxAttempts: source.maxAttempts, startingIn: item.stored.environment)
+        )
+        date = context.date
+        return start()
     }
 
     func start() -> SourceStep {
@@ -56,12 +65,16 @@ final class VerifyReceiptVerification: SourceVerification, @unchecked Sendable {
         let item = self.item
         let now = source.now()
         let bundleId = source.bundleId
+        let (plan, date) = (self.plan, self.date)
         source.client.send(receipt: item.receipt, to: request.environment ?? .production) { attempt in
-            // On a global queue: decide here, off the pipeline's queue (the client has parsed the body).
+            // On a global queue: decide here, off the pipeline's queue (the client has parsed the body), and the
+            // plan's next step with it.
             var decision: Decision?
             if case .ok(let response) = attempt.verdict {
                 decision = DecisionEngine.decide(stored: item.stored, response: response, now: now, bundleId: bundleId)
             }
+            var planned = plan
+            let step = planned.next(after: attempt.verdict, now: date())
             completion(
                 SourceAnswer(
                     request: request,
@@ -74,7 +87,7 @@ final class VerifyReceiptVerification: SourceVerification, @unchecked Sendable {
                         "Apple announces the end of verifyReceipt (Sunset/Deprecation: \($0))"
                     }
                 ),
-                VerifyAnswer(attempt: attempt, decision: decision)
+                VerifyAnswer(attempt: attempt, decision: decision, plan: planned, step: step)
             )
         }
     }
@@ -82,7 +95,8 @@ final class VerifyReceiptVerification: SourceVerification, @unchecked Sendable {
     func next(after answer: SourceAnswer, _ verified: VerifyAnswer) -> SourceStep {
         lastAppleStatus = verified.attempt.appleStatus
         decision = verified.decision
-        return step(plan.next(after: verified.attempt.verdict))
+        plan = verified.plan
+        return step(verified.step)
     }
 
     // MARK: - Steps
@@ -94,13 +108,8 @@ final class VerifyReceiptVerification: SourceVerification, @unchecked Sendable {
             return .send(
                 SourceRequest(budget: source.budget, environment: environment, switchesEnvironment: plan.requests > 1)
             )
-        case .retry(let environment, _, let earliest, let reason):
-            return .retry(
-                SourceRequest(budget: source.budget, environment: environment),
-                earliest: earliest,
-                reason: "\(reason.code.rawValue): \(reason)",
-                appleStatus: reason.appleStatus
-            )
+        case .retry(let environment, _, let wait, _):
+            return .retry(SourceRequest(budget: source.budget, environment: environment), afterNanoseconds: wait)
         case .finished(let final):
             return complete(final)
         }
@@ -202,9 +211,11 @@ final class VerifyReceiptVerification: SourceVerification, @unchecked Sendable {
     }
 }
 
-/// verifyReceipt's view of one answer (`SourceVerification.Answer`): the exchange, and the decision made off the
-/// pipeline's queue when Apple's answer allowed one.
+/// verifyReceipt's view of one answer (`SourceVerification.Answer`): the exchange, the decision made off the
+/// pipeline's queue when Apple's answer allowed one, and the plan's next step (with the plan as it stands after it).
 struct VerifyAnswer: Sendable {
     let attempt: VerifyAttemptResult
     let decision: Decision?
+    let plan: VerificationAttempt
+    let step: VerificationAttempt.Step
 }

@@ -1,3 +1,4 @@
+import AppStoreClient
 import Testing
 
 @testable import Reconciler

@@ -1,3 +1,4 @@
+import AppStoreClient
 import Dispatch
 import Synchronization
 import Testing

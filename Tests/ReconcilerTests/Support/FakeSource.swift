@@ -1,3 +1,4 @@
+import AppStoreClient
 import Dispatch
 import Foundation
 import ReceiptDomain
@@ -131,10 +132,16 @@ private final class FakeVerification: SourceVerification, @unchecked Sendable {
     let source: FakeSource
     let item: WorkItem
     var attempt = 0
+    /// Retries and their waits, as the real sources decide them (the run's policy from `start(_:)`).
+    var plan: AttemptPlan
+    var date: @Sendable () -> Date
 
     init(source: FakeSource, item: WorkItem) {
         self.source = source
         self.item = item
+        self.plan = AttemptPlan(policy: AttemptPolicy(maxAttempts: source.maxAttempts))
+        let clock = source.clock
+        self.date = { clock.date() }
         source.verificationMade()
     }
 
@@ -146,7 +153,28 @@ private final class FakeVerification: SourceVerification, @unchecked Sendable {
         SourceRequest(budget: source.budgets[Int(item.subscriptionId) % source.budgets.count], environment: .production)
     }
 
-    func start() -> SourceStep { .send(request) }
+    func start(_ context: AttemptContext) -> SourceStep {
+        plan = context.plan(maxAttempts: source.maxAttempts, startingIn: .production)
+        date = context.date
+        return start()
+    }
+
+    func start() -> SourceStep {
+        _ = plan.start()
+        return .send(request)
+    }
+
+    /// The plan's step after a retryable answer.
+    private func retried(notBefore: Date?) -> SourceStep {
+        switch plan.next(after: .retryable(notBefore: notBefore), now: date()) {
+        case .retry(_, _, let wait, _): return .retry(request, afterNanoseconds: wait)
+        case .send: return .send(request)
+        case .finished(let end):
+            return .finished(
+                SourceResult(kind: .unresolved("gave up: \(end)"), environment: .production, appleStatus: 0)
+            )
+        }
+    }
 
     func perform(_ request: SourceRequest, completion: @escaping @Sendable (SourceAnswer, FakeAnswer) -> Void) {
         attempt += 1
@@ -169,12 +197,9 @@ private final class FakeVerification: SourceVerification, @unchecked Sendable {
                 )
             )
         case .retry(_, let retryAfter, _):
-            guard attempt < source.maxAttempts else { return .finished(result(.unresolved("gave up"))) }
-            let earliest = retryAfter.map { source.clock.date().addingTimeInterval($0) }
-            return .retry(request, earliest: earliest, reason: "fake retry", appleStatus: nil)
+            return retried(notBefore: retryAfter.map { date().addingTimeInterval($0) })
         case .unreachable:
-            guard attempt < source.maxAttempts else { return .finished(result(.unresolved("gave up"))) }
-            return .retry(request, earliest: nil, reason: "transport", appleStatus: nil)
+            return retried(notBefore: nil)
         case .configurationError:
             return .stopRun(result(.unresolved("configuration")), configurationError: "fake configuration error")
         }

@@ -1,6 +1,6 @@
 /// A small deterministic random number generator (SplitMix64) for reproducible jitter.
 ///
-/// Tests inject it into `Backoff` so a given seed always yields the same delays;
+/// Tests inject it into `AttemptPlan` (and the rate limiters) so a given seed always yields the same delays;
 /// production code uses `SystemRandomNumberGenerator`. Not cryptographically secure.
 public struct SeededRandomNumberGenerator: RandomNumberGenerator, Sendable {
     private var state: UInt64
