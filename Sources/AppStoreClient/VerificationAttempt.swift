@@ -25,8 +25,8 @@ public struct VerificationAttempt: Sendable {
         case ok(VerifyReceiptResponse, environment: AppleEnvironment)
         /// Permanent for this receipt (21003, 21010, a switch loop, 21002 through the whole budget, ...).
         case rejected(VerdictReason)
-        /// Retryable failures used up the budget (or Apple asked to wait too long): nothing is known,
-        /// change nothing.
+        /// Retryable failures used up the budget (or Apple asked to wait too long), or Apple's error said not to
+        /// retry: nothing is known, change nothing.
         case unresolved(VerdictReason)
         /// Our configuration is wrong (21004 shared secret, 21000): stop the run.
         case configurationError(VerdictReason)
@@ -92,6 +92,8 @@ public struct VerificationAttempt: Sendable {
             return .finished(.rejected(reason))
         case .configError(let reason):
             return .finished(.configurationError(reason))
+        case .unresolved(let reason):
+            return .finished(.unresolved(reason))
         }
     }
 

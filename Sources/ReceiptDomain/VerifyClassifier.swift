@@ -105,7 +105,7 @@ public enum VerifyClassifier {
             return .reject(VerdictReason(.accountNotFound, appleStatus: status))
         case 21100...21199:
             if response.isRetryable == false {
-                return .reject(VerdictReason(.internalDataAccessPermanent, appleStatus: status))
+                return .unresolved(VerdictReason(.internalDataAccessPermanent, appleStatus: status))
             }
             return .retry(VerdictReason(.internalDataAccess, appleStatus: status), earliest: nil)
         default:

@@ -15,8 +15,12 @@ public enum VerifyVerdict: Sendable, Equatable {
     case reject(VerdictReason)
     /// Our configuration or code is wrong (21000, most HTTP 4xx): stop the run early.
     case configError(VerdictReason)
+    /// Apple's own error marked not retryable (21100-21199 with `is_retryable` false): stop asking, but it is no
+    /// verdict on the receipt, so nothing is stored and the item stays due (docs/decision-rules.md).
+    case unresolved(VerdictReason)
 
-    /// The verdict name used in reports and `explain` (`ok`, `retry`, `switch_environment`, `reject`, `config_error`).
+    /// The verdict name used in reports and `explain` (`ok`, `retry`, `switch_environment`, `reject`, `config_error`,
+    /// `unresolved`).
     public var name: String {
         switch self {
         case .ok: "ok"
@@ -24,6 +28,7 @@ public enum VerifyVerdict: Sendable, Equatable {
         case .switchEnvironment: "switch_environment"
         case .reject: "reject"
         case .configError: "config_error"
+        case .unresolved: "unresolved"
         }
     }
 
@@ -31,7 +36,7 @@ public enum VerifyVerdict: Sendable, Equatable {
     public var reason: VerdictReason? {
         switch self {
         case .ok, .switchEnvironment: nil
-        case .retry(let reason, _), .reject(let reason), .configError(let reason): reason
+        case .retry(let reason, _), .reject(let reason), .configError(let reason), .unresolved(let reason): reason
         }
     }
 

@@ -11,7 +11,7 @@ struct ExplainCommand: ParsableCommand {
         abstract: "Explain a saved Apple response, a signed App Store payload (JWS) or a stored receipt, offline.",
         discussion: """
             Reads a saved response (a file, or - for standard input) and prints one JSON object: apple_status, \
-            environment, verdict (ok, retry, switch_environment, reject, config_error), retryable, reason, \
+            environment, verdict (ok, retry, switch_environment, reject, config_error, unresolved), retryable, reason, \
             original_transaction_id, state, expires_at, product_id, latest_transaction_id, auto_renew, \
             auto_renew_product_id, expiration_intent, grace_period_expires_at, in_billing_retry, is_trial, \
             is_intro_offer, revoked_at, cancellation_reason (null where not applicable). Nothing is sent \

@@ -144,7 +144,7 @@ import Testing
                 #expect((21100...21199).contains(status))
                 if n == 5 {
                     #expect(
-                        result.verdict == .reject(VerdictReason(.internalDataAccessPermanent, appleStatus: status)),
+                        result.verdict == .unresolved(VerdictReason(.internalDataAccessPermanent, appleStatus: status)),
                         "request \(n)"
                     )
                 } else {

@@ -157,14 +157,6 @@ final class VerifyReceiptVerification: SourceVerification, @unchecked Sendable {
                     appleStatus: lastStatus
                 )
             }
-        case .rejected(let reason) where reason.code == .internalDataAccessPermanent:
-            // 21100-21199 marked not retryable: stop asking now, but it is Apple's internal error, not a verdict
-            // on the receipt, so the item is unresolved (row untouched, due again next run), never `rejected`.
-            result = SourceResult(
-                kind: .unresolved("\(reason.code.rawValue): \(reason) (not retried)"),
-                environment: environment,
-                appleStatus: reason.appleStatus ?? lastStatus
-            )
         case .rejected(let reason) where reason.code == .sharedSecretMismatch && source.secretIsSystematic:
             // Not this receipt's problem: the secret is wrong for every receipt. Row untouched, due again.
             result = SourceResult(
@@ -187,8 +179,11 @@ final class VerifyReceiptVerification: SourceVerification, @unchecked Sendable {
                 appleStatus: reason.appleStatus ?? lastStatus
             )
         case .unresolved(let reason):
+            // 21100-21199 marked not retryable ends here at once (the classifier's `unresolved`): row untouched.
+            let tried =
+                reason.code == .internalDataAccessPermanent ? "(not retried)" : "after \(plan.failures) attempts"
             result = SourceResult(
-                kind: .unresolved("\(reason.code.rawValue): \(reason) after \(plan.failures) attempts"),
+                kind: .unresolved("\(reason.code.rawValue): \(reason) \(tried)"),
                 environment: environment,
                 appleStatus: reason.appleStatus ?? lastStatus
             )

@@ -154,10 +154,10 @@ add('status_21199_dash_spelling_string_1', '21199 with the dash spelling is-retr
     {'status': 21199, 'is-retryable': '1'}, {'verdict': 'retry', 'reason_code': 'internal_data_access'})
 add('status_21100_without_retry_flag', '21100 without any retry flag: absent means retry.',
     {'status': 21100}, {'verdict': 'retry', 'reason_code': 'internal_data_access'})
-add('status_21120_is_retryable_false', '21120 with is_retryable false: permanent reject.',
-    {'status': 21120, 'is_retryable': False}, {'verdict': 'reject', 'reason_code': 'internal_data_access_permanent'})
-add('status_21130_dash_spelling_string_false', '21130 with is-retryable "0": permanent reject.',
-    {'status': 21130, 'is-retryable': '0'}, {'verdict': 'reject', 'reason_code': 'internal_data_access_permanent'})
+add('status_21120_is_retryable_false', '21120 with is_retryable false: stop asking, unresolved (an Apple error, no verdict on the receipt).',
+    {'status': 21120, 'is_retryable': False}, {'verdict': 'unresolved', 'reason_code': 'internal_data_access_permanent'})
+add('status_21130_dash_spelling_string_false', '21130 with is-retryable "0": stop asking, unresolved (an Apple error, no verdict on the receipt).',
+    {'status': 21130, 'is-retryable': '0'}, {'verdict': 'unresolved', 'reason_code': 'internal_data_access_permanent'})
 add('status_21001_unknown_rejected', 'A status outside the table (21001) is rejected as "unknown status 21001", never retried forever.',
     {'status': 21001}, {'verdict': 'reject', 'reason_code': 'unknown_status', 'reason_contains': 'unknown status 21001'})
 add('status_as_string_21005', 'Status sent as a string "21005" is read as 21005.',

@@ -1,4 +1,5 @@
 import Foundation
+import ReceiptDomain
 import TestSupport
 
 /// A verifyReceipt endpoint on loopback whose answers a test scripts per receipt (the tests' one
@@ -20,6 +21,19 @@ final class ScriptedAppleServer: Sendable {
     init(script: @escaping Script) throws {
         server = try LoopbackHTTPServer { request in
             .json(script(Self.receipt(of: request)))
+        }
+    }
+
+    /// The whole answer (status, headers, body, delivery) for one request's `receipt-data`, the endpoint it was
+    /// sent to, and the request's body as sent (to pass on).
+    typealias ExchangeScript =
+        @Sendable (_ receipt: String, _ environment: AppleEnvironment, _ body: [UInt8]) ->
+        LoopbackHTTPServer.Response
+
+    init(exchanges script: @escaping ExchangeScript) throws {
+        server = try LoopbackHTTPServer { request in
+            let environment: AppleEnvironment = request.path.hasPrefix("/sandbox/") ? .sandbox : .production
+            return script(Self.receipt(of: request), environment, request.body)
         }
     }
 

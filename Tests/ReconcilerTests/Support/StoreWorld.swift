@@ -44,18 +44,19 @@ final class StoreWorld {
         lastVerifiedAt: Date? = nil,
         version: Int64 = 1,
         verifiedVersion: Int64? = nil,
-        autoRenew: Bool? = nil
+        autoRenew: Bool? = nil,
+        environment: String? = "Production"
     ) throws -> Int64 {
         let row = try connection.queryFirst(
             """
             INSERT INTO subscriptions (user_id, product_id, original_transaction_id, latest_receipt, expires_at, state,
                                        last_verified_at, version, verified_version, auto_renew, environment)
-            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, 'Production')
+            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
             RETURNING id
             """,
             [
                 "user-" + otid, productId, otid, receipt, expiresAt, state, lastVerifiedAt, version, verifiedVersion,
-                autoRenew,
+                autoRenew, environment,
             ]
         )
         guard let id: Int64 = try row?.decode("id") else { throw FixtureError("no id for \(otid)") }
