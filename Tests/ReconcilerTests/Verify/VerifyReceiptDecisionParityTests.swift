@@ -344,7 +344,7 @@ import Testing
         options.requestTimeoutSeconds = 2
         options.maxUnresolvedFraction = 1
         options.outageFailures = 0
-        let request = ReconciliationRunner.Request(
+        var request = ReconciliationRunner.Request(
             mode: .backfill,
             selection: .backfill(BackfillFilter(all: true)),
             options: options,
@@ -360,9 +360,9 @@ import Testing
                         )
                     )
                 )
-            ],
-            now: now
+            ]
         )
+        request.now = now
         let logger = Logger(label: "parity", factory: { _ in SwiftLogNoOpLogHandler() })
         let summary = try ReconciliationRunner(connectionString: world.database.url, logger: logger).run(request)
         var conclusions: [String: StoredConclusion] = [:]
