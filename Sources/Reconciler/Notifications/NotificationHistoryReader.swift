@@ -45,7 +45,6 @@ public final class NotificationHistoryReader {
     public static let defaultOverlap: TimeInterval = 3600
 
     private let connection: PostgresConnection
-    private let ownsConnection: Bool
     private let client: ServerAPIClient
     private let bundleId: String
     private let verifiers: [AppleEnvironment: NotificationPayloadVerifier]
@@ -59,66 +58,20 @@ public final class NotificationHistoryReader {
     private let waitQueue = DispatchQueue(label: "renewal-reconciler.notification-history.wait")
 
     /// - Parameters:
+    ///   - connection: the reader's own (the run's work connection): used only from the caller's thread.
     ///   - rateCap: `--rate`; the notification history budget is never higher.
-    public convenience init(
-        connectionString: String,
-        client: ServerAPIClient,
-        settings: ServerAPISettings,
-        logger: Logger,
-        rateCap: Double? = nil,
-        maxAttempts: Int = 5,
-        overlap: TimeInterval = NotificationHistoryReader.defaultOverlap,
-        clock: any PipelineClock = SystemPipelineClock()
-    ) throws {
-        try self.init(
-            connection: PostgresConnection(connectionString),
-            ownsConnection: true,
-            client: client,
-            settings: settings,
-            logger: logger,
-            rateCap: rateCap,
-            policy: AttemptPolicy(maxAttempts: maxAttempts),
-            overlap: overlap,
-            clock: clock
-        )
-    }
-
-    public convenience init(
+    ///   - policy: the run's attempt policy (`AttemptPolicy(RunOptions)`).
+    public init(
         connection: PostgresConnection,
         client: ServerAPIClient,
         settings: ServerAPISettings,
         logger: Logger,
         rateCap: Double? = nil,
-        maxAttempts: Int = 5,
+        policy: AttemptPolicy = AttemptPolicy(),
         overlap: TimeInterval = NotificationHistoryReader.defaultOverlap,
         clock: any PipelineClock = SystemPipelineClock()
-    ) throws {
-        try self.init(
-            connection: connection,
-            ownsConnection: false,
-            client: client,
-            settings: settings,
-            logger: logger,
-            rateCap: rateCap,
-            policy: AttemptPolicy(maxAttempts: maxAttempts),
-            overlap: overlap,
-            clock: clock
-        )
-    }
-
-    private init(
-        connection: PostgresConnection,
-        ownsConnection: Bool,
-        client: ServerAPIClient,
-        settings: ServerAPISettings,
-        logger: Logger,
-        rateCap: Double?,
-        policy: AttemptPolicy,
-        overlap: TimeInterval,
-        clock: any PipelineClock
     ) throws {
         self.connection = connection
-        self.ownsConnection = ownsConnection
         self.client = client
         self.bundleId = settings.api.bundleId
         self.policy = policy
@@ -139,10 +92,6 @@ public final class NotificationHistoryReader {
             limiters[environment] = try BudgetLimiter(budget: budgets.notificationHistory(environment))
         }
         self.verifiers = verifiers
-    }
-
-    deinit {
-        if ownsConnection { connection.close() }
     }
 
     /// Takes over imported notifications, then reads both environments to `asOf`. Blocks the calling thread.

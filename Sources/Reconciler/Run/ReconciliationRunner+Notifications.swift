@@ -38,7 +38,7 @@ extension ReconciliationRunner {
                 settings: settings,
                 logger: runLogger,
                 rateCap: parameters.options.rate,
-                maxAttempts: parameters.options.maxAttempts
+                policy: AttemptPolicy(parameters.options)
             )
             do {
                 let pulled = try notifications.pull(

@@ -109,16 +109,18 @@ public final class ReconciliationRunner: @unchecked Sendable {
         defer { work.close() }
         // Notification history first: what Apple told us since the last run makes those subscriptions due whatever
         // their expiry (docs/architecture.md, "Notification history").
-        let preparation = try coordination.prepare(run, work: work, control: control) {
-            try pullNotifications(
-                request,
-                parameters: run.parameters,
-                runId: run.id,
-                asOf: run.asOf,
-                connection: work,
-                logger: runLogger
-            )
-        }
+        let preparation = try coordination.prepare(
+            RunPreparationSteps(run: run, work: work, control: control) {
+                try self.pullNotifications(
+                    request,
+                    parameters: run.parameters,
+                    runId: run.id,
+                    asOf: run.asOf,
+                    connection: work,
+                    logger: runLogger
+                )
+            }
+        )
         try coordination.beforeSending(run, work: work, current: current)
         let total = try rounds(run, request, coordination, preparation, work, lockWatch, current, logger: runLogger)
         return try coordination.finish(

@@ -28,13 +28,8 @@ protocol RunCoordination: AnyObject, Sendable {
     /// The run's log lines carry this process's labels (the run's id is set already).
     func label(_ logger: inout Logger)
 
-    /// Notification history (through `readNotifications`, when this process reads it) and the scan.
-    func prepare(
-        _ run: JoinedRun,
-        work: PostgresConnection,
-        control: PostgresConnection,
-        readNotifications: () throws -> String?
-    ) throws -> RunPreparation
+    /// Notification history (when this process reads it) and the scan.
+    func prepare(_ steps: RunPreparationSteps) throws -> RunPreparation
 
     /// One heartbeat on the lock's connection (through the lock watch); may change the process's share or stop it.
     func beat(_ run: JoinedRun, _ connection: PostgresConnection, _ current: CurrentPipeline) throws

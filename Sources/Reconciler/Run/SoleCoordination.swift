@@ -34,15 +34,9 @@ final class SoleCoordination: RunCoordination {
 
     func label(_ logger: inout Logger) {}
 
-    func prepare(
-        _ run: JoinedRun,
-        work: PostgresConnection,
-        control: PostgresConnection,
-        readNotifications: () throws -> String?
-    ) throws -> RunPreparation {
-        let failure = try readNotifications()
-        let due = try RunScanner(connection: work, runId: run.id, asOf: run.asOf).scan(run.parameters.selection)
-        return RunPreparation(due: due, notificationFailure: failure)
+    func prepare(_ steps: RunPreparationSteps) throws -> RunPreparation {
+        let failure = try steps.readNotifications()
+        return RunPreparation(due: try steps.scan(), notificationFailure: failure)
     }
 
     func beat(_ run: JoinedRun, _ connection: PostgresConnection, _ current: CurrentPipeline) throws {

@@ -102,17 +102,13 @@ final class WorkerCoordination: RunCoordination {
 
     /// Notifications (the worker that started the run) and the scan, one worker at a time; the scan resumes where a
     /// worker that died left it and is a no-op once complete. The first worker past it divides the items into chunks.
-    func prepare(
-        _ run: JoinedRun,
-        work: PostgresConnection,
-        control: PostgresConnection,
-        readNotifications: () throws -> String?
-    ) throws -> RunPreparation {
+    func prepare(_ steps: RunPreparationSteps) throws -> RunPreparation {
+        let (run, control) = (steps.run, steps.control)
         if !run.readsNotifications { try Self.lockRun(Self.prepareLockClass, run.id, control) }
         do {
-            let failure = run.readsNotifications ? try readNotifications() : nil
-            let due = try RunScanner(connection: work, runId: run.id, asOf: run.asOf).scan(run.parameters.selection)
-            try WorkerLease.divide(runId: run.id, work)
+            let failure = run.readsNotifications ? try steps.readNotifications() : nil
+            let due = try steps.scan()
+            try WorkerLease.divide(runId: run.id, steps.work)
             try Self.unlockRun(Self.prepareLockClass, run.id, control)
             return RunPreparation(due: due, notificationFailure: failure)
         } catch {

@@ -84,7 +84,7 @@ import Testing
             client: ServerAPIClient(http: http, endpoints: endpoints, signer: try api.signer()),
             settings: settings,
             logger: Logger(label: "wait", factory: { _ in SwiftLogNoOpLogHandler() }),
-            maxAttempts: 3,
+            policy: AttemptPolicy(maxAttempts: 3),
             clock: clock
         )
         let started = ContinuousClock.now
