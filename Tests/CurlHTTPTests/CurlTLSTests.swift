@@ -23,7 +23,7 @@ import Testing
         caFile: String? = nil,
         _ body: (TLSTestServer, CurlHTTPClient) async throws -> Void
     ) async throws {
-        let server = try TLSTestServer(certificate: certificate, key: key, maxTLS: maxTLS)
+        let server = try await TLSTestServer.start(certificate: certificate, key: key, maxTLS: maxTLS)
         let client = CurlHTTPClient(
             configuration: .init(connectTimeout: .seconds(10), totalTimeout: .seconds(30), caFile: caFile)
         )
@@ -111,7 +111,7 @@ import Testing
     @Test func serverOfferingOnlyTLS11IsRefused() async throws {
         try await withServer(maxTLS: "1.1", caFile: Self.files.caCertificate) { server, client in
             // The server really speaks TLS 1.1 (Python's own client at security level 0 gets it)...
-            #expect(server.probe(tls: "1.1") == "TLSv1.1")
+            #expect(await server.probe(tls: "1.1") == "TLSv1.1")
             // ...and the client, which requires TLS 1.2, refuses it.
             let error = try #require(await failure(client, "https://localhost:\(server.port)/hello"))
             #expect(error.code == .tls)

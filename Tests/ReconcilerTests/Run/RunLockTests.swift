@@ -5,13 +5,13 @@ import Testing
 
 /// Only one run at a time: a second concurrent `run` exits 75 and names the run holding the lock.
 @Suite struct RunLockTests {
-    @Test func secondConcurrentRunExits75NamingTheHolder() throws {
-        let world = try EndToEndFixture(subscriptions: 100, seed: 12)
-        try world.startSimulator(["--latency-ms", "200"])
+    @Test func secondConcurrentRunExits75NamingTheHolder() async throws {
+        let world = try await EndToEndFixture(subscriptions: 100, seed: 12)
+        try await world.startSimulator(["--latency-ms", "200"])
         let conn = try world.connect()
         defer { conn.close() }
         let first = try world.startRun(["--rate", "5", "--concurrency", "2"])
-        let started = try world.poll(limit: 60) {
+        let started = try await world.poll(limit: 60) {
             try conn.count("SELECT count(*) AS n FROM reconciliation_runs WHERE status = 'running'") == 1
         }
         try #require(started)
@@ -22,14 +22,14 @@ import Testing
             )
         )
 
-        let second = try world.run(["--rate", "5"])
+        let second = try await world.run(["--rate", "5"])
         #expect(second.status == 75, "\(second)")
         #expect(second.stderr.contains("run \(holder)"), "\(second.stderr)")
         #expect(try conn.count("SELECT count(*) AS n FROM reconciliation_runs") == 1)
 
         // Stop the first run the way an operator would (SIGTERM: finish in-flight requests, stay resumable).
         first.process.terminate()
-        let firstOutcome = first.wait(limit: 60)
+        let firstOutcome = await first.wait(limit: 60)
         #expect(firstOutcome.reason == .exit, "\(firstOutcome)")
         #expect(firstOutcome.status == 1, "\(firstOutcome)")
         let status = try conn.queryFirst("SELECT status FROM reconciliation_runs WHERE id = $1", [holder])?
