@@ -25,7 +25,11 @@ import Testing
     ) async throws {
         let server = try await TLSTestServer.start(certificate: certificate, key: key, maxTLS: maxTLS)
         let client = CurlHTTPClient(
-            configuration: .init(connectTimeout: .seconds(10), totalTimeout: .seconds(30), caFile: caFile)
+            configuration: .init(
+                connectTimeout: CurlHTTPClientTests.slack,
+                totalTimeout: CurlHTTPClientTests.slack,
+                caFile: caFile
+            )
         )
         defer {
             client.shutdown()
@@ -119,8 +123,8 @@ import Testing
             #expect(error.description.contains("localhost:\(server.port)"))
             #expect(error.description.contains("TLS 1.2"), "\(error)")
             // The server logs the refusal after the client has seen it: wait for the line (a few seconds at most).
-            let deadline = Date().addingTimeInterval(10)
-            while !server.log.contains("handshake refused"), Date() < deadline {
+            let deadline = ContinuousClock.now + CurlHTTPClientTests.slack
+            while !server.log.contains("handshake refused"), ContinuousClock.now < deadline {
                 try await Task.sleep(for: .milliseconds(50))
             }
             #expect(server.log.contains("handshake refused"), "\(server.log)")

@@ -23,6 +23,7 @@ public final class ChildProcess: @unchecked Sendable {
     private final class Exit: Sendable {
         struct State {
             var exited = false
+            var exitedAt: ContinuousClock.Instant?
             var waiters: [CheckedContinuation<Void, Never>] = []
         }
         let state = Mutex(State())
@@ -66,6 +67,7 @@ public final class ChildProcess: @unchecked Sendable {
         p.terminationHandler = { [exit] _ in
             let waiters = exit.state.withLock { s in
                 s.exited = true
+                s.exitedAt = .now
                 defer { s.waiters = [] }
                 return s.waiters
             }
@@ -84,7 +86,7 @@ public final class ChildProcess: @unchecked Sendable {
         directory: URL? = nil,
         workingDirectory: URL? = nil,
         input: Data? = nil,
-        limit: Duration = .seconds(300)
+        limit: Duration = .seconds(1800)
     ) async throws -> ChildProcessOutcome {
         var inputHandle: FileHandle?
         if let input {
@@ -110,6 +112,9 @@ public final class ChildProcess: @unchecked Sendable {
     /// True once the process has ended and its termination was seen.
     public var hasExited: Bool { exit.state.withLock { $0.exited } }
 
+    /// When the end was seen (by Foundation's termination handler, not by a test task that may resume later).
+    public var exitedAt: ContinuousClock.Instant? { exit.state.withLock { $0.exitedAt } }
+
     /// Sends `signal` unless the process has ended.
     public func signal(_ signal: Int32) {
         if !hasExited { kill(process.processIdentifier, signal) }
@@ -127,7 +132,7 @@ public final class ChildProcess: @unchecked Sendable {
     }
 
     /// Awaits the end of the process (killed with SIGKILL after `limit`, a safety net) and returns its outcome.
-    public func outcome(limit: Duration = .seconds(300)) async -> ChildProcessOutcome {
+    public func outcome(limit: Duration = .seconds(1800)) async -> ChildProcessOutcome {
         await withTaskGroup(of: Void.self) { group in
             group.addTask { await self.exited() }
             group.addTask {

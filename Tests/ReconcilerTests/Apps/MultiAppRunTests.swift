@@ -187,22 +187,27 @@ import Testing
             #expect(metrics.contains("renewal_reconciler_last_run_app_apple_requests{app=\"\(app)\"} \(requests)\n"))
         }
 
-        // Each Apple saw its own app's requests only, within its limit in every second.
+        // Each Apple saw its own app's requests only, within its limit in every second (counted on the wall clock:
+        // only where the test runs alone, `WallClockRates`).
         let statsOne = try await EndToEndFixture.simulatorStats(port: simOne.port)
         let statsTwo = try await EndToEndFixture.simulatorStats(port: simTwo.port)
         #expect(try #require(statsOne["requests_total"] as? Int) >= 300)
-        #expect(statsOne["rate_limited"] as? Int == 0, "\(statsOne)")
-        #expect(try #require(statsOne["peak_requests_per_second"] as? Int) <= 44, "\(statsOne)")
+        if WallClockRates.checked {
+            #expect(statsOne["rate_limited"] as? Int == 0, "\(statsOne)")
+            #expect(try #require(statsOne["peak_requests_per_second"] as? Int) <= 44, "\(statsOne)")
+        }
         let pathsOne = try #require(statsOne["paths"] as? [String: Any])
         #expect(pathsOne.keys.allSatisfy { $0.hasSuffix("verifyReceipt") }, "\(pathsOne.keys)")
         // App three's Apple: its own secret accepted (a wrong one would answer 21004 and fail the truth above).
         let statsThree = try await EndToEndFixture.simulatorStats(port: simThree.port)
         #expect(try #require(statsThree["requests_total"] as? Int) >= 150)
-        #expect(statsThree["rate_limited"] as? Int == 0, "\(statsThree)")
-        #expect(try #require(statsThree["peak_requests_per_second"] as? Int) <= 33, "\(statsThree)")
+        if WallClockRates.checked {
+            #expect(statsThree["rate_limited"] as? Int == 0, "\(statsThree)")
+            #expect(try #require(statsThree["peak_requests_per_second"] as? Int) <= 33, "\(statsThree)")
+        }
         let limitsTwo = try #require(statsTwo["server_api_limits"] as? [String: [String: Any]])
         #expect(!limitsTwo.isEmpty)
-        for (endpoint, figures) in limitsTwo {
+        for (endpoint, figures) in limitsTwo where WallClockRates.checked {
             #expect(figures["rate_limited"] as? Int == 0, "\(endpoint): \(limitsTwo)")
             // The app's rate (25/s, sandbox a tenth: 2.5/s) plus the arrivals' bunching.
             let limit = endpoint.hasPrefix("/sandbox/") ? 3 : 28

@@ -122,19 +122,23 @@ import Testing
         let targetId: Int64 = try target.decode("id")
         let run = try world.startRun(["--rate", "5", "--concurrency", "1", "--batch-size", "1"])
         // The pipeline reads pending items (with their row versions) in pages of at least 100: once one item
-        // is done, all 20 were read. Then change the last row as the app would, before its turn comes.
+        // is done, all 20 were read. Then change the last row as the app would, before its turn comes (the run frozen
+        // meanwhile, so its turn cannot come first however slow the machine).
         let selected = try await world.poll(limit: 60) {
             try conn.count("SELECT count(*) AS n FROM reconciliation_items WHERE status = 'done'") >= 1
                 && conn.count(
                     "SELECT count(*) AS n FROM reconciliation_items WHERE subscription_id = $1 AND status = 'pending'",
                     [targetId]
                 ) == 1
+        } then: {
+            run.signal(SIGSTOP)
         }
         try #require(selected)
         try conn.execute(
             "UPDATE subscriptions SET state = 'active', expires_at = '2030-01-01T00:00:00Z', auto_renew = true WHERE id = $1",
             [targetId]
         )
+        run.signal(SIGCONT)
         let outcome = await run.wait()
         #expect(outcome.status == 0 || outcome.status == 2, "\(outcome)")
         let item = try #require(

@@ -11,8 +11,11 @@ import Testing
         let conn = try world.connect()
         defer { conn.close() }
         let first = try world.startRun(["--rate", "5", "--concurrency", "2"])
+        // Frozen (SIGSTOP) once it holds the lock, so it is still mid-run however long the second run takes to start.
         let started = try await world.poll(limit: 60) {
             try conn.count("SELECT count(*) AS n FROM reconciliation_runs WHERE status = 'running'") == 1
+        } then: {
+            first.signal(SIGSTOP)
         }
         try #require(started)
         let holder = try #require(
@@ -27,9 +30,11 @@ import Testing
         #expect(second.stderr.contains("run \(holder)"), "\(second.stderr)")
         #expect(try conn.count("SELECT count(*) AS n FROM reconciliation_runs") == 1)
 
-        // Stop the first run the way an operator would (SIGTERM: finish in-flight requests, stay resumable).
-        first.process.terminate()
-        let firstOutcome = await first.wait(limit: 60)
+        // Stop the first run the way an operator would (SIGTERM: finish in-flight requests, stay resumable), thawed
+        // with the signal pending.
+        first.signal(SIGTERM)
+        first.signal(SIGCONT)
+        let firstOutcome = await first.wait(limit: 300)
         #expect(firstOutcome.reason == .exit, "\(firstOutcome)")
         #expect(firstOutcome.status == 1, "\(firstOutcome)")
         let status = try conn.queryFirst("SELECT status FROM reconciliation_runs WHERE id = $1", [holder])?

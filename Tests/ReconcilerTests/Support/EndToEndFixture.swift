@@ -14,14 +14,14 @@ typealias RunningProcess = ChildProcess
 extension ChildProcess {
     /// Awaits the end (at most `limit` seconds, a safety net: the process is killed after it) and returns the
     /// outcome; no thread waits meanwhile.
-    func wait(limit: TimeInterval = 300) async -> ProcessOutcome {
+    func wait(limit: TimeInterval = 1800) async -> ProcessOutcome {
         await outcome(limit: .milliseconds(Int(limit * 1000)))
     }
 }
 
 extension [ChildProcess] {
     /// Awaits every process of the list (each at most `limit` seconds), outcomes in the list's order.
-    func wait(limit: TimeInterval = 300) async -> [ProcessOutcome] {
+    func wait(limit: TimeInterval = 1800) async -> [ProcessOutcome] {
         var outcomes: [ProcessOutcome] = []
         for process in self { outcomes.append(await process.wait(limit: limit)) }
         return outcomes
@@ -330,16 +330,27 @@ final class EndToEndFixture: @unchecked Sendable {
         return object
     }
 
-    /// Polls `condition` every 50 ms until it holds or `limit` seconds pass (a safety limit); sleeps without
-    /// holding a thread.
+    /// Polls `condition` every 50 ms until it holds or `limit` seconds pass (a safety limit), then runs `action` at
+    /// once (freezing or killing a child at the moment the test looks for). Both run on a thread of their own, not on
+    /// the test pool, whose threads may all be busy with other tests for seconds: a child the test must catch
+    /// mid-run could otherwise finish first.
     @discardableResult
-    func poll(limit: TimeInterval = 60, _ condition: () throws -> Bool) async rethrows -> Bool {
-        let deadline = Date().addingTimeInterval(limit)
-        while Date() < deadline {
-            if try condition() { return true }
-            try? await Task.sleep(for: .milliseconds(50))
+    func poll(
+        limit: TimeInterval = 60,
+        _ condition: @escaping @Sendable () throws -> Bool,
+        then action: @escaping @Sendable () -> Void = {}
+    ) async throws -> Bool {
+        try await OffPool.run {
+            let deadline = Date().addingTimeInterval(limit)
+            while Date() < deadline {
+                if try condition() {
+                    action()
+                    return true
+                }
+                Thread.sleep(forTimeInterval: 0.05)
+            }
+            return false
         }
-        return false
     }
 }
 

@@ -47,7 +47,7 @@ import Testing
         let plain = try await fixture.run(["--rate", "50"])
         #expect(plain.status == 75, "a one-process run must be refused while the workers hold the run: \(plain)")
 
-        let outcomes = await workers.wait(limit: 300)
+        let outcomes = await workers.wait(limit: 1800)
         for (index, outcome) in outcomes.enumerated() {
             #expect(outcome.status == 0, "worker \(index): \(outcome)")
         }
