@@ -10,10 +10,12 @@ import Testing
         try await world.startSimulator(["--latency-ms", "200"])
         let conn = try world.connect()
         defer { conn.close() }
-        let first = try world.startRun(["--rate", "5", "--concurrency", "2"])
-        // Frozen (SIGSTOP) once it holds the lock, so it is still mid-run however long the second run takes to start.
-        let started = try await world.poll(limit: 60) {
+        let first = try world.startRun(["--rate", "5", "--concurrency", "2", "--batch-size", "1"])
+        // Frozen (SIGSTOP) once its pipeline writes results (where SIGTERM stops it gracefully), so it is still
+        // mid-run however long the second run takes to start.
+        let started = try await world.poll(limit: 120) {
             try conn.count("SELECT count(*) AS n FROM reconciliation_runs WHERE status = 'running'") == 1
+                && conn.count("SELECT count(*) AS n FROM reconciliation_items WHERE status = 'done'") >= 1
         } then: {
             first.signal(SIGSTOP)
         }
