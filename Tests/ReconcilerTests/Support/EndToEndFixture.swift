@@ -31,8 +31,8 @@ extension [ChildProcess] {
 /// One end-to-end world: a fresh database with the schema, the simulator's export of `subscriptions`
 /// purchases imported into it, a simulator serving the same population, and a temp directory.
 /// Everything goes through the real binaries, the way an operator runs them.
-// @unchecked Sendable: only `simulator` is mutable, and only the test that owns the fixture touches it
-// (from its own thread); the static shared reference in ResumeAfterKillTests never mutates it.
+// @unchecked Sendable: only `simulator` is mutable, and only the test that owns the fixture sets it (from its own
+// task; a `poll` action may stop it while that task waits for the poll); the shared reference runs never mutate it.
 final class EndToEndFixture: @unchecked Sendable {
     static let bundleId = "com.example.renewals"
     /// A fixed as-of instant shared by the simulator and the reconciler (whole seconds).
