@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 import X509
 
@@ -7,26 +8,18 @@ import X509
 /// `appstore-simulator export` writes the Server API files the same way twice; `token` prints a JWT the
 /// simulator accepts.
 @Suite struct CommandLineServerAPITests {
-    private func run(_ args: [String]) throws -> (status: Int32, stdout: String) {
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: CommandLineTests.binary)
-        p.arguments = args
-        let out = Pipe()
-        p.standardOutput = out
-        p.standardError = FileHandle.nullDevice
-        try p.run()
-        let data = out.fileHandleForReading.readDataToEndOfFile()
-        p.waitUntilExit()
-        return (p.terminationStatus, String(decoding: data, as: UTF8.self))
+    private func run(_ args: [String]) async throws -> (status: Int32, stdout: String) {
+        let outcome = try await ChildProcess.run(CommandLineTests.binary, args)
+        return (outcome.status, outcome.stdout)
     }
 
-    @Test func exportWritesTheSameServerAPIFilesAndTokenIsAccepted() throws {
+    @Test func exportWritesTheSameServerAPIFilesAndTokenIsAccepted() async throws {
         try #require(FileManager.default.isExecutableFile(atPath: CommandLineTests.binary), "build the product first")
         let a = temporaryDirectory("cli-api-a")
         let b = temporaryDirectory("cli-api-b")
         defer { for d in [a, b] { try? FileManager.default.removeItem(atPath: d) } }
         for dir in [a, b] {
-            let r = try run([
+            let r = try await run([
                 "export", "--seed", "9", "--subscriptions", "120", "--now", "2026-11-21T03:00:00Z",
                 "--out", dir,
             ])
@@ -42,7 +35,7 @@ import X509
         #expect(roots[0].subject == roots[1].subject && roots[0].publicKey == roots[1].publicKey)
         #expect(roots[0].notValidBefore == roots[1].notValidBefore && roots[0].notValidAfter == roots[1].notValidAfter)
 
-        let token = try run(["token", "--seed", "9", "--lifetime", "600"])
+        let token = try await run(["token", "--seed", "9", "--lifetime", "600"])
         #expect(token.status == 0)
         let jwt = token.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
         let identity = ServerAPIIdentity(seed: 9, anchor: PopulationTests.now, bundleId: "com.example.renewals")

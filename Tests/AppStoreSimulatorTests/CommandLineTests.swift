@@ -8,21 +8,19 @@ import Testing
 @Suite struct CommandLineTests {
     static var binary: String { BuiltBinary.simulator }
 
-    private func run(_ args: [String], environment: [String: String] = [:]) throws -> (status: Int32, stderr: String) {
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: Self.binary)
-        p.arguments = args
-        p.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
-        let err = Pipe()
-        p.standardError = err
-        p.standardOutput = FileHandle.nullDevice
-        try p.run()
-        let data = err.fileHandleForReading.readDataToEndOfFile()
-        p.waitUntilExit()
-        return (p.terminationStatus, String(decoding: data, as: UTF8.self))
+    private func run(
+        _ args: [String],
+        environment: [String: String] = [:]
+    ) async throws -> (status: Int32, stderr: String) {
+        let outcome = try await ChildProcess.run(
+            Self.binary,
+            args,
+            environment: ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        )
+        return (outcome.status, outcome.stderr)
     }
 
-    @Test func exportTwiceGivesTheSameBytesAndASummary() throws {
+    @Test func exportTwiceGivesTheSameBytesAndASummary() async throws {
         try #require(
             FileManager.default.isExecutableFile(atPath: Self.binary),
             "build the product first: \(Self.binary)"
@@ -31,7 +29,7 @@ import Testing
         let b = temporaryDirectory("cli-b")
         defer { for d in [a, b] { try? FileManager.default.removeItem(atPath: d) } }
         for dir in [a, b] {
-            let r = try run([
+            let r = try await run([
                 "export", "--seed", "9", "--subscriptions", "120", "--now", "2026-11-21T03:00:00Z", "--out", dir,
             ])
             #expect(r.status == 0)
@@ -42,7 +40,7 @@ import Testing
                 FileManager.default.contents(atPath: a + "/" + f) == FileManager.default.contents(atPath: b + "/" + f)
             )
         }
-        let bad = try run(["export", "--now", "tomorrow", "--out", a])
+        let bad = try await run(["export", "--now", "tomorrow", "--out", a])
         #expect(bad.status != 0)
         #expect(bad.stderr.contains("RFC 3339"))
     }
@@ -52,15 +50,7 @@ import Testing
             FileManager.default.isExecutableFile(atPath: Self.binary),
             "build the product first: \(Self.binary)"
         )
-        let help = Process()
-        help.executableURL = URL(fileURLWithPath: Self.binary)
-        help.arguments = ["serve", "--help"]
-        let out = Pipe()
-        help.standardOutput = out
-        help.standardError = FileHandle.nullDevice
-        try help.run()
-        let text = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        help.waitUntilExit()
+        let text = try await ChildProcess.run(Self.binary, ["serve", "--help"]).stdout
         #expect(text.contains("--fault-21004-all") && text.contains("21004"))
 
         let dir = temporaryDirectory("cli-21004")

@@ -23,9 +23,13 @@ import Testing
         caFile: String? = nil,
         _ body: (TLSTestServer, CurlHTTPClient) async throws -> Void
     ) async throws {
-        let server = try TLSTestServer(certificate: certificate, key: key, maxTLS: maxTLS)
+        let server = try await TLSTestServer.start(certificate: certificate, key: key, maxTLS: maxTLS)
         let client = CurlHTTPClient(
-            configuration: .init(connectTimeout: .seconds(10), totalTimeout: .seconds(30), caFile: caFile)
+            configuration: .init(
+                connectTimeout: CurlHTTPClientTests.slack,
+                totalTimeout: CurlHTTPClientTests.slack,
+                caFile: caFile
+            )
         )
         defer {
             client.shutdown()
@@ -111,7 +115,7 @@ import Testing
     @Test func serverOfferingOnlyTLS11IsRefused() async throws {
         try await withServer(maxTLS: "1.1", caFile: Self.files.caCertificate) { server, client in
             // The server really speaks TLS 1.1 (Python's own client at security level 0 gets it)...
-            #expect(server.probe(tls: "1.1") == "TLSv1.1")
+            #expect(await server.probe(tls: "1.1") == "TLSv1.1")
             // ...and the client, which requires TLS 1.2, refuses it.
             let error = try #require(await failure(client, "https://localhost:\(server.port)/hello"))
             #expect(error.code == .tls)
@@ -119,8 +123,8 @@ import Testing
             #expect(error.description.contains("localhost:\(server.port)"))
             #expect(error.description.contains("TLS 1.2"), "\(error)")
             // The server logs the refusal after the client has seen it: wait for the line (a few seconds at most).
-            let deadline = Date().addingTimeInterval(10)
-            while !server.log.contains("handshake refused"), Date() < deadline {
+            let deadline = ContinuousClock.now + CurlHTTPClientTests.slack
+            while !server.log.contains("handshake refused"), ContinuousClock.now < deadline {
                 try await Task.sleep(for: .milliseconds(50))
             }
             #expect(server.log.contains("handshake refused"), "\(server.log)")

@@ -10,7 +10,6 @@ import Darwin
 ///
 /// - `GET /hello` → 200 "hello"
 /// - `POST /echo` → 200 with the request body; `X-Saw-Expect` tells whether an Expect header came
-/// - `GET /slow?ms=N` → 200 after N milliseconds
 /// - `GET /big?n=N&mode=length|chunked` → N bytes, with Content-Length or chunked
 /// - `GET /headers` → 503 with Retry-After, Sunset, Deprecation and a repeated X-Multi
 /// - `GET /truncate?mode=length|chunked` → 1000 bytes of a 100000-byte body, then the connection is closed
@@ -28,10 +27,6 @@ enum CurlTestRoutes {
                 headers: [("X-Saw-Expect", request.headers["expect"] ?? "none")],
                 body: request.body
             )
-        case "/slow":
-            let delay = Int(query["ms"] ?? "") ?? 1000
-            usleep(useconds_t(delay * 1000))
-            return .text("slow")
         case "/big":
             let count = Int(query["n"] ?? "") ?? 0
             return LoopbackHTTPServer.Response(

@@ -53,7 +53,7 @@ import Testing
         #expect(try conn.queryFirst("SELECT count(*) AS n FROM t")?.decode("n", as: Int.self) == 0)
     }
 
-    @Test func advisoryLockHeldByOneConnectionIsRefusedToAnother() throws {
+    @Test func advisoryLockHeldByOneConnectionIsRefusedToAnother() async throws {
         let db = try TestDatabase.make()
         let first = try db.connect()
         let second = try db.connect()
@@ -69,7 +69,7 @@ import Testing
         var taken = false
         for _ in 0..<100 where !taken {
             taken = try first.tryAdvisoryLock(key: key)
-            if !taken { usleep(100_000) }
+            if !taken { try await Task.sleep(for: .milliseconds(100)) }
         }
         #expect(taken)
     }

@@ -51,6 +51,16 @@ public final class TLSTestServer: @unchecked Sendable {
         self.port = port
     }
 
+    /// Starts the server (`init`) on a thread of its own, awaited: the init reads the server's first line.
+    public static func start(
+        certificate: String,
+        key: String,
+        maxTLS: String? = nil,
+        relay: String? = nil
+    ) async throws -> TLSTestServer {
+        try await OffPool.run { try TLSTestServer(certificate: certificate, key: key, maxTLS: maxTLS, relay: relay) }
+    }
+
     deinit { stop() }
 
     /// Stops the server (idempotent).
@@ -69,19 +79,16 @@ public final class TLSTestServer: @unchecked Sendable {
 
     /// Connects at exactly TLS `version` ("1.1") without verifying the certificate and returns the version
     /// negotiated ("TLSv1.1"), or the error: proof of what the server really offers.
-    public func probe(tls version: String) -> String {
-        let probe = Process()
-        probe.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        probe.arguments = [
+    public func probe(tls version: String) async -> String {
+        let arguments = [
             "python3", "-W", "ignore::DeprecationWarning", Self.script, "probe", "--port", String(port), "--tls",
             version,
         ]
-        let output = Pipe()
-        probe.standardOutput = output
-        probe.standardError = output
-        do { try probe.run() } catch { return "\(error)" }
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        probe.waitUntilExit()
-        return String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        do {
+            let probe = try await ChildProcess.run("/usr/bin/env", arguments)
+            return (probe.stdout + probe.stderr).trimmingCharacters(in: .whitespacesAndNewlines)
+        } catch {
+            return "\(error)"
+        }
     }
 }

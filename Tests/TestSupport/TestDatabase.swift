@@ -57,3 +57,11 @@ public func withTemporaryDirectory<T>(_ body: (URL) throws -> T) throws -> T {
     defer { try? FileManager.default.removeItem(at: url) }
     return try body(url)
 }
+
+/// Runs `body` with a new empty temporary directory, removed afterwards (for bodies that await).
+public func withTemporaryDirectoryAsync<T>(_ body: (URL) async throws -> T) async throws -> T {
+    let url = FileManager.default.temporaryDirectory.appendingPathComponent("rr-test-" + UUID().uuidString)
+    try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+    defer { try? FileManager.default.removeItem(at: url) }
+    return try await body(url)
+}

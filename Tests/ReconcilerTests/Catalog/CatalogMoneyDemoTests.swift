@@ -15,35 +15,31 @@ import Testing
     static let subscriptions = 500
     static let now = "2026-11-21T23:30:00Z"
 
-    @Test func verifyReceiptDemoCatalogMoneyEqualsTheSimulatorsTruth() throws {
+    @Test func verifyReceiptDemoCatalogMoneyEqualsTheSimulatorsTruth() async throws {
         let bin = BuiltBinary.directory
         let reconciler = bin.appendingPathComponent("renewal-reconciler").path
         let simulator = bin.appendingPathComponent("appstore-simulator").path
         try #require(FileManager.default.isExecutableFile(atPath: reconciler), "build first: \(reconciler)")
         let db = try TestDatabase.make()
-        try withTemporaryDirectory { dir in
+        try await withTemporaryDirectoryAsync { dir in
             let reports = dir.appendingPathComponent("reports").path
-            let p = Process()
-            p.executableURL = URL(fileURLWithPath: reconciler)
-            p.arguments = [
-                "demo", "--subscriptions", String(Self.subscriptions), "--seed", String(Self.seed), "--rate", "3000",
-                "--now", Self.now, "--report-dir", reports, "--simulator", simulator,
-            ]
             var env = ProcessInfo.processInfo.environment
             env["DATABASE_URL"] = db.url
-            p.environment = env
-            let out = Pipe()
-            p.standardOutput = out
-            p.standardError = FileHandle.nullDevice
-            try p.run()
-            let stdout = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-            p.waitUntilExit()
-            #expect(p.terminationStatus == 0, "demo output: \(stdout)")
+            let demo = try await ChildProcess.run(
+                reconciler,
+                [
+                    "demo", "--subscriptions", String(Self.subscriptions), "--seed", String(Self.seed), "--rate",
+                    "3000", "--now", Self.now, "--report-dir", reports, "--simulator", simulator,
+                ],
+                environment: env
+            )
+            let stdout = demo.stdout
+            #expect(demo.status == 0, "demo output: \(stdout)")
             #expect(stdout.contains("[catalog (products table)]"), "demo output: \(stdout)")
             #expect(!stdout.contains("DIFFERS"), "demo output: \(stdout)")
 
             let export = dir.appendingPathComponent("export").path
-            try SimulatorProcess.export(
+            try await SimulatorProcess.exported(
                 binary: simulator,
                 seed: Self.seed,
                 subscriptions: Self.subscriptions,

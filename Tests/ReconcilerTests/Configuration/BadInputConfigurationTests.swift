@@ -18,39 +18,13 @@ import Testing
     }
 
     /// Runs the built `renewal-reconciler` with exactly `environment` (plus PATH) and waits for it.
-    static func runReconciler(_ arguments: [String], environment: [String: String]) throws -> Outcome {
+    static func runReconciler(_ arguments: [String], environment: [String: String]) async throws -> Outcome {
         try #require(FileManager.default.isExecutableFile(atPath: reconcilerBinary), "build first: \(reconcilerBinary)")
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: reconcilerBinary)
-        process.arguments = arguments
         var env = environment
         env["PATH"] = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"
-        process.environment = env
         // Output goes to temporary files (read after exit): no pipe can fill up and block the child.
-        let base = FileManager.default.temporaryDirectory.appendingPathComponent("rr-badinput-\(UUID().uuidString)")
-        let outURL = base.appendingPathExtension("out")
-        let errURL = base.appendingPathExtension("err")
-        _ = FileManager.default.createFile(atPath: outURL.path, contents: nil)
-        _ = FileManager.default.createFile(atPath: errURL.path, contents: nil)
-        defer {
-            try? FileManager.default.removeItem(at: outURL)
-            try? FileManager.default.removeItem(at: errURL)
-        }
-        let out = try FileHandle(forWritingTo: outURL)
-        let err = try FileHandle(forWritingTo: errURL)
-        defer {
-            try? out.close()
-            try? err.close()
-        }
-        process.standardOutput = out
-        process.standardError = err
-        try process.run()
-        process.waitUntilExit()
-        return Outcome(
-            status: process.terminationStatus,
-            stdout: (try? String(contentsOf: outURL, encoding: .utf8)) ?? "",
-            stderr: (try? String(contentsOf: errURL, encoding: .utf8)) ?? ""
-        )
+        let outcome = try await ChildProcess.run(reconcilerBinary, arguments, environment: env)
+        return Outcome(status: outcome.status, stdout: outcome.stdout, stderr: outcome.stderr)
     }
 
     // MARK: AppleConfiguration.validateEndpoint
@@ -147,7 +121,7 @@ import Testing
 
     // MARK: The CLI
 
-    @Test func theCLIExits78ForPlainHTTPToARemoteHost() throws {
+    @Test func theCLIExits78ForPlainHTTPToARemoteHost() async throws {
         let secret = "secret-\(UUID().uuidString)"
         let base = [
             "DATABASE_URL": "postgresql://nobody@127.0.0.1:1/none", "APPLE_SHARED_SECRET": secret,
@@ -155,12 +129,12 @@ import Testing
         ]
         var env = base
         env["APPLE_VERIFY_URL"] = "http://buy.itunes.apple.com/verifyReceipt"
-        let fromEnvironment = try Self.runReconciler(["run", "--now", "2026-11-21T03:00:00Z"], environment: env)
+        let fromEnvironment = try await Self.runReconciler(["run", "--now", "2026-11-21T03:00:00Z"], environment: env)
         #expect(fromEnvironment.status == 78)
         #expect(fromEnvironment.stderr.contains("APPLE_VERIFY_URL"))
         #expect(!fromEnvironment.stderr.contains(secret))
 
-        let fromFlag = try Self.runReconciler(
+        let fromFlag = try await Self.runReconciler(
             ["backfill", "--all", "--sandbox-verify-url", "http://sandbox.itunes.apple.com/verifyReceipt"],
             environment: base
         )
@@ -169,9 +143,9 @@ import Testing
         #expect(!fromFlag.stderr.contains(secret))
     }
 
-    @Test func theCLIRefusesAPasswordInDatabaseURL() throws {
+    @Test func theCLIRefusesAPasswordInDatabaseURL() async throws {
         for command in [["migrate"], ["import", "--file", "/dev/null"], ["run"]] {
-            let outcome = try Self.runReconciler(
+            let outcome = try await Self.runReconciler(
                 command + ["--database-url", "postgresql://reconciler:hunter2-pw@127.0.0.1:1/app"],
                 environment: ["APPLE_SHARED_SECRET": "s", "APPLE_BUNDLE_ID": "com.example.renewals"]
             )
@@ -181,11 +155,11 @@ import Testing
         }
     }
 
-    @Test func noFlagTakesTheSecretAndNoFlagTurnsOffVerification() throws {
+    @Test func noFlagTakesTheSecretAndNoFlagTurnsOffVerification() async throws {
         // No command offers an option for the secret itself (only a file naming where it is), nor a way
         // to skip TLS verification or allow insecure endpoints.
         for command in ["run", "backfill", "explain", "import", "migrate", "report", "runs", "demo"] {
-            let help = try Self.runReconciler([command, "--help"], environment: [:])
+            let help = try await Self.runReconciler([command, "--help"], environment: [:])
             #expect(help.status == 0, "\(command) --help")
             let options = help.stdout.split(whereSeparator: \.isWhitespace).filter { $0.hasPrefix("--") }
                 .map { String($0.prefix { $0 != "," && $0 != "=" && $0 != "<" }) }
@@ -202,7 +176,7 @@ import Testing
         }
         // And a secret passed as a flag is a usage error (exit 64), not silently accepted.
         for flag in ["--shared-secret", "--password", "--apple-shared-secret"] {
-            let attempt = try Self.runReconciler(
+            let attempt = try await Self.runReconciler(
                 ["backfill", "--all", flag, "abc123"],
                 environment: ["DATABASE_URL": "postgresql://nobody@127.0.0.1:1/x"]
             )

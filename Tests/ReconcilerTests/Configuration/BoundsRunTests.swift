@@ -112,22 +112,22 @@ import Testing
     ]
 
     @Test(arguments: crashing)
-    func absurdNumbersAreRefusedBeforeTheRunInsteadOfCrashingIt(_ refusal: Refusal) throws {
-        try expectRefused(refusal)
+    func absurdNumbersAreRefusedBeforeTheRunInsteadOfCrashingIt(_ refusal: Refusal) async throws {
+        try await expectRefused(refusal)
     }
 
     @Test(arguments: lateOrNever)
-    func badValuesAreRefusedAtParseTimeNotAfterTheRunStarted(_ refusal: Refusal) throws {
-        try expectRefused(refusal)
+    func badValuesAreRefusedAtParseTimeNotAfterTheRunStarted(_ refusal: Refusal) async throws {
+        try await expectRefused(refusal)
     }
 
     @Test(arguments: others)
-    func everyOtherNumericFlagIsBounded(_ refusal: Refusal) throws {
-        try expectRefused(refusal)
+    func everyOtherNumericFlagIsBounded(_ refusal: Refusal) async throws {
+        try await expectRefused(refusal)
     }
 
-    @Test func anAppsFileRateOutsideItsBoundIsAConfigurationErrorBeforeTheRun() throws {
-        let fixture = try EndToEndFixture(subscriptions: 0)
+    @Test func anAppsFileRateOutsideItsBoundIsAConfigurationErrorBeforeTheRun() async throws {
+        let fixture = try await EndToEndFixture(subscriptions: 0)
         let apps = fixture.directory.appendingPathComponent("apps.json")
         try Data(
             """
@@ -136,7 +136,7 @@ import Testing
                        "sandbox_verify_url": "http://127.0.0.1:9/sandbox"}]}
             """.utf8
         ).write(to: apps)
-        let outcome = fixture.runReconciler(
+        let outcome = await fixture.runReconciler(
             ["run", "--apps", apps.path, "--report-dir", fixture.reportDirectory],
             extraEnvironment: ["NEWS_SECRET": "news-secret-value"]
         )
@@ -153,11 +153,11 @@ import Testing
 
     /// Runs `refusal`'s command line against a migrated, empty database (a refused value must stop it before
     /// anything else; a value let through finishes quickly there, or is killed after a minute).
-    private func expectRefused(_ refusal: Refusal) throws {
-        let fixture = try EndToEndFixture(subscriptions: 0)
+    private func expectRefused(_ refusal: Refusal) async throws {
+        let fixture = try await EndToEndFixture(subscriptions: 0)
         var arguments = refusal.arguments
         if ["run", "backfill"].contains(arguments[0]) { arguments += ["--report-dir", fixture.reportDirectory] }
-        let outcome = try RunningProcess(
+        let outcome = try await RunningProcess(
             EndToEndFixture.reconcilerBinary,
             arguments,
             environment: Self.environment(fixture),

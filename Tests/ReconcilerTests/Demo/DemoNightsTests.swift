@@ -16,14 +16,14 @@ import Testing
     static let seed = "47"
 
     @Test(arguments: ["server-api", "verify-receipt"])
-    func fourteenNightsOfTrendsEqualTheSimulatorsTruth(source: String) throws {
+    func fourteenNightsOfTrendsEqualTheSimulatorsTruth(source: String) async throws {
         let bin = BuiltBinary.directory
         let reconciler = bin.appendingPathComponent("renewal-reconciler").path
         try #require(FileManager.default.isExecutableFile(atPath: reconciler), "build first: \(reconciler)")
         let db = try TestDatabase.make()
-        try withTemporaryDirectory { dir in
+        try await withTemporaryDirectoryAsync { dir in
             let reports = dir.appendingPathComponent("reports").path
-            let demo = try Self.run(
+            let demo = try await Self.run(
                 reconciler,
                 [
                     "demo", "--nights", String(Self.nights), "--subscriptions", String(Self.subscriptions), "--seed",
@@ -45,7 +45,7 @@ import Testing
 
             // The independent witness: the same world (seed, anchor = the first night), its own recomputation.
             let truthDirectory = dir.appendingPathComponent("truth").path
-            let export = try Self.run(
+            let export = try await Self.run(
                 BuiltBinary.simulator,
                 [
                     "export", "--seed", Self.seed, "--subscriptions", String(Self.subscriptions), "--now", Self.start,
@@ -119,22 +119,14 @@ import Testing
         _ binary: String,
         _ arguments: [String],
         environment: [String: String] = [:]
-    ) throws -> (
+    ) async throws -> (
         status: Int32, output: String
     ) {
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: binary)
-        p.arguments = arguments
-        p.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
-        let log = FileManager.default.temporaryDirectory.appendingPathComponent("demo-nights-\(UUID().uuidString).log")
-        _ = FileManager.default.createFile(atPath: log.path, contents: nil)
-        defer { try? FileManager.default.removeItem(at: log) }
-        let handle = try FileHandle(forWritingTo: log)
-        p.standardOutput = handle
-        p.standardError = handle
-        try p.run()
-        p.waitUntilExit()
-        try handle.close()
-        return (p.terminationStatus, (try? String(contentsOf: log, encoding: .utf8)) ?? "")
+        let outcome = try await ChildProcess.run(
+            binary,
+            arguments,
+            environment: ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        )
+        return (outcome.status, outcome.stdout + outcome.stderr)
     }
 }

@@ -27,29 +27,26 @@ import Testing
         ],
     ]
 
-    @Test func demoReportCountsEqualDatabaseAndCSVs() throws {
+    @Test func demoReportCountsEqualDatabaseAndCSVs() async throws {
         let bin = BuiltBinary.directory
         let reconciler = bin.appendingPathComponent("renewal-reconciler").path
         try #require(FileManager.default.isExecutableFile(atPath: reconciler), "build first: \(reconciler)")
         let db = try TestDatabase.make()
-        try withTemporaryDirectory { dir in
+        try await withTemporaryDirectoryAsync { dir in
             let reports = dir.appendingPathComponent("reports").path
-            let p = Process()
-            p.executableURL = URL(fileURLWithPath: reconciler)
-            p.arguments = [
-                "demo", "--subscriptions", "1500", "--seed", "31", "--rate", "3000", "--now", "2026-11-21T03:00:00Z",
-                "--report-dir", reports, "--simulator", bin.appendingPathComponent("appstore-simulator").path,
-            ]
             var env = ProcessInfo.processInfo.environment
             env["DATABASE_URL"] = db.url
-            p.environment = env
-            let out = Pipe()
-            p.standardOutput = out
-            p.standardError = FileHandle.nullDevice
-            try p.run()
-            let stdout = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-            p.waitUntilExit()
-            #expect(p.terminationStatus == 0, "demo output: \(stdout)")
+            let demo = try await ChildProcess.run(
+                reconciler,
+                [
+                    "demo", "--subscriptions", "1500", "--seed", "31", "--rate", "3000", "--now",
+                    "2026-11-21T03:00:00Z", "--report-dir", reports, "--simulator",
+                    bin.appendingPathComponent("appstore-simulator").path,
+                ],
+                environment: env
+            )
+            let stdout = demo.stdout
+            #expect(demo.status == 0, "demo output: \(stdout)")
             #expect(stdout.contains("1500/1500 (100.00%)"), "demo output: \(stdout)")
 
             let folders = try FileManager.default.contentsOfDirectory(atPath: reports).filter { $0.contains("_run-") }

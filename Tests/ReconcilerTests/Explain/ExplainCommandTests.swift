@@ -29,8 +29,8 @@ import Testing
         return (object, keys)
     }
 
-    @Test func activeSubscriptionPrintsEveryKeyInOrder() throws {
-        let run = try ExplainRunner.run([
+    @Test func activeSubscriptionPrintsEveryKeyInOrder() async throws {
+        let run = try await ExplainRunner.run([
             "explain", "--response", fixture("status_0_active_renewed.json"), "--bundle-id", "com.example.reader",
             "--now", Self.now,
         ])
@@ -52,10 +52,10 @@ import Testing
         #expect(json["revoked_at"] is NSNull)
     }
 
-    @Test func compactOutputIsOneLineWithTheSameMembers() throws {
+    @Test func compactOutputIsOneLineWithTheSameMembers() async throws {
         let args = ["explain", "--response", fixture("grace_period.json"), "--now", Self.now]
-        let pretty = try ExplainRunner.run(args)
-        let compact = try ExplainRunner.run(args + ["--compact"])
+        let pretty = try await ExplainRunner.run(args)
+        let compact = try await ExplainRunner.run(args + ["--compact"])
         #expect(pretty.status == 0 && compact.status == 0, "stderr: \(pretty.stderr) \(compact.stderr)")
         #expect(compact.stdout.trimmingCharacters(in: .newlines).split(separator: "\n").count == 1)
         // Each form ends with exactly one newline (no blank line after the object).
@@ -68,22 +68,22 @@ import Testing
         #expect(a["state"] as? String == "grace_period")
     }
 
-    @Test func dashReadsStandardInput() throws {
+    @Test func dashReadsStandardInput() async throws {
         let path = fixture("status_0_active_renewed.json")
         let body = try Data(contentsOf: URL(fileURLWithPath: path))
-        let fromFile = try ExplainRunner.run(["explain", "--response", path, "--now", Self.now])
-        let fromStdin = try ExplainRunner.run(["explain", "--response", "-", "--now", Self.now], stdin: body)
+        let fromFile = try await ExplainRunner.run(["explain", "--response", path, "--now", Self.now])
+        let fromStdin = try await ExplainRunner.run(["explain", "--response", "-", "--now", Self.now], stdin: body)
         #expect(fromStdin.status == 0, "stderr: \(fromStdin.stderr)")
         #expect(fromStdin.stdout == fromFile.stdout)
         #expect(try parse(fromStdin.stdout).keys == Self.keys)
 
-        let garbage = try ExplainRunner.run(["explain", "--response", "-"], stdin: Data("<html>".utf8))
+        let garbage = try await ExplainRunner.run(["explain", "--response", "-"], stdin: Data("<html>".utf8))
         #expect(garbage.status != 0)
         #expect(garbage.stderr.contains("<stdin>"))
     }
 
-    @Test func nonZeroStatusExplainsTheVerdictWithoutAState() throws {
-        let run = try ExplainRunner.run([
+    @Test func nonZeroStatusExplainsTheVerdictWithoutAState() async throws {
+        let run = try await ExplainRunner.run([
             "explain", "--response", fixture("status_21007_sandbox_receipt_in_production.json"), "--now", Self.now,
         ])
         #expect(run.status == 0, "stderr: \(run.stderr)")
@@ -95,7 +95,9 @@ import Testing
         #expect((json["reason"] as? String)?.contains("21007") == true)
         #expect(json["state"] is NSNull)
 
-        let retry = try ExplainRunner.run(["explain", "--response", fixture("status_21005_server_unavailable.json")])
+        let retry = try await ExplainRunner.run([
+            "explain", "--response", fixture("status_21005_server_unavailable.json"),
+        ])
         let retryJSON = try parse(retry.stdout).object
         #expect(retryJSON["verdict"] as? String == "retry")
         #expect(retryJSON["retryable"] as? Bool == true)
@@ -108,8 +110,8 @@ import Testing
         ("implausible_expires_date_far_future.json", "latest_receipt_info[1].expires_date_ms"),
         ("implausible_nul_in_text.json", "latest_receipt_info[1].product_id"),
     ])
-    func implausibleValuesAreANamedRejection(file: String, field: String) throws {
-        let run = try ExplainRunner.run(["explain", "--response", fixture(file), "--now", Self.now])
+    func implausibleValuesAreANamedRejection(file: String, field: String) async throws {
+        let run = try await ExplainRunner.run(["explain", "--response", fixture(file), "--now", Self.now])
         #expect(run.status == 0, "stderr: \(run.stderr)")
         let json = try parse(run.stdout).object
         #expect(json["verdict"] as? String == "reject")
@@ -120,8 +122,8 @@ import Testing
         #expect(json["state"] is NSNull)
     }
 
-    @Test func accountNotFoundEndsTheEntitlement() throws {
-        let run = try ExplainRunner.run([
+    @Test func accountNotFoundEndsTheEntitlement() async throws {
+        let run = try await ExplainRunner.run([
             "explain", "--response", fixture("status_21010_account_not_found.json"), "--now", Self.now,
         ])
         #expect(run.status == 0, "stderr: \(run.stderr)")
@@ -132,8 +134,8 @@ import Testing
         #expect(json["auto_renew"] as? Bool == false)
     }
 
-    @Test func bundleMismatchIsRejected() throws {
-        let run = try ExplainRunner.run([
+    @Test func bundleMismatchIsRejected() async throws {
+        let run = try await ExplainRunner.run([
             "explain", "--response", fixture("bundle_mismatch.json"), "--bundle-id", "com.example.reader",
             "--now", Self.now,
         ])
@@ -143,18 +145,18 @@ import Testing
         #expect((json["reason"] as? String)?.contains("bundle") == true)
     }
 
-    @Test func missingFileIsAnErrorNamingIt() throws {
+    @Test func missingFileIsAnErrorNamingIt() async throws {
         let path = "/nonexistent/dir/response-\(UUID().uuidString).json"
-        let run = try ExplainRunner.run(["explain", "--response", path])
+        let run = try await ExplainRunner.run(["explain", "--response", path])
         #expect(run.status == 64)
         #expect(run.stdout.isEmpty)
         #expect(run.stderr.contains(path))
         #expect(run.stderr.contains("no such file"))
     }
 
-    @Test func nonJSONFileIsAnErrorNamingIt() throws {
+    @Test func nonJSONFileIsAnErrorNamingIt() async throws {
         let path = fixture("not_json_html_maintenance_page.html")
-        let run = try ExplainRunner.run(["explain", "--response", path])
+        let run = try await ExplainRunner.run(["explain", "--response", path])
         #expect(run.status == 64)
         #expect(run.stdout.isEmpty)
         #expect(run.stderr.contains(path))
@@ -165,14 +167,14 @@ import Testing
         defer { try? FileManager.default.removeItem(at: dir) }
         let empty = dir.appendingPathComponent("empty.json")
         try Data().write(to: empty)
-        let emptyRun = try ExplainRunner.run(["explain", "--response", empty.path])
+        let emptyRun = try await ExplainRunner.run(["explain", "--response", empty.path])
         #expect(emptyRun.status != 0)
         #expect(emptyRun.stderr.contains(empty.path))
     }
 
-    @Test func severalSubscriptionsAreListedOnceAndExit64() throws {
+    @Test func severalSubscriptionsAreListedOnceAndExit64() async throws {
         let path = fixture("several_subscription_groups.json")
-        let run = try ExplainRunner.run(["explain", "--response", path, "--now", Self.now])
+        let run = try await ExplainRunner.run(["explain", "--response", path, "--now", Self.now])
         #expect(run.status == 64)
         #expect(run.stdout.isEmpty)
         #expect(run.stderr.contains(path))
@@ -184,7 +186,7 @@ import Testing
         }
         #expect(run.stderr.contains("--original-transaction-id"))
 
-        let chosen = try ExplainRunner.run([
+        let chosen = try await ExplainRunner.run([
             "explain", "--response", path, "--original-transaction-id", "2000000922222222", "--now", Self.now,
         ])
         #expect(chosen.status == 0, "stderr: \(chosen.stderr)")
@@ -195,16 +197,16 @@ import Testing
     }
 
     @Test(arguments: ["yesterday", "2024-06-01", "2024-06-01T00:00:00"])
-    func badNowIsAnErrorNamingTheFlag(now: String) throws {
-        let run = try ExplainRunner.run(["explain", "--response", fixture("grace_period.json"), "--now", now])
+    func badNowIsAnErrorNamingTheFlag(now: String) async throws {
+        let run = try await ExplainRunner.run(["explain", "--response", fixture("grace_period.json"), "--now", now])
         #expect(run.status == 64)
         #expect(run.stdout.isEmpty)
         #expect(run.stderr.contains("--now"))
         #expect(run.stderr.contains(now))
     }
 
-    @Test func badEnvironmentIsAnErrorNamingTheFlag() throws {
-        let run = try ExplainRunner.run([
+    @Test func badEnvironmentIsAnErrorNamingTheFlag() async throws {
+        let run = try await ExplainRunner.run([
             "explain", "--response", fixture("grace_period.json"), "--environment", "staging",
         ])
         #expect(run.status == 64)
@@ -237,30 +239,15 @@ enum ExplainRunner {
         return url
     }
 
-    static func run(_ arguments: [String], stdin: Data? = nil) throws -> Run {
-        let process = Process()
-        process.executableURL = try binary()
-        process.arguments = arguments
+    static func run(_ arguments: [String], stdin: Data? = nil) async throws -> Run {
         var environment = ProcessInfo.processInfo.environment
         environment["APPLE_BUNDLE_ID"] = nil
-        process.environment = environment
-        let out = Pipe()
-        let err = Pipe()
-        let input = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        process.standardInput = input
-        try process.run()
-        if let stdin { input.fileHandleForWriting.write(stdin) }
-        try input.fileHandleForWriting.close()
-        // Both outputs are small (well under a pipe buffer), so reading them in turn cannot deadlock.
-        let stdoutData = out.fileHandleForReading.readDataToEndOfFile()
-        let stderrData = err.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return Run(
-            status: process.terminationStatus,
-            stdout: String(decoding: stdoutData, as: UTF8.self),
-            stderr: String(decoding: stderrData, as: UTF8.self)
+        let outcome = try await ChildProcess.run(
+            try binary().path,
+            arguments,
+            environment: environment,
+            input: stdin
         )
+        return Run(status: outcome.status, stdout: outcome.stdout, stderr: outcome.stderr)
     }
 }

@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 import SignedDataTestSupport
+import TestSupport
 import Testing
 
 /// `explain --jws`, `--receipt`, `--response` with a Get All Subscription Statuses body, and
@@ -28,10 +29,10 @@ import Testing
         var root: String { url.appendingPathComponent("root.pem").path }
     }
 
-    private func run(_ arguments: [String], environment extra: [String: String] = [:]) throws -> ExplainRunner.Run {
-        let process = Process()
-        process.executableURL = try ExplainRunner.binary()
-        process.arguments = arguments
+    private func run(
+        _ arguments: [String],
+        environment extra: [String: String] = [:]
+    ) async throws -> ExplainRunner.Run {
         var environment = ProcessInfo.processInfo.environment
         for name in [
             "APPLE_BUNDLE_ID", "APPLE_ROOT_CA_FILE", "APPLE_ROOT_CA_ONLY", "APPLE_PRIVATE_KEY_FILE",
@@ -40,30 +41,20 @@ import Testing
             environment[name] = nil
         }
         environment.merge(extra) { $1 }
-        process.environment = environment
-        let out = Pipe()
-        let err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        try process.run()
-        let stdout = out.fileHandleForReading.readDataToEndOfFile()
-        let stderr = err.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return ExplainRunner.Run(
-            status: process.terminationStatus,
-            stdout: String(decoding: stdout, as: UTF8.self),
-            stderr: String(decoding: stderr, as: UTF8.self)
-        )
+        let outcome = try await ChildProcess.run(try ExplainRunner.binary().path, arguments, environment: environment)
+        return ExplainRunner.Run(status: outcome.status, stdout: outcome.stdout, stderr: outcome.stderr)
     }
 
     private func object(_ text: String) throws -> [String: Any] {
         try #require(try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any], "not JSON: \(text)")
     }
 
-    @Test func aSignedTransactionVerifiesWithTheTestRoot() throws {
+    @Test func aSignedTransactionVerifiesWithTheTestRoot() async throws {
         let work = try Workspace()
         let jws = try work.write("t.jws", Self.pki.jws(payload: TestPayloads.transaction()))
-        let result = try run(["explain", "--jws", jws, "--root-ca", work.root, "--bundle-id", TestPayloads.bundleId])
+        let result = try await run([
+            "explain", "--jws", jws, "--root-ca", work.root, "--bundle-id", TestPayloads.bundleId,
+        ])
         #expect(result.status == 0, "\(result.stderr)")
         let json = try object(result.stdout)
         #expect(json["verified"] as? Bool == true)
@@ -82,30 +73,30 @@ import Testing
         #expect(payload["signedDate"] as? String == "2026-11-21T03:00:00Z")
         #expect(payload["price"] as? Int == 4990)
         // The same root through APPLE_ROOT_CA_FILE; and no test root at all: a chain Apple did not sign.
-        let viaEnvironment = try run(["explain", "--jws", jws], environment: ["APPLE_ROOT_CA_FILE": work.root])
+        let viaEnvironment = try await run(["explain", "--jws", jws], environment: ["APPLE_ROOT_CA_FILE": work.root])
         #expect(viaEnvironment.status == 0)
-        let untrusted = try run(["explain", "--jws", jws, "--compact"])
+        let untrusted = try await run(["explain", "--jws", jws, "--compact"])
         #expect(untrusted.status == 1)
         #expect(try object(untrusted.stdout)["reason"] as? String == "chain_invalid")
     }
 
     /// A payload of a type explain does not decode (Apple's own minimal test vector names only a bundle id) is still
     /// held to `--bundle-id`, as Apple's verifier holds it (INVALID_APP_IDENTIFIER).
-    @Test func anUnknownPayloadOfAnotherBundleIsRefused() throws {
+    @Test func anUnknownPayloadOfAnotherBundleIsRefused() async throws {
         let work = try Workspace()
         let payload = #"{"bundleId":"com.example","signedDate":\#(TestPayloads.signedDateMs)}"#
         let jws = try work.write("minimal.jws", Self.pki.jws(payload: payload))
-        let other = try run(["explain", "--jws", jws, "--root-ca", work.root, "--bundle-id", "com.example.x"])
+        let other = try await run(["explain", "--jws", jws, "--root-ca", work.root, "--bundle-id", "com.example.x"])
         #expect(other.status == 1, "\(other.stdout)")
         let refused = try object(other.stdout)
         #expect(refused["payload_type"] as? String == "unknown")
         #expect(refused["reason"] as? String == "bundle_mismatch")
-        let same = try run(["explain", "--jws", jws, "--root-ca", work.root, "--bundle-id", "com.example"])
+        let same = try await run(["explain", "--jws", jws, "--root-ca", work.root, "--bundle-id", "com.example"])
         #expect(same.status == 0, "\(same.stdout)")
         #expect(try object(same.stdout)["verified"] as? Bool == true)
     }
 
-    @Test func refusalsExitOneWithTheirName() throws {
+    @Test func refusalsExitOneWithTheirName() async throws {
         let work = try Workspace()
         let cases: [(String, String, [String])] = [
             (Self.pki.jws(payload: TestPayloads.transaction(), alg: "none"), "wrong_algorithm", []),
@@ -125,20 +116,20 @@ import Testing
         ]
         for (index, (text, reason, extra)) in cases.enumerated() {
             let path = try work.write("r\(index).jws", text)
-            let result = try run(["explain", "--jws", path, "--root-ca", work.root] + extra)
+            let result = try await run(["explain", "--jws", path, "--root-ca", work.root] + extra)
             #expect(result.status == 1, "\(reason): \(result.stderr)")
             #expect(try object(result.stdout)["reason"] as? String == reason)
         }
-        let unreadableRoot = try run(["explain", "--jws", work.root, "--root-ca", "/nonexistent/root.pem"])
+        let unreadableRoot = try await run(["explain", "--jws", work.root, "--root-ca", "/nonexistent/root.pem"])
         #expect(unreadableRoot.status == 78)
         #expect(unreadableRoot.stderr.contains("--root-ca"))
     }
 
-    @Test func aRealAppleNotificationVerifiesAgainstTheCompiledInRoot() throws {
+    @Test func aRealAppleNotificationVerifiesAgainstTheCompiledInRoot() async throws {
         let fixture = EndToEndFixture.packageRoot.appendingPathComponent(
             "Tests/AppStoreSignedDataTests/Fixtures/apple_sandbox_test_notification.jws"
         ).path
-        let result = try run(["explain", "--jws", fixture])
+        let result = try await run(["explain", "--jws", fixture])
         #expect(result.status == 0, "\(result.stdout) \(result.stderr)")
         let json = try object(result.stdout)
         #expect(
@@ -150,18 +141,18 @@ import Testing
         #expect((json["payload"] as? [String: Any])?["notificationType"] as? String == "TEST")
         // Trusting only a test root, Apple's own data no longer verifies.
         let work = try Workspace()
-        let only = try run(["explain", "--jws", fixture, "--root-ca", work.root, "--root-ca-only"])
+        let only = try await run(["explain", "--jws", fixture, "--root-ca", work.root, "--root-ca-only"])
         #expect(only.status == 1)
     }
 
-    @Test func aNotificationShowsItsNestedSignedDataVerified() throws {
+    @Test func aNotificationShowsItsNestedSignedDataVerified() async throws {
         let work = try Workspace()
         let transaction = Self.pki.jws(payload: TestPayloads.transaction())
         let renewal = Self.pki.jws(payload: TestPayloads.renewalInfo())
         let notification = TestPayloads.notification(signedTransaction: transaction, signedRenewal: renewal)
         let body = #"{"signedPayload":"\#(Self.pki.jws(payload: notification))"}"#
         let path = try work.write("notification.json", body)
-        let result = try run(["explain", "--jws", path, "--root-ca", work.root])
+        let result = try await run(["explain", "--jws", path, "--root-ca", work.root])
         #expect(result.status == 0, "\(result.stderr)")
         let data = try #require((try object(result.stdout)["payload"] as? [String: Any])?["data"] as? [String: Any])
         let nested = try #require(data["signedTransactionInfo"] as? [String: Any])
@@ -170,7 +161,7 @@ import Testing
         #expect((data["signedRenewalInfo"] as? [String: Any])?["payload_type"] as? String == "renewal_info")
     }
 
-    @Test func receiptsPrintEveryTransactionId() throws {
+    @Test func receiptsPrintEveryTransactionId() async throws {
         let work = try Workspace()
         let records = [
             TestReceipt.Record(transactionId: "1000000811111111", originalTransactionId: "1000000811111111"),
@@ -179,7 +170,7 @@ import Testing
         for encoding in [TestReceipt.Encoding.der, .indefiniteBER] {
             let bytes = TestReceipt.appReceipt(bundleId: "com.example.reader", records: records, encoding: encoding)
             let path = try work.write("receipt-\(encoding).b64", Data(bytes).base64EncodedString())
-            let result = try run(["explain", "--receipt", path])
+            let result = try await run(["explain", "--receipt", path])
             #expect(result.status == 0, "\(result.stderr)")
             let json = try object(result.stdout)
             #expect(json["bundle_id"] as? String == "com.example.reader")
@@ -191,11 +182,11 @@ import Testing
         }
         let bytes = TestReceipt.appReceipt(bundleId: "b", records: records, encoding: .der)
         let truncated = try work.write("cut.b64", Data(bytes.prefix(bytes.count / 2)).base64EncodedString())
-        let cut = try run(["explain", "--receipt", truncated])
+        let cut = try await run(["explain", "--receipt", truncated])
         #expect(cut.status == 64)
         #expect(cut.stderr.contains("truncated") && cut.stderr.contains(truncated))
         let garbage = try work.write("garbage.b64", "%%% not a receipt %%%")
-        #expect(try run(["explain", "--receipt", garbage]).stderr.contains("not_base64"))
+        #expect(try await run(["explain", "--receipt", garbage]).stderr.contains("not_base64"))
     }
 
     private func statusBody(_ transaction: String, _ renewal: String, status: Int = 1) -> String {
@@ -207,12 +198,12 @@ import Testing
         """
     }
 
-    @Test func aStatusesBodyIsDecidedByTheSameEngine() throws {
+    @Test func aStatusesBodyIsDecidedByTheSameEngine() async throws {
         let work = try Workspace()
         let transaction = Self.pki.jws(payload: TestPayloads.transaction())
         let renewal = Self.pki.jws(payload: TestPayloads.renewalInfo(autoRenewStatus: 0))
         let path = try work.write("statuses.json", statusBody(transaction, renewal))
-        let result = try run([
+        let result = try await run([
             "explain", "--response", path, "--root-ca", work.root, "--bundle-id", TestPayloads.bundleId,
             "--now", "2026-11-25T00:00:00Z",
         ])
@@ -231,11 +222,13 @@ import Testing
         // Apple's status decides the state, as in the run (docs/decision-rules.md, "Precedence"): status 2 says
         // expired before the expiry date; status 1 after it still says active. A refund: revoked.
         let expiredPath = try work.write("expired.json", statusBody(transaction, renewal, status: 2))
-        let expired = try run([
+        let expired = try await run([
             "explain", "--response", expiredPath, "--root-ca", work.root, "--now", "2026-11-25T00:00:00Z",
         ])
         #expect(try object(expired.stdout)["state"] as? String == "expired")
-        let later = try run(["explain", "--response", path, "--root-ca", work.root, "--now", "2027-01-30T00:00:00Z"])
+        let later = try await run([
+            "explain", "--response", path, "--root-ca", work.root, "--now", "2027-01-30T00:00:00Z",
+        ])
         #expect(try object(later.stdout)["state"] as? String == "active")
         let refunded = Self.pki.jws(
             payload: TestPayloads.transaction(extra: [
@@ -244,7 +237,7 @@ import Testing
         )
         let refundPath = try work.write("refund.json", statusBody(refunded, renewal))
         let revoked = try object(
-            try run([
+            try await run([
                 "explain", "--response", refundPath, "--root-ca", work.root, "--now", "2026-11-25T00:00:00Z",
             ]).stdout
         )
@@ -255,7 +248,7 @@ import Testing
         var parts = transaction.split(separator: ".").map(String.init)
         parts[1] = TestPKI.base64URL(Array(TestPayloads.transaction(expiresMs: 4_000_000_000_000).utf8))
         let tampered = try work.write("tampered.json", statusBody(parts.joined(separator: "."), renewal))
-        let refused = try run(["explain", "--response", tampered, "--root-ca", work.root])
+        let refused = try await run(["explain", "--response", tampered, "--root-ca", work.root])
         #expect(refused.status == 1)
         let refusedJSON = try object(refused.stdout)
         #expect(refusedJSON["verified"] as? Bool == false)
@@ -264,21 +257,21 @@ import Testing
         #expect(refusedJSON["state"] is NSNull)
     }
 
-    @Test func helpListsTheNewForms() throws {
-        let help = try run(["explain", "--help"])
+    @Test func helpListsTheNewForms() async throws {
+        let help = try await run(["explain", "--help"])
         for option in ["--jws", "--receipt", "--response", "--root-ca", "Get All Subscription Statuses"] {
             #expect(help.stdout.contains(option), "\(option) not in --help")
         }
     }
 
-    @Test func checkAPIKeySignsWithAP8AndRefusesOtherKeysWithExit78() throws {
+    @Test func checkAPIKeySignsWithAP8AndRefusesOtherKeysWithExit78() async throws {
         let work = try Workspace()
         let key = P256.Signing.PrivateKey()
         let good = try work.write("AuthKey_ABC.p8", key.pemRepresentation)
         let ids = [
             "APPLE_KEY_ID": "ABC123DEFG", "APPLE_ISSUER_ID": "57246542-96fe", "APPLE_BUNDLE_ID": "com.example.reader",
         ]
-        let result = try run(["check-api-key", "--private-key-file", good], environment: ids)
+        let result = try await run(["check-api-key", "--private-key-file", good], environment: ids)
         #expect(result.status == 0, "\(result.stderr)")
         let json = try object(result.stdout)
         #expect((json["header"] as? [String: Any])?["kid"] as? String == "ABC123DEFG")
@@ -295,15 +288,15 @@ import Testing
         try work.write("creds/apple-private-key", key.pemRepresentation)
         var viaCredential = ids
         viaCredential["CREDENTIALS_DIRECTORY"] = work.url.appendingPathComponent("creds").path
-        #expect(try run(["check-api-key"], environment: viaCredential).status == 0)
+        #expect(try await run(["check-api-key"], environment: viaCredential).status == 0)
 
         let p384 = P384.Signing.PrivateKey().pemRepresentation
         let wrong = try work.write("wrong.p8", p384)
-        let refused = try run(["check-api-key", "--private-key-file", wrong], environment: ids)
+        let refused = try await run(["check-api-key", "--private-key-file", wrong], environment: ids)
         #expect(refused.status == 78)
         #expect(refused.stderr.contains("not an EC P-256 key"))
         let keyBody = p384.split(separator: "\n").filter { !$0.hasPrefix("-----") }
         for line in keyBody { #expect(!refused.stderr.contains(line) && !refused.stdout.contains(line)) }
-        #expect(try run(["check-api-key"], environment: ids).status == 78)
+        #expect(try await run(["check-api-key"], environment: ids).status == 78)
     }
 }

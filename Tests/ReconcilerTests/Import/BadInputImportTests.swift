@@ -24,23 +24,24 @@ import Testing
     /// A migrated database holding the rows of a first, valid import; `body` gets its URL and an
     /// `import` runner.
     func withImportedDatabase(
-        _ body: (_ db: TestDatabase, _ dir: URL, _ run: ([String]) throws -> BadInputConfigurationTests.Outcome) throws
-            -> Void
-    ) throws {
+        _ body: (
+            _ db: TestDatabase, _ dir: URL, _ run: ([String]) async throws -> BadInputConfigurationTests.Outcome
+        ) async throws -> Void
+    ) async throws {
         let db = try TestDatabase.make()
         defer { db.drop() }
-        try withTemporaryDirectory { dir in
+        try await withTemporaryDirectoryAsync { dir in
             let env = ["DATABASE_URL": db.url]
-            let run = { (args: [String]) in try BadInputConfigurationTests.runReconciler(args, environment: env) }
+            let run = { (args: [String]) in try await BadInputConfigurationTests.runReconciler(args, environment: env) }
             let sql = BadInputConfigurationTests.packageRoot.appendingPathComponent("sql").path
-            let migrated = try run(["migrate", "--sql-dir", sql])
+            let migrated = try await run(["migrate", "--sql-dir", sql])
             try #require(migrated.status == 0, "migrate: \(migrated.stderr)")
             let base = dir.appendingPathComponent("base.jsonl")
             try [Self.jsonLine("1000"), Self.jsonLine("1001"), Self.jsonLine("1002")].joined(separator: "\n")
                 .write(to: base, atomically: true, encoding: .utf8)
-            let loaded = try run(["import", "--file", base.path])
+            let loaded = try await run(["import", "--file", base.path])
             try #require(loaded.status == 0, "base import: \(loaded.stderr)")
-            try body(db, dir, run)
+            try await body(db, dir, run)
         }
     }
 
@@ -71,8 +72,8 @@ import Testing
         #expect(named == Set(lines), "stderr:\n\(stderr)", sourceLocation: sourceLocation)
     }
 
-    @Test func malformedJSONLinesAreEachNamedAndNothingLoads() throws {
-        try withImportedDatabase { db, dir, run in
+    @Test func malformedJSONLinesAreEachNamedAndNothingLoads() async throws {
+        try await withImportedDatabase { db, dir, run in
             let lines = [
                 Self.jsonLine("2001"),  // 1 good
                 #"{"user_id":"u2","product_id":"#,  // 2 bad JSON
@@ -92,7 +93,7 @@ import Testing
             let file = dir.appendingPathComponent("bad.jsonl")
             try lines.joined(separator: "\n").write(to: file, atomically: true, encoding: .utf8)
 
-            let strict = try run(["import", "--file", file.path])
+            let strict = try await run(["import", "--file", file.path])
             #expect(strict.status == 64)
             Self.expectNamedLines(strict.stderr, [2, 3, 4, 5, 7, 8, 9, 10])
             #expect(strict.stderr.contains("latest_receipt"))
@@ -100,7 +101,7 @@ import Testing
             #expect(strict.stderr.contains("nothing was loaded"))
             #expect(try Self.count(db) == 3)
 
-            let skipping = try run(["import", "--file", file.path, "--skip-invalid"])
+            let skipping = try await run(["import", "--file", file.path, "--skip-invalid"])
             #expect(skipping.status == 2, "\(skipping.stderr)")
             Self.expectNamedLines(skipping.stderr, [2, 3, 4, 5, 7, 8, 9, 10])
             #expect(skipping.stdout.contains("2 inserted, 1 updated"), "\(skipping.stdout)")
@@ -108,8 +109,8 @@ import Testing
         }
     }
 
-    @Test func malformedCSVLinesAreEachNamedAndNothingLoads() throws {
-        try withImportedDatabase { db, dir, run in
+    @Test func malformedCSVLinesAreEachNamedAndNothingLoads() async throws {
+        try await withImportedDatabase { db, dir, run in
             let lines = [
                 Self.csvHeader,  // 1
                 Self.csvLine("3001"),  // 2 good
@@ -128,32 +129,32 @@ import Testing
             let file = dir.appendingPathComponent("bad.csv")
             try (lines.joined(separator: "\r\n") + "\r\n").write(to: file, atomically: true, encoding: .utf8)
 
-            let strict = try run(["import", "--file", file.path])
+            let strict = try await run(["import", "--file", file.path])
             #expect(strict.status == 64)
             Self.expectNamedLines(strict.stderr, [3, 4, 5, 6, 7, 8, 10, 11, 12])
             #expect(try Self.count(db) == 3)
 
-            let skipping = try run(["import", "--file", file.path, "--skip-invalid"])
+            let skipping = try await run(["import", "--file", file.path, "--skip-invalid"])
             #expect(skipping.status == 2, "\(skipping.stderr)")
             Self.expectNamedLines(skipping.stderr, [3, 4, 5, 6, 7, 8, 10, 11, 12])
             #expect(try Self.ids(db) == ["1000", "1001", "1002", "3001", "3008"])
         }
     }
 
-    @Test func anUnclosedQuoteDoesNotSwallowTheRestOfTheFile() throws {
-        try withImportedDatabase { db, dir, run in
+    @Test func anUnclosedQuoteDoesNotSwallowTheRestOfTheFile() async throws {
+        try await withImportedDatabase { db, dir, run in
             var text = Self.csvHeader + "\n" + "\"open,p,1,QUJD,2026-11-21T00:00:00Z\n"
             for id in 0..<5_000 { text += Self.csvLine("7\(id)") + "\n" }
             let file = dir.appendingPathComponent("open-quote.csv")
             try text.write(to: file, atomically: true, encoding: .utf8)
 
-            let strict = try run(["import", "--file", file.path])
+            let strict = try await run(["import", "--file", file.path])
             #expect(strict.status == 64, "\(strict.stderr)")
             Self.expectNamedLines(strict.stderr, [2])
             #expect(strict.stderr.contains("opened on line 2"), "\(strict.stderr)")
             #expect(try Self.count(db) == 3)
 
-            let skipping = try run(["import", "--file", file.path, "--skip-invalid"])
+            let skipping = try await run(["import", "--file", file.path, "--skip-invalid"])
             #expect(skipping.status == 2, "\(skipping.stderr)")
             Self.expectNamedLines(skipping.stderr, [2])
             #expect(skipping.stdout.contains("5000 inserted, 0 updated"), "\(skipping.stdout)")
@@ -163,12 +164,12 @@ import Testing
     }
 
     /// An unknown column is a warning that names the file once (it named it twice) and loads the file.
-    @Test func anUnknownColumnIsOneWarningNamingTheFileOnce() throws {
-        try withImportedDatabase { db, dir, run in
+    @Test func anUnknownColumnIsOneWarningNamingTheFileOnce() async throws {
+        try await withImportedDatabase { db, dir, run in
             let text = Self.csvHeader + ",shoe_size\n" + Self.csvLine("81") + ",42\n"
             let file = dir.appendingPathComponent("extra-column.csv")
             try text.write(to: file, atomically: true, encoding: .utf8)
-            let outcome = try run(["import", "--file", file.path])
+            let outcome = try await run(["import", "--file", file.path])
             #expect(outcome.status == 0, "\(outcome.stderr)")
             #expect(outcome.stderr.contains("warning: \(file.path): ignoring unknown columns: shoe_size"))
             #expect(outcome.stderr.components(separatedBy: file.path).count == 2, "\(outcome.stderr)")
@@ -176,8 +177,8 @@ import Testing
         }
     }
 
-    @Test func aNULCharacterIsANamedLineErrorWithoutSQL() throws {
-        try withImportedDatabase { db, dir, run in
+    @Test func aNULCharacterIsANamedLineErrorWithoutSQL() async throws {
+        try await withImportedDatabase { db, dir, run in
             let json = dir.appendingPathComponent("nul.jsonl")
             try [Self.jsonLine("8001", user: #"a\u0000b"#), Self.jsonLine("8002")].joined(separator: "\n")
                 .write(to: json, atomically: true, encoding: .utf8)
@@ -189,7 +190,7 @@ import Testing
             try data.write(to: csv)
 
             for (file, badLine, field) in [(json, 1, "user_id"), (csv, 2, "product_id")] {
-                let strict = try run(["import", "--file", file.path])
+                let strict = try await run(["import", "--file", file.path])
                 #expect(strict.status == 64, "\(strict.stderr)")
                 Self.expectNamedLines(strict.stderr, [badLine])
                 #expect(strict.stderr.contains("line \(badLine): \(field): contains a NUL"), "\(strict.stderr)")
@@ -200,7 +201,7 @@ import Testing
                 #expect(try Self.count(db) == 3)
             }
             for file in [json, csv] {
-                let skipping = try run(["import", "--file", file.path, "--skip-invalid"])
+                let skipping = try await run(["import", "--file", file.path, "--skip-invalid"])
                 #expect(skipping.status == 2, "\(skipping.stderr)")
                 #expect(skipping.stdout.contains("1 inserted, 0 updated, 1 invalid line skipped"), "\(skipping.stdout)")
             }
@@ -208,15 +209,15 @@ import Testing
         }
     }
 
-    @Test func endlessInputEndsWithANamedErrorNotASpin() throws {
-        try withImportedDatabase { db, dir, _ in
+    @Test func endlessInputEndsWithANamedErrorNotASpin() async throws {
+        try await withImportedDatabase { db, dir, _ in
             let environment = [
                 "DATABASE_URL": db.url, "PATH": ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin",
             ]
             let binary = BadInputConfigurationTests.reconcilerBinary
             for extra in [[], ["--format", "jsonl"], ["--format", "jsonl", "--skip-invalid"]] {
                 let started = Date()
-                let outcome = try RunningProcess(
+                let outcome = try await RunningProcess(
                     binary,
                     ["import", "--file", "/dev/zero"] + extra,
                     environment: environment,
@@ -232,8 +233,8 @@ import Testing
         }
     }
 
-    @Test func csvHeaderProblemsRefuseTheWholeFile() throws {
-        try withImportedDatabase { db, dir, run in
+    @Test func csvHeaderProblemsRefuseTheWholeFile() async throws {
+        try await withImportedDatabase { db, dir, run in
             let cases: [(name: String, text: String, mention: String)] = [
                 ("missing.csv", "user_id,product_id,latest_receipt\nu,p,\(Self.receipt)\n", "expires_at"),
                 ("repeated.csv", Self.csvHeader + ",USER_ID\n" + Self.csvLine("4001") + ",u\n", "repeats"),
@@ -244,7 +245,7 @@ import Testing
                 let file = dir.appendingPathComponent(c.name)
                 try c.text.write(to: file, atomically: true, encoding: .utf8)
                 for extra in [[], ["--skip-invalid"]] {
-                    let outcome = try run(["import", "--file", file.path] + extra)
+                    let outcome = try await run(["import", "--file", file.path] + extra)
                     #expect(outcome.status == 64, "\(c.name) \(extra)")
                     #expect(outcome.stderr.contains(c.name), "\(c.name): \(outcome.stderr)")
                     #expect(outcome.stderr.contains(c.mention), "\(c.name): \(outcome.stderr)")
@@ -254,8 +255,8 @@ import Testing
         }
     }
 
-    @Test func invalidBytesAndOversizedLinesAreNamedWithoutEchoingTheReceipt() throws {
-        try withImportedDatabase { db, dir, run in
+    @Test func invalidBytesAndOversizedLinesAreNamedWithoutEchoingTheReceipt() async throws {
+        try await withImportedDatabase { db, dir, run in
             // Line 2: invalid UTF-8 inside a CSV field; line 3: a 9 MiB field (over the 8 MiB record limit);
             // line 4: good.
             var data = Data((Self.csvHeader + "\n").utf8)
@@ -268,21 +269,21 @@ import Testing
             let file = dir.appendingPathComponent("bytes.csv")
             try data.write(to: file)
 
-            let strict = try run(["import", "--file", file.path])
+            let strict = try await run(["import", "--file", file.path])
             #expect(strict.status == 64)
             Self.expectNamedLines(strict.stderr, [2, 3])
             #expect(!strict.stderr.contains(String(huge.prefix(64))), "a receipt is echoed")
             #expect(strict.stderr.count < 10_000)
             #expect(try Self.count(db) == 3)
 
-            let skipping = try run(["import", "--file", file.path, "--skip-invalid"])
+            let skipping = try await run(["import", "--file", file.path, "--skip-invalid"])
             #expect(skipping.status == 2, "\(skipping.stderr)")
             #expect(try Self.ids(db) == ["1000", "1001", "1002", "5003"])
         }
     }
 
-    @Test func hostileJSONLinesAreNamedWithoutCrashing() throws {
-        try withImportedDatabase { db, dir, run in
+    @Test func hostileJSONLinesAreNamedWithoutCrashing() async throws {
+        try await withImportedDatabase { db, dir, run in
             // Deep nesting (a recursive parser would overflow its stack), NUL bytes, a lone surrogate escape.
             var data = Data(String(repeating: "[", count: 200_000).utf8) + Data("\n".utf8)
             data += Data(String(repeating: #"{"a":"#, count: 100_000).utf8) + Data("\n".utf8)
@@ -292,7 +293,7 @@ import Testing
             let file = dir.appendingPathComponent("hostile.jsonl")
             try data.write(to: file)
 
-            let strict = try run(["import", "--file", file.path])
+            let strict = try await run(["import", "--file", file.path])
             #expect(strict.status == 64, "\(strict.stderr.prefix(2000))")
             #expect(strict.stderr.count < 10_000)
             let named = strict.stderr.split(separator: "\n").filter { $0.contains("line ") }.count

@@ -22,8 +22,8 @@ import Testing
         return path
     }
 
-    @Test func oneBadLineLoadsNothingAndNamesEveryBadLine() throws {
-        let world = try EndToEndFixture(subscriptions: 0)
+    @Test func oneBadLineLoadsNothingAndNamesEveryBadLine() async throws {
+        let world = try await EndToEndFixture(subscriptions: 0)
         let file = try write(
             world,
             "bad.jsonl",
@@ -35,7 +35,7 @@ import Testing
                 Self.jsonLine("1005", receipt: "not base64!"),
             ]
         )
-        let outcome = world.runReconciler(["import", "--file", file])
+        let outcome = await world.runReconciler(["import", "--file", file])
         #expect(outcome.status == 64, "\(outcome)")
         for line in [2, 4, 5] { #expect(outcome.stderr.contains("line \(line):"), "\(outcome.stderr)") }
         for line in [1, 3] { #expect(!outcome.stderr.contains("line \(line):"), "\(outcome.stderr)") }
@@ -44,7 +44,7 @@ import Testing
         defer { conn.close() }
         #expect(try conn.count("SELECT count(*) AS n FROM subscriptions") == 0)
 
-        let skipping = world.runReconciler(["import", "--file", file, "--skip-invalid"])
+        let skipping = await world.runReconciler(["import", "--file", file, "--skip-invalid"])
         #expect(skipping.status == 2, "\(skipping)")
         #expect(skipping.stdout.contains("2 inserted"), "\(skipping.stdout)")
         #expect(
@@ -54,12 +54,12 @@ import Testing
         )
     }
 
-    @Test func upsertByOriginalTransactionIdNeverMovesExpiryBackwards() throws {
-        let world = try EndToEndFixture(subscriptions: 0)
+    @Test func upsertByOriginalTransactionIdNeverMovesExpiryBackwards() async throws {
+        let world = try await EndToEndFixture(subscriptions: 0)
         let conn = try world.connect()
         defer { conn.close() }
         let first = try write(world, "a.jsonl", [Self.jsonLine("2001", receipt: "QUFBQQ=="), Self.jsonLine("2002")])
-        #expect(world.runReconciler(["import", "--file", first]).status == 0)
+        #expect(await world.runReconciler(["import", "--file", first]).status == 0)
 
         // Newer expiry: receipt and expiry replaced, same row.
         let newer = try write(
@@ -67,7 +67,7 @@ import Testing
             "b.jsonl",
             [Self.jsonLine("2001", receipt: "QkJCQg==", expires: "2027-01-01T00:00:00Z", user: "u9")]
         )
-        let updated = world.runReconciler(["import", "--file", newer])
+        let updated = await world.runReconciler(["import", "--file", newer])
         #expect(updated.status == 0, "\(updated)")
         #expect(updated.stdout.contains("1 updated"), "\(updated.stdout)")
         #expect(try conn.count("SELECT count(*) AS n FROM subscriptions") == 2)
@@ -85,7 +85,7 @@ import Testing
             "c.jsonl",
             [Self.jsonLine("2001", receipt: "Q0NDQw==", expires: "2026-06-01T00:00:00Z")]
         )
-        let kept = world.runReconciler(["import", "--file", older])
+        let kept = await world.runReconciler(["import", "--file", older])
         #expect(kept.status == 0, "\(kept)")
         #expect(kept.stdout.contains("1 kept"), "\(kept.stdout)")
         row = try #require(
@@ -98,8 +98,8 @@ import Testing
         #expect(try conn.count("SELECT count(*) AS n FROM subscriptions") == 2)
     }
 
-    @Test func csvWithHeadersInAnyOrderAndAThreeHundredThousandCharacterReceipt() throws {
-        let world = try EndToEndFixture(subscriptions: 0)
+    @Test func csvWithHeadersInAnyOrderAndAThreeHundredThousandCharacterReceipt() async throws {
+        let world = try await EndToEndFixture(subscriptions: 0)
         let conn = try world.connect()
         defer { conn.close() }
         let big = String(repeating: "QUJD", count: 75_000)  // 300,000 base64 characters
@@ -113,7 +113,7 @@ import Testing
                 "2026-12-02T00:00:00+01:00,3002,QUJDRA==,com.example.renewals.pro.yearly,\"u,2\",Sandbox",
             ]
         )
-        let outcome = world.runReconciler(["import", "--file", csv])
+        let outcome = await world.runReconciler(["import", "--file", csv])
         #expect(outcome.status == 0, "\(outcome)")
         let length = try conn.count(
             "SELECT length(latest_receipt) AS n FROM subscriptions WHERE original_transaction_id = '3001'"
@@ -129,7 +129,7 @@ import Testing
         #expect(try row.decode("expires_at", as: Date?.self) == RFC3339.parse("2026-12-01T23:00:00Z"))
 
         let jsonl = try write(world, "more.jsonl", [Self.jsonLine("3003", receipt: big)])
-        #expect(world.runReconciler(["import", "--file", jsonl]).status == 0)
+        #expect(await world.runReconciler(["import", "--file", jsonl]).status == 0)
         #expect(try conn.count("SELECT count(*) AS n FROM subscriptions WHERE length(latest_receipt) = 300000") == 2)
     }
 }

@@ -12,56 +12,52 @@ import Testing
         return names.filter { $0.hasSuffix(".sql") }.sorted().map { dir.appendingPathComponent($0) }
     }
 
-    @Test func migrateTwiceIsANoOpTheSecondTime() throws {
-        let world = try EndToEndFixture(subscriptions: 0)  // the fixture ran `migrate` once
+    @Test func migrateTwiceIsANoOpTheSecondTime() async throws {
+        let world = try await EndToEndFixture(subscriptions: 0)  // the fixture ran `migrate` once
         let conn = try world.connect()
         defer { conn.close() }
         let before = try migrationRows(conn)
         #expect(before.count == Self.sqlFiles.count)
         #expect(before.count >= 2)
-        let again = world.runReconciler(["migrate"])
+        let again = await world.runReconciler(["migrate"])
         #expect(again.status == 0, "\(again)")
         #expect(again.stdout.contains("schema is up to date"), "\(again.stdout)")
         #expect(!again.stdout.contains("applied"))
         #expect(try migrationRows(conn) == before)
-        let status = world.runReconciler(["migrate", "--status"])
+        let status = await world.runReconciler(["migrate", "--status"])
         #expect(status.status == 0, "\(status)")
         let lines = status.stdout.split(separator: "\n").map(String.init)
         #expect(lines.count == Self.sqlFiles.count, "\(status.stdout)")
         #expect(lines.allSatisfy { $0.hasPrefix("applied") }, "\(status.stdout)")
     }
 
-    @Test func aRunRefusesASchemaWithoutTheMigrationsItNeedsAndSaysHowToFixIt() throws {
+    @Test func aRunRefusesASchemaWithoutTheMigrationsItNeedsAndSaysHowToFixIt() async throws {
         // The build's requirement is the newest file in sql/.
         let newest = try #require(Self.sqlFiles.last?.lastPathComponent.prefix(3)).description
         #expect(SchemaRequirement.version == Int(newest))
 
-        let world = try EndToEndFixture(subscriptions: 0)
+        let world = try await EndToEndFixture(subscriptions: 0)
         let conn = try world.connect()
         defer { conn.close() }
         // A database one release behind: the newest migration not applied.
         try conn.execute("DELETE FROM schema_migrations WHERE version = $1", [Int64(SchemaRequirement.version)])
-        let refused = world.runReconciler(["run", "--now", EndToEndFixture.defaultNow])
+        let refused = await world.runReconciler(["run", "--now", EndToEndFixture.defaultNow])
         #expect(refused.status == 78, "\(refused)")
         #expect(refused.stderr.contains("lacks migration(s) \(SchemaRequirement.version)"), "\(refused.stderr)")
         #expect(refused.stderr.contains("renewal-reconciler migrate"), "\(refused.stderr)")
         #expect(try conn.count("SELECT count(*) AS n FROM reconciliation_runs") == 0)
     }
 
-    @Test func eachSQLFileAppliesWithPlainPsqlAndMigrateThenAppliesNothing() throws {
+    @Test func eachSQLFileAppliesWithPlainPsqlAndMigrateThenAppliesNothing() async throws {
         let database = try TestDatabase.make()
         defer { database.drop() }
         for file in Self.sqlFiles {
-            let p = Process()
-            p.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-            p.arguments = ["psql", database.url, "-q", "-X", "-v", "ON_ERROR_STOP=1", "-1", "-f", file.path]
-            let errors = Pipe()
-            p.standardError = errors
-            p.standardOutput = FileHandle.nullDevice
-            try p.run()
-            let text = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-            p.waitUntilExit()
-            #expect(p.terminationStatus == 0, "\(file.lastPathComponent): \(text)")
+            let psql = try await ChildProcess.run(
+                "/usr/bin/env",
+                ["psql", database.url, "-q", "-X", "-v", "ON_ERROR_STOP=1", "-1", "-f", file.path]
+            )
+            let text = psql.stderr
+            #expect(psql.status == 0, "\(file.lastPathComponent): \(text)")
             #expect(!text.contains("ERROR"), "\(file.lastPathComponent): \(text)")
         }
         let conn = try database.connect()
@@ -75,7 +71,7 @@ import Testing
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("rr-mig-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: dir) }
-        let migrate = try RunningProcess(
+        let migrate = try await RunningProcess(
             EndToEndFixture.reconcilerBinary,
             ["migrate"],
             environment: env,

@@ -2,6 +2,7 @@ import CivilTime
 import Foundation
 import Postgres
 import Reconciler
+import TestSupport
 import Testing
 
 /// Get Notification History against the simulator, end to end through `renewal-reconciler run` and
@@ -33,9 +34,9 @@ import Testing
     /// A world whose every subscription was verified an hour ago and expires far ahead: the scan selects
     /// nothing, so every item of the run comes from a notification. Every tenth row is deleted, so some
     /// notifications name a subscription the table does not have.
-    static func makeWorld(_ simulatorArguments: [String] = []) throws -> EndToEndFixture {
-        let world = try EndToEndFixture(subscriptions: subscriptions, seed: seed)
-        try world.startSimulator(simulatorArguments)
+    static func makeWorld(_ simulatorArguments: [String] = []) async throws -> EndToEndFixture {
+        let world = try await EndToEndFixture(subscriptions: subscriptions, seed: seed)
+        try await world.startSimulator(simulatorArguments)
         let conn = try world.connect()
         defer { conn.close() }
         try conn.execute(
@@ -84,19 +85,19 @@ import Testing
         )
     }
 
-    static let reference: Result<Snapshot, any Error> = Result {
-        let world = try makeWorld()
-        let outcome = try world.run(runArguments, extraEnvironment: try serverAPIEnvironment(world))
+    static let reference = SharedResult<Snapshot> {
+        let world = try await makeWorld()
+        let outcome = try await world.run(runArguments, extraEnvironment: try serverAPIEnvironment(world))
         guard outcome.status == 0 else { throw FixtureError("reference run failed: \(outcome)") }
         let conn = try world.connect()
         defer { conn.close() }
         return try snapshot(conn)
     }
 
-    @Test func pullStoresEachNotificationOnceAndMakesTheNamedSubscriptionsDue() throws {
-        let world = try Self.makeWorld()
+    @Test func pullStoresEachNotificationOnceAndMakesTheNamedSubscriptionsDue() async throws {
+        let world = try await Self.makeWorld()
         let env = try Self.serverAPIEnvironment(world)
-        let first = try world.run(Self.runArguments, extraEnvironment: env)
+        let first = try await world.run(Self.runArguments, extraEnvironment: env)
         #expect(first.status == 0, "\(first)")
         #expect(first.stderr.contains("notification history:"))
         let conn = try world.connect()
@@ -171,7 +172,7 @@ import Testing
         #expect(!first.stderr.contains(String(somePayload.suffix(40))))
 
         // The second run reads the last hour again: nothing is stored or made due twice.
-        let second = try world.run(Self.runArguments, extraEnvironment: env)
+        let second = try await world.run(Self.runArguments, extraEnvironment: env)
         #expect(second.status == 0, "\(second)")
         #expect(try conn.count("SELECT count(*) AS n FROM app_store_notifications") == stored)
         #expect(try conn.count("SELECT count(*) AS n FROM app_store_notifications WHERE first_seen_run_id = 2") == 0)
@@ -197,7 +198,7 @@ import Testing
             "UPDATE subscriptions SET last_verified_at = last_verified_at - interval '2 days' WHERE original_transaction_id = $1",
             [missed]
         )
-        let third = try world.run(Self.runArguments, extraEnvironment: env)
+        let third = try await world.run(Self.runArguments, extraEnvironment: env)
         #expect(third.status == 0, "\(third)")
         let again = try conn.query(
             "SELECT original_transaction_id FROM reconciliation_items WHERE run_id = 3 AND due_reason = 'notification'"
@@ -208,13 +209,13 @@ import Testing
     /// kill -9 after a page commits (the first, a middle one), and before the scan (the pull done), then
     /// `--resume`: the same notifications, items and cursor as a run never interrupted.
     @Test(arguments: ["notifications-page:1", "notifications-page:3", "scan-page:1"])
-    func killedPullResumesToTheSameState(crashAt: String) throws {
-        let expected = try Self.reference.get()
-        let world = try Self.makeWorld()
+    func killedPullResumesToTheSameState(crashAt: String) async throws {
+        let expected = try await Self.reference.get()
+        let world = try await Self.makeWorld()
         let env = try Self.serverAPIEnvironment(world)
         var crashEnv = env
         crashEnv["RENEWAL_RECONCILER_CRASH_AT"] = crashAt
-        let killed = try world.run(Self.runArguments, extraEnvironment: crashEnv)
+        let killed = try await world.run(Self.runArguments, extraEnvironment: crashEnv)
         #expect(killed.killedBySIGKILL, "\(killed)")
         let conn = try world.connect()
         defer { conn.close() }
@@ -223,7 +224,7 @@ import Testing
                 try conn.count("SELECT count(*) AS n FROM notification_cursors WHERE pagination_token IS NOT NULL") == 1
             )
         }
-        let resumed = try world.run(Self.runArguments + ["--resume"], extraEnvironment: env)
+        let resumed = try await world.run(Self.runArguments + ["--resume"], extraEnvironment: env)
         #expect(resumed.status == 0, "\(resumed)")
         #expect(try conn.count("SELECT count(*) AS n FROM reconciliation_runs") == 1)
         let actual = try Self.snapshot(conn)
@@ -234,9 +235,9 @@ import Testing
     }
 
     /// A payload whose signature does not verify is refused with its reason, not stored, and makes nothing due.
-    @Test func tamperedPayloadsAreRefusedAndNotStored() throws {
-        let world = try Self.makeWorld(["--fault-tampered-payload", "1"])
-        let outcome = try world.run(Self.runArguments, extraEnvironment: try Self.serverAPIEnvironment(world))
+    @Test func tamperedPayloadsAreRefusedAndNotStored() async throws {
+        let world = try await Self.makeWorld(["--fault-tampered-payload", "1"])
+        let outcome = try await world.run(Self.runArguments, extraEnvironment: try Self.serverAPIEnvironment(world))
         #expect(outcome.status == 0, "\(outcome)")
         let conn = try world.connect()
         defer { conn.close() }
@@ -248,10 +249,10 @@ import Testing
 
     /// `notifications import`: good lines stored once (bare or as JSON), bad lines named by number, exit 64;
     /// the next run takes them over and makes their subscriptions due.
-    @Test func importStoresGoodLinesNamesBadOnesAndTheNextRunActsOnThem() throws {
-        let world = try Self.makeWorld()
+    @Test func importStoresGoodLinesNamesBadOnesAndTheNextRunActsOnThem() async throws {
+        let world = try await Self.makeWorld()
         let env = try Self.serverAPIEnvironment(world)
-        let first = try world.run(Self.runArguments, extraEnvironment: env)
+        let first = try await world.run(Self.runArguments, extraEnvironment: env)
         #expect(first.status == 0, "\(first)")
         let conn = try world.connect()
         defer { conn.close() }
@@ -286,7 +287,10 @@ import Testing
         let file = world.directory.appendingPathComponent("webhook.jsonl")
         try Data((lines.joined(separator: "\n") + "\n").utf8).write(to: file)
 
-        let imported = world.runReconciler(["notifications", "import", "--file", file.path], extraEnvironment: env)
+        let imported = await world.runReconciler(
+            ["notifications", "import", "--file", file.path],
+            extraEnvironment: env
+        )
         #expect(imported.status == 64, "\(imported)")
         #expect(imported.stderr.contains("line 3:"), "\(imported.stderr)")
         #expect(imported.stderr.contains("line 5: refused: bad_signature"), "\(imported.stderr)")
@@ -304,7 +308,7 @@ import Testing
             ) == 2
         )
 
-        let second = try world.run(Self.runArguments, extraEnvironment: env)
+        let second = try await world.run(Self.runArguments, extraEnvironment: env)
         #expect(second.status == 0, "\(second)")
         #expect(second.stderr.contains("2 imported taken over"), "\(second.stderr.suffix(2000))")
         #expect(
@@ -326,10 +330,10 @@ import Testing
 
     /// Apple's limit on the endpoint (here 1 a second) answers 429 with a Retry-After; the pull waits and
     /// still reads everything.
-    @Test func rateLimitedHistoryWaitsAndReadsEverything() throws {
-        let expected = try Self.reference.get()
-        let world = try Self.makeWorld(["--max-rps-notification-history", "1"])
-        let outcome = try world.run(Self.runArguments, extraEnvironment: try Self.serverAPIEnvironment(world))
+    @Test func rateLimitedHistoryWaitsAndReadsEverything() async throws {
+        let expected = try await Self.reference.get()
+        let world = try await Self.makeWorld(["--max-rps-notification-history", "1"])
+        let outcome = try await world.run(Self.runArguments, extraEnvironment: try Self.serverAPIEnvironment(world))
         #expect(outcome.status == 0, "\(outcome)")
         let conn = try world.connect()
         defer { conn.close() }

@@ -8,9 +8,9 @@ import Testing
 /// app's schema the reconciler knows nothing about): the run completes with that item rejected and every
 /// other row written, the next run is not blocked by it, and a killed run resumes past it.
 @Suite struct UnstorableValueRunTests {
-    @Test func aRowTheDatabaseRefusesNeitherFailsTheRunNorBlocksTheNextOneOrAResume() throws {
-        let world = try EndToEndFixture(subscriptions: 60, seed: 17)
-        try world.startSimulator()
+    @Test func aRowTheDatabaseRefusesNeitherFailsTheRunNorBlocksTheNextOneOrAResume() async throws {
+        let world = try await EndToEndFixture(subscriptions: 60, seed: 17)
+        try await world.startSimulator()
         let conn = try world.connect()
         defer { conn.close() }
         let ordinary = try world.truthRecords().filter {
@@ -36,7 +36,7 @@ import Testing
         )
 
         // 1. The run completes; the refused row's item is rejected naming what PostgreSQL refused.
-        let first = try world.run()
+        let first = try await world.run()
         #expect(first.status == 0, "\(first)")
         #expect(first.stderr.contains("written item by item"), "\(first.stderr.suffix(2000))")
         let item = try #require(
@@ -71,13 +71,13 @@ import Testing
         #expect(errors.contains(targetOtid) && errors.contains("implausible_value"))
 
         // 2. The next night selects the row again (never verified) and is not blocked by it.
-        let second = try world.run()
+        let second = try await world.run()
         #expect(second.status == 0, "\(second)")
         #expect(try Self.runStatus(conn, 2) == "completed")
         #expect(try Self.itemOutcome(conn, run: 2, targetId) == "rejected")
 
         // 3. A run killed after its first batch resumes to the end, the refused row rejected again.
-        let killed = world.runReconciler(
+        let killed = await world.runReconciler(
             [
                 "backfill", "--all", "--now", world.now, "--rate", "2000", "--concurrency", "4", "--batch-size", "5",
                 "--report-dir", world.reportDirectory,
@@ -86,7 +86,7 @@ import Testing
         )
         #expect(killed.killedBySIGKILL, "\(killed)")
         #expect(try Self.itemOutcome(conn, run: 3, targetId) == "pending")
-        let resumed = try world.run(["--resume"])
+        let resumed = try await world.run(["--resume"])
         #expect(resumed.status == 0, "\(resumed)")
         #expect(try Self.runStatus(conn, 3) == "completed")
         #expect(

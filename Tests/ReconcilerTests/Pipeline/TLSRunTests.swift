@@ -26,10 +26,10 @@ import Testing
         ]
     }
 
-    @Test func aRunIsRefusedWithoutTheCAFileAndResumedWithIt() throws {
-        let world = try EndToEndFixture(subscriptions: 60)
-        let simulator = try world.startSimulator()
-        let front = try TLSTestServer(
+    @Test func aRunIsRefusedWithoutTheCAFileAndResumedWithIt() async throws {
+        let world = try await EndToEndFixture(subscriptions: 60)
+        let simulator = try await world.startSimulator()
+        let front = try await TLSTestServer.start(
             certificate: Self.files.serverCertificate,
             key: Self.files.serverKey,
             relay: "127.0.0.1:\(simulator.port)"
@@ -40,7 +40,10 @@ import Testing
         func count(_ sql: String) throws -> Int { try conn.queryFirst(sql)?.decode("n", as: Int.self) ?? -1 }
 
         // The system's trust store does not know the test CA: refused at once, exit 78, host and reason named.
-        let refused = try world.run(["--rate", "2000", "--concurrency", "8"], extraEnvironment: Self.https(front))
+        let refused = try await world.run(
+            ["--rate", "2000", "--concurrency", "8"],
+            extraEnvironment: Self.https(front)
+        )
         #expect(refused.status == 78, "\(refused)")
         #expect(
             refused.stderr.contains("TLS refused by localhost:\(front.port)"),
@@ -55,7 +58,7 @@ import Testing
         #expect(try count("SELECT count(*) AS n FROM reconciliation_runs WHERE error LIKE '%TLS refused by%'") == 1)
 
         // The same server trusted through --ca-file: the same run finishes, as the truth says.
-        let resumed = world.runReconciler(
+        let resumed = await world.runReconciler(
             [
                 "run", "--resume", "--report-dir", world.reportDirectory, "--rate", "2000", "--ca-file",
                 Self.files.caCertificate,
@@ -71,23 +74,23 @@ import Testing
         // APPLE_CA_FILE does the same for backfill.
         var environment = Self.https(front)
         environment["APPLE_CA_FILE"] = Self.files.caCertificate
-        let backfill = world.runReconciler(
+        let backfill = await world.runReconciler(
             ["backfill", "--all", "--now", world.now, "--report-dir", world.reportDirectory, "--rate", "2000"],
             extraEnvironment: environment
         )
         #expect(backfill.status == 0, "\(backfill)")
     }
 
-    @Test func aMissingOrUnusableCAFileStopsBeforeAnyRequest() throws {
-        let world = try EndToEndFixture(subscriptions: 5)
-        let simulator = try world.startSimulator()
-        let front = try TLSTestServer(
+    @Test func aMissingOrUnusableCAFileStopsBeforeAnyRequest() async throws {
+        let world = try await EndToEndFixture(subscriptions: 5)
+        let simulator = try await world.startSimulator()
+        let front = try await TLSTestServer.start(
             certificate: Self.files.serverCertificate,
             key: Self.files.serverKey,
             relay: "127.0.0.1:\(simulator.port)"
         )
         defer { front.stop() }
-        let missing = world.runReconciler(
+        let missing = await world.runReconciler(
             ["run", "--now", world.now, "--ca-file", "/nonexistent/apple-ca.pem"],
             extraEnvironment: Self.https(front)
         )
@@ -96,7 +99,10 @@ import Testing
 
         var environment = Self.https(front)
         environment["APPLE_CA_FILE"] = Self.files.serverKey
-        let notPEM = world.runReconciler(["backfill", "--all", "--now", world.now], extraEnvironment: environment)
+        let notPEM = await world.runReconciler(
+            ["backfill", "--all", "--now", world.now],
+            extraEnvironment: environment
+        )
         #expect(notPEM.status == 78, "\(notPEM)")
         #expect(notPEM.stderr.contains("APPLE_CA_FILE: \(Self.files.serverKey) holds no PEM certificate"), "\(notPEM)")
         #expect(!notPEM.stderr.contains("PRIVATE KEY"))
@@ -110,10 +116,10 @@ import Testing
 
     /// With an OpenSSL configuration that allows TLS 1.0 at security level 0 (so that libcurl's own defaults
     /// would connect, as `curl` shows), the reconciler still refuses a TLS 1.1 server: the minimum is ours.
-    @Test func aServerOfferingOnlyTLS11IsRefusedByOurMinimum() throws {
-        let world = try EndToEndFixture(subscriptions: 5)
-        let simulator = try world.startSimulator()
-        let front = try TLSTestServer(
+    @Test func aServerOfferingOnlyTLS11IsRefusedByOurMinimum() async throws {
+        let world = try await EndToEndFixture(subscriptions: 5)
+        let simulator = try await world.startSimulator()
+        let front = try await TLSTestServer.start(
             certificate: Self.files.serverCertificate,
             key: Self.files.serverKey,
             maxTLS: "1.1",
@@ -134,23 +140,20 @@ import Testing
         """.write(toFile: permissive, atomically: true, encoding: .utf8)
 
         // The witness: curl (the same libcurl and OpenSSL) with that configuration speaks TLS 1.1 to it.
-        let curl = Process()
-        curl.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        curl.arguments = [
-            "curl", "-sS", "--cacert", Self.files.caCertificate, "-o", "/dev/null", "-w", "%{http_code}",
-            "-X", "POST", "-d", "{}", "https://localhost:\(front.port)/verifyReceipt",
-        ]
-        curl.environment = ["OPENSSL_CONF": permissive, "PATH": ProcessInfo.processInfo.environment["PATH"] ?? ""]
-        let output = Pipe()
-        curl.standardOutput = output
-        try curl.run()
-        let answered = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        curl.waitUntilExit()
-        #expect(curl.terminationStatus == 0 && answered == "200", "curl with TLS 1.0+ allowed: \(answered)")
+        let curl = try await ChildProcess.run(
+            "/usr/bin/env",
+            [
+                "curl", "-sS", "--cacert", Self.files.caCertificate, "-o", "/dev/null", "-w", "%{http_code}",
+                "-X", "POST", "-d", "{}", "https://localhost:\(front.port)/verifyReceipt",
+            ],
+            environment: ["OPENSSL_CONF": permissive, "PATH": ProcessInfo.processInfo.environment["PATH"] ?? ""]
+        )
+        let answered = curl.stdout
+        #expect(curl.status == 0 && answered == "200", "curl with TLS 1.0+ allowed: \(answered)")
 
         var environment = Self.https(front)
         environment["OPENSSL_CONF"] = permissive
-        let refused = world.runReconciler(
+        let refused = await world.runReconciler(
             ["run", "--now", world.now, "--report-dir", world.reportDirectory, "--ca-file", Self.files.caCertificate],
             extraEnvironment: environment
         )

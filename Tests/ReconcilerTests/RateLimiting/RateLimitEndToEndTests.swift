@@ -19,20 +19,22 @@ import Testing
             "set RENEWAL_RECONCILER_SLOW_TESTS=1 and RENEWAL_RECONCILER_BIN_DIR=.build/release (takes ~40 s)"
         )
     )
-    func rate200HoldsForThirtySeconds() throws {
-        let world = try EndToEndFixture(subscriptions: 6000, seed: 404)
+    func rate200HoldsForThirtySeconds() async throws {
+        let world = try await EndToEndFixture(subscriptions: 6000, seed: 404)
         // Apple's limit exactly the rate: any excess arrival in any second would be a visible 429.
-        try world.startSimulator(["--max-rps", "200"])
+        try await world.startSimulator(["--max-rps", "200"])
         let run = try world.startRun(["--rate", "200", "--concurrency", "64"])
         // Sample the simulator's request counter once a second while the run is busy.
         var samples: [(time: Date, requests: Int)] = []
-        while run.process.isRunning {
-            if let total = try? world.simulatorStats()["requests_total"] as? Int { samples.append((Date(), total)) }
-            Thread.sleep(forTimeInterval: 1)
+        while !run.hasExited {
+            if let total = try? await world.simulatorStats()["requests_total"] as? Int {
+                samples.append((Date(), total))
+            }
+            try await Task.sleep(for: .seconds(1))
         }
-        let outcome = run.wait()
+        let outcome = await run.wait()
         #expect(outcome.status == 0, "\(outcome)")
-        let stats = try world.simulatorStats()
+        let stats = try await world.simulatorStats()
         let peak = try #require(stats["peak_requests_per_second"] as? Int)
         let total = try #require(stats["requests_total"] as? Int)
         #expect(peak <= 200, "peak one-second window \(peak)")

@@ -113,23 +113,23 @@ import Testing
         #expect(Self.refusal("\u{FEFF}currency,rate\nUSD,0.92\n# end\n", reporting: "EUR") == nil)
     }
 
-    @Test func theReportCommandExitsWith64OnABadRatesFile() throws {
+    @Test func theReportCommandExitsWith64OnABadRatesFile() async throws {
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("rr-fx-\(UUID().uuidString).csv")
         try Data("reporting_currency,EUR\nUSD,0.92\nJPY,lots\n".utf8).write(to: file)
         defer { try? FileManager.default.removeItem(at: file) }
-        let bad = try BadInputConfigurationTests.runReconciler(
+        let bad = try await BadInputConfigurationTests.runReconciler(
             ["report", "1", "--fx-rates", file.path, "--database-url", "postgresql:///unused"],
             environment: [:]
         )
         #expect(bad.status == 64)
         #expect(bad.stderr.contains("\(file.path) line 3: the rate of JPY"))
-        let missing = try BadInputConfigurationTests.runReconciler(
+        let missing = try await BadInputConfigurationTests.runReconciler(
             ["report", "1", "--fx-rates", file.path + ".missing", "--database-url", "postgresql:///unused"],
             environment: [:]
         )
         #expect(missing.status == 64)
         #expect(missing.stderr.contains("cannot read"))
-        let orphan = try BadInputConfigurationTests.runReconciler(
+        let orphan = try await BadInputConfigurationTests.runReconciler(
             ["report", "1", "--reporting-currency", "EUR", "--database-url", "postgresql:///unused"],
             environment: [:]
         )

@@ -16,9 +16,9 @@ import Testing
         ("--metrics-file", "blocker/renewal-reconciler.prom"),
         ("--metrics-file", "a-directory"),
     ])
-    func anUnwritableDestinationStopsTheRunBeforeAppleIsAsked(flag: String, relativePath: String) throws {
-        let fixture = try EndToEndFixture(subscriptions: 40, seed: 3131)
-        try fixture.startSimulator()
+    func anUnwritableDestinationStopsTheRunBeforeAppleIsAsked(flag: String, relativePath: String) async throws {
+        let fixture = try await EndToEndFixture(subscriptions: 40, seed: 3131)
+        try await fixture.startSimulator()
         let blocker = fixture.directory.appendingPathComponent("blocker")
         try Data("not a folder".utf8).write(to: blocker)
         try FileManager.default.createDirectory(
@@ -26,34 +26,34 @@ import Testing
             withIntermediateDirectories: true
         )
         let path = fixture.directory.appendingPathComponent(relativePath).path
-        let outcome = fixture.runReconciler(["run", "--now", fixture.now, flag, path, "--rate", "500"])
+        let outcome = await fixture.runReconciler(["run", "--now", fixture.now, flag, path, "--rate", "500"])
         #expect(outcome.status == 78, "\(outcome)")
         #expect(outcome.stderr.contains(flag) && outcome.stderr.contains(path), "\(outcome.stderr)")
         let conn = try fixture.connect()
         defer { conn.close() }
         #expect(try conn.count("SELECT count(*) AS n FROM reconciliation_runs") == 0, "a run was created")
-        #expect(try fixture.simulatorStats()["requests_total"] as? Int == 0, "Apple was asked")
+        #expect(try await fixture.simulatorStats()["requests_total"] as? Int == 0, "Apple was asked")
     }
 
     /// What the failure's message promises: `run --resume` of the run recorded failed writes its report and asks
     /// Apple nothing (nothing is pending).
-    @Test func aRunRecordedFailedForItsReportIsFinishedByResume() throws {
-        let fixture = try EndToEndFixture(subscriptions: 40, seed: 3132)
-        try fixture.startSimulator()
-        #expect(try fixture.run(["--rate", "500"]).status == 0)
+    @Test func aRunRecordedFailedForItsReportIsFinishedByResume() async throws {
+        let fixture = try await EndToEndFixture(subscriptions: 40, seed: 3132)
+        try await fixture.startSimulator()
+        #expect(try await fixture.run(["--rate", "500"]).status == 0)
         let conn = try fixture.connect()
         defer { conn.close() }
         try conn.execute(
             "UPDATE reconciliation_runs SET status = 'failed', exit_code = 1, error = 'report' WHERE id = 1"
         )
         try FileManager.default.removeItem(atPath: fixture.reportDirectory)
-        let asked = try #require(try fixture.simulatorStats()["requests_total"] as? Int)
-        let resumed = fixture.runReconciler(["run", "--resume", "1", "--report-dir", fixture.reportDirectory])
+        let asked = try #require(try await fixture.simulatorStats()["requests_total"] as? Int)
+        let resumed = await fixture.runReconciler(["run", "--resume", "1", "--report-dir", fixture.reportDirectory])
         #expect(resumed.status == 0, "\(resumed)")
         #expect(try conn.count("SELECT count(*) AS n FROM reconciliation_runs WHERE status = 'completed'") == 1)
         let folders = try FileManager.default.contentsOfDirectory(atPath: fixture.reportDirectory)
         #expect(folders.contains { $0.hasSuffix("_run-1") }, "\(folders)")
-        #expect(try fixture.simulatorStats()["requests_total"] as? Int == asked)
+        #expect(try await fixture.simulatorStats()["requests_total"] as? Int == asked)
     }
 
     @Test func aReportThatFailsAfterTheRunMarksTheRunFailedInTheDatabaseAndTheMetrics() throws {

@@ -24,7 +24,7 @@ import Testing
         var expectedVerifyStatus: String
     }
 
-    @Test func tamperedRowsAreRejectedByNameAndEveryOtherRowMatchesTheTruth() throws {
+    @Test func tamperedRowsAreRejectedByNameAndEveryOtherRowMatchesTheTruth() async throws {
         let bin = BuiltBinary.directory
         let simulator = bin.appendingPathComponent("appstore-simulator").path
         try #require(FileManager.default.isExecutableFile(atPath: simulator), "build first: \(simulator)")
@@ -34,9 +34,9 @@ import Testing
         let seed = 11
         let population = 120
 
-        try withTemporaryDirectory { dir in
+        try await withTemporaryDirectoryAsync { dir in
             let export = dir.appendingPathComponent("export")
-            try SimulatorProcess.export(
+            try await SimulatorProcess.exported(
                 binary: simulator,
                 seed: UInt64(seed),
                 subscriptions: population,
@@ -108,7 +108,7 @@ import Testing
             ]
             let tamperedIds = Set(tamperings.map(\.id))
 
-            let sim = try SimulatorProcess(
+            let sim = try await SimulatorProcess.started(
                 binary: simulator,
                 arguments: ["--seed", String(seed), "--subscriptions", String(population), "--now", Self.asOf],
                 sharedSecret: secret
@@ -118,11 +118,11 @@ import Testing
                 "DATABASE_URL": db.url, "APPLE_SHARED_SECRET": secret, "APPLE_BUNDLE_ID": Self.bundleId,
                 "APPLE_VERIFY_URL": sim.productionURL, "APPLE_SANDBOX_VERIFY_URL": sim.sandboxURL,
             ]
-            let run = { (args: [String]) in try BadInputConfigurationTests.runReconciler(args, environment: env) }
+            let run = { (args: [String]) in try await BadInputConfigurationTests.runReconciler(args, environment: env) }
             let sql = BadInputConfigurationTests.packageRoot.appendingPathComponent("sql").path
-            let migrated = try run(["migrate", "--sql-dir", sql])
+            let migrated = try await run(["migrate", "--sql-dir", sql])
             try #require(migrated.status == 0, "\(migrated.stderr)")
-            let imported = try run(["import", "--file", export.appendingPathComponent("purchases.jsonl").path])
+            let imported = try await run(["import", "--file", export.appendingPathComponent("purchases.jsonl").path])
             try #require(imported.status == 0, "\(imported.stderr)")
 
             // Tamper with the stored rows, remembering what they held.
@@ -147,7 +147,7 @@ import Testing
             }
 
             let reports = dir.appendingPathComponent("reports")
-            let result = try run([
+            let result = try await run([
                 "run", "--now", Self.asOf, "--rate", "2000", "--max-attempts", "2", "--report-dir", reports.path,
             ])
             #expect(result.status == 0, "run: \(result.stderr.suffix(2000))")

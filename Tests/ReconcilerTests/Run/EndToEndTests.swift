@@ -6,12 +6,12 @@ import Testing
 
 /// The nightly run end to end: the real binaries, a real PostgreSQL, the simulator on loopback.
 @Suite struct EndToEndTests {
-    @Test func tenThousandSubscriptionsMatchTheTruthAfterOneRun() throws {
+    @Test func tenThousandSubscriptionsMatchTheTruthAfterOneRun() async throws {
         // Rows a previous night left revoked (the customer bought again since) must be verified again.
-        let world = try EndToEndFixture(subscriptions: 10_000, seedPriorRuns: true)
-        try world.startSimulator()
+        let world = try await EndToEndFixture(subscriptions: 10_000, seedPriorRuns: true)
+        try await world.startSimulator()
         // Without the sweep, so the counts below are the window's alone (SweepRunTests covers the sweep).
-        let outcome = try world.run(["--rate", "2000", "--concurrency", "64", "--sweep-days", "0"])
+        let outcome = try await world.run(["--rate", "2000", "--concurrency", "64", "--sweep-days", "0"])
         #expect(outcome.status == 0, "\(outcome)")
         #expect(outcome.reason == .exit)
 
@@ -86,13 +86,13 @@ import Testing
         #expect(outcomes["unresolved"] == 0)
     }
 
-    @Test func dryRunWritesNothingButRecordsItemsAndMarkedReports() throws {
-        let world = try EndToEndFixture(subscriptions: 200, seed: 77)
-        try world.startSimulator()
+    @Test func dryRunWritesNothingButRecordsItemsAndMarkedReports() async throws {
+        let world = try await EndToEndFixture(subscriptions: 200, seed: 77)
+        try await world.startSimulator()
         let conn = try world.connect()
         defer { conn.close() }
         let before = try businessSnapshot(conn)
-        let outcome = try world.run(["--rate", "2000", "--concurrency", "64", "--dry-run"])
+        let outcome = try await world.run(["--rate", "2000", "--concurrency", "64", "--dry-run"])
         #expect(outcome.status == 0, "\(outcome)")
         #expect(try businessSnapshot(conn) == before)
         #expect(try conn.count("SELECT count(*) AS n FROM subscription_transactions") == 0)
@@ -110,9 +110,9 @@ import Testing
         #expect(html.lowercased().contains("dry run"))
     }
 
-    @Test func rowChangedByTheAppDuringTheRunEndsAsConflictAndKeepsTheAppsData() throws {
-        let world = try EndToEndFixture(subscriptions: 20, seed: 5)
-        try world.startSimulator(["--latency-ms", "200"])
+    @Test func rowChangedByTheAppDuringTheRunEndsAsConflictAndKeepsTheAppsData() async throws {
+        let world = try await EndToEndFixture(subscriptions: 20, seed: 5)
+        try await world.startSimulator(["--latency-ms", "200"])
         let conn = try world.connect()
         defer { conn.close() }
         // The last row in due-scan order (never-verified rows are scanned by id) is verified last.
@@ -122,20 +122,24 @@ import Testing
         let targetId: Int64 = try target.decode("id")
         let run = try world.startRun(["--rate", "5", "--concurrency", "1", "--batch-size", "1"])
         // The pipeline reads pending items (with their row versions) in pages of at least 100: once one item
-        // is done, all 20 were read. Then change the last row as the app would, before its turn comes.
-        let selected = try world.poll(limit: 60) {
+        // is done, all 20 were read. Then change the last row as the app would, before its turn comes (the run frozen
+        // meanwhile, so its turn cannot come first however slow the machine).
+        let selected = try await world.poll(limit: 60) {
             try conn.count("SELECT count(*) AS n FROM reconciliation_items WHERE status = 'done'") >= 1
                 && conn.count(
                     "SELECT count(*) AS n FROM reconciliation_items WHERE subscription_id = $1 AND status = 'pending'",
                     [targetId]
                 ) == 1
+        } then: {
+            run.signal(SIGSTOP)
         }
         try #require(selected)
         try conn.execute(
             "UPDATE subscriptions SET state = 'active', expires_at = '2030-01-01T00:00:00Z', auto_renew = true WHERE id = $1",
             [targetId]
         )
-        let outcome = run.wait()
+        run.signal(SIGCONT)
+        let outcome = await run.wait()
         #expect(outcome.status == 0 || outcome.status == 2, "\(outcome)")
         let item = try #require(
             try conn.queryFirst(

@@ -5,20 +5,20 @@ import Testing
 
 /// The nightly run against a misbehaving Apple: about 20% of requests fail in one of ten ways.
 @Suite struct FaultsTests {
-    @Test func twentyPercentFaultsLeaveEveryItemCorrectOrUnresolvedAndASecondRunConverges() throws {
-        let world = try EndToEndFixture(subscriptions: 1000, seed: 31)
+    @Test func twentyPercentFaultsLeaveEveryItemCorrectOrUnresolvedAndASecondRunConverges() async throws {
+        let world = try await EndToEndFixture(subscriptions: 1000, seed: 31)
         // --faults-all sets each of the ten fault kinds; the simulator draws one fault per request with
         // probability equal to the SUM of the kind rates, so 10 x 0.02 = 20% of requests fail.
-        try world.startSimulator(["--faults-all", "0.02", "--hang-ms", "3000", "--retry-after", "1"])
+        try await world.startSimulator(["--faults-all", "0.02", "--hang-ms", "3000", "--retry-after", "1"])
         // Four attempts: with 2% of requests answering 21002, three 21002s in a row for one of 1,000 receipts
         // (which rightly ends it `invalid_receipt`, a rejection this test cannot tell from a wrong one) is
         // about a 1% chance per run; four make it about 0.02%.
         let flaky = ["--rate", "2000", "--concurrency", "64", "--request-timeout", "1", "--max-attempts", "4"]
-        let first = try world.run(flaky)
+        let first = try await world.run(flaky)
         #expect(first.reason == .exit)
         #expect(first.status == 0 || first.status == 2, "\(first)")
 
-        let stats = try world.simulatorStats()
+        let stats = try await world.simulatorStats()
         let faults = try #require(stats["faults"] as? [String: Int])
         let requests = try #require(stats["requests_total"] as? Int)
         let faulted = faults.values.reduce(0, +)
@@ -92,8 +92,8 @@ import Testing
         #expect(unresolvedItems == wrongIds.count)
 
         // A second run without faults re-selects only what is still unverified and converges.
-        try world.startSimulator()
-        let second = try world.run(["--rate", "2000", "--concurrency", "64"])
+        try await world.startSimulator()
+        let second = try await world.run(["--rate", "2000", "--concurrency", "64"])
         #expect(second.status == 0, "\(second)")
         let final = try world.compareWithTruth()
         #expect(final.matched == final.compared, "\(final.mismatches.prefix(10))")

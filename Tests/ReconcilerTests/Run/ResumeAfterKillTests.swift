@@ -1,6 +1,7 @@
 import Foundation
 import Postgres
 import Reconciler
+import TestSupport
 import Testing
 
 /// kill -9 at three points of a run, then `run --resume`: the end state equals an uninterrupted run's.
@@ -15,10 +16,10 @@ import Testing
         var outcomes: [String: Int]
     }
 
-    static let reference: Result<EndState, any Error> = Result {
-        let world = try EndToEndFixture(subscriptions: subscriptions, seed: seed)
-        try world.startSimulator()
-        let outcome = try world.run(["--rate", "2000", "--concurrency", "64", "--batch-size", "100"])
+    static let reference = SharedResult<EndState> {
+        let world = try await EndToEndFixture(subscriptions: subscriptions, seed: seed)
+        try await world.startSimulator()
+        let outcome = try await world.run(["--rate", "2000", "--concurrency", "64", "--batch-size", "100"])
         guard outcome.status == 0 else { throw FixtureError("reference run failed: \(outcome)") }
         return try endState(world, runId: 1)
     }
@@ -26,11 +27,11 @@ import Testing
     // scan-page:2 is the first page of the expiry-window phase (page 1 is the never-verified phase, all
     // 600 rows); the run commits results in batches of 100, so batch 3 is mid-run and 5 of 6 near the end.
     @Test(arguments: ["scan-page:2", "batch-write:3", "batch-committed:5"])
-    func killedRunResumesToTheSameEndState(crashAt: String) throws {
-        let expected = try Self.reference.get()
-        let world = try EndToEndFixture(subscriptions: Self.subscriptions, seed: Self.seed)
-        try world.startSimulator()
-        let killed = try world.run(
+    func killedRunResumesToTheSameEndState(crashAt: String) async throws {
+        let expected = try await Self.reference.get()
+        let world = try await EndToEndFixture(subscriptions: Self.subscriptions, seed: Self.seed)
+        try await world.startSimulator()
+        let killed = try await world.run(
             ["--rate", "2000", "--concurrency", "64", "--batch-size", "100"],
             extraEnvironment: ["RENEWAL_RECONCILER_CRASH_AT": crashAt]
         )
@@ -46,7 +47,7 @@ import Testing
         #expect(doneBefore < Self.subscriptions, "the kill came after everything was done")
         if crashAt.hasPrefix("batch") { #expect(pendingBefore > 0) }
 
-        let resumed = try world.run(["--resume"])
+        let resumed = try await world.run(["--resume"])
         #expect(resumed.status == 0, "\(resumed)")
         #expect(try conn.count("SELECT count(*) AS n FROM reconciliation_runs") == 1)
         #expect(
@@ -69,7 +70,7 @@ import Testing
         // (before, the resumed run counted only its own); no request is counted that Apple did not see.
         let reported = try conn.count("SELECT (apple_stats->>'requests')::int AS n FROM reconciliation_runs")
         let behindResults = try conn.count("SELECT sum(attempts)::int AS n FROM reconciliation_items")
-        let seen = try #require(try world.simulatorStats()["requests_total"] as? Int)
+        let seen = try #require(try await world.simulatorStats()["requests_total"] as? Int)
         #expect(reported >= behindResults, "\(reported) requests reported, \(behindResults) behind the results")
         #expect(reported <= seen, "\(reported) requests reported, the simulator saw \(seen)")
     }

@@ -15,23 +15,23 @@ import Testing
     static var binDirectory: URL { BuiltBinary.directory }
     static var reconciler: String { binDirectory.appendingPathComponent("renewal-reconciler").path }
 
-    @Test func noSecretOrReceiptInLogsReportsMetricsOrArguments() throws {
+    @Test func noSecretOrReceiptInLogsReportsMetricsOrArguments() async throws {
         let reconciler = Self.reconciler
         let simulator = Self.binDirectory.appendingPathComponent("appstore-simulator").path
         try #require(FileManager.default.isExecutableFile(atPath: reconciler), "build first: \(reconciler)")
         let db = try TestDatabase.make()
         let secret = "s3cr3t-\(UUID().uuidString)-do-not-leak"
         let asOf = "2026-11-21T03:00:00Z"
-        try withTemporaryDirectory { dir in
+        try await withTemporaryDirectoryAsync { dir in
             let export = dir.appendingPathComponent("export")
-            try SimulatorProcess.export(
+            try await SimulatorProcess.exported(
                 binary: simulator,
                 seed: 77,
                 subscriptions: 300,
                 now: RFC3339.parse(asOf)!,
                 into: export.path
             )
-            let sim = try SimulatorProcess(
+            let sim = try await SimulatorProcess.started(
                 binary: simulator,
                 arguments: ["--seed", "77", "--subscriptions", "300", "--now", asOf],
                 sharedSecret: secret
@@ -45,18 +45,18 @@ import Testing
             env["APPLE_SANDBOX_VERIFY_URL"] = sim.sandboxURL
 
             var output = ""
-            func run(_ args: [String], watchArguments: Bool = false) throws -> Int32 {
-                let child = try Self.runToEnd(args, environment: env)
+            func run(_ args: [String], watchArguments: Bool = false) async throws -> Int32 {
+                let child = try await Self.runToEnd(args, environment: env)
                 output += child.output
                 // While it ran, its command line (what `ps` shows) must not have held the secret.
                 if watchArguments { #expect(!child.commandLine.contains(secret)) }
                 return child.status
             }
-            #expect(try run(["migrate"]) == 0)
-            #expect(try run(["import", "--file", export.appendingPathComponent("purchases.jsonl").path]) == 0)
+            #expect(try await run(["migrate"]) == 0)
+            #expect(try await run(["import", "--file", export.appendingPathComponent("purchases.jsonl").path]) == 0)
             let reports = dir.appendingPathComponent("reports").path
             let metrics = dir.appendingPathComponent("metrics.prom").path
-            let first = try run(
+            let first = try await run(
                 [
                     "run", "--now", asOf, "--rate", "2000", "--log-level", "trace", "--log-format", "text",
                     "--report-dir", reports, "--metrics-file", metrics,
@@ -64,7 +64,7 @@ import Testing
                 watchArguments: true
             )
             #expect(first == 0 || first == 2)
-            let second = try run(
+            let second = try await run(
                 [
                     "backfill", "--all", "--now", asOf, "--rate", "2000", "--log-level", "trace", "--log-format",
                     "json",
@@ -73,7 +73,9 @@ import Testing
             #expect(second == 0 || second == 2)
             // A wrong secret: Apple (the simulator) says 21004; the error must not echo either secret.
             env["APPLE_SHARED_SECRET"] = "wrong-\(secret)"
-            let third = try run(["backfill", "--all", "--now", asOf, "--report-dir", reports, "--log-level", "trace"])
+            let third = try await run([
+                "backfill", "--all", "--now", asOf, "--report-dir", reports, "--log-level", "trace",
+            ])
             #expect(third == 78)
             env["APPLE_SHARED_SECRET"] = secret
 
@@ -117,10 +119,10 @@ import Testing
     /// and every base64 line of it, any JWT or JWS (`eyJ…`, whether the token the reconciler signs or a
     /// payload Apple signed), a fragment of any stored signed payload, and the shared secret appear in no
     /// output of either log format at trace level, no report file, the metrics file, and no command line.
-    @Test func noKeyTokenOrSignedPayloadInLogsReportsMetricsOrArguments() throws {
+    @Test func noKeyTokenOrSignedPayloadInLogsReportsMetricsOrArguments() async throws {
         try #require(FileManager.default.isExecutableFile(atPath: Self.reconciler), "build first: \(Self.reconciler)")
-        let world = try EndToEndFixture(subscriptions: 300, seed: 78, seedPriorRuns: true)
-        try world.startSimulator(
+        let world = try await EndToEndFixture(subscriptions: 300, seed: 78, seedPriorRuns: true)
+        try await world.startSimulator(
             ServerAPIRunTests.simulatorLimits + [
                 // Answers refused or retried are where a careless message would quote a body or a payload.
                 "--fault-http500", "0.02", "--fault-malformed-json", "0.02", "--fault-truncated", "0.02",
@@ -138,18 +140,18 @@ import Testing
         let fast = ServerAPIRunTests.fast + ["--max-attempts", "8", "--log-level", "trace"]
 
         var runs: [(name: String, child: ChildRun)] = []
-        func run(_ name: String, _ arguments: [String]) throws -> Int32 {
-            let child = try Self.runToEnd(arguments, environment: env)
+        func run(_ name: String, _ arguments: [String]) async throws -> Int32 {
+            let child = try await Self.runToEnd(arguments, environment: env)
             runs.append((name, child))
             return child.status
         }
-        let first = try run(
+        let first = try await run(
             "run (text)",
             ["run", "--now", world.now, "--log-format", "text", "--report-dir", reports, "--metrics-file", metrics]
                 + fast
         )
         #expect(first == 0 || first == 2, "\(runs.last!.child.output.suffix(2000))")
-        let second = try run(
+        let second = try await run(
             "backfill --dry-run (json)",
             [
                 "backfill", "--all", "--now", world.now, "--dry-run", "--log-format", "json", "--report-dir", reports,
@@ -176,7 +178,7 @@ import Testing
                 .joined(separator: "\n").utf8
         ).write(to: webhook)
         for format in ["text", "json"] {
-            let imported = try run(
+            let imported = try await run(
                 "notifications import (\(format))",
                 ["notifications", "import", "--file", webhook.path, "--log-level", "trace", "--log-format", format]
             )
@@ -184,7 +186,7 @@ import Testing
         }
         // A wrong key id: the simulator answers 401; the error names the settings, never the token or the key.
         env["APPLE_KEY_ID"] = "WRONGKEY01"
-        let third = try run(
+        let third = try await run(
             "run with a wrong key id (json)",
             ["run", "--now", world.now, "--log-format", "json", "--report-dir", reports, "--metrics-file", metrics]
                 + fast
@@ -244,41 +246,23 @@ import Testing
         var commandLine: String
     }
 
-    static func runToEnd(_ arguments: [String], environment: [String: String]) throws -> ChildRun {
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: reconciler)
-        p.arguments = arguments
-        p.environment = environment
-        let out = Pipe()
-        let err = Pipe()
-        p.standardOutput = out
-        p.standardError = err
-        try p.run()
-        // Both pipes drained meanwhile: a full pipe must not stall the child.
-        let group = DispatchGroup()
-        nonisolated(unsafe) var stdoutData = Data()
-        nonisolated(unsafe) var stderrData = Data()
-        DispatchQueue.global().async(group: group) { stdoutData = out.fileHandleForReading.readDataToEndOfFile() }
-        DispatchQueue.global().async(group: group) { stderrData = err.fileHandleForReading.readDataToEndOfFile() }
+    static func runToEnd(_ arguments: [String], environment: [String: String]) async throws -> ChildRun {
+        let child = try ChildProcess(reconciler, arguments, environment: environment)
         // Read once the child has exec'd (before, /proc shows the test's own command line; after it exits,
         // nothing).
         var cmdline = ""
         let deadline = Date().addingTimeInterval(10)
-        while p.isRunning && Date() < deadline {
-            let text = (try? String(contentsOfFile: "/proc/\(p.processIdentifier)/cmdline", encoding: .utf8)) ?? ""
+        while !child.hasExited && Date() < deadline {
+            let text =
+                (try? String(contentsOfFile: "/proc/\(child.processIdentifier)/cmdline", encoding: .utf8)) ?? ""
             if text.hasPrefix(reconciler + "\0") {
                 cmdline = text.replacingOccurrences(of: "\0", with: " ")
                 break
             }
-            Thread.sleep(forTimeInterval: 0.001)
+            try await Task.sleep(for: .milliseconds(1))
         }
-        group.wait()
-        p.waitUntilExit()
-        return ChildRun(
-            status: p.terminationStatus,
-            output: String(decoding: stdoutData, as: UTF8.self) + String(decoding: stderrData, as: UTF8.self),
-            commandLine: cmdline
-        )
+        let outcome = await child.outcome()
+        return ChildRun(status: outcome.status, output: outcome.stdout + outcome.stderr, commandLine: cmdline)
     }
 
     /// The contents of every regular file under `directory` (report folders).

@@ -7,8 +7,8 @@ import Testing
 /// The nightly due-scan's window page is an index range scan on subscriptions_due_idx, chosen by the
 /// planner on its own (statistics from ANALYZE; no enable_* settings touched).
 @Suite struct DueScanPlanTests {
-    @Test func windowPageQueryUsesTheDueIndexWith20000Rows() throws {
-        let world = try EndToEndFixture(subscriptions: 0)
+    @Test func windowPageQueryUsesTheDueIndexWith20000Rows() async throws {
+        let world = try await EndToEndFixture(subscriptions: 0)
         let conn = try world.connect()
         defer { conn.close() }
         // 20,000 verified rows, expiries spread evenly (in shuffled id order) from 90 days ago to 60 days ahead;
@@ -54,8 +54,8 @@ import Testing
     }
 
     /// The revoked phase's page (RunScanner, phase "revoked") reads subscriptions_revoked_idx, never the table.
-    @Test func revokedPageQueryUsesTheRevokedIndexWith20000Rows() throws {
-        let world = try EndToEndFixture(subscriptions: 0)
+    @Test func revokedPageQueryUsesTheRevokedIndexWith20000Rows() async throws {
+        let world = try await EndToEndFixture(subscriptions: 0)
         let conn = try world.connect()
         defer { conn.close() }
         // 20,000 verified rows, every 20th revoked (1,000), verified on different days; some changed by the app.

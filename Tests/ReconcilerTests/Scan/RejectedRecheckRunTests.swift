@@ -16,19 +16,19 @@ import Testing
         return (entry?["apple_status"] as? [String: Int])?[status] ?? 0
     }
 
-    @Test func permanentlyRejectedRowsAreNotAskedTheNextNightAndSandboxRowsGoToTheSandboxFirst() throws {
-        let fixture = try EndToEndFixture(subscriptions: 600)
-        try fixture.startSimulator()
+    @Test func permanentlyRejectedRowsAreNotAskedTheNextNightAndSandboxRowsGoToTheSandboxFirst() async throws {
+        let fixture = try await EndToEndFixture(subscriptions: 600)
+        try await fixture.startSimulator()
         let conn = try fixture.connect()
         defer { conn.close() }
 
-        let first = try fixture.run(["--rate", "2000", "--concurrency", "32", "--max-attempts", "2"])
+        let first = try await fixture.run(["--rate", "2000", "--concurrency", "32", "--max-attempts", "2"])
         #expect(first.status == 0, "\(first)")
         let truth = try fixture.compareWithTruth()
         #expect(truth.matched == truth.compared, "\(truth.mismatches.prefix(10))")
 
         // Every row is stored with its real environment: no receipt was sent to production to learn 21007.
-        let firstStats = try fixture.simulatorStats()
+        let firstStats = try await fixture.simulatorStats()
         #expect(Self.appleStatusCount(firstStats, path: "/verifyReceipt", status: "21007") == 0, "\(firstStats)")
         let sandboxRows = try conn.count("SELECT count(*) AS n FROM subscriptions WHERE environment = 'Sandbox'")
         #expect(sandboxRows > 0)
@@ -58,12 +58,12 @@ import Testing
 
         // The second night, a day later: none of them is selected, and Apple sees no 21003 or 21002 again.
         let nextNight = RFC3339.string(try #require(RFC3339.parse(fixture.now)).addingTimeInterval(86_400))
-        let second = fixture.runReconciler([
+        let second = await fixture.runReconciler([
             "run", "--now", nextNight, "--report-dir", fixture.reportDirectory, "--rate", "2000", "--concurrency", "32",
             "--max-attempts", "2",
         ])
         #expect(second.status == 0, "\(second)")
-        let secondStats = try fixture.simulatorStats()
+        let secondStats = try await fixture.simulatorStats()
         for path in ["/verifyReceipt", "/sandbox/verifyReceipt"] {
             for status in ["21002", "21003"] {
                 #expect(

@@ -177,8 +177,8 @@ import Testing
     }
 
     /// The run's count of rows left out reads subscriptions_next_check_idx, not the whole table.
-    @Test func theNotDueCountReadsTheNextCheckIndexWith20000Rows() throws {
-        let world = try EndToEndFixture(subscriptions: 0)
+    @Test func theNotDueCountReadsTheNextCheckIndexWith20000Rows() async throws {
+        let world = try await EndToEndFixture(subscriptions: 0)
         let conn = try world.connect()
         defer { conn.close() }
         // 20,000 verified rows; every 50th rejected with a next check in the coming days.

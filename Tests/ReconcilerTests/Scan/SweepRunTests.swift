@@ -11,9 +11,9 @@ import Testing
 @Suite struct SweepRunTests {
     static let midPeriod: Set<String> = ["mid_period_refund", "mid_period_auto_renew_off"]
 
-    @Test func midPeriodRefundsAndAutoRenewChangesConvergeWithinTheSweepDays() throws {
-        let fixture = try EndToEndFixture(subscriptions: 1500, seedPriorRuns: true)
-        try fixture.startSimulator()
+    @Test func midPeriodRefundsAndAutoRenewChangesConvergeWithinTheSweepDays() async throws {
+        let fixture = try await EndToEndFixture(subscriptions: 1500, seedPriorRuns: true)
+        try await fixture.startSimulator()
         let conn = try fixture.connect()
         defer { conn.close() }
         let records = try fixture.truthRecords().filter { Self.midPeriod.contains($0["scenario"] as? String ?? "") }
@@ -21,7 +21,7 @@ import Testing
 
         // Night 0 without a sweep: the window cannot see them; every row matches the truth (they keep what the
         // previous night left), and the run plans no sweep.
-        let night0 = try fixture.run(["--rate", "2000", "--concurrency", "32", "--sweep-days", "0"])
+        let night0 = try await fixture.run(["--rate", "2000", "--concurrency", "32", "--sweep-days", "0"])
         #expect(night0.status == 0, "\(night0)")
         let truth = try fixture.compareWithTruth()
         #expect(truth.matched == truth.compared, "\(truth.mismatches.prefix(10))")
@@ -36,7 +36,7 @@ import Testing
         var sweptAll = 0
         for night in 1...3 {
             let now = RFC3339.string(start.addingTimeInterval(Double(night) * 86_400))
-            let outcome = fixture.runReconciler([
+            let outcome = await fixture.runReconciler([
                 "run", "--now", now, "--report-dir", fixture.reportDirectory, "--rate", "2000", "--concurrency", "32",
                 "--sweep-days", "3",
             ])

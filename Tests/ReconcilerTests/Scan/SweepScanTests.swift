@@ -169,8 +169,8 @@ import Testing
         #expect(try run.decode("sweep_quota", as: Int?.self) == 3)
     }
 
-    @Test func theSweepReadsItsIndexNotTheTable() throws {
-        let world = try EndToEndFixture(subscriptions: 0)
+    @Test func theSweepReadsItsIndexNotTheTable() async throws {
+        let world = try await EndToEndFixture(subscriptions: 0)
         let conn = try world.connect()
         defer { conn.close() }
         // 20,000 verified rows over 90 days, one in 20 revoked.

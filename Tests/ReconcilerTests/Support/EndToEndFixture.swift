@@ -5,74 +5,34 @@ import Reconciler
 import ReconcilerDemo
 import TestSupport
 
-/// What a finished child process left: how it ended and what it printed.
-struct ProcessOutcome: Sendable, CustomStringConvertible {
-    var status: Int32
-    var reason: Process.TerminationReason
-    var stdout: String
-    var stderr: String
+/// What a finished child process left (TestSupport's `ChildProcessOutcome`).
+typealias ProcessOutcome = ChildProcessOutcome
 
-    var killedBySIGKILL: Bool { reason == .uncaughtSignal && status == SIGKILL }
-    var description: String {
-        "exit \(status) (\(reason == .exit ? "exit" : "signal")); stderr: \(stderr.suffix(1500))"
+/// A child process started in the background and awaited (TestSupport's `ChildProcess`).
+typealias RunningProcess = ChildProcess
+
+extension ChildProcess {
+    /// Awaits the end (at most `limit` seconds, a safety net: the process is killed after it) and returns the
+    /// outcome; no thread waits meanwhile.
+    func wait(limit: TimeInterval = 1800) async -> ProcessOutcome {
+        await outcome(limit: .milliseconds(Int(limit * 1000)))
     }
 }
 
-/// A child process started in the background; `wait()` collects its output.
-final class RunningProcess: @unchecked Sendable {
-    // @unchecked Sendable: all stored properties are immutable; Process is only asked isRunning,
-    // terminate and waitUntilExit, which Foundation allows from any thread.
-    let process: Process
-    private let outFile: URL
-    private let errFile: URL
-
-    init(_ binary: String, _ arguments: [String], environment: [String: String], directory: URL) throws {
-        let id = UUID().uuidString
-        outFile = directory.appendingPathComponent("out-\(id).txt")
-        errFile = directory.appendingPathComponent("err-\(id).txt")
-        guard FileManager.default.createFile(atPath: outFile.path, contents: nil),
-            FileManager.default.createFile(atPath: errFile.path, contents: nil)
-        else { throw FixtureError("cannot create output files in \(directory.path)") }
-        let out = try FileHandle(forWritingTo: outFile)
-        let err = try FileHandle(forWritingTo: errFile)
-        // The child has its own copies once started; the parent's are closed either way.
-        defer {
-            try? out.close()
-            try? err.close()
-        }
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: binary)
-        p.arguments = arguments
-        p.environment = environment
-        p.standardInput = FileHandle.nullDevice
-        p.standardOutput = out
-        p.standardError = err
-        try p.run()
-        process = p
-    }
-
-    /// Waits (at most `limit` seconds, a safety net: the process is killed after it) and returns the outcome.
-    func wait(limit: TimeInterval = 300) -> ProcessOutcome {
-        let deadline = Date().addingTimeInterval(limit)
-        while process.isRunning && Date() < deadline { Thread.sleep(forTimeInterval: 0.02) }
-        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
-        process.waitUntilExit()
-        let out = (try? String(contentsOf: outFile, encoding: .utf8)) ?? ""
-        let err = (try? String(contentsOf: errFile, encoding: .utf8)) ?? ""
-        return ProcessOutcome(
-            status: process.terminationStatus,
-            reason: process.terminationReason,
-            stdout: out,
-            stderr: err
-        )
+extension [ChildProcess] {
+    /// Awaits every process of the list (each at most `limit` seconds), outcomes in the list's order.
+    func wait(limit: TimeInterval = 1800) async -> [ProcessOutcome] {
+        var outcomes: [ProcessOutcome] = []
+        for process in self { outcomes.append(await process.wait(limit: limit)) }
+        return outcomes
     }
 }
 
 /// One end-to-end world: a fresh database with the schema, the simulator's export of `subscriptions`
 /// purchases imported into it, a simulator serving the same population, and a temp directory.
 /// Everything goes through the real binaries, the way an operator runs them.
-// @unchecked Sendable: only `simulator` is mutable, and only the test that owns the fixture touches it
-// (from its own thread); the static shared reference in ResumeAfterKillTests never mutates it.
+// @unchecked Sendable: only `simulator` is mutable, and only the test that owns the fixture sets it (from its own
+// task; a `poll` action may stop it while that task waits for the poll); the shared reference runs never mutate it.
 final class EndToEndFixture: @unchecked Sendable {
     static let bundleId = "com.example.renewals"
     /// A fixed as-of instant shared by the simulator and the reconciler (whole seconds).
@@ -108,7 +68,7 @@ final class EndToEndFixture: @unchecked Sendable {
         now: String = EndToEndFixture.defaultNow,
         seedPriorRuns: Bool = false,
         server: String? = nil
-    ) throws {
+    ) async throws {
         database = try TestDatabase.make(server: server)
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("rr-e2e-" + UUID().uuidString)
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
@@ -116,18 +76,18 @@ final class EndToEndFixture: @unchecked Sendable {
         self.seed = seed
         self.subscriptions = subscriptions
         secret = "e2e-\(UUID().uuidString.prefix(8))-secret"
-        let migrated = runReconciler(["migrate"])
+        let migrated = await runReconciler(["migrate"])
         guard migrated.status == 0 else { throw FixtureError("migrate failed: \(migrated)") }
         if subscriptions > 0 {
             guard let date = RFC3339.parse(now) else { throw FixtureError("bad now \(now)") }
-            try SimulatorProcess.export(
+            try await SimulatorProcess.exported(
                 binary: Self.simulatorBinary,
                 seed: seed,
                 subscriptions: subscriptions,
                 now: date,
                 into: directory.path
             )
-            let imported = runReconciler(["import", "--file", purchasesFile])
+            let imported = await runReconciler(["import", "--file", purchasesFile])
             guard imported.status == 0 else { throw FixtureError("import failed: \(imported)") }
             if seedPriorRuns {
                 let conn = try database.connect()
@@ -145,14 +105,17 @@ final class EndToEndFixture: @unchecked Sendable {
 
     /// Starts (or restarts) the simulator for the same population with extra arguments (faults, rates).
     @discardableResult
-    func startSimulator(_ extra: [String] = []) throws -> SimulatorProcess {
-        simulator?.stop()
-        let sim = try SimulatorProcess(
-            binary: Self.simulatorBinary,
-            arguments: [
+    func startSimulator(_ extra: [String] = []) async throws -> SimulatorProcess {
+        let previous = simulator
+        let arguments =
+            [
                 "--seed", String(seed), "--subscriptions", String(max(subscriptions, 1)), "--now", now,
                 "--bundle-id", Self.bundleId,
-            ] + extra,
+            ] + extra
+        await previous?.stopped()
+        let sim = try await SimulatorProcess.started(
+            binary: Self.simulatorBinary,
+            arguments: arguments,
             sharedSecret: secret
         )
         simulator = sim
@@ -215,17 +178,18 @@ final class EndToEndFixture: @unchecked Sendable {
         _ arguments: [String] = ["--rate", "2000", "--concurrency", "64"],
         extraEnvironment: [String: String] = [:]
     )
-        throws -> ProcessOutcome
+        async throws -> ProcessOutcome
     {
-        try startRun(arguments, extraEnvironment: extraEnvironment).wait()
+        try await startRun(arguments, extraEnvironment: extraEnvironment).wait()
     }
 
-    /// Runs any reconciler subcommand synchronously with this fixture's environment.
-    func runReconciler(_ arguments: [String], extraEnvironment: [String: String] = [:]) -> ProcessOutcome {
+    /// Runs any reconciler subcommand with this fixture's environment and awaits its end.
+    func runReconciler(_ arguments: [String], extraEnvironment: [String: String] = [:]) async -> ProcessOutcome {
         var env = environment
         for (k, v) in extraEnvironment { env[k] = v }
         do {
-            return try RunningProcess(Self.reconcilerBinary, arguments, environment: env, directory: directory).wait()
+            return try await RunningProcess(Self.reconcilerBinary, arguments, environment: env, directory: directory)
+                .wait()
         } catch {
             return ProcessOutcome(status: -1, reason: .exit, stdout: "", stderr: "could not start: \(error)")
         }
@@ -352,36 +316,41 @@ final class EndToEndFixture: @unchecked Sendable {
     }
 
     /// The simulator's `GET /_stats`.
-    func simulatorStats() throws -> [String: Any] {
+    func simulatorStats() async throws -> [String: Any] {
         guard let simulator else { throw FixtureError("no simulator") }
-        return try Self.simulatorStats(port: simulator.port)
+        return try await Self.simulatorStats(port: simulator.port)
     }
 
     /// `GET /_stats` of the simulator listening on `port`.
-    static func simulatorStats(port: Int) throws -> [String: Any] {
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        p.arguments = ["curl", "-sf", "http://127.0.0.1:\(port)/_stats"]
-        let pipe = Pipe()
-        p.standardOutput = pipe
-        try p.run()
-        let data = pipe.fileHandleForReading.readDataToEndOfFile()
-        p.waitUntilExit()
-        guard let object = try JSONSerialization.jsonObject(with: data) as? [String: Any] else {
+    static func simulatorStats(port: Int) async throws -> [String: Any] {
+        let fetched = try await ChildProcess.run("/usr/bin/env", ["curl", "-sf", "http://127.0.0.1:\(port)/_stats"])
+        guard let object = try JSONSerialization.jsonObject(with: Data(fetched.stdout.utf8)) as? [String: Any] else {
             throw FixtureError("/_stats is not a JSON object")
         }
         return object
     }
 
-    /// Polls `condition` every 50 ms until it holds or `limit` seconds pass (a safety limit).
+    /// Polls `condition` every 50 ms until it holds or `limit` seconds pass (a safety limit), then runs `action` at
+    /// once (freezing or killing a child at the moment the test looks for). Both run on a thread of their own, not on
+    /// the test pool, whose threads may all be busy with other tests for seconds: a child the test must catch
+    /// mid-run could otherwise finish first.
     @discardableResult
-    func poll(limit: TimeInterval = 60, _ condition: () throws -> Bool) rethrows -> Bool {
-        let deadline = Date().addingTimeInterval(limit)
-        while Date() < deadline {
-            if try condition() { return true }
-            Thread.sleep(forTimeInterval: 0.05)
+    func poll(
+        limit: TimeInterval = 60,
+        _ condition: @escaping @Sendable () throws -> Bool,
+        then action: @escaping @Sendable () -> Void = {}
+    ) async throws -> Bool {
+        try await OffPool.run {
+            let deadline = Date().addingTimeInterval(limit)
+            while Date() < deadline {
+                if try condition() {
+                    action()
+                    return true
+                }
+                Thread.sleep(forTimeInterval: 0.05)
+            }
+            return false
         }
-        return false
     }
 }
 

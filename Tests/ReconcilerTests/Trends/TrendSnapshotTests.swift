@@ -395,8 +395,8 @@ import Testing
         #expect(asRecorded == recorded)
     }
 
-    @Test func theReportCommandRebuildsTheDaysAndWritesTheTrendsFiles() throws {
-        let fixture = try EndToEndFixture(subscriptions: 0)
+    @Test func theReportCommandRebuildsTheDaysAndWritesTheTrendsFiles() async throws {
+        let fixture = try await EndToEndFixture(subscriptions: 0)
         let world = try World(database: nil, connection: try fixture.connect())
         defer { world.close() }
         try world.recordThreeNights()
@@ -404,7 +404,7 @@ import Testing
         try world.connection.execute("DELETE FROM trend_snapshots")
         let out = fixture.reportDirectory + "/trends-out"
 
-        let written = fixture.runReconciler(["report", "--trends", "--rebuild", "--days", "3", "--out", out])
+        let written = await fixture.runReconciler(["report", "--trends", "--rebuild", "--days", "3", "--out", out])
         #expect(written.status == 0, "\(written)")
         #expect(written.stdout.contains("\(out)/trends.html"), "\(written)")
         #expect(written.stderr.contains("rebuilt 3 day(s) from 2024-05-01 to 2024-05-03"), "\(written)")
@@ -412,12 +412,12 @@ import Testing
         let csv = try String(contentsOfFile: out + "/trends.csv", encoding: .utf8)
         #expect(csv.split(separator: "\r\n").count == 1 + recorded.count)
 
-        let lastDay = fixture.runReconciler(["report", "--trends", "--days", "1", "--out", out])
+        let lastDay = await fixture.runReconciler(["report", "--trends", "--days", "1", "--out", out])
         #expect(lastDay.status == 0, "\(lastDay)")
         let oneDay = try String(contentsOfFile: out + "/trends.csv", encoding: .utf8)
         #expect(oneDay.split(separator: "\r\n").dropFirst().allSatisfy { $0.hasPrefix("2024-05-03,") })
 
-        let both = fixture.runReconciler(["report", "3", "--trends"])
+        let both = await fixture.runReconciler(["report", "3", "--trends"])
         #expect(both.status == 64, "\(both)")
         #expect(both.stderr.contains("--trends takes no RUN_ID"), "\(both)")
     }

@@ -2,6 +2,7 @@ import CivilTime
 import Foundation
 import Postgres
 import Reconciler
+import TestSupport
 import Testing
 
 /// kill -9 of a `--source server-api` run against a faulty simulator, then `run --resume`: the
@@ -46,15 +47,15 @@ import Testing
         var byOutcome: [String: Int]
     }
 
-    static func makeWorld() throws -> (EndToEndFixture, [String: String]) {
-        let world = try EndToEndFixture(subscriptions: subscriptions, seed: seed, seedPriorRuns: true)
-        try world.startSimulator(simulatorArguments)
+    static func makeWorld() async throws -> (EndToEndFixture, [String: String]) {
+        let world = try await EndToEndFixture(subscriptions: subscriptions, seed: seed, seedPriorRuns: true)
+        try await world.startSimulator(simulatorArguments)
         return (world, try world.serverAPIEnvironment())
     }
 
-    static let reference: Result<Reference, any Error> = Result {
-        let (world, env) = try makeWorld()
-        let outcome = try world.run(runArguments, extraEnvironment: env)
+    static let reference = SharedResult<Reference> {
+        let (world, env) = try await makeWorld()
+        let outcome = try await world.run(runArguments, extraEnvironment: env)
         guard outcome.status == 0 else { throw FixtureError("reference run failed: \(outcome)") }
         let conn = try world.connect()
         defer { conn.close() }
@@ -75,7 +76,7 @@ import Testing
         let items = try figures?.decode("items", as: Int.self) ?? 0
         let refused = try figures?.decode("refused", as: Int.self) ?? 0
         let priced = try figures?.decode("priced", as: Int.self) ?? 0
-        let faults = (try world.simulatorStats()["faults"] as? [String: Int] ?? [:]).values.reduce(0, +)
+        let faults = (try await world.simulatorStats()["faults"] as? [String: Int] ?? [:]).values.reduce(0, +)
         print(
             "reference: \(notifications) notifications, \(notified)/\(items) items notified, \(refused) refused, \(priced) priced, \(faults) faults"
         )
@@ -89,8 +90,8 @@ import Testing
             throw FixtureError("summary.json of the reference run has no by_outcome")
         }
         // What Apple lists for the window, read again from a simulator of the same world without faults.
-        try world.startSimulator(ServerAPIRunTests.simulatorLimits)
-        let listed = try listedNotifications(world)
+        try await world.startSimulator(ServerAPIRunTests.simulatorLimits)
+        let listed = try await listedNotifications(world)
         return Reference(snapshot: state, listed: listed, byOutcome: byOutcome)
     }
 
@@ -98,12 +99,12 @@ import Testing
     // batch-committed:3: mid-pipeline (the run writes its 300 results in batches of 40).
     // report-folder:1: the run row finished, its report folder written but not yet renamed into place.
     @Test(arguments: ["notifications-page:2", "batch-committed:3", "report-folder:1"])
-    func killedServerAPIRunResumesToTheSameState(crashAt: String) throws {
-        let expected = try Self.reference.get()
-        let (world, env) = try Self.makeWorld()
+    func killedServerAPIRunResumesToTheSameState(crashAt: String) async throws {
+        let expected = try await Self.reference.get()
+        let (world, env) = try await Self.makeWorld()
         var crashEnv = env
         crashEnv["RENEWAL_RECONCILER_CRASH_AT"] = crashAt
-        let killed = try world.run(Self.runArguments, extraEnvironment: crashEnv)
+        let killed = try await world.run(Self.runArguments, extraEnvironment: crashEnv)
         #expect(killed.killedBySIGKILL, "\(killed)")
         #expect(killed.stderr.contains("crash point \(crashAt) reached"), "\(killed)")
 
@@ -136,13 +137,13 @@ import Testing
             )
         }
 
-        let resumed = try world.run(["--resume"], extraEnvironment: env)
+        let resumed = try await world.run(["--resume"], extraEnvironment: env)
         if crashAt.hasPrefix("report") {
             // The run had finished: nothing to resume (exit 64, nothing changed); its report is regenerated.
             #expect(resumed.status == 64, "\(resumed)")
             #expect(resumed.stderr.contains("no interrupted or failed run"), "\(resumed)")
             #expect(resumed.stderr.contains("renewal-reconciler report RUN_ID"), "\(resumed)")
-            let report = world.runReconciler(["report", "1", "--report-dir", world.reportDirectory])
+            let report = await world.runReconciler(["report", "1", "--report-dir", world.reportDirectory])
             #expect(report.status == 0, "\(report)")
             // The killed writer's temporary folder is gone; the regenerated folder is in place.
             let folders = world.reportFolders().map(\.lastPathComponent)
@@ -277,11 +278,11 @@ import Testing
     /// Every notificationUUID Get Notification History lists for the run's first window
     /// (`[as-of - lookback, as-of)`), production and sandbox, paged with curl and a token from
     /// `appstore-simulator token`: a witness that shares no code with the reconciler's reader.
-    static func listedNotifications(_ world: EndToEndFixture) throws -> Set<String> {
+    static func listedNotifications(_ world: EndToEndFixture) async throws -> Set<String> {
         guard let port = world.simulator?.port, let asOf = RFC3339.parse(world.now) else {
             throw FixtureError("no simulator")
         }
-        let token = try capture(
+        let token = try await capture(
             EndToEndFixture.simulatorBinary,
             ["token", "--seed", String(world.seed), "--bundle-id", EndToEndFixture.bundleId]
         ).trimmingCharacters(in: .whitespacesAndNewlines)
@@ -299,7 +300,7 @@ import Testing
                         "?paginationToken="
                         + (pageToken.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? "")
                 }
-                let text = try capture(
+                let text = try await capture(
                     "/usr/bin/env",
                     [
                         "curl", "-sf", "-X", "POST", "-H", "Authorization: Bearer \(token)", "-H",
@@ -335,19 +336,11 @@ import Testing
     }
 
     /// Runs `binary arguments` to the end and returns its standard output (exit 0 required).
-    static func capture(_ binary: String, _ arguments: [String]) throws -> String {
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: binary)
-        p.arguments = arguments
-        let pipe = Pipe()
-        p.standardOutput = pipe
-        p.standardError = FileHandle.nullDevice
-        try p.run()
-        let data = pipe.fileHandleForReading.readDataToEndOfFile()
-        p.waitUntilExit()
-        guard p.terminationStatus == 0 else {
-            throw FixtureError("\(binary) \(arguments.first ?? "") exited \(p.terminationStatus)")
+    static func capture(_ binary: String, _ arguments: [String]) async throws -> String {
+        let outcome = try await ChildProcess.run(binary, arguments)
+        guard outcome.status == 0 else {
+            throw FixtureError("\(binary) \(arguments.first ?? "") exited \(outcome.status)")
         }
-        return String(decoding: data, as: UTF8.self)
+        return outcome.stdout
     }
 }

@@ -18,19 +18,20 @@ import Testing
         "--max-rps-statuses", "2000", "--max-rps-history", "2000", "--max-rps-notification-history", "2000",
     ]
 
-    @Test func runWithFaultsAndForgedSignaturesMatchesTheTruth() throws {
-        let fixture = try EndToEndFixture(subscriptions: 800, seedPriorRuns: true)
-        _ = try fixture.startSimulator(
+    @Test func runWithFaultsAndForgedSignaturesMatchesTheTruth() async throws {
+        let fixture = try await EndToEndFixture(subscriptions: 800, seedPriorRuns: true)
+        _ = try await fixture.startSimulator(
             Self.simulatorLimits + [
                 // Every fault kind at 2% of the answers (a 429 pauses the whole endpoint for its Retry-After, as
-                // Apple asks), and 5% of the subscriptions forged for good.
-                "--faults-all", "0.02", "--hang-ms", "3000", "--retry-after", "1",
+                // Apple asks), and 5% of the subscriptions forged for good. A hang outlasts the run's request timeout
+                // by far; an answer that is only slow (a busy machine) does not reach it.
+                "--faults-all", "0.02", "--hang-ms", "15000", "--retry-after", "1",
                 "--signature-faulty-subscriptions", "0.05",
             ]
         )
         let env = try fixture.serverAPIEnvironment()
-        let flaky = Self.fast + ["--max-unresolved", "1", "--request-timeout", "1", "--max-attempts", "4"]
-        let first = try fixture.run(flaky, extraEnvironment: env)
+        let flaky = Self.fast + ["--max-unresolved", "1", "--request-timeout", "5", "--max-attempts", "4"]
+        let first = try await fixture.run(flaky, extraEnvironment: env)
         #expect([0, 2].contains(first.status), "\(first)")
         // Transient faults leave rows unresolved (never verified); the next nights finish them.
         let conn = try fixture.connect()
@@ -50,7 +51,7 @@ import Testing
         }
         var nights = 1
         while try neverVerified() > 0 || unresolvedLastNight() > 0, nights < 4 {
-            let again = try fixture.run(flaky, extraEnvironment: env)
+            let again = try await fixture.run(flaky, extraEnvironment: env)
             #expect([0, 2].contains(again.status), "\(again)")
             nights += 1
         }
@@ -128,7 +129,7 @@ import Testing
         // with Apple's price, currency, storefront and refund; the reports' money per currency, summed over
         // the nights, equals revenue.json less the forged subscriptions'.
         let witness = fixture.directory.appendingPathComponent("witness")
-        try SimulatorProcess.export(
+        try await SimulatorProcess.exported(
             binary: BuiltBinary.simulator,
             seed: fixture.seed,
             subscriptions: fixture.subscriptions,
@@ -148,15 +149,15 @@ import Testing
         #expect(money.currencies.count > 2)
     }
 
-    @Test func quietSecondNightAsksOnceForEachSubscription() throws {
-        let fixture = try EndToEndFixture(subscriptions: 800)
-        _ = try fixture.startSimulator(Self.simulatorLimits)
+    @Test func quietSecondNightAsksOnceForEachSubscription() async throws {
+        let fixture = try await EndToEndFixture(subscriptions: 800)
+        _ = try await fixture.startSimulator(Self.simulatorLimits)
         let env = try fixture.serverAPIEnvironment()
-        let first = try fixture.run(Self.fast, extraEnvironment: env)
+        let first = try await fixture.run(Self.fast, extraEnvironment: env)
         #expect(first.status == 0, "\(first)")
         // The same instant again, every row: `backfill --all` (a `run` with the same fixed `--now` would not
         // select rows verified at that instant).
-        let second = fixture.runReconciler(
+        let second = await fixture.runReconciler(
             ["backfill", "--all", "--now", fixture.now, "--report-dir", fixture.reportDirectory] + Self.fast,
             extraEnvironment: env
         )
@@ -175,17 +176,17 @@ import Testing
         #expect(Double(requests) / Double(items) <= 1.1, "\(requests) requests for \(items) subscriptions")
     }
 
-    @Test func wrongKeyIdStopsTheRunAtTheFirst401() throws {
-        let fixture = try EndToEndFixture(subscriptions: 300)
-        _ = try fixture.startSimulator(Self.simulatorLimits)
+    @Test func wrongKeyIdStopsTheRunAtTheFirst401() async throws {
+        let fixture = try await EndToEndFixture(subscriptions: 300)
+        _ = try await fixture.startSimulator(Self.simulatorLimits)
         let env = try fixture.serverAPIEnvironment(keyId: "WRONGKEY01")
-        let outcome = try fixture.run(["--rate", "2000", "--concurrency", "1"], extraEnvironment: env)
+        let outcome = try await fixture.run(["--rate", "2000", "--concurrency", "1"], extraEnvironment: env)
         #expect(outcome.status == 78, "\(outcome)")
         #expect(outcome.stderr.contains("401"), Comment(rawValue: outcome.stderr))
         #expect(!(outcome.stderr.contains("BEGIN PRIVATE KEY")))
         // The first request of the run (Get Notification History, before the scan) is answered 401 and
         // nothing more is sent.
-        let stats = try fixture.simulatorStats()
+        let stats = try await fixture.simulatorStats()
         let paths = stats["paths"] as? [String: [String: Any]] ?? [:]
         let sent = paths.values.reduce(0) { $0 + ($1["requests"] as? Int ?? 0) }
         #expect(sent == 1, "one request, then the run stops: \(paths)")

@@ -7,14 +7,14 @@ import Testing
 /// stops early with exit 78 and changes no entitlement. One 21004 among good answers (the population's
 /// `foreign_secret_receipt` rows) only rejects that receipt: the end-to-end tests cover it.
 @Suite struct SystematicSecretMismatchTests {
-    @Test func aRunWhoseAnswersAreAll21004StopsEarlyWithExit78() throws {
-        let world = try EndToEndFixture(subscriptions: 1000, seed: 41)
-        try world.startSimulator(["--fault-21004-all"])
-        let outcome = try world.run(["--rate", "2000", "--concurrency", "16"])
+    @Test func aRunWhoseAnswersAreAll21004StopsEarlyWithExit78() async throws {
+        let world = try await EndToEndFixture(subscriptions: 1000, seed: 41)
+        try await world.startSimulator(["--fault-21004-all"])
+        let outcome = try await world.run(["--rate", "2000", "--concurrency", "16"])
         #expect(outcome.reason == .exit)
         #expect(outcome.status == 78, "\(outcome)")
 
-        let stats = try world.simulatorStats()
+        let stats = try await world.simulatorStats()
         let requests = try #require(stats["requests_total"] as? Int)
         #expect(requests > 0 && requests < 500, "the run went on for \(requests) requests")
 

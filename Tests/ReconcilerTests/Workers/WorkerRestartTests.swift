@@ -1,6 +1,7 @@
 import Foundation
 import Postgres
 import Reconciler
+import TestSupport
 import Testing
 
 /// PostgreSQL restarted (`pg_ctl restart -m fast`: every connection terminated) while three workers share a run
@@ -11,11 +12,11 @@ import Testing
     static let subscriptions = 1200
     static let rate = 80
 
-    @Test func threeWorkersRecoverFromAPostgreSQLRestartAndLoseNothing() throws {
-        let cluster = try ThrowawayPostgres()
+    @Test func threeWorkersRecoverFromAPostgreSQLRestartAndLoseNothing() async throws {
+        let cluster = try await OffPool.run { try ThrowawayPostgres() }
         defer { cluster.stop() }
-        let fixture = try EndToEndFixture(subscriptions: Self.subscriptions, seed: 4245, server: cluster.url)
-        try fixture.startSimulator()
+        let fixture = try await EndToEndFixture(subscriptions: Self.subscriptions, seed: 4245, server: cluster.url)
+        try await fixture.startSimulator()
         let workers = try (0..<3).map { _ in
             try fixture.startRun([
                 "--worker", "--heartbeat", "1s", "--lease-timeout", "4s", "--rate", String(Self.rate),
@@ -24,7 +25,7 @@ import Testing
         }
         let conn = try fixture.connect()
         defer { conn.close() }
-        let started = try fixture.poll(limit: 120) {
+        let started = try await fixture.poll(limit: 120) {
             try conn.count("SELECT count(*) AS n FROM reconciliation_items WHERE status = 'done'")
                 >= Self.subscriptions / 4
         }
@@ -32,21 +33,21 @@ import Testing
         #expect(try conn.count("SELECT count(*) AS n FROM run_workers") == 3)
         let doneBefore = try conn.count("SELECT count(*) AS n FROM reconciliation_items WHERE status = 'done'")
 
-        try cluster.restart()
+        try await OffPool.run { try cluster.restart() }
         let restartedAt = try #require(try conn.queryFirst("SELECT now() AS t")?.decode("t", as: Date.self))
 
         // After the restart, the workers hold the run again: a one-process run started now is refused, once each
         // worker's heartbeat has reconnected and taken its shared lock again.
         #expect(
-            try fixture.poll(limit: 30) {
+            try await fixture.poll(limit: 30) {
                 try conn.count("SELECT count(*) AS n FROM run_workers WHERE heartbeat_at > $1", [restartedAt]) == 3
             },
             "every worker's heartbeat is back after the restart"
         )
-        let plain = try fixture.run(["--rate", "50"])
+        let plain = try await fixture.run(["--rate", "50"])
         #expect(plain.status == 75, "a one-process run must be refused while the workers hold the run: \(plain)")
 
-        let outcomes = workers.map { $0.wait(limit: 300) }
+        let outcomes = await workers.wait(limit: 1800)
         for (index, outcome) in outcomes.enumerated() {
             #expect(outcome.status == 0, "worker \(index): \(outcome)")
         }

@@ -12,12 +12,12 @@ import Testing
     static let subscriptions = 1500
     static let rate = 60
 
-    @Test func threeWorkersShareARunAndFinishTheItemsOfOneKilledHalfway() throws {
-        let fixture = try EndToEndFixture(subscriptions: Self.subscriptions, seed: 4242)
+    @Test func threeWorkersShareARunAndFinishTheItemsOfOneKilledHalfway() async throws {
+        let fixture = try await EndToEndFixture(subscriptions: Self.subscriptions, seed: 4242)
         // Apple's limit for the app, well above the rate: this suite runs beside every other end-to-end test, and a
-        // starved process's requests reach the simulator bunched up. The strict one-second check runs alone on
-        // release binaries (`workersTogetherKeepToTheAppsLimitInEverySecond`, CI's rate-limit stage).
-        try fixture.startSimulator(["--max-rps", String(Self.rate * 2)])
+        // starved process's requests reach the simulator bunched up. The one-second checks run alone on release
+        // binaries (`WallClockRates`, and `workersTogetherKeepToTheAppsLimitInEverySecond`: CI's rate stages).
+        try await fixture.startSimulator(["--max-rps", String(Self.rate * 2)])
         let arguments = [
             "--worker", "--heartbeat", "1s", "--lease-timeout", "4s", "--rate", String(Self.rate), "--concurrency",
             "16",
@@ -27,20 +27,18 @@ import Testing
         let conn = try fixture.connect()
         defer { conn.close() }
 
-        // Halfway: all three registered and working; kill one without warning.
-        let reachedHalf = try fixture.poll(limit: 120) {
+        // Halfway: all three registered and working, each worker's results so far recorded by its heartbeat (as `runs`
+        // shows them during the run); then one killed without warning, at once (from the polling thread).
+        let reachedHalf = try await fixture.poll(limit: 120) {
             try conn.count("SELECT count(*) AS n FROM reconciliation_items WHERE status = 'done'")
                 >= Self.subscriptions / 3
+                && conn.count("SELECT count(*) AS n FROM run_workers WHERE written > 0") == 3
+        } then: {
+            workers[1].signal(SIGKILL)
         }
-        #expect(reachedHalf)
+        #expect(reachedHalf, "a third done, and every worker's results so far recorded by its heartbeat")
         #expect(try conn.count("SELECT count(*) AS n FROM run_workers") == 3)
-        // Each worker's results so far, as `runs` shows them during the run: recorded at every heartbeat.
-        let progressShown = try fixture.poll(limit: 30) {
-            try conn.count("SELECT count(*) AS n FROM run_workers WHERE written > 0") == 3
-        }
-        #expect(progressShown, "a worker's results written so far were not recorded by its heartbeat")
-        kill(workers[1].process.processIdentifier, SIGKILL)
-        let outcomes = workers.map { $0.wait(limit: 300) }
+        let outcomes = await workers.wait(limit: 1800)
         let wall = Date().timeIntervalSince(started)
         #expect(outcomes[1].killedBySIGKILL, "\(outcomes[1])")
         for index in [0, 2] { #expect(outcomes[index].status == 0, "worker \(index): \(outcomes[index])") }
@@ -72,9 +70,14 @@ import Testing
         #expect(truth.compared == Self.subscriptions)
         #expect(truth.matched == truth.compared, "\(truth.mismatches.prefix(5))")
 
-        // Together about the app's limit, never the three workers' full rates added up (3 x 60).
-        let stats = try fixture.simulatorStats()
-        #expect(try #require(stats["peak_requests_per_second"] as? Int) <= Self.rate + Self.rate / 4, "\(stats)")
+        // Together about the app's limit, never the three workers' full rates added up (3 x 60). On any machine: the
+        // items took at least as long as at twice the app's rate (load only lengthens a run; at the three rates added
+        // up they would take 8 s). Alone (CI's rate stage), also at the simulator in every second.
+        #expect(wall >= Double(Self.subscriptions) / Double(2 * Self.rate), "the workers ran \(wall) s")
+        let stats = try await fixture.simulatorStats()
+        if WallClockRates.checked {
+            #expect(try #require(stats["peak_requests_per_second"] as? Int) <= Self.rate + Self.rate / 4, "\(stats)")
+        }
 
         // The run's statistics count the killed worker's requests too (up to its last heartbeat, a second before
         // the kill at most), and its elapsed time is the longest worker's, not the three added up.
@@ -112,18 +115,18 @@ import Testing
             "set RENEWAL_RECONCILER_SLOW_TESTS=1 and RENEWAL_RECONCILER_BIN_DIR=.build/release (takes ~40 s)"
         )
     )
-    func workersTogetherKeepToTheAppsLimitInEverySecond() throws {
+    func workersTogetherKeepToTheAppsLimitInEverySecond() async throws {
         let rate = 100
-        let fixture = try EndToEndFixture(subscriptions: 3000, seed: 4244)
-        try fixture.startSimulator(["--max-rps", String(rate)])
+        let fixture = try await EndToEndFixture(subscriptions: 3000, seed: 4244)
+        try await fixture.startSimulator(["--max-rps", String(rate)])
         let workers = try (0..<3).map { _ in
             try fixture.startRun([
                 "--worker", "--heartbeat", "1s", "--lease-timeout", "4s", "--rate", String(rate), "--concurrency", "32",
             ])
         }
-        let outcomes = workers.map { $0.wait(limit: 300) }
+        let outcomes = await workers.wait(limit: 1800)
         for outcome in outcomes { #expect(outcome.status == 0, "\(outcome)") }
-        let stats = try fixture.simulatorStats()
+        let stats = try await fixture.simulatorStats()
         #expect(stats["rate_limited"] as? Int == 0, "\(stats)")
         #expect(try #require(stats["peak_requests_per_second"] as? Int) <= rate, "\(stats)")
         #expect(try #require(stats["requests_total"] as? Int) >= 3000)
@@ -131,36 +134,36 @@ import Testing
         #expect(truth.matched == truth.compared, "\(truth.mismatches.prefix(5))")
     }
 
-    @Test func aOneProcessRunIsRefusedWhileWorkersHoldTheRunAndALateWorkerFindsItDone() throws {
-        let fixture = try EndToEndFixture(subscriptions: 300, seed: 4243)
-        try fixture.startSimulator(["--latency-ms", "40"])
+    @Test func aOneProcessRunIsRefusedWhileWorkersHoldTheRunAndALateWorkerFindsItDone() async throws {
+        let fixture = try await EndToEndFixture(subscriptions: 300, seed: 4243)
+        try await fixture.startSimulator(["--latency-ms", "40"])
         let worker = try fixture.startRun(["--worker", "--heartbeat", "1s", "--lease-timeout", "4s", "--rate", "50"])
         let conn = try fixture.connect()
         defer { conn.close() }
-        #expect(try fixture.poll(limit: 60) { try conn.count("SELECT count(*) AS n FROM run_workers") == 1 })
-        let plain = try fixture.run(["--rate", "50"])
+        #expect(try await fixture.poll(limit: 60) { try conn.count("SELECT count(*) AS n FROM run_workers") == 1 })
+        let plain = try await fixture.run(["--rate", "50"])
         #expect(plain.status == 75, "\(plain)")
         #expect(plain.stderr.contains("run 1"), "\(plain.stderr)")
-        let done = worker.wait(limit: 120)
+        let done = await worker.wait(limit: 600)
         #expect(done.status == 0, "\(done)")
         #expect(try conn.count("SELECT count(*) AS n FROM reconciliation_runs WHERE status = 'completed'") == 1)
 
         // A worker whose timer fired after the night's worker run completed has nothing to do: no second run.
-        let late = try fixture.run(["--worker", "--heartbeat", "1s", "--lease-timeout", "4s", "--rate", "50"])
+        let late = try await fixture.run(["--worker", "--heartbeat", "1s", "--lease-timeout", "4s", "--rate", "50"])
         #expect(late.status == 0, "\(late)")
         #expect(late.stderr.contains("worker run 1"), "\(late.stderr)")
         #expect(late.stderr.contains("has completed within --join-window"), "\(late.stderr)")
         #expect(try conn.count("SELECT count(*) AS n FROM reconciliation_runs") == 1)
         #expect(try conn.count("SELECT count(*) AS n FROM run_workers") == 1)
         // --join-window 0 starts a new one.
-        let again = try fixture.run([
+        let again = try await fixture.run([
             "--worker", "--heartbeat", "1s", "--lease-timeout", "4s", "--rate", "50", "--join-window", "0",
         ])
         #expect(again.status == 0, "\(again)")
         #expect(try conn.count("SELECT count(*) AS n FROM reconciliation_runs WHERE status = 'completed'") == 2)
         // The next night (as-of one day later) is a new run.
         let nextNight = try #require(RFC3339.parse(fixture.now)).addingTimeInterval(86_400)
-        let next = fixture.runReconciler([
+        let next = await fixture.runReconciler([
             "run", "--now", RFC3339.string(nextNight), "--report-dir", fixture.reportDirectory, "--worker",
             "--heartbeat", "1s", "--lease-timeout", "4s", "--rate", "50",
         ])
