@@ -104,6 +104,13 @@ public final class ReconciliationRunner: @unchecked Sendable {
         defer { heartbeat.cancel() }
         lockWatch.start()
         defer { lockWatch.cancel() }
+        // From here on SIGINT/SIGTERM stop the process gently, also during preparation (the scan completes, then no
+        // round starts): every item not finished stays pending for `--resume` or the other workers.
+        let signals = SignalTrap { signal in
+            runLogger.warning("\(coordination.signalNotice(signal, run: run))")
+            current.stop(signal)
+        }
+        defer { signals.cancel() }
 
         let work = try PostgresConnection(connectionString)
         defer { work.close() }
@@ -189,11 +196,6 @@ public final class ReconciliationRunner: @unchecked Sendable {
             logger: runLogger,
             now: { fixedNow ?? Date() }
         )
-        let signals = SignalTrap { signal in
-            runLogger.warning("\(coordination.signalNotice(signal, run: run))")
-            current.stop(signal)
-        }
-        defer { signals.cancel() }
         let reporter = try progressReporter(run, request, coordination, preparation, work, logger: runLogger)
         reporter.start()
         defer { reporter.finish() }
