@@ -253,21 +253,26 @@ public final class RunStore: PipelineStore, @unchecked Sendable {
         }
         let skipRows = Set(refused.keys)
         do {
-            let conflicts = try withConnectionRetry {
+            let wrote = try withConnectionRetry {
                 try connection.transaction { conn in
                     try self.writeLocked(checked, skipRows: skipRows, stats: stats, conn)
                 }
             }
             CrashPoints.reach("batch-committed")
-            return BatchWriteResult(conflicts: conflicts, refused: refused)
+            return BatchWriteResult(
+                conflicts: wrote.conflicts,
+                refused: refused,
+                notWritten: Set(checked.map(\.item.subscriptionId)).subtracting(wrote.written)
+            )
         } catch let error as PostgresError where !error.isConnectionError && !error.isTransactionRetryable {
             // Something in the batch is refused by the database itself: find it item by item. (A deadlock that
             // kept coming back is no verdict on an item: it fails the batch, which the pipeline tries again.)
             var result = BatchWriteResult(refused: refused, batchFailure: Self.safeDescription(error))
+            var written = Set<Int64>()
             for item in checked {
                 let id = item.item.subscriptionId
                 do {
-                    let conflicts = try withConnectionRetry {
+                    let wrote = try withConnectionRetry {
                         try connection.transaction { conn in
                             try self.writeLocked(
                                 [item],
@@ -277,7 +282,8 @@ public final class RunStore: PipelineStore, @unchecked Sendable {
                             )
                         }
                     }
-                    result.conflicts.formUnion(conflicts)
+                    result.conflicts.formUnion(wrote.conflicts)
+                    written.formUnion(wrote.written)
                 } catch let itemError as PostgresError
                     where !itemError.isConnectionError && !itemError.isTransactionRetryable
                 {
@@ -288,14 +294,16 @@ public final class RunStore: PipelineStore, @unchecked Sendable {
                         )
                     )
                     // The bare bookkeeping: the item and the run's counters, the subscription row untouched.
-                    _ = try withConnectionRetry {
+                    let wrote = try withConnectionRetry {
                         try connection.transaction { conn in
                             try self.writeLocked([rejected], skipRows: [id], stats: stats, conn)
                         }
                     }
+                    written.formUnion(wrote.written)
                     result.refused[id] = rejected.reason
                 }
             }
+            result.notWritten = Set(checked.map(\.item.subscriptionId)).subtracting(written)
             CrashPoints.reach("batch-committed")
             return result
         }
@@ -347,15 +355,14 @@ public final class RunStore: PipelineStore, @unchecked Sendable {
     }
 
     /// Writes `results` on `conn` (inside its transaction); the subscription rows of `skipRows` (items the
-    /// store refused) are not touched, only their items.
+    /// store refused) are not touched, only their items. Returns the items that ended as conflicts and the items
+    /// whose result was written (not those of a lease another worker took, nor an item already done).
     private func writeLocked(
         _ results: [ItemResult],
         skipRows: Set<Int64>,
         stats: AppleRequestStats,
         _ conn: PostgresConnection
-    ) throws
-        -> Set<Int64>
-    {
+    ) throws -> (conflicts: Set<Int64>, written: Set<Int64>) {
         // A worker writes only the items of chunks still leased to it (a lease that ran out went to another
         // worker, whose result is the one kept: exactly one result per item).
         var results = results
@@ -409,7 +416,7 @@ public final class RunStore: PipelineStore, @unchecked Sendable {
         CrashPoints.reach("batch-write")
         let unresolved = results.filter { $0.outcome == .unresolved && written.contains($0.item.subscriptionId) }.count
         try countBatch(written: written.count, unresolved: unresolved, stats: stats, conn)
-        return conflicts
+        return (conflicts, written)
     }
 
     /// The batch counted on the run's row (its results, unresolved ones, and the requests to Apple so far, or on the

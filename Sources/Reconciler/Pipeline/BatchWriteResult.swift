@@ -9,11 +9,19 @@ public struct BatchWriteResult: Sendable, Equatable {
     /// The batch could not be written in one transaction and was written item by item (the database's
     /// reason, safe to log: no receipt, no row values), nil when it went through at once.
     public var batchFailure: String?
+    /// Items of the batch whose result was not written: a worker's lease on them ran out and another worker's result
+    /// is the one kept, or the item was already done. They are not counted as this process's results.
+    public var notWritten: Set<Int64>
 
-    public init(conflicts: Set<Int64> = [], refused: [Int64: String] = [:], batchFailure: String? = nil) {
-        self.conflicts = conflicts
-        self.refused = refused
-        self.batchFailure = batchFailure
+    public init(
+        conflicts: Set<Int64> = [],
+        refused: [Int64: String] = [:],
+        batchFailure: String? = nil,
+        notWritten: Set<Int64> = []
+    ) {
+        (self.conflicts, self.refused, self.batchFailure, self.notWritten) = (
+            conflicts, refused, batchFailure, notWritten
+        )
     }
 
     /// The outcome recorded for `result`'s item once this batch is written.

@@ -578,8 +578,9 @@ public final class ReconciliationPipeline: @unchecked Sendable {
     }
 
     private func recordWritten(_ batch: [ItemResult], _ written: BatchWriteResult) {
-        result.written += batch.count
-        for item in batch {
+        // Only what this process wrote counts as its results (a worker's lost lease leaves the item to another).
+        for item in batch where !written.notWritten.contains(item.item.subscriptionId) {
+            result.written += 1
             result.outcomes[written.outcome(of: item), default: 0] += 1
         }
         if let failure = written.batchFailure {

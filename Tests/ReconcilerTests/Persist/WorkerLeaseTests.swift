@@ -100,6 +100,10 @@ import Testing
             stalled.map { TestDecisions.decided($0, TestDecisions.decision($0, expiresAt: StoreWorld.day(9))) }
         )
         #expect(late.conflicts.isEmpty)
+        #expect(
+            late.notWritten == Set(stalled.map(\.subscriptionId)),
+            "the pipeline must not count them as worker a's results"
+        )
         #expect(leaseA.lostResultCount == 2 && leaseB.lostResultCount == 0)
         for item in stalled {
             let row = try world.subscription(item.subscriptionId)
