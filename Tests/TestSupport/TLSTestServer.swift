@@ -68,8 +68,13 @@ public final class TLSTestServer: @unchecked Sendable {
         try? input.fileHandleForWriting.close()
         if process.isRunning {
             // SIGKILL: a child spawned from a Dispatch thread may inherit a mask that blocks SIGTERM.
-            kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
+            let pid = process.processIdentifier
+            kill(pid, SIGKILL)
+            // Reaped here rather than with `waitUntilExit`: with many children started at once from other threads,
+            // Foundation's exit notice can be missed and `waitUntilExit` then spins forever on a zombie. After
+            // SIGKILL the child exits; `waitpid` returns at once (ECHILD when Foundation reaped it first).
+            var status: Int32 = 0
+            while waitpid(pid, &status, 0) == -1, errno == EINTR {}
         }
         try? FileManager.default.removeItem(atPath: logFile)
     }
