@@ -75,7 +75,7 @@ extension ReconciliationRunner {
 
     /// Exit 78 when the apps given are not those the run was started with (a resumed run): an apps file for a run of
     /// several apps, the same source for a one-app run.
-    private static func checkSameApps(_ request: Request, _ parameters: RunParameters) throws {
+    static func checkSameApps(_ request: Request, _ parameters: RunParameters) throws {
         if let stored = parameters.apps, request.appsFile == nil {
             throw ConfigurationError(
                 "this run reconciles several apps (\(stored.keys.sorted().joined(separator: ", "))): "
