@@ -63,6 +63,7 @@ extension ExplainCommand {
         do {
             let outcome = try SubscriptionStatusExplainer.explain(
                 body: [UInt8](body),
+                history: history.map { [UInt8](read($0)) },
                 sourceName: source,
                 verifier: { signedDataVerifier(expecting: $0 == .production ? .production : .sandbox) },
                 environment: environment.flatMap(AppleEnvironment.init(appleValue:)),

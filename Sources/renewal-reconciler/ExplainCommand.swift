@@ -23,7 +23,8 @@ struct ExplainCommand: ParsableCommand {
 
             --response also accepts a Get All Subscription Statuses body (App Store Server API): each signed \
             transaction and renewal info is verified to Apple's root, and the same rules decide the state; the \
-            output adds `verified` (exit 1 when false).
+            output adds `verified` (exit 1 when false). With --history FILE (repeatable) the Get Transaction \
+            History pages the run read for that subscription join the decision as they join the run's.
 
             --jws FILE verifies one App Store JWS (a signed transaction, renewal info, or notification; or a \
             notification request body {"signedPayload": ...}) and prints verified, reason (null or the \
@@ -49,6 +50,14 @@ struct ExplainCommand: ParsableCommand {
         )
     )
     var response: String?
+
+    @Option(
+        help: ArgumentHelp(
+            "A saved Get Transaction History page read after the --response statuses (repeatable, in order).",
+            valueName: "file"
+        )
+    )
+    var history: [String] = []
 
     @Option(
         help: ArgumentHelp(
@@ -109,6 +118,9 @@ struct ExplainCommand: ParsableCommand {
         if let now, RFC3339.parse(now) == nil {
             throw ValidationError("--now: \(now) is not an RFC 3339 timestamp with a zone (e.g. 2026-11-21T00:00:00Z)")
         }
+        if !history.isEmpty, response == nil {
+            throw ValidationError("--history goes with --response (a Get All Subscription Statuses body)")
+        }
         if let environment, AppleEnvironment(appleValue: environment) == nil {
             throw ValidationError("--environment: expected Production or Sandbox, got \(environment)")
         }
@@ -126,6 +138,9 @@ struct ExplainCommand: ParsableCommand {
         let source = response == "-" ? "<stdin>" : response
         if SubscriptionStatusExplainer.recognizes([UInt8](body)) {
             return explainStatuses(body, source: source)
+        }
+        if !history.isEmpty {
+            fail("\(source): --history goes with a Get All Subscription Statuses body, not a verifyReceipt answer")
         }
         do {
             let report = try ExplainReport.build(

@@ -35,6 +35,14 @@ struct ServerAPIAnswer: Sendable {
         var nextRevision: String? { hasMore ? revision : nil }
     }
 
+    /// What a Get Transaction History page says of one subscription, once verified
+    /// (`ServerAPIVerification.readHistoryPage`, for the run and for `explain` alike).
+    enum HistoryReading: Sendable {
+        case found(HistoryPage)
+        /// The page is not believed: its shape, a signature or a value out of bounds.
+        case refused(VerdictReason)
+    }
+
     /// The item's plan after this answer, and its next step (made where the answer arrived).
     struct Planned: Sendable {
         let plan: AttemptPlan

@@ -175,37 +175,59 @@ final class ServerAPIVerification: SourceVerification, @unchecked Sendable {
     /// failure that is a verdict.
     private func concluded(_ data: ServerAPIAnswer) -> SourceStep {
         let attempt = data.attempt
-        switch attempt.classification {
-        case .success:
-            if let refusal = data.refusal { return reject(refusal, appleStatus: nil) }
-            return reject(VerdictReason(.transactionNotFound, detail: "no status for \(originalTransactionId)"))
-        case .notFound:
-            return notFoundInBoth(attempt)
-        case .unauthorized:
-            let reason =
-                "App Store Server API answered 401 Unauthorized: the key id, issuer id, bundle id or private key is wrong"
+        if attempt.classification == .success, let refusal = data.refusal { return reject(refusal, appleStatus: nil) }
+        guard
+            let reason = Self.refusal(
+                of: attempt.classification,
+                httpStatus: attempt.httpStatus,
+                described: Self.describe(attempt),
+                otid: originalTransactionId
+            )
+        else {
+            let reason = Self.unauthorized
             source.logger.critical("\(reason). Stopping the run.")
             return .stopRun(
                 SourceResult(kind: .unresolved(reason), environment: environment, appleStatus: attempt.errorCode),
                 configurationError: reason
             )
-        case .failed, .rateLimited, .retryable:
-            return reject(
-                VerdictReason(.serverAPIError, httpStatus: attempt.httpStatus, detail: Self.describe(attempt)),
-                appleStatus: attempt.errorCode
-            )
         }
+        return reject(reason, appleStatus: attempt.errorCode)
     }
 
     private func notFoundInBoth(_ attempt: ServerAPIAttemptResult) -> SourceStep {
-        reject(
-            VerdictReason(
-                .transactionNotFound,
-                httpStatus: attempt.httpStatus,
-                detail: "4040010 in production and sandbox for \(originalTransactionId)"
-            ),
-            appleStatus: attempt.errorCode
+        let reason = Self.refusal(
+            of: .notFound,
+            httpStatus: attempt.httpStatus,
+            described: Self.describe(attempt),
+            otid: originalTransactionId
         )
+        return reject(reason ?? VerdictReason(.transactionNotFound), appleStatus: attempt.errorCode)
+    }
+
+    static let unauthorized =
+        "App Store Server API answered 401 Unauthorized: the key id, issuer id, bundle id or private key is wrong"
+
+    /// What a last answer that is no usable status means for the subscription (docs/decision-rules.md, "The App
+    /// Store Server API"), for the run and for `explain` alike: nil for a 401, which stops the run as a
+    /// configuration error. A 4040010 is last only once the other environment said it too.
+    static func refusal(
+        of classification: ServerAPIErrorClass,
+        httpStatus: Int?,
+        described: String,
+        otid: String
+    ) -> VerdictReason? {
+        switch classification {
+        case .success: return VerdictReason(.transactionNotFound, detail: "no status for \(otid)")
+        case .notFound:
+            return VerdictReason(
+                .transactionNotFound,
+                httpStatus: httpStatus,
+                detail: "4040010 in production and sandbox for \(otid)"
+            )
+        case .unauthorized: return nil
+        case .failed, .rateLimited, .retryable:
+            return VerdictReason(.serverAPIError, httpStatus: httpStatus, detail: described)
+        }
     }
 
     // MARK: - Steps
@@ -416,35 +438,47 @@ final class ServerAPIVerification: SourceVerification, @unchecked Sendable {
         verifier: SignedDataVerifier,
         into answer: inout ServerAPIAnswer
     ) {
+        switch readHistoryPage(decoded, otid: otid, verifier: verifier) {
+        case .found(let page): answer.page = page
+        case .refused(let refusal): answer.refusal = refusal
+        }
+    }
+
+    /// Reads one Get Transaction History page for `otid` (for the run and for `explain` alike): every JWS on it
+    /// verified, whoever it is about (one forged entry refuses the page), every value of the subscription's
+    /// transactions within bounds.
+    static func readHistoryPage(
+        _ decoded: Result<HistoryResponse, SignedDataError>,
+        otid: String,
+        verifier: SignedDataVerifier
+    ) -> ServerAPIAnswer.HistoryReading {
         let response: HistoryResponse
         switch decoded {
         case .success(let decoded): response = decoded
         case .failure(let error):
-            answer.refusal = VerdictReason(.malformedResponse, httpStatus: 200, detail: "history: \(error.detail)")
-            return
+            return .refused(VerdictReason(.malformedResponse, httpStatus: 200, detail: "history: \(error.detail)"))
         }
         var transactions: [ReceiptTransaction] = []
         for signed in response.signedTransactions {
-            // Every JWS of the page is verified, whoever it is about: one forged entry refuses the page.
             do {
                 let payload = try verifier.verifyTransaction(signed)
                 guard payload.originalTransactionId == otid else { continue }
                 if let transaction = SignedDataMapping.transaction(payload, jws: signed) {
                     if let problem = ValueBounds.problem(in: transaction) {
-                        answer.refusal = VerdictReason(.implausibleValue, detail: problem)
-                        return
+                        return .refused(VerdictReason(.implausibleValue, detail: problem))
                     }
                     transactions.append(transaction)
                 }
             } catch {
-                answer.refusal = VerdictReason(.signedDataRefused, detail: error.description)
-                return
+                return .refused(VerdictReason(.signedDataRefused, detail: error.description))
             }
         }
-        answer.page = ServerAPIAnswer.HistoryPage(
-            transactions: transactions,
-            revision: response.revision,
-            hasMore: response.hasMore ?? false
+        return .found(
+            ServerAPIAnswer.HistoryPage(
+                transactions: transactions,
+                revision: response.revision,
+                hasMore: response.hasMore ?? false
+            )
         )
     }
 

@@ -257,9 +257,77 @@ import Testing
         #expect(refusedJSON["state"] is NSNull)
     }
 
+    /// The history pages the run read join the decision as in the run; one forged entry refuses the whole answer.
+    @Test func historyPagesAreVerifiedAndJoinTheDecision() async throws {
+        let work = try Workspace()
+        let transaction = Self.pki.jws(payload: TestPayloads.transaction())
+        let renewal = Self.pki.jws(payload: TestPayloads.renewalInfo(autoRenewStatus: 1))
+        let statuses = try work.write("statuses.json", statusBody(transaction, renewal))
+        func page(_ signed: [String]) -> String {
+            let list = signed.map { "\"\($0)\"" }.joined(separator: ",")
+            return """
+                {"revision":"r1","hasMore":false,"bundleId":"\(TestPayloads.bundleId)","environment":"Production",
+                 "signedTransactions":[\(list)]}
+                """
+        }
+        let earlier = Self.pki.jws(
+            payload: TestPayloads.transaction(
+                transactionId: "2000000811111111",
+                purchaseMs: 1_792_400_000_000,
+                expiresMs: 1_795_000_000_000
+            )
+        )
+        let good = try work.write("history.json", page([earlier, transaction]))
+        let arguments = ["--root-ca", work.root, "--bundle-id", TestPayloads.bundleId, "--now", "2026-11-25T00:00:00Z"]
+        let joined = try await run(["explain", "--response", statuses, "--history", good] + arguments)
+        #expect(joined.status == 0, "\(joined.stderr)")
+        #expect(try object(joined.stdout)["state"] as? String == "active")
+
+        var parts = earlier.split(separator: ".").map(String.init)
+        parts[1] = TestPKI.base64URL(Array(TestPayloads.transaction(expiresMs: 4_000_000_000_000).utf8))
+        let forged = try work.write("forged.json", page([parts.joined(separator: "."), transaction]))
+        let refused = try await run(
+            ["explain", "--response", statuses, "--history", good, "--history", forged] + arguments
+        )
+        #expect(refused.status == 1)
+        let json = try object(refused.stdout)
+        #expect(json["verdict"] as? String == "reject")
+        #expect((json["reason"] as? String)?.contains("bad_signature") == true, "\(json)")
+        #expect(json["state"] is NSNull)
+
+        let receipt = try work.write("verify.json", #"{"status": 21007}"#)
+        let misused = try await run(["explain", "--response", receipt, "--history", good] + arguments)
+        #expect(misused.status == 64)
+        #expect(
+            misused.stderr.contains("--history goes with a Get All Subscription Statuses body"),
+            "\(misused.stderr)"
+        )
+    }
+
+    /// An App Store Server API error answer is explained as the run takes it when it is the last answer.
+    @Test func errorAnswersAreExplainedAsTheRunTakesThem() async throws {
+        let work = try Workspace()
+        func explain(_ body: String) async throws -> [String: Any] {
+            let path = try work.write("error.json", body)
+            let result = try await run(["explain", "--response", path, "--original-transaction-id", "2000000811111111"])
+            #expect(result.status == 0, "\(result.stderr)")
+            return try object(result.stdout)
+        }
+        let notFound = try await explain(#"{"errorCode":4040010,"errorMessage":"Transaction id not found."}"#)
+        #expect(notFound["verdict"] as? String == "reject")
+        #expect((notFound["reason"] as? String)?.contains("4040010 in production and sandbox") == true, "\(notFound)")
+        let limited = try await explain(#"{"errorCode":4290000,"errorMessage":"Rate limit exceeded."}"#)
+        #expect(limited["verdict"] as? String == "retry")
+        #expect(limited["retryable"] as? Bool == true)
+        let invalid = try await explain(#"{"errorCode":4000006,"errorMessage":"Invalid transaction id."}"#)
+        #expect(invalid["verdict"] as? String == "reject")
+        #expect((invalid["reason"] as? String)?.contains("errorCode 4000006") == true, "\(invalid)")
+        #expect(invalid["state"] is NSNull)
+    }
+
     @Test func helpListsTheNewForms() async throws {
         let help = try await run(["explain", "--help"])
-        for option in ["--jws", "--receipt", "--response", "--root-ca", "Get All Subscription Statuses"] {
+        for option in ["--jws", "--receipt", "--response", "--history", "--root-ca", "Get All Subscription Statuses"] {
             #expect(help.stdout.contains(option), "\(option) not in --help")
         }
     }
