@@ -39,8 +39,12 @@ import Testing
             #""expirationIntent":2"#, #""gracePeriodExpiresDate":1798000000000"#, #""priceIncreaseStatus":0"#,
             #""offerType":1"#, #""offerIdentifier":"intro""#, #""offerDiscountType":"FREE_TRIAL""#,
             #""eligibleWinBackOfferIds":["a","b"]"#,
+            // API 1.21: renewal info names the next renewal's plan `renewalBillingPlanType`; a `billingPlanType`
+            // here is not Apple's and is ignored.
+            #""renewalBillingPlanType":"MONTHLY_COMMITMENT_12""#, #""billingPlanType":"NOT_THIS_ONE""#,
         ])
         let r = try verifier.verifyRenewalInfo(Self.pki.jws(payload: payload))
+        #expect(r.renewalBillingPlanType == "MONTHLY_COMMITMENT_12")
         #expect(r.expirationIntent == 2 && r.priceIncreaseStatus == 0 && r.offerDiscountType == "FREE_TRIAL")
         #expect(r.gracePeriodExpiresDate == Date(timeIntervalSince1970: 1_798_000_000))
         #expect(r.eligibleWinBackOfferIds == ["a", "b"])

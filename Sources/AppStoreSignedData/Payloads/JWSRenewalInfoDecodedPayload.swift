@@ -29,7 +29,9 @@ public struct JWSRenewalInfoDecodedPayload: SignedPayload, Equatable {
     public var eligibleWinBackOfferIds: [String]?
     public var appAccountToken: String?
     public var appTransactionId: String?
-    public var billingPlanType: String?
+    /// The billing plan of the next renewal (API 1.21): Apple names it `renewalBillingPlanType` in renewal info, where
+    /// a transaction's is `billingPlanType` (docs/signed-data.md, section 2).
+    public var renewalBillingPlanType: String?
 
     public init() {}
 
@@ -56,7 +58,7 @@ public struct JWSRenewalInfoDecodedPayload: SignedPayload, Equatable {
         eligibleWinBackOfferIds = try c.value([String].self, "eligibleWinBackOfferIds")
         appAccountToken = try c.string("appAccountToken")
         appTransactionId = try c.string("appTransactionId")
-        billingPlanType = try c.string("billingPlanType")
+        renewalBillingPlanType = try c.string("renewalBillingPlanType")
     }
 
     public func checkClaims(_ options: SignedDataVerifier.Options) throws(SignedDataError) {

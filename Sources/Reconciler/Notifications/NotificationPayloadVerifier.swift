@@ -31,7 +31,7 @@ public struct NotificationPayloadVerifier: Sendable {
         guard let type = payload.notificationType, !type.isEmpty else {
             throw SignedDataError(.malformed, "the notification has no notificationType")
         }
-        let environment = payload.data?.environment ?? payload.summary?.environment
+        let environment = payload.environment
         if let environment,
             AppStoreEnvironment(appleValue: environment).map({ $0 == .production || $0 == .sandbox })
                 != true
@@ -49,12 +49,20 @@ public struct NotificationPayloadVerifier: Sendable {
                 throw SignedDataError(error.code, "signedTransactionInfo: \(error.detail)")
             }
         }
+        if let signedAppTransaction = payload.appData?.signedAppTransactionInfo {
+            // Every JWS inside is Apple's or the notification is refused (docs/signed-data.md, section 1).
+            do {
+                _ = try verifier.verify(signedAppTransaction)
+            } catch {
+                throw SignedDataError(error.code, "signedAppTransactionInfo: \(error.detail)")
+            }
+        }
         return VerifiedNotification(
             notificationUUID: uuid,
             notificationType: type,
             subtype: payload.subtype,
             environment: environment,
-            bundleId: payload.data?.bundleId ?? payload.summary?.bundleId,
+            bundleId: payload.bundleId,
             originalTransactionId: transaction?.originalTransactionId,
             transactionId: transaction?.transactionId,
             signedDate: payload.signedDate,

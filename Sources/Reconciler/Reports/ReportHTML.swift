@@ -466,6 +466,11 @@ public enum ReportHTML {
             return out + "<p>No notifications were read in this run.</p></section>\n"
         }
         out += table(columns: ["notification type", "notifications"], rows: sortedCounts(n.byType), numericFrom: 1)
+        if let notUnderstood = n.notUnderstood, notUnderstood > 0 {
+            out += "<p class=\"note\" id=\"not-understood\">\(notUnderstood) of a type this version does not know: "
+            out += "verified and stored as Apple sent them (app_store_notifications), no subscription changed. "
+            out += "A newer version may act on them.</p>\n"
+        }
         out += "<h3 id=\"unknown-subscriptions\">Unknown subscriptions (\(n.unknownSubscriptions.count))</h3>\n"
         out += "<p class=\"note\">Original transaction ids named by notifications first seen in this run that the "
         out += "subscriptions table did not hold: purchases the app never recorded. summary.json lists them all.</p>\n"

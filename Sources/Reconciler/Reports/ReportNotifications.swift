@@ -9,16 +9,21 @@ public struct ReportNotifications: Sendable, Equatable, Codable {
     /// Original transaction ids named by those notifications whose subscription was not in `subscriptions`
     /// when they were read (`subscription_known` false): distinct, sorted.
     public var unknownSubscriptions: [String]
+    /// Notifications of a type Apple did not document when this version was written (`AppleNotificationType`):
+    /// stored as they came, not acted on. nil in summaries written before it was counted.
+    public var notUnderstood: Int?
 
     enum CodingKeys: String, CodingKey {
         case total
         case byType = "by_type"
         case unknownSubscriptions = "unknown_subscriptions"
+        case notUnderstood = "not_understood"
     }
 
     public init(byType: [String: Int] = [:], unknownSubscriptions: [String] = []) {
         self.total = byType.values.reduce(0, +)
         self.byType = byType
         self.unknownSubscriptions = unknownSubscriptions
+        notUnderstood = byType.filter { !AppleNotificationType.isUnderstood($0.key) }.values.reduce(0, +)
     }
 }

@@ -1,0 +1,209 @@
+import AppStoreSignedData
+import Foundation
+import Postgres
+import SignedDataTestSupport
+import Testing
+
+@testable import Reconciler
+
+/// Every payload shape Apple documents for App Store Server Notifications V2 through 2026 (`data`, `summary`,
+/// `externalPurchaseToken`, `appData`) and a type and shape Apple has not documented yet are stored by
+/// `notifications import`; only a signature or claim that does not check out is refused (docs/signed-data.md,
+/// section 1). The payloads follow Apple's published examples, signed by a PKI made at test time.
+@Suite struct NotificationShapesTests {
+    static let pki = try! TestPKI()
+    static let appAppleId: Int64 = 1_234_567_890
+    static let bundleId = TestPayloads.bundleId
+
+    /// A notification payload of `type` whose body after the common members is `body` (one JSON member or none).
+    static func notification(_ type: String, subtype: String? = nil, uuid: String, body: String?) -> String {
+        var members = [
+            #""notificationType":"\#(type)""#, #""notificationUUID":"\#(uuid)""#, #""version":"2.0""#,
+            #""signedDate":\#(TestPayloads.signedDateMs)"#,
+        ]
+        if let subtype { members.append(#""subtype":"\#(subtype)""#) }
+        if let body { members.append(body) }
+        return "{" + members.joined(separator: ",") + "}"
+    }
+
+    static func data(transaction: String?, extra: [String] = []) -> String {
+        var members = [
+            #""environment":"Production""#, #""appAppleId":\#(appAppleId)"#, #""bundleId":"\#(bundleId)""#,
+            #""bundleVersion":"42""#,
+        ]
+        if let transaction { members.append(#""signedTransactionInfo":"\#(transaction)""#) }
+        return #""data":{"# + (members + extra).joined(separator: ",") + "}"
+    }
+
+    static func appData(bundleId: String = bundleId, signedAppTransaction: String) -> String {
+        #""appData":{"appAppleId":\#(appAppleId),"bundleId":"\#(bundleId)","environment":"Production","#
+            + #""signedAppTransactionInfo":"\#(signedAppTransaction)"}"#
+    }
+
+    static let appTransaction = pki.jws(
+        payload: #"{"receiptType":"Production","appAppleId":\#(appAppleId),"bundleId":"\#(bundleId)","#
+            + #""applicationVersion":"42","originalPurchaseDate":1700000000000,"appTransactionId":"704289572311234567","#
+            + #""signedDate":\#(TestPayloads.signedDateMs)}"#
+    )
+
+    /// The lines of the import file: what each is and whether it is stored.
+    static func lines() -> [(name: String, payload: String, stored: Bool)] {
+        let transaction = pki.jws(payload: TestPayloads.transaction())
+        let oneTime = pki.jws(
+            payload: TestPayloads.transaction(
+                transactionId: "2000000811119999",
+                originalTransactionId: "2000000811119999",
+                productId: "com.example.reader.coins100",
+                extra: [#""type":"Consumable""#]
+            )
+        )
+        var tamperedApp = Array(appTransaction)
+        let last = tamperedApp.count - 5
+        tamperedApp[last] = tamperedApp[last] == "A" ? "B" : "A"
+        let cases: [(String, String, Bool)] = [
+            (
+                "data",
+                notification(
+                    "DID_RENEW",
+                    uuid: "11111111-0000-4000-8000-000000000001",
+                    body: data(transaction: transaction)
+                ), true
+            ),
+            (
+                "summary",
+                notification(
+                    "RENEWAL_EXTENSION",
+                    subtype: "SUMMARY",
+                    uuid: "11111111-0000-4000-8000-000000000002",
+                    body: #""summary":{"requestIdentifier":"efb27071-45a4-4aca-9854-2a1e9146f265","#
+                        + #""environment":"Production","appAppleId":\#(appAppleId),"bundleId":"\#(bundleId)","#
+                        + #""productId":"com.example.reader.monthly","storefrontCountryCodes":["CAN","USA","MEX"],"#
+                        + #""succeededCount":5,"failedCount":2}"#
+                ),
+                true
+            ),
+            (
+                "externalPurchaseToken",
+                notification(
+                    "EXTERNAL_PURCHASE_TOKEN",
+                    subtype: "UNREPORTED",
+                    uuid: "11111111-0000-4000-8000-000000000003",
+                    body: #""externalPurchaseToken":{"externalPurchaseId":"b2158121-7af9-49d4-9561-1f588205523e","#
+                        + #""tokenCreationDate":1698148950000,"appAppleId":\#(appAppleId),"bundleId":"\#(bundleId)"}"#
+                ),
+                true
+            ),
+            (
+                "appData",
+                notification(
+                    "RESCIND_CONSENT",
+                    uuid: "11111111-0000-4000-8000-000000000004",
+                    body: appData(signedAppTransaction: appTransaction)
+                ),
+                true
+            ),
+            (
+                "data without a transaction",
+                notification("TEST", uuid: "11111111-0000-4000-8000-000000000005", body: data(transaction: nil)),
+                true
+            ),
+            (
+                "a one-time charge",
+                notification(
+                    "ONE_TIME_CHARGE",
+                    uuid: "11111111-0000-4000-8000-000000000006",
+                    body: data(transaction: oneTime)
+                ),
+                true
+            ),
+            (
+                "a refund request",
+                notification(
+                    "CONSUMPTION_REQUEST",
+                    uuid: "11111111-0000-4000-8000-000000000007",
+                    body: data(transaction: transaction, extra: [#""consumptionRequestReason":"UNINTENDED_PURCHASE""#])
+                ),
+                true
+            ),
+            (
+                "a type and shape not documented yet",
+                notification(
+                    "SUBSCRIPTION_PAUSED",
+                    subtype: "VOLUNTARY",
+                    uuid: "11111111-0000-4000-8000-000000000008",
+                    body: #""pauseData":{"resumesDate":1800000000000,"nested":[1,2,3]}"#
+                ),
+                true
+            ),
+            (
+                "appData with a forged app transaction",
+                notification(
+                    "RESCIND_CONSENT",
+                    uuid: "11111111-0000-4000-8000-000000000009",
+                    body: appData(signedAppTransaction: String(tamperedApp))
+                ),
+                false
+            ),
+            (
+                "appData of another app",
+                notification(
+                    "RESCIND_CONSENT",
+                    uuid: "11111111-0000-4000-8000-000000000010",
+                    body: appData(bundleId: "com.example.other", signedAppTransaction: appTransaction)
+                ),
+                false
+            ),
+        ]
+        return cases.map { ($0.0, pki.jws(payload: $0.1), $0.2) }
+    }
+
+    @Test func everyDocumentedShapeAndAnUnknownOneAreStoredAndOnlyForgeriesRefused() throws {
+        let world = try StoreWorld()
+        let lines = Self.lines()
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("shapes-\(UUID().uuidString).jsonl")
+        try Data((lines.map(\.payload).joined(separator: "\n") + "\n").utf8).write(to: file)
+        defer { try? FileManager.default.removeItem(at: file) }
+
+        let importer = NotificationImporter(
+            connectionString: world.database.url,
+            roots: TrustedRoots([Self.pki.root]),
+            bundleId: Self.bundleId,
+            appAppleId: Self.appAppleId
+        )
+        let result = try importer.importFile(file.path)
+        let expectedStored = lines.filter(\.stored).count
+        #expect(result.lines == lines.count)
+        #expect(result.stored == expectedStored, "\(result.refused)")
+        let refusedLines = Set(result.refused.map(\.line))
+        for (index, line) in lines.enumerated() {
+            #expect(refusedLines.contains(index + 1) == !line.stored, "\(line.name): \(result.refused)")
+        }
+        #expect(result.refused.contains { $0.line == 9 && $0.reason.contains("signedAppTransactionInfo") })
+        #expect(result.refused.contains { $0.line == 10 && $0.reason.contains("bundle_mismatch") })
+
+        let rows = try world.connection.query(
+            "SELECT notification_type, environment, bundle_id, original_transaction_id FROM app_store_notifications"
+        )
+        #expect(rows.count == expectedStored)
+        var byType: [String: (environment: String?, bundle: String?)] = [:]
+        for row in rows {
+            byType[try row.decode("notification_type", as: String.self)] = (
+                try row.decode("environment", as: String?.self), try row.decode("bundle_id", as: String?.self)
+            )
+        }
+        #expect(byType["RESCIND_CONSENT"]?.environment == "Production")
+        #expect(byType["RESCIND_CONSENT"]?.bundle == Self.bundleId)
+        #expect(byType["EXTERNAL_PURCHASE_TOKEN"]?.environment == "Production")
+        #expect(byType["RENEWAL_EXTENSION"]?.bundle == Self.bundleId)
+        #expect(byType["SUBSCRIPTION_PAUSED"] != nil)
+
+        // The report counts the one type this version does not know as not understood.
+        let counts = Dictionary(
+            rows.map { (try! $0.decode("notification_type", as: String.self), 1) },
+            uniquingKeysWith: +
+        )
+        let report = ReportNotifications(byType: counts)
+        #expect(report.notUnderstood == 1)
+        #expect(ReportHTML.notificationsSection(report).contains("1 of a type this version does not know"))
+    }
+}
