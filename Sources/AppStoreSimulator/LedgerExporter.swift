@@ -42,11 +42,13 @@ struct LedgerExporter: Sendable {
             w.field("currency", storefront.currency)
             w.field("storefront", storefront.code)
             w.optionalField("offer", t.isTrial ? "free_trial" : t.isIntro ? "pay_as_you_go" : nil)
+            // A family member's copy: the money is the purchaser's transaction, never this one.
+            w.field("ownership_type", t.familyShared ? "FAMILY_SHARED" : "PURCHASED")
             let revocation = ServerAPIRenderer.revocation(of: t, seed: population.seed)
             w.optionalField("revocation_date", revocation.map { SimTime.rfc3339($0.date) })
             w.optionalField("revocation_type", revocation?.type)
             w.key("revocation_percentage")
-            if let revocation { w.int(revocation.percentage) } else { w.null() }
+            if let revocation, revocation.type != "FAMILY_REVOKE" { w.int(revocation.percentage) } else { w.null() }
             w.key("refunded_amount")
             w.int(
                 Self.refunded(
@@ -74,7 +76,7 @@ struct LedgerExporter: Sendable {
             for plan in family.subscriptions {
                 try ledger.write(ledgerLine(family: family, plan: plan, now: now))
                 guard !family.sandbox else { continue }
-                for t in plan.timeline(at: now).transactions {
+                for t in plan.timeline(at: now).transactions where !t.familyShared {
                     let price = storefront.price(of: t, anchor: population.anchor)
                     totals[storefront.currency, default: (0, 0)].gross += price
                     let share = ServerAPIRenderer.revocation(of: t, seed: population.seed)?.percentage

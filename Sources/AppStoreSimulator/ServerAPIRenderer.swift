@@ -51,6 +51,9 @@ public struct ServerAPIRenderer: Sendable {
         -> (date: Int64, type: String, percentage: Int64)?
     {
         guard t.isRefunded, let at = t.cancellation else { return nil }
+        // A family member's copy ends when the purchaser's does or sharing stops: Apple's FAMILY_REVOKE, no refund
+        // and no percentage (docs/simulator.md, "Money").
+        if t.familyShared { return (at, "FAMILY_REVOKE", 0) }
         if at > t.purchase, at < t.expires, SeededRandom.hash(seed, 0x9E0F, t.transactionId) % 3 == 0 {
             let share = (t.expires - at) * 100_000 / (t.expires - t.purchase)
             return (at, "REFUND_PRORATED", max(1, share))
@@ -113,8 +116,10 @@ public struct ServerAPIRenderer: Sendable {
             w.key("revocationReason")
             w.int(Int64(t.cancellationReason ?? 0))
             w.field("revocationType", revocation.type)
-            w.key("revocationPercentage")
-            w.int(revocation.percentage)
+            if revocation.type != "FAMILY_REVOKE" {
+                w.key("revocationPercentage")
+                w.int(revocation.percentage)
+            }
         }
         w.field("appTransactionId", Self.appTransactionId(family))
         w.endObject()

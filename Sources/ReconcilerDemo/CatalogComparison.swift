@@ -158,7 +158,8 @@ public struct CatalogComparison {
             for t in transactions {
                 guard let id = t["transaction_id"] as? String, let code = t["currency"] as? String,
                     let product = t["product_id"] as? String,
-                    let price = (t["price"] as? NSNumber)?.int64Value, price > 0
+                    let price = (t["price"] as? NSNumber)?.int64Value, price > 0,
+                    t["ownership_type"] as? String != "FAMILY_SHARED"
                 else { continue }
                 let purchased = inPeriod(t["purchase_date"])
                 let refunded = inPeriod(t["revocation_date"])

@@ -136,7 +136,9 @@ public struct LedgerComparison {
                     throw UsageError("\(file) line \(number + 1): a transaction without transaction_id")
                 }
                 if forged {
-                    if object["environment"] as? String == "Production", let currency = t["currency"] as? String {
+                    if object["environment"] as? String == "Production", let currency = t["currency"] as? String,
+                        t["ownership_type"] as? String != "FAMILY_SHARED"
+                    {
                         var sums = forgedMoney[currency] ?? [0, 0]
                         sums[0] += (t["price"] as? NSNumber)?.int64Value ?? 0
                         sums[1] += (t["refunded_amount"] as? NSNumber)?.int64Value ?? 0
@@ -299,7 +301,7 @@ public struct LedgerComparison {
         var less: [String: [Int64]] = [:]
         for t in forged {
             guard let currency = t["currency"] as? String, let price = (t["price"] as? NSNumber)?.int64Value,
-                price > 0
+                price > 0, t["ownership_type"] as? String != "FAMILY_SHARED"
             else { continue }
             var sums = less[currency] ?? [0, 0, 0]
             if let purchase = (t["purchase_date"] as? String).flatMap(RFC3339.parse), purchase > start,

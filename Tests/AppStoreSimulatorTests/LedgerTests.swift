@@ -57,7 +57,9 @@ import Testing
                     if t["offer"] == nil || t["offer"] is NSNull {
                         paid[t["product_id"] as? String ?? "", default: []].insert(price)
                     }
-                    if !sandbox {
+                    // A family member's copy is never money (the purchaser's transaction is).
+                    let ownership = t["ownership_type"] as? String ?? ""
+                    if !sandbox && ownership != "FAMILY_SHARED" {
                         gross[currency, default: 0] += price
                         let amount = (t["refunded_amount"] as? NSNumber)?.int64Value ?? -1
                         refunded[currency, default: 0] += amount

@@ -630,10 +630,11 @@ public final class RunStore: PipelineStore, @unchecked Sendable {
             """
             INSERT INTO dry_run_transactions (
                 run_id, transaction_id, original_transaction_id, product_id, subscription_group_id, kind,
-                purchase_date, expires_date, is_trial, is_intro_offer, offer, cancellation_date, cancellation_reason)
+                purchase_date, expires_date, is_trial, is_intro_offer, offer, cancellation_date, cancellation_reason,
+                ownership_type)
             SELECT $1, v.transaction_id, v.original_transaction_id, v.product_id, v.subscription_group_id, v.kind,
                    v.purchase_date, v.expires_date, v.is_trial, v.is_intro_offer, v.offer, v.cancellation_date,
-                   v.cancellation_reason
+                   v.cancellation_reason, v.ownership_type
             \(Self.ledgerUnnest)
             WHERE NOT EXISTS (
                 SELECT 1 FROM subscription_transactions t

@@ -244,6 +244,7 @@ public enum ReportHTML {
             ("Lapsed", s.byOutcome["lapsed"] ?? 0),
             ("Revoked", s.byOutcome["revoked"] ?? 0),
             ("Refunds seen", s.transactions.refundsSeen),
+            ("Family sharing revoked", s.transactions.familyRevocationsSeen ?? 0),
         ]
         let chart = SVGBarChart(id: chartIds[1], title: "Renewals, lapses and refunds", color: "#1565c0", bars: bars)
         return barsSection("Renewals, lapses and refunds", chart, bars: bars) + "</section>\n"

@@ -192,6 +192,7 @@ public struct ReportLoader {
             offer: try row.decode("offer"),
             cancellationDate: try row.decode("cancellation_date"),
             cancellationReason: try row.decode("cancellation_reason"),
+            ownershipType: try row.decode("ownership_type"),
             firstSeenInRun: try row.decode("first_seen"),
             refundSeenInRun: try row.decode("refund_seen"),
             previousWasTrial: try row.decode("prev_trial"),
@@ -325,7 +326,7 @@ public struct ReportLoader {
     static let transactionColumns = """
         t.transaction_id, t.original_transaction_id, t.product_id, t.subscription_group_id, t.kind, t.purchase_date,
         t.expires_date, t.is_trial, t.is_intro_offer, t.offer, t.cancellation_date, t.cancellation_reason,
-        COALESCE(prev.is_trial, false) AS prev_trial, COALESCE(prev.is_intro_offer, false) AS prev_intro
+        t.ownership_type, COALESCE(prev.is_trial, false) AS prev_trial, COALESCE(prev.is_intro_offer, false) AS prev_intro
         """
 
     /// The ledger prices of migration 004 (NULL on an older database).

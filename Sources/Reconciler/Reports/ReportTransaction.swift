@@ -16,6 +16,9 @@ public struct ReportTransaction: Sendable, Equatable {
     public var offer: String?
     public var cancellationDate: Date?
     public var cancellationReason: Int?
+    /// Apple's `inAppOwnershipType`: `PURCHASED`, or `FAMILY_SHARED` for a family member's access through another
+    /// person's purchase; nil when unknown (rows written before it was kept).
+    public var ownershipType: String?
     /// The transaction entered the ledger in this run.
     public var firstSeenInRun: Bool
     /// Its refund (or revocation) was seen in this run.
@@ -64,6 +67,7 @@ public struct ReportTransaction: Sendable, Equatable {
         offer: String? = nil,
         cancellationDate: Date? = nil,
         cancellationReason: Int? = nil,
+        ownershipType: String? = nil,
         firstSeenInRun: Bool = true,
         refundSeenInRun: Bool = false,
         previousWasTrial: Bool = false,
@@ -91,6 +95,7 @@ public struct ReportTransaction: Sendable, Equatable {
         self.offer = offer
         self.cancellationDate = cancellationDate
         self.cancellationReason = cancellationReason
+        self.ownershipType = ownershipType
         self.firstSeenInRun = firstSeenInRun
         self.refundSeenInRun = refundSeenInRun
         self.previousWasTrial = previousWasTrial
@@ -110,8 +115,17 @@ public struct ReportTransaction: Sendable, Equatable {
     /// Apple signed its price (a Server API row): `MoneyByCurrency` values it, the catalog estimates do not.
     public var isLedgerPriced: Bool { priceMilliunits != nil && currency != nil }
 
-    /// Counts as money (a ledger price or a catalog estimate): not a Sandbox test purchase.
-    public var isMoney: Bool { !isSandbox }
+    /// Counts as money (a ledger price or a catalog estimate): not a Sandbox test purchase, and not a family
+    /// member's share of another person's purchase, whose money is the purchaser's transaction (docs/reports.md,
+    /// "Money per currency").
+    public var isMoney: Bool { !isSandbox && !isFamilyShared }
+
+    /// A family member's access through another person's purchase (`FAMILY_SHARED`).
+    public var isFamilyShared: Bool { ownershipType == "FAMILY_SHARED" }
+
+    /// Revoked because the purchaser stopped sharing it with the family (`FAMILY_REVOKE`): an access ended, not a
+    /// refund.
+    public var isFamilyRevocation: Bool { revocationType == "FAMILY_REVOKE" }
 
     /// A paid renewal purchased in the run's period: what estimated renewal revenue counts (trials are free).
     public var isPaidRenewalInRun: Bool { purchaseScope == .period && kind == "renewal" && !isTrial }

@@ -120,8 +120,11 @@ public struct RunSummary: Sendable, Equatable, Codable {
         /// Transactions purchased in the run's period, per kind (every known kind present). The key keeps its
         /// old name; it counted first-seen transactions before periods existed (docs/reports.md, "The period").
         public var firstSeenByKind: [String: Int]
-        /// Transactions refunded/revoked in the run's period.
+        /// Transactions refunded/revoked in the run's period, but for family revocations.
         public var refundsSeen: Int
+        /// Family members' transactions revoked in the run's period because the purchaser stopped sharing
+        /// (`FAMILY_REVOKE`): not refunds (nil in files written before the key existed).
+        public var familyRevocationsSeen: Int? = nil
         public var trialsStarted: Int
         public var introOffersStarted: Int
         /// Paid renewals right after a free trial.
@@ -144,6 +147,7 @@ public struct RunSummary: Sendable, Equatable, Codable {
             case total
             case firstSeenByKind = "first_seen_by_kind"
             case refundsSeen = "refunds_seen"
+            case familyRevocationsSeen = "family_revocations_seen"
             case trialsStarted = "trials_started"
             case introOffersStarted = "intro_offers_started"
             case trialConversions = "trial_conversions"

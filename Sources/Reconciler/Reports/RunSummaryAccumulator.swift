@@ -44,6 +44,7 @@ public struct RunSummaryAccumulator: Sendable {
         total: 0,
         firstSeenByKind: Dictionary(uniqueKeysWithValues: ReportOutcome.kinds.map { ($0, 0) }),
         refundsSeen: 0,
+        familyRevocationsSeen: 0,
         trialsStarted: 0,
         introOffersStarted: 0,
         trialConversions: 0,
@@ -138,7 +139,13 @@ public struct RunSummaryAccumulator: Sendable {
             if transaction.isIntroOffer && !transaction.previousWasIntroOffer { transactions.introOffersStarted += 1 }
         }
         if transaction.purchaseScope == .historyFound { historyFoundByKind[transaction.kind, default: 0] += 1 }
-        if transaction.refundScope == .period { transactions.refundsSeen += 1 }
+        if transaction.refundScope == .period {
+            if transaction.isFamilyRevocation {
+                transactions.familyRevocationsSeen = (transactions.familyRevocationsSeen ?? 0) + 1
+            } else {
+                transactions.refundsSeen += 1
+            }
+        }
         if transaction.refundScope == .historyFound { refundsHistoryFound += 1 }
         if transaction.isTrialConversion { transactions.trialConversions += 1 }
         if transaction.isIntroConversion { transactions.introOfferConversions += 1 }
