@@ -23,6 +23,12 @@ public struct NotificationPayloadVerifier: Sendable {
         )
     }
 
+    /// True unless Apple's transaction `type` says it is not an auto-renewable subscription (an absent type, as in
+    /// payloads before it existed, counts as one).
+    static func namesSubscription(_ transaction: JWSTransactionDecodedPayload) -> Bool {
+        transaction.type.map { $0 == "Auto-Renewable Subscription" } ?? true
+    }
+
     public func verify(_ signedPayload: String) throws(SignedDataError) -> VerifiedNotification {
         let payload = try verifier.verifyNotification(signedPayload)
         guard let uuid = payload.notificationUUID, !uuid.isEmpty, uuid.count <= 200 else {
@@ -63,7 +69,9 @@ public struct NotificationPayloadVerifier: Sendable {
             subtype: payload.subtype,
             environment: environment,
             bundleId: payload.bundleId,
-            originalTransactionId: transaction?.originalTransactionId,
+            // A consumable, non-consumable or non-renewing purchase (ONE_TIME_CHARGE, or its REFUND) names no
+            // subscription: nothing to make due, and no "unknown subscription" in the report.
+            originalTransactionId: transaction.flatMap { Self.namesSubscription($0) ? $0.originalTransactionId : nil },
             transactionId: transaction?.transactionId,
             signedDate: payload.signedDate,
             signedPayload: signedPayload

@@ -49,13 +49,13 @@ import Testing
     /// The lines of the import file: what each is and whether it is stored.
     static func lines() -> [(name: String, payload: String, stored: Bool)] {
         let transaction = pki.jws(payload: TestPayloads.transaction())
+        // A consumable (Apple's transaction `type`), as ONE_TIME_CHARGE carries it.
         let oneTime = pki.jws(
             payload: TestPayloads.transaction(
                 transactionId: "2000000811119999",
                 originalTransactionId: "2000000811119999",
-                productId: "com.example.reader.coins100",
-                extra: [#""type":"Consumable""#]
-            )
+                productId: "com.example.reader.coins100"
+            ).replacingOccurrences(of: #""type":"Auto-Renewable Subscription""#, with: #""type":"Consumable""#)
         )
         var tamperedApp = Array(appTransaction)
         let last = tamperedApp.count - 5
@@ -196,6 +196,13 @@ import Testing
         #expect(byType["EXTERNAL_PURCHASE_TOKEN"]?.environment == "Production")
         #expect(byType["RENEWAL_EXTENSION"]?.bundle == Self.bundleId)
         #expect(byType["SUBSCRIPTION_PAUSED"] != nil)
+        // A one-time charge names no subscription: not made due, not an unknown subscription in the report.
+        let oneTime = try world.connection.queryFirst(
+            "SELECT original_transaction_id, transaction_id FROM app_store_notifications WHERE notification_type = 'ONE_TIME_CHARGE'"
+        )
+        #expect(try oneTime?.decode("original_transaction_id", as: String?.self) == nil)
+        #expect(try oneTime?.decode("transaction_id", as: String?.self) == "2000000811119999")
+        #expect(result.unknownSubscriptions == ["2000000811111111"], "\(result.unknownSubscriptions)")
 
         // The report counts the one type this version does not know as not understood.
         let counts = Dictionary(
