@@ -472,6 +472,7 @@ public enum ReportHTML {
             out += "verified and stored as Apple sent them (app_store_notifications), no subscription changed. "
             out += "A newer version may act on them.</p>\n"
         }
+        out += refundRequestsTable(n.refundRequests ?? [])
         out += "<h3 id=\"unknown-subscriptions\">Unknown subscriptions (\(n.unknownSubscriptions.count))</h3>\n"
         out += "<p class=\"note\">Original transaction ids named by notifications first seen in this run that the "
         out += "subscriptions table did not hold: purchases the app never recorded. summary.json lists them all.</p>\n"
@@ -485,6 +486,26 @@ public enum ReportHTML {
             numericFrom: nil
         )
         return out + "</section>\n"
+    }
+
+    /// Refund requests Apple told the app about in this run: each with the 12-hour window to answer and what followed.
+    static func refundRequestsTable(_ requests: [ReportRefundRequest]) -> String {
+        guard !requests.isEmpty else { return "" }
+        let open = requests.filter { $0.outcome == .open }.count
+        var out = "<h3 id=\"refund-requests\">Refund requests (\(requests.count), \(open) open)</h3>\n"
+        out += "<p class=\"note\">Customers asked Apple for a refund (CONSUMPTION_REQUEST). Apple takes the app's "
+        out += "consumption information until \"answer by\", 12 hours after its notification, then decides.</p>\n"
+        out += table(
+            columns: ["transaction_id", "original_transaction_id", "requested at", "answer by", "outcome"],
+            rows: requests.prefix(tableRowLimit).map {
+                [
+                    $0.transactionId, $0.originalTransactionId ?? "", $0.requestedAt, $0.answerBy,
+                    $0.outcome.rawValue,
+                ]
+            },
+            numericFrom: nil
+        )
+        return out
     }
 
     static func appleSection(_ a: AppleRequestStats) -> String {

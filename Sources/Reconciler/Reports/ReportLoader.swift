@@ -111,7 +111,15 @@ public struct ReportLoader {
         let unknown = try db.query(unknownSubscriptionsSQL, [runId]).map {
             try $0.decode("original_transaction_id", as: String.self)
         }
-        return ReportNotifications(byType: byType, unknownSubscriptions: unknown)
+        let requests = try db.query(refundRequestsSQL, [runId]).map { row in
+            ReportRefundRequest(
+                transactionId: try row.decode("transaction_id", as: String?.self) ?? "",
+                originalTransactionId: try row.decode("original_transaction_id"),
+                requestedAt: try row.decode("signed_date", as: Date.self),
+                outcome: ReportRefundRequest.Outcome(rawValue: try row.decode("outcome", as: String.self)) ?? .open
+            )
+        }
+        return ReportNotifications(byType: byType, unknownSubscriptions: unknown, refundRequests: requests)
     }
 
     /// The price catalog (small), empty when the table does not exist.
@@ -457,6 +465,22 @@ public struct ReportLoader {
     static let notificationTypesSQL = """
         SELECT notification_type, count(*)::bigint AS n FROM app_store_notifications
          WHERE first_seen_run_id = $1 GROUP BY notification_type
+        """
+
+    /// Refund requests first seen in the run, with the first refund or refusal notification for the same transaction
+    /// signed after each (docs/reports.md, "Refund requests").
+    static let refundRequestsSQL = """
+        SELECT r.transaction_id, r.original_transaction_id, r.signed_date,
+               COALESCE((SELECT CASE a.notification_type WHEN 'REFUND' THEN 'refunded' ELSE 'declined' END
+                           FROM app_store_notifications a
+                          WHERE a.transaction_id = r.transaction_id
+                            AND a.notification_type IN ('REFUND', 'REFUND_DECLINED')
+                            AND a.signed_date >= r.signed_date
+                          ORDER BY a.signed_date LIMIT 1), 'open') AS outcome
+          FROM app_store_notifications r
+         WHERE r.first_seen_run_id = $1 AND r.notification_type = 'CONSUMPTION_REQUEST'
+           AND r.transaction_id IS NOT NULL AND r.signed_date IS NOT NULL
+         ORDER BY r.signed_date, r.transaction_id COLLATE "C"
         """
 
     static let unknownSubscriptionsSQL = """

@@ -12,16 +12,25 @@ public struct ReportNotifications: Sendable, Equatable, Codable {
     /// Notifications of a type Apple did not document when this version was written (`AppleNotificationType`):
     /// stored as they came, not acted on. nil in summaries written before it was counted.
     public var notUnderstood: Int?
+    /// Refund requests (`CONSUMPTION_REQUEST`) first seen in the run, oldest first, with what followed; nil in
+    /// summaries written before they were listed.
+    public var refundRequests: [ReportRefundRequest]?
 
     enum CodingKeys: String, CodingKey {
         case total
         case byType = "by_type"
         case unknownSubscriptions = "unknown_subscriptions"
         case notUnderstood = "not_understood"
+        case refundRequests = "refund_requests"
     }
 
-    public init(byType: [String: Int] = [:], unknownSubscriptions: [String] = []) {
+    public init(
+        byType: [String: Int] = [:],
+        unknownSubscriptions: [String] = [],
+        refundRequests: [ReportRefundRequest] = []
+    ) {
         self.total = byType.values.reduce(0, +)
+        self.refundRequests = refundRequests
         self.byType = byType
         self.unknownSubscriptions = unknownSubscriptions
         notUnderstood = byType.filter { !AppleNotificationType.isUnderstood($0.key) }.values.reduce(0, +)
