@@ -107,9 +107,6 @@ enum NotificationStore {
         return inserted
     }
 
-    /// Imported notifications no run has acted on yet (`first_seen_run_id` NULL) become this run's: their
-    /// subscriptions are made due and `subscription_known` is set as of now. With `dryRun`, the
-    /// subscriptions are made due but the notifications stay unclaimed. Returns (claimed, made due, unknown).
     /// Makes due again, in run `runId`, the subscriptions a notification named in an earlier run (within the last
     /// 30 days, then the sweep takes over) that no run has verified since that run's as-of: their item ended
     /// `unresolved` or the run stopped before it, and Apple announces a change only once (docs/architecture.md,
@@ -130,6 +127,9 @@ enum NotificationStore {
         return try makeDue(ids, runId: runId, conn)
     }
 
+    /// Imported notifications no run has acted on yet (`first_seen_run_id` NULL) become this run's: their
+    /// subscriptions are made due and `subscription_known` is set as of now. With `dryRun`, the
+    /// subscriptions are made due but the notifications stay unclaimed. Returns (claimed, made due, unknown).
     static func claimUnseen(
         runId: Int64,
         dryRun: Bool,
