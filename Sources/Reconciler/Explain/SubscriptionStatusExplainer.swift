@@ -141,8 +141,13 @@ public enum SubscriptionStatusExplainer {
     ) -> ServerAPIAnswer.HistoryReading {
         var transactions: [ReceiptTransaction] = []
         for page in pages {
-            let decoded = Result { () throws(SignedDataError) in try HistoryResponse.decode(page) }
-            switch ServerAPIVerification.readHistoryPage(decoded, otid: otid, verifier: verifier) {
+            let response: HistoryResponse
+            do {
+                response = try HistoryResponse.decode(page)
+            } catch {
+                return .refused(VerdictReason(.malformedResponse, detail: "history: \(error.detail)"))
+            }
+            switch ServerAPIVerification.readHistoryPage(response, otid: otid, verifier: verifier) {
             case .found(let read): transactions += read.transactions
             case .refused(let reason): return .refused(reason)
             }

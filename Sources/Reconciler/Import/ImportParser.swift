@@ -350,21 +350,17 @@ public final class ImportParser: Sequence, IteratorProtocol {
         var counts: [String: Int] = [:]
         for name in names { counts[name, default: 0] += 1 }
         let duplicated = counts.filter { $0.value > 1 }.map(\.key).sorted()
-        guard duplicated.isEmpty else {
-            throw ImportFileError(
-                file: source,
-                code: .duplicateColumns,
-                problem: "header repeats columns: " + duplicated.joined(separator: ", "),
-                columns: duplicated
-            )
-        }
         let missing = Self.requiredFields.filter { counts[$0] == nil }.sorted()
-        guard missing.isEmpty else {
+        let problems: [(ImportFileError.Code, String, [String])] = [
+            (.duplicateColumns, "header repeats columns: ", duplicated),
+            (.missingColumns, "missing required columns: ", missing),
+        ]
+        for (code, what, columns) in problems where !columns.isEmpty {
             throw ImportFileError(
                 file: source,
-                code: .missingColumns,
-                problem: "missing required columns: " + missing.joined(separator: ", "),
-                columns: missing
+                code: code,
+                problem: what + columns.joined(separator: ", "),
+                columns: columns
             )
         }
         columnFields = names.map { Self.knownFields.contains($0) ? $0 : nil }

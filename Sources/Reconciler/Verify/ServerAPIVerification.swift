@@ -438,9 +438,11 @@ final class ServerAPIVerification: SourceVerification, @unchecked Sendable {
         verifier: SignedDataVerifier,
         into answer: inout ServerAPIAnswer
     ) {
-        switch readHistoryPage(decoded, otid: otid, verifier: verifier) {
-        case .found(let page): answer.page = page
-        case .refused(let refusal): answer.refusal = refusal
+        switch decoded.map({ readHistoryPage($0, otid: otid, verifier: verifier) }) {
+        case .success(.found(let page)): answer.page = page
+        case .success(.refused(let refusal)): answer.refusal = refusal
+        case .failure(let error):
+            answer.refusal = VerdictReason(.malformedResponse, httpStatus: 200, detail: "history: \(error.detail)")
         }
     }
 
@@ -448,16 +450,10 @@ final class ServerAPIVerification: SourceVerification, @unchecked Sendable {
     /// verified, whoever it is about (one forged entry refuses the page), every value of the subscription's
     /// transactions within bounds.
     static func readHistoryPage(
-        _ decoded: Result<HistoryResponse, SignedDataError>,
+        _ response: HistoryResponse,
         otid: String,
         verifier: SignedDataVerifier
     ) -> ServerAPIAnswer.HistoryReading {
-        let response: HistoryResponse
-        switch decoded {
-        case .success(let decoded): response = decoded
-        case .failure(let error):
-            return .refused(VerdictReason(.malformedResponse, httpStatus: 200, detail: "history: \(error.detail)"))
-        }
         var transactions: [ReceiptTransaction] = []
         for signed in response.signedTransactions {
             do {
