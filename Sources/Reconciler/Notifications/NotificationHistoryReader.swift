@@ -116,6 +116,12 @@ public final class NotificationHistoryReader {
                 summary.warnings.append("Sandbox: \(error.reason)")
             }
         }
+        // A mass renewal-date extension names a product, not subscriptions: its entitled rows are due now.
+        if !dryRun {
+            summary.madeDue += try connection.transaction { conn in
+                try NotificationStore.makeExtendedDue(runId: runId, conn)
+            }
+        }
         summary.unknownSubscriptions = unknown.sorted()
         return summary
     }

@@ -73,6 +73,7 @@ public struct NotificationPayloadVerifier: Sendable {
             // subscription: nothing to make due, and no "unknown subscription" in the report.
             originalTransactionId: transaction.flatMap { Self.namesSubscription($0) ? $0.originalTransactionId : nil },
             transactionId: transaction?.transactionId,
+            productId: transaction?.productId ?? payload.summary?.productId,
             signedDate: payload.signedDate,
             signedPayload: signedPayload
         )

@@ -28,16 +28,18 @@ enum NotificationStore {
                 """
                 INSERT INTO app_store_notifications
                        (notification_uuid, notification_type, subtype, environment, bundle_id, original_transaction_id,
-                        transaction_id, signed_date, signed_payload, source, subscription_known, first_seen_run_id)
+                        transaction_id, signed_date, signed_payload, source, subscription_known, first_seen_run_id,
+                        product_id)
                 VALUES ($1, $2, $3, $4, $5, $6::text, $7, $8, $9, $10,
                         $6::text IS NOT NULL AND EXISTS (SELECT 1 FROM subscriptions WHERE original_transaction_id = $6::text),
-                        $11)
+                        $11, $12)
                 ON CONFLICT (notification_uuid) DO NOTHING
                 RETURNING subscription_known
                 """,
                 [
                     n.notificationUUID, n.notificationType, n.subtype, n.environment, n.bundleId,
                     n.originalTransactionId, n.transactionId, n.signedDate, n.signedPayload, source, runId,
+                    n.productId,
                 ]
             )
             guard let row else { continue }
@@ -123,6 +125,25 @@ enum NotificationStore {
                AND (s.last_verified_at IS NULL OR s.last_verified_at < r.as_of)
             """,
             [runId, asOf]
+        ).map { try $0.decode("original_transaction_id", as: String.self) }
+        return try makeDue(ids, runId: runId, conn)
+    }
+
+    /// Makes due in run `runId` the subscriptions a mass renewal-date extension first seen in it covers
+    /// (`RENEWAL_EXTENSION`, whose `summary` names a product, not subscriptions): the rows of that product and app
+    /// that are entitled now (active, grace period, billing retry), whose expiry Apple may have moved. A superset of
+    /// the storefronts Apple names costs a request each, never a wrong row. Returns how many items were added.
+    static func makeExtendedDue(runId: Int64, _ conn: PostgresConnection) throws -> Int {
+        let ids = try conn.query(
+            """
+            SELECT DISTINCT s.original_transaction_id
+              FROM app_store_notifications n
+              JOIN subscriptions s ON s.product_id = n.product_id
+             WHERE n.first_seen_run_id = $1 AND n.notification_type = 'RENEWAL_EXTENSION'
+               AND (n.bundle_id IS NULL OR s.bundle_id IS NULL OR s.bundle_id = n.bundle_id)
+               AND s.state IN ('active', 'grace_period', 'billing_retry')
+            """,
+            [runId]
         ).map { try $0.decode("original_transaction_id", as: String.self) }
         return try makeDue(ids, runId: runId, conn)
     }

@@ -11,6 +11,8 @@ public struct VerifiedNotification: Sendable, Equatable {
     /// The subscription it names; nil for a notification about none (TEST, a summary).
     public var originalTransactionId: String?
     public var transactionId: String?
+    /// The product it is about: its transaction's, or a renewal-date extension's (`summary`).
+    public var productId: String?
     public var signedDate: Date?
     /// The compact JWS as Apple sent it (stored, never logged).
     public var signedPayload: String
@@ -23,6 +25,7 @@ public struct VerifiedNotification: Sendable, Equatable {
         bundleId: String?,
         originalTransactionId: String?,
         transactionId: String?,
+        productId: String? = nil,
         signedDate: Date?,
         signedPayload: String
     ) {
@@ -33,6 +36,7 @@ public struct VerifiedNotification: Sendable, Equatable {
         self.bundleId = bundleId
         self.originalTransactionId = originalTransactionId
         self.transactionId = transactionId
+        self.productId = productId
         self.signedDate = signedDate
         self.signedPayload = signedPayload
     }

@@ -213,4 +213,45 @@ import Testing
         #expect(report.notUnderstood == 1)
         #expect(ReportHTML.notificationsSection(report).contains("1 of a type this version does not know"))
     }
+
+    /// A mass renewal-date extension (`RENEWAL_EXTENSION` / `SUMMARY`) names a product, not subscriptions: the run
+    /// that takes it over makes that product's entitled rows due, and no others.
+    @Test func aRenewalExtensionSummaryMakesTheProductsEntitledRowsDue() throws {
+        let world = try StoreWorld()
+        let product = "com.example.reader.monthly"
+        let covered = [
+            try world.insertSubscription("e1", expiresAt: StoreWorld.day(5), state: "active", productId: product),
+            try world.insertSubscription(
+                "e2",
+                expiresAt: StoreWorld.day(1),
+                state: "billing_retry",
+                productId: product
+            ),
+        ]
+        try world.insertSubscription("e3", expiresAt: StoreWorld.day(-9), state: "expired", productId: product)
+        try world.insertSubscription("e4", expiresAt: StoreWorld.day(5), state: "active", productId: "other.product")
+        let summary = try #require(Self.lines().first { $0.name == "summary" })
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("extension-\(UUID().uuidString).jsonl")
+        try Data((summary.payload + "\n").utf8).write(to: file)
+        defer { try? FileManager.default.removeItem(at: file) }
+        let imported = try NotificationImporter(
+            connectionString: world.database.url,
+            roots: TrustedRoots([Self.pki.root]),
+            bundleId: Self.bundleId,
+            appAppleId: Self.appAppleId
+        ).importFile(file.path)
+        #expect(imported.stored == 1)
+
+        let runId = try world.createRun()
+        let claimed = try NotificationStore.claimUnseen(runId: runId, dryRun: false, world.connection)
+        #expect(claimed.claimed == 1 && claimed.madeDue == 0)
+        #expect(try NotificationStore.makeExtendedDue(runId: runId, world.connection) == 2)
+        let due = try world.connection.query(
+            "SELECT subscription_id FROM reconciliation_items WHERE run_id = $1 AND due_reason = 'notification'",
+            [runId]
+        ).map { try $0.decode("subscription_id", as: Int64.self) }
+        #expect(Set(due) == Set(covered))
+        // Again (a resumed run): nothing more.
+        #expect(try NotificationStore.makeExtendedDue(runId: runId, world.connection) == 0)
+    }
 }
