@@ -25,6 +25,17 @@ public struct SignedTransactionFacts: Sendable, Equatable {
     public var environment: AppleEnvironment?
     /// The compact JWS the facts were verified from.
     public var signedTransaction: String?
+    /// The offer's identifier (a promotional offer's id, an offer code's reference name, a win-back offer's id).
+    public var offerIdentifier: String?
+    /// The offer's duration (ISO 8601, `P1M`), API 1.15.
+    public var offerPeriod: String?
+    /// The app's own id for the customer, set at purchase (a UUID).
+    public var appAccountToken: String?
+    /// The customer's app transaction id (one per customer and app), API 1.15.
+    public var appTransactionId: String?
+    /// The transaction's billing plan (API 1.21: `MONTHLY_COMMITMENT_12` for a monthly plan with a 12-month
+    /// commitment).
+    public var billingPlanType: String?
 
     public init(
         priceMilliunits: Int64? = nil,
@@ -36,7 +47,12 @@ public struct SignedTransactionFacts: Sendable, Equatable {
         revocationPercentage: Int64? = nil,
         transactionReason: String? = nil,
         environment: AppleEnvironment? = nil,
-        signedTransaction: String? = nil
+        signedTransaction: String? = nil,
+        offerIdentifier: String? = nil,
+        offerPeriod: String? = nil,
+        appAccountToken: String? = nil,
+        appTransactionId: String? = nil,
+        billingPlanType: String? = nil
     ) {
         self.priceMilliunits = priceMilliunits
         self.currency = currency
@@ -48,5 +64,10 @@ public struct SignedTransactionFacts: Sendable, Equatable {
         self.transactionReason = transactionReason
         self.environment = environment
         self.signedTransaction = signedTransaction
+        self.offerIdentifier = offerIdentifier
+        self.offerPeriod = offerPeriod
+        self.appAccountToken = appAccountToken
+        self.appTransactionId = appTransactionId
+        self.billingPlanType = billingPlanType
     }
 }

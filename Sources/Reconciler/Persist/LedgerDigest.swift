@@ -10,7 +10,7 @@ import ReceiptDomain
 /// upsert changes nothing.
 enum LedgerDigest {
     /// Bumped whenever the encoding below changes, so digests of an older build never match.
-    static let version = "v1"
+    static let version = "v2"
 
     /// SHA-256 over the entries in transaction id order (the order Apple lists them in does not matter), with
     /// the environment the ledger is written with; hex, prefixed by `version`. Each field has a fixed type at
@@ -67,6 +67,11 @@ enum LedgerDigest {
             add(facts?.revocationPercentage)
             add(facts?.transactionReason)
             add(facts?.signedTransaction)
+            add(facts?.offerIdentifier)
+            add(facts?.offerPeriod)
+            add(facts?.appAccountToken)
+            add(facts?.appTransactionId)
+            add(facts?.billingPlanType)
         }
         let hex = Array("0123456789abcdef".utf8)
         var out = Array((version + ":").utf8)

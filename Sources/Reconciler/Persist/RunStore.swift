@@ -191,8 +191,8 @@ public final class RunStore: PipelineStore, @unchecked Sendable {
                        web_order_line_item_id, purchase_date, original_purchase_date, expires_date, is_trial,
                        is_intro_offer, offer, ownership_type, is_upgraded, cancellation_date, cancellation_reason,
                        environment, price_milliunits, currency, storefront, offer_type, offer_discount_type,
-                       revocation_type, revocation_percentage, transaction_reason,
-                       signed_transaction IS NOT NULL AS signed
+                       revocation_type, revocation_percentage, transaction_reason, offer_identifier, offer_period,
+                       app_account_token, app_transaction_id, billing_plan_type, signed_transaction IS NOT NULL AS signed
                   FROM subscription_transactions
                  WHERE original_transaction_id = ANY($1::text[])
                 """,
@@ -234,7 +234,12 @@ public final class RunStore: PipelineStore, @unchecked Sendable {
                     transactionReason: try row.decode("transaction_reason"),
                     environment: (try row.decode("environment", as: String?.self)).flatMap(
                         AppleEnvironment.init(appleValue:)
-                    )
+                    ),
+                    offerIdentifier: try row.decode("offer_identifier"),
+                    offerPeriod: try row.decode("offer_period"),
+                    appAccountToken: try row.decode("app_account_token"),
+                    appTransactionId: try row.decode("app_transaction_id"),
+                    billingPlanType: try row.decode("billing_plan_type")
                 )
             }
             byId[otid, default: []].append(transaction)
@@ -574,7 +579,8 @@ public final class RunStore: PipelineStore, @unchecked Sendable {
                 kind, purchase_date, expires_date, is_trial, is_intro_offer, offer, ownership_type, is_upgraded,
                 cancellation_date, cancellation_reason, environment, first_seen_run_id, refund_seen_run_id,
                 price_milliunits, currency, storefront, offer_type, offer_discount_type, revocation_date,
-                revocation_reason, revocation_type, revocation_percentage, transaction_reason, signed_transaction)
+                revocation_reason, revocation_type, revocation_percentage, transaction_reason, signed_transaction,
+                offer_identifier, offer_period, app_account_token, app_transaction_id, billing_plan_type)
             SELECT v.transaction_id, v.original_transaction_id, v.product_id, v.subscription_group_id,
                    v.web_order_line_item_id, v.kind, v.purchase_date, v.expires_date, v.is_trial, v.is_intro_offer,
                    v.offer, v.ownership_type, v.is_upgraded, v.cancellation_date, v.cancellation_reason,
@@ -582,12 +588,15 @@ public final class RunStore: PipelineStore, @unchecked Sendable {
                    p.price_milliunits, p.currency, p.storefront, p.offer_type, p.offer_discount_type,
                    CASE WHEN p.signed_transaction IS NOT NULL THEN v.cancellation_date END,
                    CASE WHEN p.signed_transaction IS NOT NULL THEN v.cancellation_reason END,
-                   p.revocation_type, p.revocation_percentage, p.transaction_reason, p.signed_transaction
+                   p.revocation_type, p.revocation_percentage, p.transaction_reason, p.signed_transaction,
+                   p.offer_identifier, p.offer_period, p.app_account_token, p.app_transaction_id, p.billing_plan_type
             \(Self.ledgerUnnest)
             JOIN unnest($18::text[], $19::bigint[], $20::text[], $21::text[], $22::bigint[], $23::text[],
-                        $24::text[], $25::bigint[], $26::text[], $27::text[])
+                        $24::text[], $25::bigint[], $26::text[], $27::text[], $28::text[], $29::text[], $30::text[],
+                        $31::text[], $32::text[])
                 AS p(transaction_id, price_milliunits, currency, storefront, offer_type, offer_discount_type,
-                     revocation_type, revocation_percentage, transaction_reason, signed_transaction)
+                     revocation_type, revocation_percentage, transaction_reason, signed_transaction,
+                     offer_identifier, offer_period, app_account_token, app_transaction_id, billing_plan_type)
               ON p.transaction_id = v.transaction_id
             ON CONFLICT (transaction_id) DO UPDATE SET
                 cancellation_date = EXCLUDED.cancellation_date,
@@ -612,12 +621,19 @@ public final class RunStore: PipelineStore, @unchecked Sendable {
                 revocation_percentage = CASE WHEN EXCLUDED.signed_transaction IS NOT NULL
                                              THEN EXCLUDED.revocation_percentage ELSE t.revocation_percentage END,
                 transaction_reason = COALESCE(EXCLUDED.transaction_reason, t.transaction_reason),
-                signed_transaction = COALESCE(EXCLUDED.signed_transaction, t.signed_transaction)
+                signed_transaction = COALESCE(EXCLUDED.signed_transaction, t.signed_transaction),
+                offer_identifier = COALESCE(EXCLUDED.offer_identifier, t.offer_identifier),
+                offer_period = COALESCE(EXCLUDED.offer_period, t.offer_period),
+                app_account_token = COALESCE(EXCLUDED.app_account_token, t.app_account_token),
+                app_transaction_id = COALESCE(EXCLUDED.app_transaction_id, t.app_transaction_id),
+                billing_plan_type = COALESCE(EXCLUDED.billing_plan_type, t.billing_plan_type)
             WHERE t.cancellation_date IS DISTINCT FROM EXCLUDED.cancellation_date
                OR t.is_upgraded IS DISTINCT FROM EXCLUDED.is_upgraded
                OR (EXCLUDED.kind = 'refund' AND t.kind <> 'refund')
                OR (EXCLUDED.signed_transaction IS NOT NULL AND t.signed_transaction IS NULL)
                OR t.revocation_percentage IS DISTINCT FROM COALESCE(EXCLUDED.revocation_percentage, t.revocation_percentage)
+               OR (EXCLUDED.app_transaction_id IS NOT NULL AND t.app_transaction_id IS NULL)
+               OR t.app_account_token IS DISTINCT FROM COALESCE(EXCLUDED.app_account_token, t.app_account_token)
             """,
             [runId] + Self.ledgerColumns(unique) + Self.pricingColumns(unique)
         )
@@ -684,7 +700,7 @@ public final class RunStore: PipelineStore, @unchecked Sendable {
         ]
     }
 
-    /// What the App Store Server API adds to each ledger entry, bound to `$18...$27`.
+    /// What the App Store Server API adds to each ledger entry, bound to `$18...$32`.
     private static func pricingColumns(_ entries: [(ItemResult, LedgerEntry)]) -> [(any PostgresEncodable)?] {
         [
             entries.map { Optional($0.1.transactionId) },
@@ -697,6 +713,11 @@ public final class RunStore: PipelineStore, @unchecked Sendable {
             entries.map { $0.1.signedFacts?.revocationPercentage },
             entries.map { $0.1.signedFacts?.transactionReason },
             entries.map { $0.1.signedFacts?.signedTransaction },
+            entries.map { $0.1.signedFacts?.offerIdentifier },
+            entries.map { $0.1.signedFacts?.offerPeriod },
+            entries.map { $0.1.signedFacts?.appAccountToken },
+            entries.map { $0.1.signedFacts?.appTransactionId },
+            entries.map { $0.1.signedFacts?.billingPlanType },
         ]
     }
 

@@ -51,6 +51,11 @@ public enum StorableValueCheck {
                     ("product_id", entry.productId), ("subscription_group_id", entry.subscriptionGroupIdentifier),
                     ("web_order_line_item_id", entry.webOrderLineItemId), ("offer", entry.offer),
                     ("ownership_type", entry.ownershipType),
+                    ("offer_identifier", entry.signedFacts?.offerIdentifier),
+                    ("offer_period", entry.signedFacts?.offerPeriod),
+                    ("app_account_token", entry.signedFacts?.appAccountToken),
+                    ("app_transaction_id", entry.signedFacts?.appTransactionId),
+                    ("billing_plan_type", entry.signedFacts?.billingPlanType),
                 ],
                 dates: [
                     ("purchase_date", entry.purchaseDate), ("expires_date", entry.expiresDate),

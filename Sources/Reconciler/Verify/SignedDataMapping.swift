@@ -50,7 +50,12 @@ public enum SignedDataMapping {
             revocationPercentage: t.revocationDate == nil ? nil : t.revocationPercentage,
             transactionReason: t.transactionReason,
             environment: environment(t.environment),
-            signedTransaction: jws
+            signedTransaction: jws,
+            offerIdentifier: t.offerIdentifier,
+            offerPeriod: t.offerPeriod,
+            appAccountToken: t.appAccountToken,
+            appTransactionId: t.appTransactionId,
+            billingPlanType: t.billingPlanType
         )
         return mapped
     }

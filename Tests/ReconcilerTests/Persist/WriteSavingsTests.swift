@@ -1,8 +1,9 @@
 import Foundation
 import Postgres
 import ReceiptDomain
-import Reconciler
 import Testing
+
+@testable import Reconciler
 
 /// What a nightly write leaves out (docs/architecture.md, "Database work per subscription"): the ledger of
 /// a subscription whose ledger digest is unchanged, and a receipt equal to the stored one (which keeps its
@@ -37,7 +38,7 @@ import Testing
         #expect(try Self.ledgerRows(world, "2001") == 1)
         let digest = try world.connection.queryFirst("SELECT ledger_digest FROM subscriptions WHERE id = $1", [id])?
             .decode("ledger_digest", as: String?.self)
-        #expect(digest?.hasPrefix("v1:") == true)
+        #expect(digest?.hasPrefix(LedgerDigest.version + ":") == true)
 
         // The ledger row is gone (repaired away by hand); the same answer the next night does not send it.
         try world.connection.execute("DELETE FROM subscription_transactions WHERE original_transaction_id = '2001'")

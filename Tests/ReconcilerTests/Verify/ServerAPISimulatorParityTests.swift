@@ -305,5 +305,19 @@ import Testing
             }
         }
         print("Server API decision parity: \(agreed) of \(cases.count) simulator cases agree")
+
+        // The ledger keeps what each signed transaction says of the customer and the offer (docs/reports.md).
+        let kept = try #require(
+            try world.connection.queryFirst(
+                """
+                SELECT count(*) FILTER (WHERE signed_transaction IS NOT NULL) AS signed,
+                       count(*) FILTER (WHERE signed_transaction IS NOT NULL AND app_transaction_id IS NULL) AS missing,
+                       count(*) FILTER (WHERE offer_identifier IS NOT NULL) AS offers
+                  FROM subscription_transactions
+                """
+            )
+        )
+        #expect(try kept.decode("signed", as: Int64.self) > 0)
+        #expect(try kept.decode("missing", as: Int64.self) == 0)
     }
 }
