@@ -56,7 +56,7 @@ import Testing
             ],
             sharedSecret: "the-second-app-has-no-shared-secret"
         )
-        defer { simTwo.stop() }
+        defer { simTwo.signal(SIGKILL) }
         let simThree = try await SimulatorProcess.started(
             binary: EndToEndFixture.simulatorBinary,
             arguments: [
@@ -65,7 +65,7 @@ import Testing
             ],
             sharedSecret: Self.thirdSecret
         )
-        defer { simThree.stop() }
+        defer { simThree.signal(SIGKILL) }
         let api = try #require(
             try JSONSerialization.jsonObject(
                 with: try Data(contentsOf: two.appendingPathComponent("server-api/api.json"))

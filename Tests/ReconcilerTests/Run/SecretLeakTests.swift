@@ -36,7 +36,7 @@ import Testing
                 arguments: ["--seed", "77", "--subscriptions", "300", "--now", asOf],
                 sharedSecret: secret
             )
-            defer { sim.stop() }
+            defer { sim.signal(SIGKILL) }
             var env = ProcessInfo.processInfo.environment
             env["DATABASE_URL"] = db.url
             env["APPLE_SHARED_SECRET"] = secret
@@ -247,7 +247,7 @@ import Testing
     }
 
     static func runToEnd(_ arguments: [String], environment: [String: String]) async throws -> ChildRun {
-        let child = try ChildProcess(reconciler, arguments, environment: environment)
+        let child = try await ChildProcess(reconciler, arguments, environment: environment)
         // Read once the child has exec'd (before, /proc shows the test's own command line; after it exits,
         // nothing).
         var cmdline = ""

@@ -403,7 +403,7 @@ import Testing
         return agreed
     }
 
-    @Test func everyFixtureAndSimulatorScenarioIsStoredAsExplainSays() throws {
+    @Test func everyFixtureAndSimulatorScenarioIsStoredAsExplainSays() async throws {
         let all = try Self.fixtureCases()
         #expect(all.count >= 80)
         // A configuration error stops the run: those fixtures get a run each, below.
@@ -416,7 +416,7 @@ import Testing
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
         let population = ["--bundle-id", Self.bundleId]
-        try SimulatorProcess.export(
+        try await SimulatorProcess.exported(
             binary: BuiltBinary.simulator,
             seed: 28,
             subscriptions: 1500,
@@ -426,12 +426,12 @@ import Testing
         )
         let simulated = try Self.simulatorCases(exportedTo: directory)
         #expect(simulated.count >= 30, "\(simulated.map(\.name))")
-        let simulator = try SimulatorProcess(
+        let simulator = try await SimulatorProcess.started(
             binary: BuiltBinary.simulator,
             arguments: ["--seed", "28", "--subscriptions", "1500", "--now", RFC3339.string(Self.now)] + population,
             sharedSecret: "parity-simulator-secret"
         )
-        defer { simulator.stop() }
+        defer { simulator.signal(SIGKILL) }
 
         let cases = fixtures + simulated
         let result = try Self.run(cases, simulator: simulator)

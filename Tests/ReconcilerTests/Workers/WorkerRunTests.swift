@@ -23,7 +23,7 @@ import Testing
             "16",
         ]
         let started = Date()
-        let workers = try (0..<3).map { _ in try fixture.startRun(arguments) }
+        let workers = try await fixture.startRuns(3, arguments)
         let conn = try fixture.connect()
         defer { conn.close() }
 
@@ -119,11 +119,10 @@ import Testing
         let rate = 100
         let fixture = try await EndToEndFixture(subscriptions: 3000, seed: 4244)
         try await fixture.startSimulator(["--max-rps", String(rate)])
-        let workers = try (0..<3).map { _ in
-            try fixture.startRun([
-                "--worker", "--heartbeat", "1s", "--lease-timeout", "4s", "--rate", String(rate), "--concurrency", "32",
-            ])
-        }
+        let workers = try await fixture.startRuns(
+            3,
+            ["--worker", "--heartbeat", "1s", "--lease-timeout", "4s", "--rate", String(rate), "--concurrency", "32"]
+        )
         let outcomes = await workers.wait(limit: 1800)
         for outcome in outcomes { #expect(outcome.status == 0, "\(outcome)") }
         let stats = try await fixture.simulatorStats()
@@ -137,7 +136,9 @@ import Testing
     @Test func aOneProcessRunIsRefusedWhileWorkersHoldTheRunAndALateWorkerFindsItDone() async throws {
         let fixture = try await EndToEndFixture(subscriptions: 300, seed: 4243)
         try await fixture.startSimulator(["--latency-ms", "40"])
-        let worker = try fixture.startRun(["--worker", "--heartbeat", "1s", "--lease-timeout", "4s", "--rate", "50"])
+        let worker = try await fixture.startRun([
+            "--worker", "--heartbeat", "1s", "--lease-timeout", "4s", "--rate", "50",
+        ])
         let conn = try fixture.connect()
         defer { conn.close() }
         #expect(try await fixture.poll(limit: 60) { try conn.count("SELECT count(*) AS n FROM run_workers") == 1 })
