@@ -14,10 +14,11 @@ import Testing
 
     @Test func threeWorkersShareARunAndFinishTheItemsOfOneKilledHalfway() async throws {
         let fixture = try await EndToEndFixture(subscriptions: Self.subscriptions, seed: 4242)
-        // Apple's limit for the app, well above the rate: this suite runs beside every other end-to-end test, and a
-        // starved process's requests reach the simulator bunched up. The one-second checks run alone on release
-        // binaries (`WallClockRates`, and `workersTogetherKeepToTheAppsLimitInEverySecond`: CI's rate stages).
-        try await fixture.startSimulator(["--max-rps", String(Self.rate * 2)])
+        // Apple's limit for the app, well above the rate, and only where the test runs alone (`WallClockRates.limit`):
+        // beside every other end-to-end test a starved process's requests reach the simulator bunched up. The
+        // one-second checks run alone on release binaries (`WallClockRates`, and
+        // `workersTogetherKeepToTheAppsLimitInEverySecond`: CI's rate stages).
+        try await fixture.startSimulator(WallClockRates.limit("--max-rps", Self.rate * 2))
         let arguments = [
             "--worker", "--heartbeat", "1s", "--lease-timeout", "4s", "--rate", String(Self.rate), "--concurrency",
             "16",
