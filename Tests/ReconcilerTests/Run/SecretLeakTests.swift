@@ -247,20 +247,10 @@ import Testing
     }
 
     static func runToEnd(_ arguments: [String], environment: [String: String]) async throws -> ChildRun {
+        // The command line is read right after the spawn (`ChildProcess.commandLine`): a short command may have ended
+        // before this task runs again on a busy machine.
         let child = try await ChildProcess(reconciler, arguments, environment: environment)
-        // Read once the child has exec'd (before, /proc shows the test's own command line; after it exits,
-        // nothing).
-        var cmdline = ""
-        let deadline = Date().addingTimeInterval(10)
-        while !child.hasExited && Date() < deadline {
-            let text =
-                (try? String(contentsOfFile: "/proc/\(child.processIdentifier)/cmdline", encoding: .utf8)) ?? ""
-            if text.hasPrefix(reconciler + "\0") {
-                cmdline = text.replacingOccurrences(of: "\0", with: " ")
-                break
-            }
-            try await Task.sleep(for: .milliseconds(1))
-        }
+        let cmdline = child.commandLine.hasPrefix(reconciler + " ") ? child.commandLine : ""
         let outcome = await child.outcome()
         return ChildRun(status: outcome.status, output: outcome.stdout + outcome.stderr, commandLine: cmdline)
     }
