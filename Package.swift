@@ -139,6 +139,7 @@ let package = Package(
             name: "ReconcilerTests",
             dependencies: [
                 "Reconciler", "ReconcilerDemo", "AppStoreSimulator", "TestSupport", "SignedDataTestSupport", "CivilTime",
+                .product(name: "SystemPackage", package: "swift-system", condition: .when(platforms: [.linux])),
             ]
         ),
         .testTarget(

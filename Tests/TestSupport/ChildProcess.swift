@@ -20,10 +20,6 @@ import Glibc
 /// a test that blocked a thread for a child's lifetime starved every other test of the process.
 public final class ChildProcess: Sendable {
     public let processIdentifier: Int32
-    /// Its command line as `/proc/PID/cmdline` showed it (what `ps` shows, the arguments joined by spaces), read
-    /// by the task that runs it right after the spawn returned, once it had exec'd and before it could have ended
-    /// ("" where there is no /proc).
-    public let commandLine: String
     /// The files its standard output and error go to (read them while it runs to see what it printed so far).
     public let outputFile: URL
     public let errorFile: URL
@@ -106,7 +102,7 @@ public final class ChildProcess: Sendable {
         )
         let exit = Exit()
         self.exit = exit
-        (processIdentifier, commandLine) = try await withCheckedThrowingContinuation { started in
+        processIdentifier = try await withCheckedThrowingContinuation { started in
             // Not a child task: the process outlives this initializer, and the task that awaits its exit with it.
             Task {
                 let spawned = Mutex(false)
@@ -118,9 +114,7 @@ public final class ChildProcess: Sendable {
                         error: .fileDescriptor(errors, closeAfterSpawningProcess: true)
                     ) { execution in
                         spawned.withLock { $0 = true }
-                        let pid = execution.processIdentifier.value
-                        let commandLine = (try? String(contentsOfFile: "/proc/\(pid)/cmdline", encoding: .utf8)) ?? ""
-                        started.resume(returning: (pid, commandLine.replacingOccurrences(of: "\0", with: " ")))
+                        started.resume(returning: execution.processIdentifier.value)
                     }
                     exit.finish(result.terminationStatus)
                 } catch {
