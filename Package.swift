@@ -1,4 +1,4 @@
-// swift-tools-version:6.0
+// swift-tools-version:6.1
 import PackageDescription
 
 // One target per concern. C is kept thin and at the edge (CLibpq, CCurl); the
@@ -21,6 +21,10 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-crypto.git", "3.12.3"..<"5.0.0"),
         .package(url: "https://github.com/apple/swift-certificates.git", from: "1.21.1"),
         .package(url: "https://github.com/apple/swift-asn1.git", from: "1.7.4"),
+        // Child processes (the demo's simulator, the tests' children): spawned without the parent's descriptors and
+        // their exit seen through a pidfd (docs/testing.md, "One command"). Its Foundation trait is not needed.
+        .package(url: "https://github.com/swiftlang/swift-subprocess", from: "1.0.2", traits: []),
+        .package(url: "https://github.com/apple/swift-system", from: "1.5.0"),
     ],
     targets: [
         // MARK: C system libraries
@@ -75,6 +79,8 @@ let package = Package(
             dependencies: [
                 "Reconciler", "Postgres", "ReceiptDomain", "CivilTime",
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "Subprocess", package: "swift-subprocess"),
+                .product(name: "SystemPackage", package: "swift-system", condition: .when(platforms: [.linux])),
             ]
         ),
         .executableTarget(
@@ -133,6 +139,7 @@ let package = Package(
             name: "ReconcilerTests",
             dependencies: [
                 "Reconciler", "ReconcilerDemo", "AppStoreSimulator", "TestSupport", "SignedDataTestSupport", "CivilTime",
+                .product(name: "SystemPackage", package: "swift-system", condition: .when(platforms: [.linux])),
             ]
         ),
         .testTarget(
@@ -161,8 +168,17 @@ let package = Package(
             dependencies: ["AppStoreSignedData", "SignedDataTestSupport"],
             path: "Benchmarks/SignedData"
         ),
-        // Shared test helpers: a throwaway PostgreSQL per test process, temp dirs, binary paths.
-        .target(name: "TestSupport", dependencies: ["Postgres"], path: "Tests/TestSupport"),
+        // Shared test helpers: a throwaway PostgreSQL per test process, temp dirs, binary paths, child processes.
+        .target(
+            name: "TestSupport",
+            dependencies: [
+                "Postgres",
+                .product(name: "Subprocess", package: "swift-subprocess"),
+                .product(name: "SystemPackage", package: "swift-system", condition: .when(platforms: [.linux])),
+            ],
+            path: "Tests/TestSupport"
+        ),
+        .testTarget(name: "TestSupportTests", dependencies: ["TestSupport"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -2,15 +2,30 @@ import CivilTime
 import Foundation
 import Reconciler
 
+#if canImport(System)
+import System
+#else
+import SystemPackage
+#endif
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 /// The App Store simulator (`appstore-simulator`) run as a child process on loopback: for the demo,
 /// the end-to-end tests and the benchmarks. The shared secret goes to it through the environment,
-/// never its arguments.
-public final class SimulatorProcess: @unchecked Sendable {
-    public let process: Process
+/// never its arguments. Its initializer, `stop()` and `export` wait for the child: call them from a thread of
+/// their own (the demo's main thread; the tests' `OffPool`), never from one of the cooperative pool's
+/// (`BackgroundChild`).
+public final class SimulatorProcess: Sendable {
     public let port: Int
     public let sharedSecret: String
+    private let child: BackgroundChild
     private let directory: URL
 
+    public var processIdentifier: Int32 { child.processIdentifier }
     public var productionURL: String { "http://127.0.0.1:\(port)/verifyReceipt" }
     public var sandboxURL: String { "http://127.0.0.1:\(port)/sandbox/verifyReceipt" }
 
@@ -31,54 +46,66 @@ public final class SimulatorProcess: @unchecked Sendable {
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("sim-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let portFile = directory.appendingPathComponent("port").path
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: binary)
-        p.arguments = ["serve", "--port", String(listenPort), "--port-file", portFile] + arguments
-        var env = ProcessInfo.processInfo.environment
-        env["APPSTORE_SIM_SHARED_SECRET"] = sharedSecret
-        p.environment = env
+        var environment = ProcessInfo.processInfo.environment
+        environment["APPSTORE_SIM_SHARED_SECRET"] = sharedSecret
         let log = logFile ?? directory.appendingPathComponent("simulator.log").path
         _ = FileManager.default.createFile(atPath: log, contents: nil)
-        let handle = FileHandle(forWritingAtPath: log)
-        p.standardOutput = handle
-        p.standardError = handle
-        try p.run()
-        process = p
+        // Standard output and error both appended to the log.
+        let output = try FileDescriptor.open(log, .writeOnly, options: [.append, .closeOnExec])
+        let errors = try FileDescriptor.open(log, .writeOnly, options: [.append, .closeOnExec])
+        child = try BackgroundChild(
+            binary,
+            ["serve", "--port", String(listenPort), "--port-file", portFile] + arguments,
+            environment: environment,
+            output: output,
+            errors: errors
+        )
         self.sharedSecret = sharedSecret
         let deadline = Date().addingTimeInterval(60)
         var found: Int?
         while Date() < deadline {
+            let exited = child.hasExited
             if let text = try? String(contentsOfFile: portFile, encoding: .utf8),
                 let value = Int(text.trimmingCharacters(in: .whitespacesAndNewlines)), value > 0
             {
                 found = value
                 break
             }
-            guard p.isRunning else { break }
+            if exited { break }
             Thread.sleep(forTimeInterval: 0.05)
         }
         guard let found else {
-            if p.isRunning { p.terminate() }
+            child.signal(SIGKILL)
             let output = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
+            try? FileManager.default.removeItem(at: directory)
             throw ConfigurationError("the simulator did not start: \(output.suffix(2000))")
         }
         port = found
     }
 
-    /// Stops the simulator (SIGTERM, then SIGKILL after 5 s).
+    /// Stops the simulator (SIGTERM, then SIGKILL after 5 s) and waits for its end: its port is free again.
     public func stop() {
-        if process.isRunning {
-            process.terminate()
-            let deadline = Date().addingTimeInterval(5)
-            while process.isRunning && Date() < deadline { Thread.sleep(forTimeInterval: 0.05) }
-            if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+        child.signal(SIGTERM)
+        if !child.waitForExit(seconds: 5) {
+            child.signal(SIGKILL)
+            child.waitForExit(seconds: 60)
         }
         try? FileManager.default.removeItem(at: directory)
     }
 
-    deinit { stop() }
+    /// Sends `signal` unless the simulator has ended, and returns at once (its end is seen and reaped in the
+    /// background).
+    public func signal(_ signal: Int32) {
+        child.signal(signal)
+    }
 
-    /// Runs `binary export` into `directory` (purchases.jsonl, truth.jsonl).
+    /// Killed with SIGKILL if still running, without waiting: a task of swift-subprocess sees its end and reaps it.
+    deinit {
+        child.signal(SIGKILL)
+        try? FileManager.default.removeItem(at: directory)
+    }
+
+    /// Runs `binary export` into `directory` (purchases.jsonl, truth.jsonl) and waits for its end.
     public static func export(
         binary: String,
         seed: UInt64,
@@ -87,23 +114,26 @@ public final class SimulatorProcess: @unchecked Sendable {
         into directory: String,
         extra: [String] = []
     ) throws {
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: binary)
-        p.arguments =
+        let errorFile = FileManager.default.temporaryDirectory.appendingPathComponent("export-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: errorFile) }
+        let options: FileDescriptor.OpenOptions = [.create, .truncate, .closeOnExec]
+        let errors = try FileDescriptor.open(errorFile.path, .writeOnly, options: options, permissions: .ownerReadWrite)
+        let export = try BackgroundChild(
+            binary,
             [
                 "export", "--seed", String(seed), "--subscriptions", String(subscriptions), "--now",
                 RFC3339.string(now),
                 "--out", directory,
-            ] + extra
-        let errors = Pipe()
-        p.standardError = errors
-        p.standardOutput = FileHandle.nullDevice
-        try p.run()
-        let output = errors.fileHandleForReading.readDataToEndOfFile()
-        p.waitUntilExit()
-        guard p.terminationStatus == 0 else {
+            ] + extra,
+            environment: ProcessInfo.processInfo.environment,
+            output: try FileDescriptor.open("/dev/null", .writeOnly, options: [.closeOnExec]),
+            errors: errors
+        )
+        export.waitForExit()
+        guard case .exited(0) = export.terminationStatus else {
+            let output = (try? String(contentsOf: errorFile, encoding: .utf8)) ?? ""
             throw ConfigurationError(
-                "appstore-simulator export failed (\(p.terminationStatus)): \(String(decoding: output, as: UTF8.self).suffix(2000))"
+                "appstore-simulator export failed (\(export.terminationStatus.map { "\($0)" } ?? "end not seen")): \(output.suffix(2000))"
             )
         }
     }

@@ -31,6 +31,9 @@ struct DemoCommand: ParsableCommand {
     @Option(help: "Requests in flight.")
     var concurrency: Int = 64
 
+    @Option(help: "Per-request total timeout in seconds.")
+    var requestTimeout: Double = 10
+
     @Option(
         help: ArgumentHelp(
             "As-of time (RFC 3339); default: the latest 23:00 UTC, so the first night's period (its calendar day) "
@@ -90,6 +93,7 @@ struct DemoCommand: ParsableCommand {
         try SettingBounds.demoNights.validate(nightCount, flag: "--nights")
         try SettingBounds.rate.validate(rate, flag: "--rate")
         try SettingBounds.concurrency.validate(concurrency, flag: "--concurrency")
+        try SettingBounds.timeout.validate(requestTimeout, flag: "--request-timeout")
         guard let kind = AppleSourceKind(rawValue: source), kind != .auto else {
             throw ValidationError("--source must be verify-receipt or server-api, not \(source)")
         }
@@ -196,7 +200,7 @@ struct DemoCommand: ParsableCommand {
         var options = RunOptions()
         options.rate = rate
         options.concurrency = concurrency
-        options.requestTimeoutSeconds = 10
+        options.requestTimeoutSeconds = requestTimeout
         let apple = AppleConfiguration(
             productionURL: sim.productionURL,
             sandboxURL: sim.sandboxURL,

@@ -57,18 +57,17 @@ import Testing
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let portFile = dir + "/port"
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: Self.binary)
-        p.arguments = [
-            "serve", "--seed", "9", "--subscriptions", "60", "--now", "2026-11-21T03:00:00Z",
-            "--port", "0", "--port-file", portFile, "--fault-21004-all",
-        ]
-        p.environment = ProcessInfo.processInfo.environment.merging(["APPSTORE_SIM_SHARED_SECRET": "env-secret"]) { $1 }
-        p.standardOutput = FileHandle.nullDevice
-        p.standardError = FileHandle.nullDevice
-        try p.run()
-        let pid = p.processIdentifier
-        defer { if p.isRunning { kill(pid, SIGKILL) } }
+        let server = try await ChildProcess(
+            Self.binary,
+            [
+                "serve", "--seed", "9", "--subscriptions", "60", "--now", "2026-11-21T03:00:00Z",
+                "--port", "0", "--port-file", portFile, "--fault-21004-all",
+            ],
+            environment: ProcessInfo.processInfo.environment.merging(["APPSTORE_SIM_SHARED_SECRET": "env-secret"]) {
+                $1
+            }
+        )
+        defer { server.signal(SIGKILL) }
         var port = 0
         for _ in 0..<200 where port == 0 {
             if let text = try? String(contentsOfFile: portFile, encoding: .utf8),
@@ -91,8 +90,8 @@ import Testing
             )
             #expect(response.json?["status"] as? Int == 21004, "\(family.scenario)")
         }
-        p.terminate()
-        for _ in 0..<100 where p.isRunning { try await Task.sleep(for: .milliseconds(50)) }
+        server.signal(SIGTERM)
+        _ = await server.outcome(limit: .seconds(60))
     }
 
     @Test func servePrintsItsPortWritesThePortFileAndUsesTheSecretFromTheEnvironment() async throws {
@@ -104,20 +103,16 @@ import Testing
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let portFile = dir + "/port"
-        let stdoutFile = dir + "/stdout"
-        _ = FileManager.default.createFile(atPath: stdoutFile, contents: nil)
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: Self.binary)
-        p.arguments = [
-            "serve", "--seed", "9", "--subscriptions", "60", "--now", "2026-11-21T03:00:00Z",
-            "--port", "0", "--port-file", portFile,
-        ]
-        p.environment = ProcessInfo.processInfo.environment.merging(["APPSTORE_SIM_SHARED_SECRET": "env-secret"]) { $1 }
-        p.standardOutput = FileHandle(forWritingAtPath: stdoutFile)
-        p.standardError = FileHandle.nullDevice
-        try p.run()
-        let pid = p.processIdentifier
-        defer { if p.isRunning { kill(pid, SIGKILL) } }
+        let server = try await ChildProcess(
+            Self.binary,
+            ["serve", "--seed", "9", "--subscriptions", "60", "--now", "2026-11-21T03:00:00Z", "--port", "0"]
+                + ["--port-file", portFile],
+            environment: ProcessInfo.processInfo.environment.merging(["APPSTORE_SIM_SHARED_SECRET": "env-secret"]) {
+                $1
+            },
+            directory: URL(fileURLWithPath: dir)
+        )
+        defer { server.signal(SIGKILL) }
         var port = 0
         for _ in 0..<200 {
             if port > 0 { break }
@@ -130,7 +125,7 @@ import Testing
             }
         }
         try #require(port > 0, "no port file within 10 s")
-        let firstLine = (try? String(contentsOfFile: stdoutFile, encoding: .utf8)) ?? ""
+        let firstLine = (try? String(contentsOf: server.outputFile, encoding: .utf8)) ?? ""
         #expect(firstLine.hasPrefix("listening on http://127.0.0.1:\(port)"))
         let health = try await TestConnection.once(port: port, .GET, "/_health")
         #expect(health.status == 200)
@@ -152,8 +147,8 @@ import Testing
             body: verifyBody(receipt: receipt)
         )
         #expect(wrong.json?["status"] as? Int == 21004)
-        p.terminate()
-        for _ in 0..<100 where p.isRunning { try await Task.sleep(for: .milliseconds(50)) }
-        #expect(!p.isRunning, "SIGTERM did not stop the server")
+        server.signal(SIGTERM)
+        let ended = await server.outcome(limit: .seconds(5))
+        #expect(ended.reason == .uncaughtSignal && ended.status == SIGTERM, "SIGTERM did not stop the server: \(ended)")
     }
 }

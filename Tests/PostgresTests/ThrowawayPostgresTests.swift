@@ -37,7 +37,7 @@ import Testing
         }
         try await withTemporaryDirectoryAsync { temp in
             let report = temp.appendingPathComponent("dir.txt").path
-            let child = try ChildProcess(
+            let child = try await ChildProcess(
                 CommandLine.arguments[0],
                 ["--testing-library", "swift-testing", "--filter", "sigtermStopsAndRemovesTheCluster"],
                 environment: env.merging(["THROWAWAY_SIGNAL_CHILD_REPORT": report]) { $1 }

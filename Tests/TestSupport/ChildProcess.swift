@@ -1,80 +1,131 @@
 import Foundation
+import Subprocess
 import Synchronization
+
+#if canImport(System)
+import System
+#else
+import SystemPackage
+#endif
 
 #if canImport(Glibc)
 import Glibc
 #endif
 
-/// A child process the tests start and then await, never block on (docs/testing.md, "One command"): its exit
-/// arrives through `Process.terminationHandler` and resumes the awaiting task, and its standard output and error
-/// go to files read once it has ended, so no thread of the test process waits on it or on a pipe while it runs.
-/// Swift Testing runs the tests on the cooperative pool, one thread per core: a test that blocked a thread for a
-/// child's lifetime starved every other test of the process.
-public final class ChildProcess: @unchecked Sendable {
-    // @unchecked Sendable: `process` is only asked processIdentifier, isRunning and the termination fields after
-    // the exit (which Foundation allows from any thread); `exit` is Sendable.
-    public let process: Process
-    private let outFile: URL
-    private let errFile: URL
+/// A child process the tests start and then await, never block on (docs/testing.md, "One command"). It is run by
+/// swift-subprocess in a task of its own: spawned with none of the test process's descriptors but its standard
+/// input, output and error, its exit seen through its pidfd and reaped by that task, which then resumes the tasks
+/// awaiting it. Its standard output and error go to files read once it has ended, so no thread of the test process
+/// waits on it or on a pipe while it runs. Swift Testing runs the tests on the cooperative pool, one thread per core:
+/// a test that blocked a thread for a child's lifetime starved every other test of the process.
+public final class ChildProcess: Sendable {
+    public let processIdentifier: Int32
+    /// The files its standard output and error go to (read them while it runs to see what it printed so far).
+    public let outputFile: URL
+    public let errorFile: URL
     private let removeFiles: Bool
-    private let exit = Exit()
+    private let exit: Exit
 
-    /// Whether the process has ended, and the tasks awaiting that; shared with the termination handler.
+    /// How the process ended, when it has, and the tasks awaiting that; shared with the task that runs it.
     private final class Exit: Sendable {
         struct State {
-            var exited = false
+            var status: TerminationStatus?
+            /// Why no status is known (swift-subprocess could not monitor the process).
+            var failure: String?
             var exitedAt: ContinuousClock.Instant?
             var waiters: [CheckedContinuation<Void, Never>] = []
         }
         let state = Mutex(State())
-    }
 
-    /// Starts `executable` with `arguments`. `environment` nil: this process's. Output files go to `directory`
-    /// (kept, beside the test's other files) or, when nil, to the temporary directory (removed after the exit).
-    /// `standardInput` nil: /dev/null.
-    public init(
-        _ executable: String,
-        _ arguments: [String],
-        environment: [String: String]? = nil,
-        directory: URL? = nil,
-        workingDirectory: URL? = nil,
-        standardInput: Any? = nil
-    ) throws {
-        let id = UUID().uuidString
-        let folder = directory ?? FileManager.default.temporaryDirectory
-        removeFiles = directory == nil
-        outFile = folder.appendingPathComponent("out-\(id).txt")
-        errFile = folder.appendingPathComponent("err-\(id).txt")
-        guard FileManager.default.createFile(atPath: outFile.path, contents: nil),
-            FileManager.default.createFile(atPath: errFile.path, contents: nil)
-        else { throw ChildProcessError("cannot create output files in \(folder.path)") }
-        let out = try FileHandle(forWritingTo: outFile)
-        let err = try FileHandle(forWritingTo: errFile)
-        // The child has its own copies once started; the parent's are closed either way.
-        defer {
-            try? out.close()
-            try? err.close()
-        }
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: executable)
-        p.arguments = arguments
-        if let environment { p.environment = environment }
-        if let workingDirectory { p.currentDirectoryURL = workingDirectory }
-        p.standardInput = standardInput ?? FileHandle.nullDevice
-        p.standardOutput = out
-        p.standardError = err
-        // Set before the start, so an exit that comes at once is not missed.
-        p.terminationHandler = { [exit] _ in
-            let waiters = exit.state.withLock { s in
-                s.exited = true
+        func finish(_ status: TerminationStatus?, failure: String? = nil) {
+            let waiters = state.withLock { s in
+                s.status = status
+                s.failure = failure
                 s.exitedAt = .now
                 defer { s.waiters = [] }
                 return s.waiters
             }
             for waiter in waiters { waiter.resume() }
         }
-        process = p
-        try p.run()
+
+        var exited: Bool { state.withLock { $0.exitedAt != nil } }
+
+        func wait() async {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                let done = state.withLock { s in
+                    if s.exitedAt == nil { s.waiters.append(continuation) }
+                    return s.exitedAt != nil
+                }
+                if done { continuation.resume() }
+            }
+        }
+    }
+
+    /// Starts `executable` with `arguments` and returns once it is spawned. `environment` nil: this process's.
+    /// Output files go to `directory` (kept, beside the test's other files) or, when nil, to the temporary directory
+    /// (removed after the exit). `standardInput` (closed here once the child has it) nil: /dev/null.
+    public init(
+        _ executable: String,
+        _ arguments: [String],
+        environment: [String: String]? = nil,
+        directory: URL? = nil,
+        workingDirectory: URL? = nil,
+        standardInput: FileDescriptor? = nil
+    ) async throws {
+        let id = UUID().uuidString
+        let folder = directory ?? FileManager.default.temporaryDirectory
+        removeFiles = directory == nil
+        outputFile = folder.appendingPathComponent("out-\(id).txt")
+        errorFile = folder.appendingPathComponent("err-\(id).txt")
+        // Close-on-exec like every descriptor here: only the child's own copies on 0, 1 and 2 outlive the spawn.
+        let options: FileDescriptor.OpenOptions = [.create, .truncate, .closeOnExec]
+        let input = try standardInput ?? FileDescriptor.open("/dev/null", .readOnly, options: [.closeOnExec])
+        var files: [FileDescriptor] = []
+        do {
+            for file in [outputFile, errorFile] {
+                files.append(
+                    try FileDescriptor.open(file.path, .writeOnly, options: options, permissions: .ownerReadWrite)
+                )
+            }
+        } catch {
+            for file in files + [input] { try? file.close() }
+            throw ChildProcessError("cannot create output files in \(folder.path): \(error)")
+        }
+        let (output, errors) = (files[0], files[1])
+        let configuration = Configuration(
+            executable: .path(FilePath(executable)),
+            arguments: Arguments(arguments),
+            environment: environment.map { values in
+                .custom(Dictionary(uniqueKeysWithValues: values.map { (Environment.Key(stringLiteral: $0), $1) }))
+            } ?? .inherit,
+            workingDirectory: workingDirectory.map { FilePath($0.path) }
+        )
+        let exit = Exit()
+        self.exit = exit
+        processIdentifier = try await withCheckedThrowingContinuation { started in
+            // Not a child task: the process outlives this initializer, and the task that awaits its exit with it.
+            Task {
+                let spawned = Mutex(false)
+                do {
+                    let result = try await Subprocess.run(
+                        configuration,
+                        input: .fileDescriptor(input, closeAfterSpawningProcess: true),
+                        output: .fileDescriptor(output, closeAfterSpawningProcess: true),
+                        error: .fileDescriptor(errors, closeAfterSpawningProcess: true)
+                    ) { execution in
+                        spawned.withLock { $0 = true }
+                        started.resume(returning: execution.processIdentifier.value)
+                    }
+                    exit.finish(result.terminationStatus)
+                } catch {
+                    if spawned.withLock({ $0 }) {
+                        exit.finish(nil, failure: "\(error)")
+                    } else {
+                        started.resume(throwing: error)
+                    }
+                }
+            }
+        }
     }
 
     /// Starts the process, with `input` (when given) as its standard input, and awaits its outcome (see `init`
@@ -88,47 +139,38 @@ public final class ChildProcess: @unchecked Sendable {
         input: Data? = nil,
         limit: Duration = .seconds(1800)
     ) async throws -> ChildProcessOutcome {
-        var inputHandle: FileHandle?
+        var standardInput: FileDescriptor?
         if let input {
             // A file, not a pipe: nothing has to write while the child reads.
             let file = FileManager.default.temporaryDirectory.appendingPathComponent("in-\(UUID().uuidString).txt")
             try input.write(to: file)
-            inputHandle = try FileHandle(forReadingFrom: file)
-            try? FileManager.default.removeItem(at: file)
+            defer { try? FileManager.default.removeItem(at: file) }
+            standardInput = try FileDescriptor.open(file.path, .readOnly, options: [.closeOnExec])
         }
-        defer { try? inputHandle?.close() }
         return try await ChildProcess(
             executable,
             arguments,
             environment: environment,
             directory: directory,
             workingDirectory: workingDirectory,
-            standardInput: inputHandle
+            standardInput: standardInput
         ).outcome(limit: limit)
     }
 
-    public var processIdentifier: Int32 { process.processIdentifier }
+    /// True once the process has ended and been reaped.
+    public var hasExited: Bool { exit.exited }
 
-    /// True once the process has ended and its termination was seen.
-    public var hasExited: Bool { exit.state.withLock { $0.exited } }
-
-    /// When the end was seen (by Foundation's termination handler, not by a test task that may resume later).
+    /// When the end was seen (by the task that runs the process, not by a test task that may resume later).
     public var exitedAt: ContinuousClock.Instant? { exit.state.withLock { $0.exitedAt } }
 
     /// Sends `signal` unless the process has ended.
     public func signal(_ signal: Int32) {
-        if !hasExited { kill(process.processIdentifier, signal) }
+        if !hasExited { kill(processIdentifier, signal) }
     }
 
     /// Awaits the end of the process (no limit).
     public func exited() async {
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            let done = exit.state.withLock { s in
-                if !s.exited { s.waiters.append(continuation) }
-                return s.exited
-            }
-            if done { continuation.resume() }
-        }
+        await exit.wait()
     }
 
     /// Awaits the end of the process (killed with SIGKILL after `limit`, a safety net) and returns its outcome.
@@ -143,17 +185,21 @@ public final class ChildProcess: @unchecked Sendable {
             group.cancelAll()
         }
         await exited()
-        let out = (try? String(contentsOf: outFile, encoding: .utf8)) ?? ""
-        let err = (try? String(contentsOf: errFile, encoding: .utf8)) ?? ""
+        let out = (try? String(contentsOf: outputFile, encoding: .utf8)) ?? ""
+        var err = (try? String(contentsOf: errorFile, encoding: .utf8)) ?? ""
         if removeFiles {
-            try? FileManager.default.removeItem(at: outFile)
-            try? FileManager.default.removeItem(at: errFile)
+            try? FileManager.default.removeItem(at: outputFile)
+            try? FileManager.default.removeItem(at: errorFile)
         }
-        return ChildProcessOutcome(
-            status: process.terminationStatus,
-            reason: process.terminationReason,
-            stdout: out,
-            stderr: err
-        )
+        let (status, failure) = exit.state.withLock { ($0.status, $0.failure) }
+        if let failure { err += "\n(the process's end could not be observed: \(failure))" }
+        switch status {
+        case .exited(let code):
+            return ChildProcessOutcome(status: code, reason: .exit, stdout: out, stderr: err)
+        case .signaled(let signal):
+            return ChildProcessOutcome(status: signal, reason: .uncaughtSignal, stdout: out, stderr: err)
+        case nil:
+            return ChildProcessOutcome(status: -1, reason: .exit, stdout: out, stderr: err)
+        }
     }
 }

@@ -1,13 +1,21 @@
-import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// What a finished child process left: how it ended and what it printed.
 public struct ChildProcessOutcome: Sendable, CustomStringConvertible {
+    /// How a process ended: `status` is its exit code, or the signal that ended it.
+    public enum Reason: Sendable {
+        case exit
+        case uncaughtSignal
+    }
+
     public var status: Int32
-    public var reason: Process.TerminationReason
+    public var reason: Reason
     public var stdout: String
     public var stderr: String
 
-    public init(status: Int32, reason: Process.TerminationReason, stdout: String, stderr: String) {
+    public init(status: Int32, reason: Reason, stdout: String, stderr: String) {
         self.status = status
         self.reason = reason
         self.stdout = stdout

@@ -8,11 +8,15 @@ final class CurrentPipeline: @unchecked Sendable {
     private var _pipeline: ReconciliationPipeline?
     private var _share = 1.0
     private var _stop: String?
+    private var _runEnded = false
     private var _finished = (written: 0, stats: AppleRequestStats())
     private var _round = (written: 0, stats: AppleRequestStats())
 
     /// Why the process was asked to stop (a signal, the lost run lock, the run ended elsewhere), nil while it goes on.
     var stopRequested: String? { locked { _stop } }
+
+    /// Whether a round was stopped because the run ended elsewhere (`stopRound`).
+    var runEndedElsewhere: Bool { locked { _runEnded } }
 
     // The pipeline's `setRateShare` and `requestStop` only enqueue on its queue: they are called under the lock, so
     // the pipeline sees shares and stops in the order they were set here.
@@ -27,7 +31,10 @@ final class CurrentPipeline: @unchecked Sendable {
 
     /// Stops the running pipeline only (the run ended elsewhere): the rounds end as the coordination finds the run.
     func stopRound(_ why: String) {
-        locked { _pipeline?.requestStop(.interrupted(why)) }
+        locked {
+            _runEnded = true
+            _pipeline?.requestStop(.interrupted(why))
+        }
     }
 
     /// Makes `pipeline` the running one at this process's share; stopped at once if a stop came first.

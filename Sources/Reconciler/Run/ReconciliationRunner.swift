@@ -138,7 +138,8 @@ public final class ReconciliationRunner: @unchecked Sendable {
                 preparation: preparation,
                 work: work,
                 control: control,
-                logger: runLogger
+                logger: runLogger,
+                runEndedElsewhere: current.runEndedElsewhere
             )
         )
     }

@@ -12,4 +12,7 @@ struct RunRoundsEnding {
     let work: PostgresConnection
     let control: PostgresConnection
     let logger: Logger
+    /// Whether the rounds were stopped because the run ended elsewhere (another worker completed it, or it failed
+    /// for all): the process then exits as the run did.
+    var runEndedElsewhere = false
 }

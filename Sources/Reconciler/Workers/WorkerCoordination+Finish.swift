@@ -29,9 +29,15 @@ extension WorkerCoordination {
         }
         try WorkerRecords(connection: work).stop(runId: run.id, workerId: workerId)
         guard endsRun else {
+            var summary = try runSummary(runId: run.id, parameters: run.parameters, asOf: run.asOf, connection: work)
+            if ending.runEndedElsewhere, ending.stopRequested == nil, summary.status != .running {
+                // Completed by another worker (this one's chunks had gone to the others), or failed for all: this
+                // worker exits as the run did, like one that finds it completed at the end of its rounds.
+                logger.notice("worker \(workerId) stopped: run \(run.id) ended elsewhere (\(summary.status))")
+                return (summary, false)
+            }
             let why = ending.total.stopReason.map { "\($0)" } ?? ending.stopRequested ?? "stopped"
             logger.notice("worker \(workerId) left run \(run.id) (\(why)): the other workers finish it")
-            var summary = try runSummary(runId: run.id, parameters: run.parameters, asOf: run.asOf, connection: work)
             summary.exitCode =
                 ending.total.stopReason == nil && ending.stopRequested == nil ? .success : .failure
             return (summary, false)

@@ -46,26 +46,25 @@ import Testing
         // Each app's Apple, with its own limit: 429 for anything above it. The simulator counts arrivals, which
         // the loopback and a busy machine bunch up a little, so its limits sit a little above the app's rate (the
         // Server API's sandbox limit is a tenth, rounded down: 3 for the app's 2.5). The run's own --rate is 2,000:
-        // only each app's limit holds it back.
-        let simOne = try await fixture.startSimulator(["--max-rps", "44"])
+        // only each app's limit holds it back. The limits are the simulators' only where the test runs alone
+        // (`WallClockRates.limit`).
+        let simOne = try await fixture.startSimulator(WallClockRates.limit("--max-rps", 44))
         let simTwo = try await SimulatorProcess.started(
             binary: EndToEndFixture.simulatorBinary,
             arguments: [
                 "--seed", "77", "--subscriptions", "200", "--now", fixture.now, "--bundle-id", Self.second,
-                "--max-rps-statuses", "30", "--max-rps-history", "30", "--max-rps-notification-history", "30",
-            ],
+            ] + WallClockRates.limit("--max-rps-statuses", 30) + WallClockRates.limit("--max-rps-history", 30)
+                + WallClockRates.limit("--max-rps-notification-history", 30),
             sharedSecret: "the-second-app-has-no-shared-secret"
         )
-        defer { simTwo.stop() }
+        defer { simTwo.signal(SIGKILL) }
         let simThree = try await SimulatorProcess.started(
             binary: EndToEndFixture.simulatorBinary,
-            arguments: [
-                "--seed", "55", "--subscriptions", "150", "--now", fixture.now, "--bundle-id", Self.third,
-                "--max-rps", "33",
-            ],
+            arguments: ["--seed", "55", "--subscriptions", "150", "--now", fixture.now, "--bundle-id", Self.third]
+                + WallClockRates.limit("--max-rps", 33),
             sharedSecret: Self.thirdSecret
         )
-        defer { simThree.stop() }
+        defer { simThree.signal(SIGKILL) }
         let api = try #require(
             try JSONSerialization.jsonObject(
                 with: try Data(contentsOf: two.appendingPathComponent("server-api/api.json"))

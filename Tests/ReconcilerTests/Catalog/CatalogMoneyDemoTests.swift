@@ -25,11 +25,13 @@ import Testing
             let reports = dir.appendingPathComponent("reports").path
             var env = ProcessInfo.processInfo.environment
             env["DATABASE_URL"] = db.url
+            // The request timeout is a safety net only (docs/testing.md, "One command").
             let demo = try await ChildProcess.run(
                 reconciler,
                 [
                     "demo", "--subscriptions", String(Self.subscriptions), "--seed", String(Self.seed), "--rate",
                     "3000", "--now", Self.now, "--report-dir", reports, "--simulator", simulator,
+                    "--request-timeout", "600",
                 ],
                 environment: env
             )

@@ -23,12 +23,13 @@ import Testing
         let db = try TestDatabase.make()
         try await withTemporaryDirectoryAsync { dir in
             let reports = dir.appendingPathComponent("reports").path
+            // The request timeout is a safety net only (docs/testing.md, "One command").
             let demo = try await Self.run(
                 reconciler,
                 [
                     "demo", "--nights", String(Self.nights), "--subscriptions", String(Self.subscriptions), "--seed",
                     Self.seed, "--rate", "3000", "--now", Self.start, "--report-dir", reports, "--source", source,
-                    "--simulator", BuiltBinary.simulator,
+                    "--simulator", BuiltBinary.simulator, "--request-timeout", "600",
                 ],
                 environment: ["DATABASE_URL": db.url]
             )

@@ -36,12 +36,13 @@ import Testing
             let reports = dir.appendingPathComponent("reports").path
             var env = ProcessInfo.processInfo.environment
             env["DATABASE_URL"] = db.url
+            // The request timeout is a safety net only (docs/testing.md, "One command").
             let demo = try await ChildProcess.run(
                 reconciler,
                 [
                     "demo", "--subscriptions", "1500", "--seed", "31", "--rate", "3000", "--now",
                     "2026-11-21T03:00:00Z", "--report-dir", reports, "--simulator",
-                    bin.appendingPathComponent("appstore-simulator").path,
+                    bin.appendingPathComponent("appstore-simulator").path, "--request-timeout", "600",
                 ],
                 environment: env
             )

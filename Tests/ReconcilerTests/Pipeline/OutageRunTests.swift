@@ -13,7 +13,7 @@ import Testing
         // Slow enough (40/s) that the simulator is gone long before the run could finish. A stopped simulator refuses
         // connections at once; the request timeout is long enough that a busy machine's slow answers (in the
         // resume too, which keeps these settings) never look like an outage.
-        let running = try world.startRun([
+        let running = try await world.startRun([
             "--rate", "40", "--concurrency", "8", "--outage-window", "3s", "--outage-failures", "5",
             "--max-attempts", "2", "--request-timeout", "10",
         ])

@@ -23,7 +23,7 @@ import Testing
         let world = try await EndToEndFixture(subscriptions: 6000, seed: 404)
         // Apple's limit exactly the rate: any excess arrival in any second would be a visible 429.
         try await world.startSimulator(["--max-rps", "200"])
-        let run = try world.startRun(["--rate", "200", "--concurrency", "64"])
+        let run = try await world.startRun(["--rate", "200", "--concurrency", "64"])
         // Sample the simulator's request counter once a second while the run is busy.
         var samples: [(time: Date, requests: Int)] = []
         while !run.hasExited {

@@ -113,7 +113,7 @@ import Testing
                 arguments: ["--seed", String(seed), "--subscriptions", String(population), "--now", Self.asOf],
                 sharedSecret: secret
             )
-            defer { sim.stop() }
+            defer { sim.signal(SIGKILL) }
             let env = [
                 "DATABASE_URL": db.url, "APPLE_SHARED_SECRET": secret, "APPLE_BUNDLE_ID": Self.bundleId,
                 "APPLE_VERIFY_URL": sim.productionURL, "APPLE_SANDBOX_VERIFY_URL": sim.sandboxURL,

@@ -120,7 +120,7 @@ import Testing
             try conn.queryFirst("SELECT id, original_transaction_id FROM subscriptions ORDER BY id DESC LIMIT 1")
         )
         let targetId: Int64 = try target.decode("id")
-        let run = try world.startRun(["--rate", "5", "--concurrency", "1", "--batch-size", "1"])
+        let run = try await world.startRun(["--rate", "5", "--concurrency", "1", "--batch-size", "1"])
         // The pipeline reads pending items (with their row versions) in pages of at least 100: once one item
         // is done, all 20 were read. Then change the last row as the app would, before its turn comes (the run frozen
         // meanwhile, so its turn cannot come first however slow the machine).

@@ -15,7 +15,7 @@ import Testing
         let fixture = try await EndToEndFixture(subscriptions: 600, seed: 4246, server: cluster.url)
         try await fixture.startSimulator()
         let arguments = ["--rate", "40", "--concurrency", "8"]
-        let first = try fixture.startRun(arguments)
+        let first = try await fixture.startRun(arguments)
         let conn = try fixture.connect()
         defer { conn.close() }
         let doneSQL = "SELECT count(*) AS n FROM reconciliation_items WHERE run_id = $1 AND status = 'done'"
@@ -29,12 +29,12 @@ import Testing
         try await OffPool.run { try cluster.restart() }
         let doneByFirst = try conn.count(doneSQL, [Int64(1)])
 
-        let second = try fixture.startRun(arguments)
+        let second = try await fixture.startRun(arguments)
         let secondWorking = try await fixture.poll(limit: 60) {
             try conn.count(doneSQL, [Int64(2)]) >= 40
         }
         #expect(secondWorking, "the second run took the lock and wrote results")
-        kill(first.process.processIdentifier, SIGCONT)
+        first.signal(SIGCONT)
         let firstOutcome = await first.wait(limit: 300)
         let secondOutcome = await second.wait(limit: 1800)
 

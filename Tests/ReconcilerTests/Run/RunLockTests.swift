@@ -10,7 +10,7 @@ import Testing
         try await world.startSimulator(["--latency-ms", "200"])
         let conn = try world.connect()
         defer { conn.close() }
-        let first = try world.startRun(["--rate", "5", "--concurrency", "2", "--batch-size", "1"])
+        let first = try await world.startRun(["--rate", "5", "--concurrency", "2", "--batch-size", "1"])
         // Frozen (SIGSTOP) once its pipeline writes results (where SIGTERM stops it gracefully), so it is still
         // mid-run however long the second run takes to start.
         let started = try await world.poll(limit: 120) {

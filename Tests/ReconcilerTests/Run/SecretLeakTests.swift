@@ -6,6 +6,12 @@ import ReconcilerDemo
 import TestSupport
 import Testing
 
+#if canImport(System)
+import System
+#else
+import SystemPackage
+#endif
+
 /// Secrets never leak: real runs (the built binaries, a real database, the simulator) with both log
 /// formats at the most verbose level, report folders and a metrics file: none of it contains the shared
 /// secret, a receipt, the In-App Purchase key, an API token (JWT) or a signed payload (JWS), and no
@@ -36,7 +42,7 @@ import Testing
                 arguments: ["--seed", "77", "--subscriptions", "300", "--now", asOf],
                 sharedSecret: secret
             )
-            defer { sim.stop() }
+            defer { sim.signal(SIGKILL) }
             var env = ProcessInfo.processInfo.environment
             env["DATABASE_URL"] = db.url
             env["APPLE_SHARED_SECRET"] = secret
@@ -140,8 +146,8 @@ import Testing
         let fast = ServerAPIRunTests.fast + ["--max-attempts", "8", "--log-level", "trace"]
 
         var runs: [(name: String, child: ChildRun)] = []
-        func run(_ name: String, _ arguments: [String]) async throws -> Int32 {
-            let child = try await Self.runToEnd(arguments, environment: env)
+        func run(_ name: String, _ arguments: [String], input: Data? = nil) async throws -> Int32 {
+            let child = try await Self.runToEnd(arguments, environment: env, input: input)
             runs.append((name, child))
             return child.status
         }
@@ -178,9 +184,12 @@ import Testing
                 .joined(separator: "\n").utf8
         ).write(to: webhook)
         for format in ["text", "json"] {
+            // From standard input, written once the command line was read: the import alone ends within
+            // milliseconds.
             let imported = try await run(
                 "notifications import (\(format))",
-                ["notifications", "import", "--file", webhook.path, "--log-level", "trace", "--log-format", format]
+                ["notifications", "import", "--file", "-", "--log-level", "trace", "--log-format", format],
+                input: try Data(contentsOf: webhook)
             )
             #expect(imported == 64, "\(runs.last!.child.output.suffix(2000))")
         }
@@ -246,10 +255,36 @@ import Testing
         var commandLine: String
     }
 
-    static func runToEnd(_ arguments: [String], environment: [String: String]) async throws -> ChildRun {
-        let child = try ChildProcess(reconciler, arguments, environment: environment)
-        // Read once the child has exec'd (before, /proc shows the test's own command line; after it exits,
-        // nothing).
+    /// `input`, when given, is the child's standard input, written only once its command line was read: a command
+    /// that reads it cannot end before.
+    static func runToEnd(
+        _ arguments: [String],
+        environment: [String: String],
+        input: Data? = nil
+    ) async throws
+        -> ChildRun
+    {
+        var standardInput: (readEnd: FileDescriptor, writeEnd: FileDescriptor)?
+        if input != nil {
+            standardInput = try FileDescriptor.pipe()
+            for end in [standardInput!.readEnd, standardInput!.writeEnd] {
+                _ = fcntl(end.rawValue, F_SETFD, FD_CLOEXEC)
+            }
+        }
+        let child: ChildProcess
+        do {
+            child = try await ChildProcess(
+                reconciler,
+                arguments,
+                environment: environment,
+                standardInput: standardInput?.readEnd
+            )
+        } catch {
+            try? standardInput?.writeEnd.close()
+            throw error
+        }
+        // Read once the child has exec'd (before, and for a moment during its exec, /proc shows the test's own
+        // command line or none; after it exits, none).
         var cmdline = ""
         let deadline = Date().addingTimeInterval(10)
         while !child.hasExited && Date() < deadline {
@@ -260,6 +295,11 @@ import Testing
                 break
             }
             try await Task.sleep(for: .milliseconds(1))
+        }
+        if let input, let end = standardInput?.writeEnd {
+            // A few kilobytes: within the pipe's buffer, so the write does not wait for the child.
+            _ = try? input.withUnsafeBytes { try end.writeAll($0) }
+            try? end.close()
         }
         let outcome = await child.outcome()
         return ChildRun(status: outcome.status, output: outcome.stdout + outcome.stderr, commandLine: cmdline)

@@ -98,7 +98,8 @@ final class EndToEndFixture: @unchecked Sendable {
     }
 
     deinit {
-        simulator?.stop()
+        // Killed without waiting (its end is reaped in the background): a deinit may run on the test pool's thread.
+        simulator?.signal(SIGKILL)
         database.drop()
         try? FileManager.default.removeItem(at: directory)
     }
@@ -162,15 +163,25 @@ final class EndToEndFixture: @unchecked Sendable {
     }
 
     /// `run --now <now> --report-dir <tmp>` plus `arguments`, started in the background.
-    func startRun(_ arguments: [String] = [], extraEnvironment: [String: String] = [:]) throws -> RunningProcess {
+    func startRun(
+        _ arguments: [String] = [],
+        extraEnvironment: [String: String] = [:]
+    ) async throws -> RunningProcess {
         var env = environment
         for (k, v) in extraEnvironment { env[k] = v }
-        return try RunningProcess(
+        return try await RunningProcess(
             Self.reconcilerBinary,
             ["run", "--now", now, "--report-dir", reportDirectory] + arguments,
             environment: env,
             directory: directory
         )
+    }
+
+    /// `count` runs with the same `arguments` (workers), started one after the other in the background.
+    func startRuns(_ count: Int, _ arguments: [String]) async throws -> [RunningProcess] {
+        var runs: [RunningProcess] = []
+        for _ in 0..<count { runs.append(try await startRun(arguments)) }
+        return runs
     }
 
     /// Runs the reconciler to the end with the fast defaults (`--rate 2000 --concurrency 64`) unless overridden.

@@ -81,6 +81,11 @@ import Testing
 
         /// A fault rather than a body `explain --response` could be given.
         var isFault: Bool { transport != nil || httpStatus != 200 }
+
+        /// The server never answers: the client's request timeout ends each attempt.
+        var isUnanswered: Bool {
+            if case .timeout? = transport { true } else { false }
+        }
     }
 
     /// One subscription: its row and what verifyReceipt answers for its receipt on each endpoint.
@@ -280,7 +285,10 @@ import Testing
             url: url,
             method: .post,
             headers: [("Content-Type", "application/json")],
-            body: Data(body)
+            body: Data(body),
+            // A safety net, as the run's own (`run`).
+            connectTimeout: .seconds(600),
+            totalTimeout: .seconds(600)
         )
         http.execute(request) { outcome in
             let answer: Answer =
@@ -302,7 +310,10 @@ import Testing
     }
 
     /// One backfill run over `cases`, one fresh row each, against a loopback verifyReceipt that answers fixtures from
-    /// their files and passes the simulator's receipts on to `simulator`.
+    /// their files and passes the simulator's receipts on to `simulator`. The request timeout is 2 s for cases whose
+    /// server never answers (each attempt then waits for it) and a safety net for the others: on a busy machine an
+    /// answer can take longer than 2 s, and one attempt timed out among a malformed receipt's 21002 answers would
+    /// leave it unresolved instead of rejected.
     static func run(_ cases: [Case], simulator: SimulatorProcess?) throws -> RunResult {
         let world = try StoreWorld()
         var ids: [String: Int64] = [:]
@@ -341,7 +352,7 @@ import Testing
         options.backoffBaseSeconds = 0.01
         options.backoffCapSeconds = 0.05
         options.maxRetryAfterSeconds = 1
-        options.requestTimeoutSeconds = 2
+        options.requestTimeoutSeconds = cases.allSatisfy { $0.answer?.isUnanswered == true } ? 2 : 600
         options.maxUnresolvedFraction = 1
         options.outageFailures = 0
         var request = ReconciliationRunner.Request(
@@ -403,7 +414,7 @@ import Testing
         return agreed
     }
 
-    @Test func everyFixtureAndSimulatorScenarioIsStoredAsExplainSays() throws {
+    @Test func everyFixtureAndSimulatorScenarioIsStoredAsExplainSays() async throws {
         let all = try Self.fixtureCases()
         #expect(all.count >= 80)
         // A configuration error stops the run: those fixtures get a run each, below.
@@ -416,7 +427,7 @@ import Testing
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
         let population = ["--bundle-id", Self.bundleId]
-        try SimulatorProcess.export(
+        try await SimulatorProcess.exported(
             binary: BuiltBinary.simulator,
             seed: 28,
             subscriptions: 1500,
@@ -426,17 +437,23 @@ import Testing
         )
         let simulated = try Self.simulatorCases(exportedTo: directory)
         #expect(simulated.count >= 30, "\(simulated.map(\.name))")
-        let simulator = try SimulatorProcess(
+        let simulator = try await SimulatorProcess.started(
             binary: BuiltBinary.simulator,
             arguments: ["--seed", "28", "--subscriptions", "1500", "--now", RFC3339.string(Self.now)] + population,
             sharedSecret: "parity-simulator-secret"
         )
-        defer { simulator.stop() }
+        defer { simulator.signal(SIGKILL) }
 
         let cases = fixtures + simulated
-        let result = try Self.run(cases, simulator: simulator)
-        #expect(result.summary.exitCode == .success, "\(result.summary.message ?? "")")
-        let agreed = Self.compare(cases, result)
+        // Those whose server never answers in a run of their own (`run`: the request timeouts).
+        var agreed = 0
+        for part in [
+            cases.filter { $0.answer?.isUnanswered == true }, cases.filter { $0.answer?.isUnanswered != true },
+        ] {
+            let result = try Self.run(part, simulator: simulator)
+            #expect(result.summary.exitCode == .success, "\(result.summary.message ?? "")")
+            agreed += Self.compare(part, result)
+        }
 
         var stoppedAgreeing = 0
         for testCase in stopping {

@@ -17,12 +17,13 @@ import Testing
         defer { cluster.stop() }
         let fixture = try await EndToEndFixture(subscriptions: Self.subscriptions, seed: 4245, server: cluster.url)
         try await fixture.startSimulator()
-        let workers = try (0..<3).map { _ in
-            try fixture.startRun([
+        let workers = try await fixture.startRuns(
+            3,
+            [
                 "--worker", "--heartbeat", "1s", "--lease-timeout", "4s", "--rate", String(Self.rate),
                 "--concurrency", "16",
-            ])
-        }
+            ]
+        )
         let conn = try fixture.connect()
         defer { conn.close() }
         let started = try await fixture.poll(limit: 120) {

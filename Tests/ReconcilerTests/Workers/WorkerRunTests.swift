@@ -14,16 +14,17 @@ import Testing
 
     @Test func threeWorkersShareARunAndFinishTheItemsOfOneKilledHalfway() async throws {
         let fixture = try await EndToEndFixture(subscriptions: Self.subscriptions, seed: 4242)
-        // Apple's limit for the app, well above the rate: this suite runs beside every other end-to-end test, and a
-        // starved process's requests reach the simulator bunched up. The one-second checks run alone on release
-        // binaries (`WallClockRates`, and `workersTogetherKeepToTheAppsLimitInEverySecond`: CI's rate stages).
-        try await fixture.startSimulator(["--max-rps", String(Self.rate * 2)])
+        // Apple's limit for the app, well above the rate, and only where the test runs alone (`WallClockRates.limit`):
+        // beside every other end-to-end test a starved process's requests reach the simulator bunched up. The
+        // one-second checks run alone on release binaries (`WallClockRates`, and
+        // `workersTogetherKeepToTheAppsLimitInEverySecond`: CI's rate stages).
+        try await fixture.startSimulator(WallClockRates.limit("--max-rps", Self.rate * 2))
         let arguments = [
             "--worker", "--heartbeat", "1s", "--lease-timeout", "4s", "--rate", String(Self.rate), "--concurrency",
             "16",
         ]
         let started = Date()
-        let workers = try (0..<3).map { _ in try fixture.startRun(arguments) }
+        let workers = try await fixture.startRuns(3, arguments)
         let conn = try fixture.connect()
         defer { conn.close() }
 
@@ -119,11 +120,10 @@ import Testing
         let rate = 100
         let fixture = try await EndToEndFixture(subscriptions: 3000, seed: 4244)
         try await fixture.startSimulator(["--max-rps", String(rate)])
-        let workers = try (0..<3).map { _ in
-            try fixture.startRun([
-                "--worker", "--heartbeat", "1s", "--lease-timeout", "4s", "--rate", String(rate), "--concurrency", "32",
-            ])
-        }
+        let workers = try await fixture.startRuns(
+            3,
+            ["--worker", "--heartbeat", "1s", "--lease-timeout", "4s", "--rate", String(rate), "--concurrency", "32"]
+        )
         let outcomes = await workers.wait(limit: 1800)
         for outcome in outcomes { #expect(outcome.status == 0, "\(outcome)") }
         let stats = try await fixture.simulatorStats()
@@ -137,7 +137,9 @@ import Testing
     @Test func aOneProcessRunIsRefusedWhileWorkersHoldTheRunAndALateWorkerFindsItDone() async throws {
         let fixture = try await EndToEndFixture(subscriptions: 300, seed: 4243)
         try await fixture.startSimulator(["--latency-ms", "40"])
-        let worker = try fixture.startRun(["--worker", "--heartbeat", "1s", "--lease-timeout", "4s", "--rate", "50"])
+        let worker = try await fixture.startRun([
+            "--worker", "--heartbeat", "1s", "--lease-timeout", "4s", "--rate", "50",
+        ])
         let conn = try fixture.connect()
         defer { conn.close() }
         #expect(try await fixture.poll(limit: 60) { try conn.count("SELECT count(*) AS n FROM run_workers") == 1 })
