@@ -246,7 +246,7 @@ public enum ReportHTML {
             ("Refunds seen", s.transactions.refundsSeen),
             ("Family sharing revoked", s.transactions.familyRevocationsSeen ?? 0),
         ]
-        let chart = SVGBarChart(id: chartIds[1], title: "Renewals, lapses and refunds", color: "#1565c0", bars: bars)
+        let chart = BarsChart(id: chartIds[1], title: "Renewals, lapses and refunds", color: "#1565c0")
         return barsSection("Renewals, lapses and refunds", chart, bars: bars) + "</section>\n"
     }
 
@@ -262,12 +262,7 @@ public enum ReportHTML {
             ("Entered grace period", f.enteredGracePeriod),
             ("Entered billing retry", f.enteredBillingRetry),
         ]
-        let chart = SVGBarChart(
-            id: chartIds[2],
-            title: "Billing retry and grace period funnel",
-            color: "#ef6c00",
-            bars: bars
-        )
+        let chart = BarsChart(id: chartIds[2], title: "Billing retry and grace period funnel", color: "#ef6c00")
         let note =
             "Grace period keeps the entitlement while Apple retries billing; billing retry does not. \"Before\" "
             + "counts subscriptions that were in either state when the run started."
@@ -276,16 +271,24 @@ public enum ReportHTML {
             + "</section>\n"
     }
 
-    /// A section of `chart`, `note` under it when there is one, and the chart's `bars` again as a table of two
+    /// The id, title and colour of a one-series bar chart (`barsSection` draws its bars).
+    struct BarsChart {
+        var id: String
+        var title: String
+        var color: String
+    }
+
+    /// A section of `bars` drawn as `chart`, `note` under it when there is one, and the bars again as a table of two
     /// `columns` (label, count); left open for what follows.
     static func barsSection(
         _ heading: String,
-        _ chart: SVGBarChart,
+        _ chart: BarsChart,
         bars: [(String, Int)],
         note: String? = nil,
         columns: [String] = ["measure", "count"]
     ) -> String {
-        section(heading, chart: chart.render()) + (note.map { "<p class=\"note\">\($0)</p>\n" } ?? "")
+        let svg = SVGBarChart(id: chart.id, title: chart.title, color: chart.color, bars: bars).render()
+        return section(heading, chart: svg) + (note.map { "<p class=\"note\">\($0)</p>\n" } ?? "")
             + table(columns: columns, rows: bars.map { [$0.0, "\($0.1)"] }, numericFrom: 1)
     }
 
@@ -296,12 +299,7 @@ public enum ReportHTML {
             ("Trials lapsed", t.trialsLapsed), ("Intro offers started", t.introOffersStarted),
             ("Intro offers converted", t.introOfferConversions), ("Intro offers lapsed", t.introOffersLapsed),
         ]
-        let chart = SVGBarChart(
-            id: chartIds[3],
-            title: "Trial and intro offer conversions",
-            color: "#00897b",
-            bars: bars
-        )
+        let chart = BarsChart(id: chartIds[3], title: "Trial and intro offer conversions", color: "#00897b")
         let note =
             "A conversion is a paid, full-price renewal first seen in this run whose previous transaction was a free "
             + "trial (or an introductory offer)."

@@ -210,12 +210,12 @@ import Testing
 
     // MARK: The run
 
-    @Test func everySimulatorScenarioIsStoredAsExplainSaysThroughTheServerAPI() throws {
+    @Test func everySimulatorScenarioIsStoredAsExplainSaysThroughTheServerAPI() async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("parity-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
         let population = ["--bundle-id", Self.bundleId, "--signature-faulty-subscriptions", "0.05"]
-        try SimulatorProcess.export(
+        try await SimulatorProcess.exported(
             binary: BuiltBinary.simulator,
             seed: UInt64(Self.seed)!,
             subscriptions: Int(Self.subscriptions)!,
@@ -227,7 +227,7 @@ import Testing
         #expect(cases.count >= 34, "\(cases.map(\.name))")
         #expect(cases.filter { $0.name.hasPrefix("forged ") }.count >= 4, "\(cases.map(\.name))")
         let identity = try Identity(directory: directory)
-        let simulator = try SimulatorProcess(
+        let simulator = try await SimulatorProcess.started(
             binary: BuiltBinary.simulator,
             arguments: [
                 "--seed", Self.seed, "--subscriptions", Self.subscriptions, "--now", RFC3339.string(Self.now),
@@ -235,7 +235,7 @@ import Testing
             ] + population,
             sharedSecret: "parity-simulator-secret"
         )
-        defer { simulator.stop() }
+        defer { simulator.signal(SIGKILL) }
 
         let world = try StoreWorld()
         var ids: [String: Int64] = [:]
@@ -282,7 +282,12 @@ import Testing
         )
         request.now = Self.now
         let logger = Logger(label: "parity", factory: { _ in SwiftLogNoOpLogHandler() })
-        let summary = try ReconciliationRunner(connectionString: world.database.url, logger: logger).run(request)
+        // The run waits inside (its pipeline's threads): on a thread of its own, never one of the test pool's.
+        let finalRequest = request
+        let url = world.database.url
+        let summary = try await OffPool.run {
+            try ReconciliationRunner(connectionString: url, logger: logger).run(finalRequest)
+        }
         #expect(summary.exitCode == .success, "\(summary.message ?? "")")
 
         var agreed = 0
