@@ -2,6 +2,7 @@ import AppStoreSignedData
 import Foundation
 import Postgres
 import SignedDataTestSupport
+import TestSupport
 import Testing
 
 @testable import Reconciler
@@ -253,5 +254,38 @@ import Testing
         #expect(Set(due) == Set(covered))
         // Again (a resumed run): nothing more.
         #expect(try NotificationStore.makeExtendedDue(runId: runId, world.connection) == 0)
+    }
+
+    /// `notifications import` run as a user runs it, on a file of every documented shape plus one Apple has not
+    /// documented yet: all stored, exit 0.
+    @Test func theImportCommandStoresEveryShapeAndExitsZero() async throws {
+        let world = try StoreWorld()
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("shapes-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let root = directory.appendingPathComponent("root.pem")
+        try Data(Self.pki.rootPEM.utf8).write(to: root)
+        let file = directory.appendingPathComponent("webhook.jsonl")
+        let stored = Self.lines().filter(\.stored)
+        try Data((stored.map(\.payload).joined(separator: "\n") + "\n").utf8).write(to: file)
+        var environment = ProcessInfo.processInfo.environment
+        for name in ["APPLE_BUNDLE_ID", "APPLE_APP_APPLE_ID", "APPLE_ROOT_CA_FILE", "APPLE_ROOT_CA_ONLY"] {
+            environment[name] = nil
+        }
+        environment["DATABASE_URL"] = world.database.url
+        let outcome = try await ChildProcess.run(
+            BuiltBinary.reconciler,
+            [
+                "notifications", "import", "--file", file.path, "--bundle-id", Self.bundleId, "--app-apple-id",
+                String(Self.appAppleId), "--root-ca", root.path, "--root-ca-only",
+            ],
+            environment: environment
+        )
+        #expect(outcome.status == 0, "\(outcome.stdout) \(outcome.stderr)")
+        #expect(
+            outcome.stdout.contains("\(stored.count) notifications read, \(stored.count) stored"),
+            "\(outcome.stdout)"
+        )
+        #expect(try world.connection.count("SELECT count(*) AS n FROM app_store_notifications") == stored.count)
     }
 }
