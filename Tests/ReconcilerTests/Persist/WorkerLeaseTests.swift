@@ -326,19 +326,7 @@ import Testing
             connectionString: world.database.url,
             logger: Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() })
         )
-        let parameters = RunParameters(
-            selection: .due(
-                lookaheadSeconds: 3600,
-                lookbackSeconds: 7200,
-                minRecheckSeconds: 60,
-                recheckRevokedSeconds: 3600,
-                sweepDays: 0
-            ),
-            options: RunOptions(),
-            bundleId: nil,
-            fixedClock: true,
-            workers: true
-        )
+        let parameters = RunParameters.workersRun
         var dryRun = parameters
         dryRun.options.dryRun = true  // no trend snapshot: this test is about the run row
         func finish() throws -> ReconciliationRunner.Summary {

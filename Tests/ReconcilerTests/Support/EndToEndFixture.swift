@@ -299,10 +299,7 @@ final class EndToEndFixture: @unchecked Sendable {
 
     /// Parsed truth records (one dictionary per line).
     func truthRecords() throws -> [[String: Any]] {
-        guard let data = FileManager.default.contents(atPath: truthFile) else { throw FixtureError("no truth file") }
-        return try data.split(separator: UInt8(ascii: "\n")).compactMap {
-            try JSONSerialization.jsonObject(with: Data($0)) as? [String: Any]
-        }
+        try JSONLines.read(URL(fileURLWithPath: truthFile))
     }
 
     /// The report folders written under `reportDirectory`.

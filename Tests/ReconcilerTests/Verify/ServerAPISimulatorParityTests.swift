@@ -35,8 +35,7 @@ import Testing
     /// (`server-api/signature-faults.jsonl`), with what the app stored (`purchases.jsonl`).
     static func cases(exportedTo directory: URL) throws -> [Case] {
         func lines(_ file: String) throws -> [[String: Any]] {
-            try String(contentsOf: directory.appendingPathComponent(file), encoding: .utf8).split(separator: "\n")
-                .compactMap { try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
+            try JSONLines.read(directory.appendingPathComponent(file))
         }
         var purchases: [String: [String: Any]] = [:]
         for purchase in try lines("purchases.jsonl") {

@@ -16,19 +16,7 @@ import Testing
         stopRequested: String?,
         runEndedElsewhere: Bool
     ) -> RunRoundsEnding {
-        let parameters = RunParameters(
-            selection: .due(
-                lookaheadSeconds: 3600,
-                lookbackSeconds: 7200,
-                minRecheckSeconds: 60,
-                recheckRevokedSeconds: 3600,
-                sweepDays: 0
-            ),
-            options: RunOptions(),
-            bundleId: nil,
-            fixedClock: true,
-            workers: true
-        )
+        let parameters = RunParameters.workersRun
         var total = ReconciliationPipeline.Result()
         total.stopReason = .interrupted(stopRequested ?? "the run ended (completed)")
         return RunRoundsEnding(
