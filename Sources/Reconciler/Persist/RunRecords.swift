@@ -264,9 +264,8 @@ struct RunRecords {
         )
         var counts = ItemCounts()
         for row in rows {
-            let status: String = try row.decode("status")
             let n: Int = try row.decode("n")
-            if status == "done" {
+            if try ItemStatus.stored(row.decode("status")) == .done {
                 counts.done += n
                 let stored: String = try row.decode("outcome")
                 guard let outcome = ItemOutcome(rawValue: stored) else {

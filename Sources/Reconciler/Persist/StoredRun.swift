@@ -5,8 +5,7 @@ import Postgres
 /// run was started with (`RunRecords`, `WorkerRecords`).
 struct StoredRun: Sendable {
     let id: Int64
-    /// `reconciliation_runs.status` as stored (`RunStatus`'s raw value).
-    let status: String
+    let status: RunStatus
     /// The parameters the run was first started with, as stored (JSON): a resumed or joined run goes on with them,
     /// not today's.
     let parametersJSON: String
@@ -15,7 +14,11 @@ struct StoredRun: Sendable {
 
     init(row: PostgresRow) throws {
         id = try row.decode("id")
-        status = try row.decode("status")
+        let storedStatus: String = try row.decode("status")
+        guard let known = RunStatus(rawValue: storedStatus) else {
+            throw UnknownStoredValueError(column: "reconciliation_runs.status", value: storedStatus)
+        }
+        status = known
         parametersJSON = try row.decode("parameters")
         asOf = try row.decode("as_of")
         startedAt = try row.decode("started_at")

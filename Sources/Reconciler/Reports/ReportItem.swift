@@ -4,8 +4,7 @@ import Foundation
 public struct ReportItem: Sendable, Equatable {
     public var subscriptionId: Int64
     public var originalTransactionId: String
-    /// `pending` or `done`.
-    public var status = "done"
+    public var status = ItemStatus.done
     /// One of `ReportOutcome.all`, or nil while pending.
     public var outcome: String?
     public var userId: String?
@@ -44,14 +43,14 @@ public struct ReportItem: Sendable, Equatable {
     /// The subscription's state, expiry, product or auto-renew changed (a done, non-error item):
     /// it belongs in changes.csv. Mirrors SQL's `IS DISTINCT FROM` on each pair.
     public var isChange: Bool {
-        guard status == "done", let outcome, !ReportOutcome.errors.contains(outcome) else { return false }
+        guard status == .done, let outcome, !ReportOutcome.errors.contains(outcome) else { return false }
         return previousState != newState || previousExpiresAt != newExpiresAt || previousProductId != productId
             || previousAutoRenew != autoRenew
     }
 
     /// A done, non-error item whose expiry Apple moved backwards: listed in report.html's own section.
     public var isBackwardsMove: Bool {
-        guard status == "done", let outcome, !ReportOutcome.errors.contains(outcome) else { return false }
+        guard status == .done, let outcome, !ReportOutcome.errors.contains(outcome) else { return false }
         return expiryMovedBackwards
     }
 

@@ -161,7 +161,7 @@ public struct ReportLoader {
         ReportItem(
             subscriptionId: try row.decode("subscription_id"),
             originalTransactionId: try row.decode("original_transaction_id"),
-            status: try row.decode("status"),
+            status: try ItemStatus.stored(row.decode("status")),
             outcome: try row.decode("outcome"),
             userId: try row.decode("user_id"),
             previousState: try row.decode("previous_state"),

@@ -80,7 +80,7 @@ public struct RunSummaryAccumulator: Sendable {
 
     /// Counts one item (a row of `reconciliation_items`).
     public mutating func add(_ item: ReportItem) {
-        let isDone = item.status == "done"
+        let isDone = item.status == .done
         counts.selected += 1
         if isDone { counts.done += 1 }
         if isDone, let outcome = item.outcome, outcome != "unresolved" { counts.verified += 1 }

@@ -48,13 +48,13 @@ extension ReconciliationRunner {
                 run = found
             }
             let id = run.id
-            let stored = run.status
+            let status = run.status
             let pendingItems = try records.itemCounts(runId: id).pending
-            guard let status = RunStatus(rawValue: stored), status.isResumable(pendingItems: pendingItems) else {
+            guard status.isResumable(pendingItems: pendingItems) else {
                 throw UsageError(
-                    "--resume \(id): run \(id) is \(stored); only interrupted or failed runs (or partial runs "
+                    "--resume \(id): run \(id) is \(status); only interrupted or failed runs (or partial runs "
                         + "with pending items) can be resumed"
-                        + (stored == RunStatus.completed.rawValue || stored == RunStatus.partial.rawValue
+                        + (status == .completed || status == .partial
                             ? " (if its report folder is missing, `renewal-reconciler report \(id)` writes it)" : "")
                 )
             }

@@ -67,7 +67,7 @@ import Testing
                         $21)
                 """,
                 [
-                    data.run.id, item.subscriptionId, item.originalTransactionId, item.status, item.outcome,
+                    data.run.id, item.subscriptionId, item.originalTransactionId, item.status.rawValue, item.outcome,
                     item.userId, item.previousState, item.newState, item.previousExpiresAt, item.newExpiresAt,
                     item.previousProductId, item.productId, item.subscriptionGroupId, item.autoRenew,
                     item.previousAutoRenew, item.autoRenewProductId, item.environment, item.appleStatus,

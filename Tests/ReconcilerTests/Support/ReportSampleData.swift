@@ -232,7 +232,7 @@ enum ReportSampleData {
             ReportItem(
                 subscriptionId: 11,
                 originalTransactionId: "1000011",
-                status: "pending",
+                status: .pending,
                 outcome: nil,
                 userId: "u11",
                 previousState: "active",
