@@ -43,6 +43,8 @@ public struct Decision: Sendable, Equatable {
     public var signedTransactionInfo: String? = nil
     public var signedRenewalInfo: String? = nil
     public var historyThrough: Date? = nil
+    /// The customer's ids and the next renewal's terms, stored beside the entitlement.
+    public var customer = CustomerFacts()
 
     public init(
         outcome: DecisionOutcome,

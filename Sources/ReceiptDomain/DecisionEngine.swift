@@ -147,7 +147,7 @@ public enum DecisionEngine {
             state = .expired
         }
         let source = entitlement.source
-        return Decision(
+        var decision = Decision(
             outcome: .unchanged,
             originalTransactionId: stored.originalTransactionId,
             state: state,
@@ -172,6 +172,8 @@ public enum DecisionEngine {
             rejectReason: nil,
             notes: notes
         )
+        decision.customer = CustomerFacts(renewal: pending, source: source)
+        return decision
     }
 
     // MARK: - Pieces

@@ -12,7 +12,8 @@ public struct ExplainReport: Sendable, Equatable {
         "apple_status", "environment", "verdict", "retryable", "reason", "original_transaction_id", "state",
         "expires_at", "product_id", "latest_transaction_id", "auto_renew", "auto_renew_product_id",
         "expiration_intent", "grace_period_expires_at", "in_billing_retry", "is_trial", "is_intro_offer",
-        "revoked_at", "cancellation_reason",
+        "revoked_at", "cancellation_reason", "app_account_token", "app_transaction_id", "price_increase_status",
+        "renewal_price_milliunits", "renewal_currency", "renewal_billing_plan_type",
     ]
 
     /// One output member.
@@ -190,6 +191,13 @@ public struct ExplainReport: Sendable, Equatable {
         values["is_intro_offer"] = .bool(decision.isIntroOffer)
         values["revoked_at"] = date(decision.revokedAt)
         values["cancellation_reason"] = int(decision.cancellationReason)
+        values["app_account_token"] = string(decision.customer.appAccountToken)
+        values["app_transaction_id"] = string(decision.customer.appTransactionId)
+        values["price_increase_status"] = int(decision.customer.priceIncreaseStatus)
+        values["renewal_price_milliunits"] =
+            decision.customer.renewalPriceMilliunits.map { .number(String($0)) } ?? .null
+        values["renewal_currency"] = string(decision.customer.renewalCurrency)
+        values["renewal_billing_plan_type"] = string(decision.customer.renewalBillingPlanType)
         if decision.environment != nil { values["environment"] = string(decision.environment?.rawValue) }
     }
 

@@ -17,6 +17,13 @@ public struct PendingRenewalInfo: Sendable, Equatable {
     public var priceConsentStatus: Int?
     public var offerCodeRefName: String?
     public var promotionalOfferId: String?
+    /// App Store Server API only: the next renewal's price (milliunits of `renewalCurrency`), its billing plan, and
+    /// the customer's ids (docs/decision-rules.md, "What the row keeps beside the entitlement").
+    public var renewalPriceMilliunits: Int64? = nil
+    public var renewalCurrency: String? = nil
+    public var renewalBillingPlanType: String? = nil
+    public var appAccountToken: String? = nil
+    public var appTransactionId: String? = nil
 
     public init(
         originalTransactionId: String? = nil,

@@ -22,6 +22,9 @@ extension ValueBounds {
             ("offerDiscountType", transaction.signedFacts?.offerDiscountType),
             ("revocationType", transaction.signedFacts?.revocationType),
             ("transactionReason", transaction.signedFacts?.transactionReason),
+            ("appAccountToken", transaction.appAccountToken), ("offerPeriod", transaction.signedFacts?.offerPeriod),
+            ("appTransactionId", transaction.signedFacts?.appTransactionId),
+            ("billingPlanType", transaction.signedFacts?.billingPlanType),
         ]
         if let problem = firstProblem(dates: dates, integers: integers, texts: texts) {
             return "transaction \(transaction.transactionId.prefix(40)): \(problem)"
@@ -38,7 +41,10 @@ extension ValueBounds {
 
     /// The first value of `renewal` outside the bounds, named, or nil.
     public static func problem(in renewal: PendingRenewalInfo) -> String? {
-        firstProblem(
+        if let price = renewal.renewalPriceMilliunits, price < 0 || price > 1_000_000_000_000 {
+            return "renewal info: renewalPrice \(price) milliunits is implausible"
+        }
+        return firstProblem(
             dates: [("gracePeriodExpiresDate", renewal.gracePeriodExpiresDate)],
             integers: [
                 ("expirationIntent", renewal.expirationIntent), ("priceIncreaseStatus", renewal.priceConsentStatus),
@@ -47,6 +53,8 @@ extension ValueBounds {
                 ("autoRenewProductId", renewal.autoRenewProductId), ("productId", renewal.productId),
                 ("originalTransactionId", renewal.originalTransactionId),
                 ("offerIdentifier", renewal.offerCodeRefName ?? renewal.promotionalOfferId),
+                ("currency", renewal.renewalCurrency), ("renewalBillingPlanType", renewal.renewalBillingPlanType),
+                ("appAccountToken", renewal.appAccountToken), ("appTransactionId", renewal.appTransactionId),
             ]
         ).map { "renewal info: \($0)" }
     }

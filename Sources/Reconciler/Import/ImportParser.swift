@@ -40,7 +40,7 @@ public final class ImportParser: Sequence, IteratorProtocol {
     public static let requiredFields = [
         "user_id", "product_id", "original_transaction_id", "latest_receipt", "expires_at",
     ]
-    public static let optionalFields = ["environment", "bundle_id", "currency"]
+    public static let optionalFields = ["environment", "bundle_id", "currency", "app_account_token"]
     static let knownFields = Set(requiredFields + optionalFields)
     /// At most this many distinct unknown names are remembered for the warning.
     static let maxUnknownFieldNames = 50

@@ -22,6 +22,10 @@ public struct ImportRecord: Sendable, Equatable {
     /// The customer's currency (ISO 4217) as the app knew it at purchase, which prices the subscription's
     /// verifyReceipt transactions with the catalog (docs/reports.md, "Money from the catalog"); nil: unknown.
     public let currency: String?
+    /// The UUID the app set as the purchase's `appAccountToken` (lowercase), when it set one: the link between
+    /// Apple's data and the app's user that Apple's answers then confirm (docs/decision-rules.md, "What the row
+    /// keeps beside the entitlement").
+    public let appAccountToken: String?
 
     /// A loggable stand-in for the receipt: its first 16 characters and its length.
     public var receiptSummary: String {

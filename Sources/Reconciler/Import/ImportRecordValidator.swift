@@ -59,7 +59,8 @@ enum ImportRecordValidator {
                 expiresAt: expiresAt,
                 environment: environment,
                 bundleId: values["bundle_id"],
-                currency: values["currency"]
+                currency: values["currency"],
+                appAccountToken: values["app_account_token"]?.lowercased()
             )
         )
     }
@@ -85,6 +86,11 @@ enum ImportRecordValidator {
         }
         if let currency = values["currency"], let problem = ISO4217Currency.problem(currency) {
             return ("currency", .invalidValue, problem)
+        }
+        if let token = values["app_account_token"], UUID(uuidString: token) == nil {
+            return (
+                "app_account_token", .invalidValue, "\(quoted(token)) is not a UUID (Apple's appAccountToken is one)"
+            )
         }
         return nil
     }

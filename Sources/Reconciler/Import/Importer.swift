@@ -179,22 +179,23 @@ public struct Importer {
             """
             WITH v AS (
                 SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::timestamptz[], $6::text[],
-                                     $7::text[], $8::text[])
+                                     $7::text[], $8::text[], $9::text[])
                     AS v(user_id, product_id, original_transaction_id, latest_receipt, expires_at, environment, bundle_id,
-                         currency)
+                         currency, app_account_token)
             ), old AS (
                 SELECT s.original_transaction_id, s.expires_at
                   FROM subscriptions s JOIN v USING (original_transaction_id)
             ), up AS (
                 INSERT INTO subscriptions AS s (user_id, product_id, original_transaction_id, latest_receipt,
-                                                expires_at, environment, bundle_id, currency)
+                                                expires_at, environment, bundle_id, currency, app_account_token)
                 SELECT user_id, product_id, original_transaction_id, latest_receipt, expires_at, environment, bundle_id,
-                       currency
+                       currency, app_account_token
                   FROM v
                 ON CONFLICT (original_transaction_id) DO UPDATE SET
                     user_id = EXCLUDED.user_id,
                     bundle_id = COALESCE(EXCLUDED.bundle_id, s.bundle_id),
                     currency = COALESCE(EXCLUDED.currency, s.currency),
+                    app_account_token = COALESCE(EXCLUDED.app_account_token, s.app_account_token),
                     environment = COALESCE(EXCLUDED.environment, s.environment),
                     product_id = CASE WHEN s.expires_at IS NULL OR EXCLUDED.expires_at >= s.expires_at
                                       THEN EXCLUDED.product_id ELSE s.product_id END,
@@ -217,6 +218,7 @@ public struct Importer {
                 records.map { $0.environment?.rawValue },
                 records.map { $0.bundleId },
                 records.map { $0.currency },
+                records.map { $0.appAccountToken },
             ]
         )
         for row in rows {

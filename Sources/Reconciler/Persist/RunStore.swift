@@ -485,6 +485,12 @@ public final class RunStore: PipelineStore, @unchecked Sendable {
                 signed_renewal_info = COALESCE(v.signed_renewal_info, s.signed_renewal_info),
                 history_through = GREATEST(v.history_through, s.history_through),
                 ledger_digest = v.ledger_digest,
+                app_account_token = COALESCE(v.app_account_token, s.app_account_token),
+                app_transaction_id = COALESCE(v.app_transaction_id, s.app_transaction_id),
+                price_increase_status = v.price_increase_status,
+                renewal_price_milliunits = v.renewal_price_milliunits,
+                renewal_currency = v.renewal_currency,
+                renewal_billing_plan_type = v.renewal_billing_plan_type,
                 last_verified_at = $1,
                 last_verify_status = 'ok',
                 last_apple_status = v.apple_status,
@@ -495,12 +501,14 @@ public final class RunStore: PipelineStore, @unchecked Sendable {
             FROM unnest($2::bigint[], $3::bigint[], $4::text[], $5::timestamptz[], $6::text[],
                         $7::text[], $8::text[], $9::boolean[], $10::text[], $11::timestamptz[], $12::bigint[],
                         $13::boolean[], $14::boolean[], $15::boolean[], $16::text[], $17::text[], $18::timestamptz[],
-                        $19::bigint[], $20::bigint[], $21::text[], $22::text[], $23::timestamptz[], $24::text[])
+                        $19::bigint[], $20::bigint[], $21::text[], $22::text[], $23::timestamptz[], $24::text[],
+                        $25::text[], $26::text[], $27::bigint[], $28::bigint[], $29::text[], $30::text[])
                 AS v(id, version, latest_receipt, expires_at, state, product_id, environment,
                      auto_renew, auto_renew_product_id, grace_period_expires_at, expiration_intent, in_billing_retry,
                      is_trial, is_intro_offer, subscription_group_id, latest_transaction_id, revoked_at,
                      cancellation_reason, apple_status, signed_transaction_info, signed_renewal_info, history_through,
-                     ledger_digest)
+                     ledger_digest, app_account_token, app_transaction_id, price_increase_status,
+                     renewal_price_milliunits, renewal_currency, renewal_billing_plan_type)
             WHERE s.id = v.id AND s.version = v.version
             RETURNING s.id
             """,
@@ -529,6 +537,12 @@ public final class RunStore: PipelineStore, @unchecked Sendable {
                 decided.map { $0.1.signedRenewalInfo },
                 decided.map { $0.1.historyThrough },
                 digests.map { Optional($0) },
+                decided.map { $0.1.customer.appAccountToken },
+                decided.map { $0.1.customer.appTransactionId },
+                decided.map { $0.1.customer.priceIncreaseStatus.map(Int64.init) },
+                decided.map { $0.1.customer.renewalPriceMilliunits },
+                decided.map { $0.1.customer.renewalCurrency },
+                decided.map { $0.1.customer.renewalBillingPlanType },
             ]
         )
         return Set(try rows.map { try $0.decode("id", as: Int64.self) })
@@ -732,6 +746,10 @@ public final class RunStore: PipelineStore, @unchecked Sendable {
             if case .decided(let d) = r.kind { return d }
             return nil
         }
+        /// What the decision says of `r`, nothing for a conflict (the row was left as the app stored it).
+        func decided<T>(_ r: ItemResult, _ value: (Decision) -> T?) -> T? {
+            conflicts.contains(r.item.subscriptionId) ? nil : decision(r).flatMap(value)
+        }
         let rows = try conn.query(
             """
             UPDATE reconciliation_items AS i SET
@@ -753,13 +771,17 @@ public final class RunStore: PipelineStore, @unchecked Sendable {
                 attempts = i.attempts + v.attempts,
                 reason = v.reason,
                 expiry_moved_backwards = v.expiry_moved_backwards,
+                expiration_intent = v.expiration_intent,
+                price_increase_status = v.price_increase_status,
                 finished_at = now()
             FROM unnest($2::bigint[], $3::text[], $4::text[], $5::text[], $6::timestamptz[], $7::text[],
                         $8::boolean[], $9::text[], $10::timestamptz[], $11::text[], $12::text[], $13::boolean[],
-                        $14::text[], $15::text[], $16::bigint[], $17::bigint[], $18::text[], $19::boolean[])
+                        $14::text[], $15::text[], $16::bigint[], $17::bigint[], $18::text[], $19::boolean[],
+                        $20::bigint[], $21::bigint[])
                 AS v(subscription_id, outcome, user_id, previous_state, previous_expires_at, previous_product_id,
                      previous_auto_renew, new_state, new_expires_at, product_id, subscription_group_id, auto_renew,
-                     auto_renew_product_id, environment, apple_status, attempts, reason, expiry_moved_backwards)
+                     auto_renew_product_id, environment, apple_status, attempts, reason, expiry_moved_backwards,
+                     expiration_intent, price_increase_status)
             WHERE i.run_id = $1 AND i.subscription_id = v.subscription_id AND i.status = 'pending'
             RETURNING i.subscription_id
             """,
@@ -774,22 +796,13 @@ public final class RunStore: PipelineStore, @unchecked Sendable {
                 results.map { $0.item.stored.expiresAt },
                 results.map { $0.item.rowExists ? $0.item.stored.productId : nil },
                 results.map { $0.item.stored.autoRenew },
-                results.map { r -> String? in
-                    conflicts.contains(r.item.subscriptionId) ? nil : decision(r)?.state?.rawValue
-                },
-                results.map { r -> Date? in
-                    guard !conflicts.contains(r.item.subscriptionId), let d = decision(r) else { return nil }
-                    // What was stored: Apple's expiry as it is (see updateDecided).
-                    return d.expiresAt ?? r.item.stored.expiresAt
-                },
-                results.map { r -> String? in
-                    conflicts.contains(r.item.subscriptionId) ? nil : decision(r)?.productId
-                },
+                results.map { decided($0) { $0.state?.rawValue } },
+                // What was stored: Apple's expiry as it is (see updateDecided).
+                results.map { r in decided(r) { $0.expiresAt ?? r.item.stored.expiresAt } },
+                results.map { decided($0) { $0.productId } },
                 results.map { decision($0)?.subscriptionGroupIdentifier ?? $0.item.subscriptionGroupId },
-                results.map { r -> Bool? in conflicts.contains(r.item.subscriptionId) ? nil : decision(r)?.autoRenew },
-                results.map { r -> String? in
-                    conflicts.contains(r.item.subscriptionId) ? nil : decision(r)?.autoRenewProductId
-                },
+                results.map { decided($0) { $0.autoRenew } },
+                results.map { decided($0) { $0.autoRenewProductId } },
                 results.map { $0.environment?.rawValue },
                 results.map { StorableValueCheck.integerOrNull($0.appleStatus) },
                 results.map { Optional(StorableValueCheck.integerOrNull($0.attempts) ?? 0) },
@@ -801,6 +814,8 @@ public final class RunStore: PipelineStore, @unchecked Sendable {
                 results.map { r -> Bool? in
                     conflicts.contains(r.item.subscriptionId) ? false : (decision(r)?.expiryMovedBackwards ?? false)
                 },
+                results.map { decided($0) { $0.expirationIntent.map(Int64.init) } },
+                results.map { decided($0) { $0.customer.priceIncreaseStatus.map(Int64.init) } },
             ]
         )
         return Set(try rows.map { try $0.decode("subscription_id", as: Int64.self) })

@@ -34,6 +34,9 @@ public enum StorableValueCheck {
             ("latest_receipt", d.latestReceipt), ("product_id", d.productId),
             ("auto_renew_product_id", d.autoRenewProductId), ("subscription_group_id", d.subscriptionGroupIdentifier),
             ("latest_transaction_id", d.latestTransactionId), ("environment", d.environment?.rawValue),
+            ("app_account_token", d.customer.appAccountToken), ("app_transaction_id", d.customer.appTransactionId),
+            ("renewal_currency", d.customer.renewalCurrency),
+            ("renewal_billing_plan_type", d.customer.renewalBillingPlanType),
         ]
         let dates: [(String, Date?)] = [
             ("expires_at", d.expiresAt), ("grace_period_expires_at", d.gracePeriodExpiresAt),
@@ -41,6 +44,7 @@ public enum StorableValueCheck {
         ]
         let integers: [(String, Int?)] = [
             ("expiration_intent", d.expirationIntent), ("cancellation_reason", d.cancellationReason),
+            ("price_increase_status", d.customer.priceIncreaseStatus),
         ]
         if let problem = firstProblem(texts: texts, dates: dates, integers: integers, prefix: "") { return problem }
         for (index, entry) in d.ledger.enumerated() {

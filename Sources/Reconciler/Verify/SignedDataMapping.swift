@@ -61,7 +61,7 @@ public enum SignedDataMapping {
     }
 
     public static func renewal(_ r: JWSRenewalInfoDecodedPayload) -> PendingRenewalInfo {
-        PendingRenewalInfo(
+        var renewal = PendingRenewalInfo(
             originalTransactionId: r.originalTransactionId,
             productId: r.productId,
             autoRenewProductId: r.autoRenewProductId,
@@ -73,6 +73,12 @@ public enum SignedDataMapping {
             offerCodeRefName: r.offerType == 3 ? r.offerIdentifier : nil,
             promotionalOfferId: r.offerType == 2 ? r.offerIdentifier : nil
         )
+        renewal.renewalPriceMilliunits = r.renewalPrice
+        renewal.renewalCurrency = r.currency
+        renewal.renewalBillingPlanType = r.renewalBillingPlanType
+        renewal.appAccountToken = r.appAccountToken
+        renewal.appTransactionId = r.appTransactionId
+        return renewal
     }
 
     public static func environment(_ text: String?) -> AppleEnvironment? {

@@ -9,7 +9,8 @@ import Testing
         "apple_status", "environment", "verdict", "retryable", "reason", "original_transaction_id", "state",
         "expires_at", "product_id", "latest_transaction_id", "auto_renew", "auto_renew_product_id",
         "expiration_intent", "grace_period_expires_at", "in_billing_retry", "is_trial", "is_intro_offer",
-        "revoked_at", "cancellation_reason",
+        "revoked_at", "cancellation_reason", "app_account_token", "app_transaction_id", "price_increase_status",
+        "renewal_price_milliunits", "renewal_currency", "renewal_billing_plan_type",
     ]
     static let now = "2024-06-01T00:00:00Z"
 

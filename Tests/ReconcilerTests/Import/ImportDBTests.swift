@@ -54,6 +54,27 @@ import Testing
         )
     }
 
+    @Test func anAppAccountTokenIsStoredAndKeptWhenALaterFileLeavesItOut() async throws {
+        let world = try await EndToEndFixture(subscriptions: 0)
+        let conn = try world.connect()
+        defer { conn.close() }
+        let token = "7e3fb20b-4cdb-47cc-936d-99d65f608138"
+        let withToken = Self.jsonLine("2001").replacingOccurrences(
+            of: "}",
+            with: #","app_account_token":"\#(token.uppercased())"}"#
+        )
+        let first = await world.runReconciler(["import", "--file", try write(world, "a.jsonl", [withToken])])
+        #expect(first.status == 0, "\(first)")
+        let later = await world.runReconciler([
+            "import", "--file", try write(world, "b.jsonl", [Self.jsonLine("2001")]),
+        ])
+        #expect(later.status == 0, "\(later)")
+        let stored = try conn.queryFirst(
+            "SELECT app_account_token FROM subscriptions WHERE original_transaction_id = '2001'"
+        )
+        #expect(try stored?.decode("app_account_token", as: String?.self) == token)
+    }
+
     @Test func upsertByOriginalTransactionIdNeverMovesExpiryBackwards() async throws {
         let world = try await EndToEndFixture(subscriptions: 0)
         let conn = try world.connect()

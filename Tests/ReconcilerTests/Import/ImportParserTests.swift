@@ -503,6 +503,18 @@ private final class TempFile {
         #expect(records(results).map(\.currency) == ["USD", "JPY"])
     }
 
+    @Test func appAccountTokensAreUUIDsStoredLowercase() throws {
+        let tokens = ["not-a-uuid", "7E3FB20B-4CDB-47CC-936D-99D65F608138", "7e3fb20b-4cdb-47cc-936d-99d65f60813"]
+        let lines = tokens.enumerated().map { index, token in
+            jsonLine(index + 1, extra: #","app_account_token":"\#(token)""#)
+        }
+        let (_, results) = try parseAll(TempFile(lines.joined(separator: "\n"), extension: "jsonl"))
+        #expect(errors(results).map(\.line) == [1, 3])
+        #expect(errors(results).allSatisfy { $0.field == "app_account_token" }, "\(errors(results))")
+        #expect(errors(results).first?.description.contains("not a UUID") == true)
+        #expect(records(results).map(\.appAccountToken) == ["7e3fb20b-4cdb-47cc-936d-99d65f608138"])
+    }
+
     @Test func aLineWithoutALineBreakEndsTheFileWithAnError() throws {
         let body = String(repeating: "x", count: 50_000)
         for (text, ext) in [("\(Self.header)\nu,p,1,\(body)", "csv"), ("{\"user_id\":\"\(body)", "jsonl")] {

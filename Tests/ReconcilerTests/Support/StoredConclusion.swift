@@ -21,7 +21,8 @@ struct StoredConclusion: Equatable, CustomStringConvertible {
     static let storedKeys = [
         "state", "expires_at", "product_id", "latest_transaction_id", "auto_renew", "auto_renew_product_id",
         "expiration_intent", "grace_period_expires_at", "in_billing_retry", "is_trial", "is_intro_offer",
-        "revoked_at", "cancellation_reason", "environment",
+        "revoked_at", "cancellation_reason", "environment", "app_account_token", "app_transaction_id",
+        "price_increase_status", "renewal_price_milliunits", "renewal_currency", "renewal_billing_plan_type",
     ]
 
     var ending: Ending
@@ -60,7 +61,10 @@ struct StoredConclusion: Equatable, CustomStringConvertible {
             return nil
         }
         var values: [String: String] = [:]
-        for key in ["state", "product_id", "latest_transaction_id", "auto_renew_product_id", "environment"] {
+        for key in [
+            "state", "product_id", "latest_transaction_id", "auto_renew_product_id", "environment", "app_account_token",
+            "app_transaction_id", "renewal_currency", "renewal_billing_plan_type",
+        ] {
             values[key] = try row.decode(key, as: String?.self)
         }
         for key in ["expires_at", "grace_period_expires_at", "revoked_at"] {
@@ -69,8 +73,8 @@ struct StoredConclusion: Equatable, CustomStringConvertible {
         for key in ["auto_renew", "in_billing_retry", "is_trial", "is_intro_offer"] {
             values[key] = try row.decode(key, as: Bool?.self).map { String($0) }
         }
-        for key in ["expiration_intent", "cancellation_reason"] {
-            values[key] = try row.decode(key, as: Int?.self).map { String($0) }
+        for key in ["expiration_intent", "cancellation_reason", "price_increase_status", "renewal_price_milliunits"] {
+            values[key] = try row.decode(key, as: Int64?.self).map { String($0) }
         }
         return StoredConclusion(ending: .stored, values: values)
     }

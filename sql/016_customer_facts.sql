@@ -1,0 +1,21 @@
+-- 016: what a subscription's row keeps beside its entitlement (docs/decision-rules.md, "What the row keeps beside
+-- the entitlement"; docs/reports.md).
+--
+-- The app's own id for the customer (set at purchase, accepted by `import`) and Apple's app transaction id: the
+-- links between Apple's data and the app's users. The customer's answer to a price increase, and the next
+-- renewal's price, currency and billing plan, as Apple's latest renewal info says them.
+ALTER TABLE subscriptions
+    ADD COLUMN app_account_token         text,
+    ADD COLUMN app_transaction_id        text,
+    ADD COLUMN price_increase_status     integer,
+    ADD COLUMN renewal_price_milliunits  bigint,
+    ADD COLUMN renewal_currency          text,
+    ADD COLUMN renewal_billing_plan_type text;
+
+-- Each item keeps why the subscription ended and the price-increase answer as the run decided them, so a night's
+-- report counts churn by reason and consent as they were that night.
+ALTER TABLE reconciliation_items
+    ADD COLUMN expiration_intent     integer,
+    ADD COLUMN price_increase_status integer;
+
+INSERT INTO schema_migrations (version, name) VALUES (16, 'customer_facts') ON CONFLICT (version) DO NOTHING;
