@@ -1,9 +1,10 @@
 /// Renders report.html: one self-contained page for finance (inline CSS and SVG, no scripts, no
 /// external assets), printable, with a banner on dry runs and unfinished runs. Every value is escaped.
 public enum ReportHTML {
-    /// The `id`s of the four charts (scripts/check-reports checks they are present).
+    /// The `id`s of the charts (scripts/check-reports checks they are present).
     public static let chartIds = [
         "chart-outcomes-by-product", "chart-renewals-lapses-refunds", "chart-retry-funnel", "chart-trial-conversions",
+        "chart-churn-by-reason",
     ]
 
     /// Rows shown per table on the page; the CSV files always hold every row.
@@ -60,6 +61,7 @@ public enum ReportHTML {
         html += renewalsSection(summary)
         html += funnelSection(summary)
         html += conversionsSection(summary)
+        html += churnAndOffersSection(summary.churnAndOffers)
         html += moneySection(summary.money, period: summary.period)
         html += notificationsSection(summary.notifications ?? ReportNotifications())
         html += appleSection(summary.apple)

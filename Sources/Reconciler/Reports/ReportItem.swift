@@ -36,6 +36,9 @@ public struct ReportItem: Sendable, Equatable {
     /// The subscription row's `bundle_id` as it is now (the app the run reconciled it for); nil when the row has
     /// none or is gone.
     public var bundleId: String?
+    /// Apple's expiration intent and price-increase status as the run decided them (nil for older runs).
+    public var expirationIntent: Int? = nil
+    public var priceIncreaseStatus: Int? = nil
 
     /// The item ended as `unresolved`, `rejected` or `conflict`: it belongs in errors.csv.
     public var isError: Bool { outcome.map(ReportOutcome.errors.contains) ?? false }

@@ -56,7 +56,8 @@ public struct ReportLoader {
         let schema = ReportSchema(
             hasCatalog: try tables?.decode("has_catalog", as: Bool.self) ?? false,
             hasServerAPI: try tables?.decode("has_server_api", as: Bool.self) ?? false,
-            hasCatalogPrices: try tables?.decode("has_catalog_prices", as: Bool.self) ?? false
+            hasCatalogPrices: try tables?.decode("has_catalog_prices", as: Bool.self) ?? false,
+            hasCustomerFacts: try tables?.decode("has_customer_facts", as: Bool.self) ?? false
         )
         return (run, schema)
     }
@@ -70,8 +71,7 @@ public struct ReportLoader {
         _ body: (ReportItem) throws -> Void
     ) throws {
         let sql =
-            schema.hasCatalog
-            ? itemsSQL(serverAPI: schema.hasServerAPI) : itemsWithoutDryRunsSQL(serverAPI: schema.hasServerAPI)
+            schema.hasCatalog ? itemsSQL(schema) : itemsWithoutDryRunsSQL(schema)
         try db.forEachRow(sql, [runId]) { try body(try item($0)) }
     }
 
@@ -182,12 +182,14 @@ public struct ReportLoader {
             lastTransactionWasIntroOffer: try row.decode("last_is_intro"),
             expiryMovedBackwards: try row.decode("expiry_moved_backwards"),
             dueReason: try row.decode("due_reason"),
-            bundleId: try row.decode("bundle_id")
+            bundleId: try row.decode("bundle_id"),
+            expirationIntent: try row.decode("expiration_intent"),
+            priceIncreaseStatus: try row.decode("price_increase_status")
         )
     }
 
     static func transaction(_ row: PostgresRow) throws -> ReportTransaction {
-        ReportTransaction(
+        var transaction = ReportTransaction(
             transactionId: try row.decode("transaction_id"),
             originalTransactionId: try row.decode("original_transaction_id"),
             productId: try row.decode("product_id"),
@@ -216,6 +218,19 @@ public struct ReportLoader {
             storefront: try row.decode("storefront"),
             subscriptionCurrency: try row.decode("subscription_currency")
         )
+        transaction.offerType = try row.decode("offer_kind")
+        transaction.previousOfferType = try row.decode("prev_offer_kind")
+        return transaction
+    }
+
+    /// Ledger row `t`'s offer type: Apple's signed `offerType`, else (verifyReceipt rows) 1 for a trial or
+    /// introductory offer and 0 for another offer, which verifyReceipt does not type; NULL without an offer.
+    static func offerKindSQL(_ t: String, signedOfferType: Bool) -> String {
+        let typed = signedOfferType ? "\(t).offer_type" : "NULL::integer"
+        return """
+            COALESCE(\(typed), CASE WHEN \(t).is_trial OR \(t).is_intro_offer THEN 1
+                                    WHEN \(t).offer IS NOT NULL THEN 0 END)
+            """
     }
 
     static func price(_ row: PostgresRow) throws -> ProductPrice {
@@ -279,25 +294,32 @@ public struct ReportLoader {
         SELECT to_regclass('products') IS NOT NULL AND to_regclass('dry_run_transactions') IS NOT NULL AS has_catalog,
                to_regclass('app_store_notifications') IS NOT NULL AS has_server_api,
                EXISTS (SELECT 1 FROM pg_attribute WHERE attrelid = to_regclass('subscriptions') AND attname = 'currency'
-                          AND NOT attisdropped) AS has_catalog_prices
+                          AND NOT attisdropped) AS has_catalog_prices,
+               EXISTS (SELECT 1 FROM pg_attribute WHERE attrelid = to_regclass('reconciliation_items')
+                          AND attname = 'price_increase_status' AND NOT attisdropped) AS has_customer_facts
         """
 
-    /// `due_reason` is migration 004's (NULL on an older database).
-    static func itemColumns(serverAPI: Bool) -> String {
-        """
-        \(serverAPI ? "i.due_reason" : "NULL::text AS due_reason"), i.subscription_id, i.original_transaction_id, i.status, i.outcome, i.user_id, i.previous_state, i.new_state,
-        i.previous_expires_at, i.new_expires_at, i.previous_product_id, i.product_id, i.subscription_group_id,
-        i.auto_renew, i.previous_auto_renew, i.auto_renew_product_id, i.environment, i.apple_status, i.attempts,
-        i.reason, COALESCE(last.is_trial, false) AS last_is_trial,
-        COALESCE(last.is_intro_offer, false) AS last_is_intro, i.expiry_moved_backwards,
-        (SELECT b.bundle_id FROM subscriptions b WHERE b.id = i.subscription_id) AS bundle_id
-        """
+    /// `due_reason` is migration 004's, the expiration intent and price-increase status 016's (NULL on an older
+    /// database).
+    static func itemColumns(_ schema: ReportSchema) -> String {
+        let facts =
+            schema.hasCustomerFacts
+            ? "i.expiration_intent, i.price_increase_status"
+            : "NULL::integer AS expiration_intent, NULL::integer AS price_increase_status"
+        return """
+            \(schema.hasServerAPI ? "i.due_reason" : "NULL::text AS due_reason"), \(facts), i.subscription_id, i.original_transaction_id, i.status, i.outcome, i.user_id, i.previous_state, i.new_state,
+            i.previous_expires_at, i.new_expires_at, i.previous_product_id, i.product_id, i.subscription_group_id,
+            i.auto_renew, i.previous_auto_renew, i.auto_renew_product_id, i.environment, i.apple_status, i.attempts,
+            i.reason, COALESCE(last.is_trial, false) AS last_is_trial,
+            COALESCE(last.is_intro_offer, false) AS last_is_intro, i.expiry_moved_backwards,
+            (SELECT b.bundle_id FROM subscriptions b WHERE b.id = i.subscription_id) AS bundle_id
+            """
     }
 
     /// For lapsed items: was the subscription's last transaction (up to the new expiry) a trial or intro offer?
-    static func itemsSQL(serverAPI: Bool) -> String {
+    static func itemsSQL(_ schema: ReportSchema) -> String {
         """
-        SELECT \(itemColumns(serverAPI: serverAPI))
+        SELECT \(itemColumns(schema))
           FROM reconciliation_items i
           LEFT JOIN LATERAL (
                 SELECT x.is_trial, x.is_intro_offer FROM (
@@ -316,9 +338,9 @@ public struct ReportLoader {
         """
     }
 
-    static func itemsWithoutDryRunsSQL(serverAPI: Bool) -> String {
+    static func itemsWithoutDryRunsSQL(_ schema: ReportSchema) -> String {
         """
-        SELECT \(itemColumns(serverAPI: serverAPI))
+        SELECT \(itemColumns(schema))
           FROM reconciliation_items i
           LEFT JOIN LATERAL (
                 SELECT s.is_trial, s.is_intro_offer FROM subscription_transactions s
@@ -384,17 +406,20 @@ public struct ReportLoader {
                    COALESCE(t.environment = 'Sandbox', false) AS sandbox,
                    t.first_seen_run_id IS NOT DISTINCT FROM $1 AS first_seen,
                    t.refund_seen_run_id IS NOT DISTINCT FROM $1 AS refund_seen,
-                   t.purchase_scope, t.refund_scope,
+                   t.purchase_scope, t.refund_scope, t.offer_kind, t.prev_offer_kind,
                    \(subscriptionCurrencySQL("t", catalogPrices: catalogPrices, serverAPI: serverAPI))
               FROM (
                     SELECT t.*,
                            CASE WHEN t.purchase_date IS NOT NULL THEN last_value(t.is_trial) OVER w END AS prev_is_trial,
                            CASE WHEN t.purchase_date IS NOT NULL THEN last_value(t.is_intro_offer) OVER w END
                                AS prev_is_intro_offer,
+                           CASE WHEN t.purchase_date IS NOT NULL THEN last_value(t.offer_kind) OVER w END
+                               AS prev_offer_kind,
                            min(t.purchase_date) FILTER (WHERE \(paidServiceSQL("t", serverAPI: serverAPI)))
                                OVER (PARTITION BY t.original_transaction_id) AS first_paid_date
                       FROM (
-                            SELECT t.*, \(purchase) AS purchase_scope, \(refund) AS refund_scope
+                            SELECT t.*, \(purchase) AS purchase_scope, \(refund) AS refund_scope,
+                                   \(offerKindSQL("t", signedOfferType: serverAPI)) AS offer_kind
                               FROM subscription_transactions t
                              WHERE t.original_transaction_id IN (
                                        SELECT t.original_transaction_id FROM subscription_transactions t
@@ -435,15 +460,20 @@ public struct ReportLoader {
                CASE WHEN EXISTS (SELECT 1 FROM subscription_transactions l WHERE l.transaction_id = t.transaction_id)
                     THEN NULL \(dryRunScope("t.purchase_date")) END AS purchase_scope,
                CASE WHEN t.kind <> 'refund' THEN NULL \(dryRunScope("t.cancellation_date")) END AS refund_scope,
+               \(offerKindSQL("t", signedOfferType: false)) AS offer_kind, prev.offer_kind AS prev_offer_kind,
                \(subscriptionCurrencySQL("t", catalogPrices: catalogPrices, serverAPI: false))
           FROM dry_run_transactions t
           LEFT JOIN LATERAL (
-                SELECT x.is_trial, x.is_intro_offer FROM (
-                    SELECT p.is_trial, p.is_intro_offer, p.purchase_date FROM subscription_transactions p
+                SELECT x.is_trial, x.is_intro_offer, x.offer_kind FROM (
+                    SELECT p.is_trial, p.is_intro_offer, p.purchase_date,
+                           \(offerKindSQL("p", signedOfferType: serverAPI)) AS offer_kind
+                      FROM subscription_transactions p
                      WHERE p.original_transaction_id = t.original_transaction_id
                        AND p.transaction_id <> t.transaction_id AND p.purchase_date < t.purchase_date
                     UNION ALL
-                    SELECT q.is_trial, q.is_intro_offer, q.purchase_date FROM dry_run_transactions q
+                    SELECT q.is_trial, q.is_intro_offer, q.purchase_date,
+                           \(offerKindSQL("q", signedOfferType: false)) AS offer_kind
+                      FROM dry_run_transactions q
                      WHERE q.run_id = t.run_id AND q.original_transaction_id = t.original_transaction_id
                        AND q.transaction_id <> t.transaction_id AND q.purchase_date < t.purchase_date
                 ) x

@@ -7,10 +7,13 @@ public struct ReportSchema: Sendable, Equatable {
     public var hasServerAPI: Bool
     /// Migration 011: `subscriptions.currency` and `products.intro_price`.
     public var hasCatalogPrices: Bool
+    /// Migration 016: the items' expiration intent and price-increase status.
+    public var hasCustomerFacts: Bool
 
-    public init(hasCatalog: Bool, hasServerAPI: Bool, hasCatalogPrices: Bool = false) {
+    public init(hasCatalog: Bool, hasServerAPI: Bool, hasCatalogPrices: Bool = false, hasCustomerFacts: Bool = false) {
         self.hasCatalog = hasCatalog
         self.hasServerAPI = hasServerAPI
         self.hasCatalogPrices = hasCatalogPrices
+        self.hasCustomerFacts = hasCustomerFacts
     }
 }

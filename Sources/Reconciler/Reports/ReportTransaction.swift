@@ -53,6 +53,11 @@ public struct ReportTransaction: Sendable, Equatable {
     /// The currency the app stored for the transaction's subscription (`subscriptions.currency`), read for rows
     /// without a signed price: it chooses the catalog row that prices them (`CatalogPricing`); nil: unknown.
     public var subscriptionCurrency: String?
+    /// Apple's `offerType` (1 introductory, 2 promotional, 3 offer code, 4 win-back; 0 a verifyReceipt offer code or
+    /// promotional offer, which that API does not tell apart), nil without an offer; and the previous transaction's.
+    /// Built from the flags (as for a verifyReceipt row) unless the loader sets the signed ones.
+    public var offerType: Int?
+    public var previousOfferType: Int?
 
     public init(
         transactionId: String,
@@ -110,6 +115,8 @@ public struct ReportTransaction: Sendable, Equatable {
         self.firstPaidDate = firstPaidDate
         self.storefront = storefront
         self.subscriptionCurrency = subscriptionCurrency
+        offerType = isTrial || isIntroOffer ? 1 : (offer == nil ? nil : 0)
+        previousOfferType = previousWasTrial || previousWasIntroOffer ? 1 : nil
     }
 
     /// Apple signed its price (a Server API row): `MoneyByCurrency` values it, the catalog estimates do not.

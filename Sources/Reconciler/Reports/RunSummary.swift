@@ -45,6 +45,9 @@ public struct RunSummary: Sendable, Equatable, Codable {
     /// Items per app (the row's bundle id), with the requests made for them (docs/reports.md, "Several apps");
     /// nil only when decoded from a file written before the key existed.
     public var byApp: [AppCounts]?
+    /// Churn by expiration reason, the offer mix with conversions, and price-increase consent (docs/reports.md,
+    /// "Churn, offers and price increases"); nil only when decoded from a file written before the key existed.
+    public var churnAndOffers: ChurnAndOffers?
 
     /// Item and run counts.
     public struct Counts: Sendable, Equatable, Codable {
@@ -207,6 +210,7 @@ public struct RunSummary: Sendable, Equatable, Codable {
         case retryFunnel = "retry_funnel"
         case apple, money, notifications, selection, period
         case byApp = "by_app"
+        case churnAndOffers = "churn_and_offers"
     }
 
     /// Computes the summary of `data` (the in-memory path; the same fold as the streaming generator).
@@ -255,6 +259,7 @@ public struct RunSummary: Sendable, Equatable, Codable {
         byApp = a.appCounts
         self.notifications = notifications
         selection = a.selection(of: run)
+        churnAndOffers = a.churnAndOffers
     }
 
     /// Writes every key, `null` included, so the schema is the same for finished and unfinished runs.
@@ -284,6 +289,7 @@ public struct RunSummary: Sendable, Equatable, Codable {
         try container.encode(selection, forKey: .selection)
         try container.encode(period, forKey: .period)
         try container.encode(byApp, forKey: .byApp)
+        try container.encode(churnAndOffers, forKey: .churnAndOffers)
     }
 
     /// "money per currency" lines for a terminal (the demo prints them): the ledger's real money per

@@ -67,6 +67,7 @@ public struct RunSummaryAccumulator: Sendable {
     var sweepChanged = 0
     var byApp: [String: Group] = [:]
     var requestsByApp: [String: Int] = [:]
+    var churnAndOffers = ChurnAndOffers()
 
     /// The commission (and conversion) of the money folded here.
     public let moneyOptions: ReportMoneyOptions
@@ -100,6 +101,7 @@ public struct RunSummaryAccumulator: Sendable {
         let app = item.bundleId ?? ReportOutcome.unknown
         Self.count(&byApp[app, default: Group()], outcome: outcome, state: isDone ? state : nil)
         requestsByApp[app, default: 0] += item.attempts
+        churnAndOffers.add(item)
         if isDone { byNewState[state, default: 0] += 1 }
         Self.count(&byProduct[item.groupingProductId, default: Group()], outcome: outcome, state: isDone ? state : nil)
         Self.count(
@@ -133,6 +135,7 @@ public struct RunSummaryAccumulator: Sendable {
     /// the run's period, and what is dated before it apart as history found (docs/reports.md, "The period").
     public mutating func add(_ transaction: ReportTransaction) {
         transactions.total += 1
+        churnAndOffers.add(transaction)
         if transaction.purchaseScope == .period {
             transactions.firstSeenByKind[transaction.kind, default: 0] += 1
             if transaction.isTrial && !transaction.previousWasTrial { transactions.trialsStarted += 1 }
