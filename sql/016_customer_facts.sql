@@ -18,4 +18,13 @@ ALTER TABLE reconciliation_items
     ADD COLUMN expiration_intent     integer,
     ADD COLUMN price_increase_status integer;
 
+-- One-time purchases (consumables, non-consumables, non-renewing subscriptions: Apple's ONE_TIME_CHARGE) join the
+-- ledger as kind 'one_time', read from the notifications that carry them: money, never a subscription row.
+ALTER TABLE subscription_transactions DROP CONSTRAINT subscription_transactions_kind_check,
+    ADD CONSTRAINT subscription_transactions_kind_check
+        CHECK (kind IN ('initial', 'renewal', 'upgrade', 'refund', 'one_time'));
+ALTER TABLE dry_run_transactions DROP CONSTRAINT dry_run_transactions_kind_check,
+    ADD CONSTRAINT dry_run_transactions_kind_check
+        CHECK (kind IN ('initial', 'renewal', 'upgrade', 'refund', 'one_time'));
+
 INSERT INTO schema_migrations (version, name) VALUES (16, 'customer_facts') ON CONFLICT (version) DO NOTHING;

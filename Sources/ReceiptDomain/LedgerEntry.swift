@@ -16,6 +16,9 @@ public struct LedgerEntry: Sendable, Equatable {
         case upgrade
         /// Refunded or revoked: has a cancellation date and is **not** `is_upgraded`.
         case refund
+        /// A consumable, non-consumable or non-renewing purchase (Apple's `ONE_TIME_CHARGE`), read from a
+        /// notification: money, never a subscription (docs/reports.md, "One-time purchases").
+        case oneTime = "one_time"
     }
 
     public var transactionId: String

@@ -1,5 +1,6 @@
 import AppStoreSignedData
 import Foundation
+import ReceiptDomain
 
 /// Verifies one notification's `signedPayload` and the `signedTransactionInfo` inside it
 /// (docs/signed-data.md, section 1) and reads the columns stored for it. A refusal is a `SignedDataError`
@@ -63,7 +64,7 @@ public struct NotificationPayloadVerifier: Sendable {
                 throw SignedDataError(error.code, "signedAppTransactionInfo: \(error.detail)")
             }
         }
-        return VerifiedNotification(
+        var verified = VerifiedNotification(
             notificationUUID: uuid,
             notificationType: type,
             subtype: payload.subtype,
@@ -77,5 +78,42 @@ public struct NotificationPayloadVerifier: Sendable {
             signedDate: payload.signedDate,
             signedPayload: signedPayload
         )
+        if let transaction, let jws = payload.data?.signedTransactionInfo {
+            verified.oneTimePurchase = try Self.oneTimePurchase(transaction, jws: jws)
+        }
+        return verified
+    }
+
+    /// A transaction Apple's `type` says is not a subscription's, as a ledger row (docs/reports.md, "One-time
+    /// purchases"); a value outside the bounds refuses the notification like any other answer.
+    static func oneTimePurchase(
+        _ transaction: JWSTransactionDecodedPayload,
+        jws: String
+    ) throws(SignedDataError) -> LedgerEntry? {
+        guard !namesSubscription(transaction), let t = SignedDataMapping.transaction(transaction, jws: jws) else {
+            return nil
+        }
+        if let problem = ValueBounds.problem(in: t) {
+            throw SignedDataError(.malformed, "signedTransactionInfo: \(problem)")
+        }
+        var entry = LedgerEntry(
+            transactionId: t.transactionId,
+            originalTransactionId: t.originalTransactionId,
+            productId: t.productId,
+            purchaseDate: t.purchaseDate,
+            expiresDate: t.expiresDate,
+            kind: t.isRefunded ? .refund : .oneTime,
+            replacedByUpgrade: false,
+            isTrial: false,
+            isIntroOffer: false,
+            offer: t.offerCodeRefName ?? t.promotionalOfferId,
+            cancellationDate: t.cancellationDate,
+            cancellationReason: t.cancellationReason,
+            webOrderLineItemId: nil,
+            subscriptionGroupIdentifier: nil,
+            ownershipType: t.inAppOwnershipType
+        )
+        entry.signedFacts = t.signedFacts
+        return entry
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import Postgres
+import ReceiptDomain
 
 /// The database side of notifications, shared by the history reader and the import: store each
 /// notification once (`notification_uuid` is Apple's key), make the subscriptions named by new ones due in
@@ -48,7 +49,17 @@ enum NotificationStore {
                 stored.unknownSubscriptions.append(otid)
             }
         }
+        try LedgerWriter(runId: runId).insert(oneTimePurchases(stored.inserted), conn)
         return stored
+    }
+
+    /// The one-time purchases `notifications` carry, as ledger rows with the notification's environment.
+    static func oneTimePurchases(_ notifications: [VerifiedNotification]) -> [LedgerWriter.Row] {
+        notifications.compactMap { n in
+            n.oneTimePurchase.map {
+                LedgerWriter.Row(environment: n.environment.flatMap(AppleEnvironment.init(appleValue:)), entry: $0)
+            }
+        }
     }
 
     /// The uuids among `uuids` already stored.
@@ -162,15 +173,25 @@ enum NotificationStore {
                 "SELECT original_transaction_id FROM app_store_notifications WHERE first_seen_run_id IS NULL"
             )
         } else {
+            // The one-time purchases an import put in the ledger become this run's too (its report counts them).
             rows = try conn.query(
                 """
-                UPDATE app_store_notifications n
-                   SET first_seen_run_id = $1,
-                       subscription_known = n.original_transaction_id IS NOT NULL
-                           AND EXISTS (SELECT 1 FROM subscriptions s
-                                        WHERE s.original_transaction_id = n.original_transaction_id)
-                 WHERE first_seen_run_id IS NULL
-                RETURNING original_transaction_id
+                WITH claimed AS (
+                    UPDATE app_store_notifications n
+                       SET first_seen_run_id = $1,
+                           subscription_known = n.original_transaction_id IS NOT NULL
+                               AND EXISTS (SELECT 1 FROM subscriptions s
+                                            WHERE s.original_transaction_id = n.original_transaction_id)
+                     WHERE first_seen_run_id IS NULL
+                    RETURNING original_transaction_id, transaction_id
+                ), ledger AS (
+                    UPDATE subscription_transactions t
+                       SET first_seen_run_id = $1,
+                           refund_seen_run_id = CASE WHEN t.kind = 'refund' THEN $1 ELSE t.refund_seen_run_id END
+                     WHERE t.first_seen_run_id IS NULL AND t.kind IN ('one_time', 'refund')
+                       AND t.transaction_id IN (SELECT transaction_id FROM claimed)
+                )
+                SELECT original_transaction_id FROM claimed
                 """,
                 [runId]
             )

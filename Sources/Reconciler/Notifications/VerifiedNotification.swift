@@ -1,4 +1,5 @@
 import Foundation
+import ReceiptDomain
 
 /// One App Store Server Notification whose signed payload (and the signed transaction in it) verified:
 /// the columns of `app_store_notifications` (docs/architecture.md, "Notification history").
@@ -16,6 +17,9 @@ public struct VerifiedNotification: Sendable, Equatable {
     public var signedDate: Date?
     /// The compact JWS as Apple sent it (stored, never logged).
     public var signedPayload: String
+    /// The one-time purchase (consumable, non-consumable, non-renewing) its transaction is, as a ledger row: kind
+    /// `one_time`, or `refund` once refunded; nil when the transaction is a subscription's or there is none.
+    public var oneTimePurchase: LedgerEntry? = nil
 
     public init(
         notificationUUID: String,

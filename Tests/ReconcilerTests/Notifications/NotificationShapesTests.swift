@@ -256,6 +256,48 @@ import Testing
         #expect(try NotificationStore.makeExtendedDue(runId: runId, world.connection) == 0)
     }
 
+    /// A `ONE_TIME_CHARGE` (a consumable) joins the ledger as a `one_time` row with Apple's price, and the run that
+    /// claims the import counts it as money in its report, never as a subscription.
+    @Test func aOneTimeChargeIsLedgerMoneyOfTheRunThatClaimsIt() throws {
+        let world = try StoreWorld()
+        let charge = try #require(Self.lines().first { $0.name == "a one-time charge" })
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("one-time-\(UUID().uuidString).jsonl")
+        try Data((charge.payload + "\n").utf8).write(to: file)
+        defer { try? FileManager.default.removeItem(at: file) }
+        let imported = try NotificationImporter(
+            connectionString: world.database.url,
+            roots: TrustedRoots([Self.pki.root]),
+            bundleId: Self.bundleId,
+            appAppleId: Self.appAppleId
+        ).importFile(file.path)
+        #expect(imported.stored == 1)
+        let row = try #require(
+            try world.connection.queryFirst(
+                """
+                SELECT kind, price_milliunits, currency, first_seen_run_id FROM subscription_transactions
+                 WHERE transaction_id = '2000000811119999'
+                """
+            )
+        )
+        #expect(try row.decode("kind", as: String.self) == "one_time")
+        #expect(try row.decode("price_milliunits", as: Int64?.self) == 4990)
+        #expect(try row.decode("first_seen_run_id", as: Int64?.self) == nil)
+        #expect(try world.connection.count("SELECT count(*) AS n FROM subscriptions") == 0)
+
+        let runId = try world.createRun()
+        _ = try NotificationStore.claimUnseen(runId: runId, dryRun: false, world.connection)
+        let transactions = try world.connection.query(
+            ReportLoader.transactionsSQL(serverAPI: true, catalogPrices: true),
+            [runId, Date(timeIntervalSince1970: 0), Date(timeIntervalSince1970: 4_000_000_000), runId]
+        ).map(ReportLoader.transaction)
+        #expect(transactions.map(\.kind) == ["one_time"])
+        var money: MoneyByCurrency.Lines = [:]
+        for t in transactions { MoneyByCurrency.add(t, scope: .period, commission: .standard, to: &money) }
+        let usd = try #require(MoneyByCurrency(lines: money, source: LedgerCurrencyMoney.source).currencies["USD"])
+        #expect(usd.totals.grossMilliunits == 4990)
+        #expect(usd.totals.paidTransactions == 1)
+    }
+
     /// `notifications import` run as a user runs it, on a file of every documented shape plus one Apple has not
     /// documented yet: all stored, exit 0.
     @Test func theImportCommandStoresEveryShapeAndExitsZero() async throws {
