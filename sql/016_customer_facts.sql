@@ -27,4 +27,7 @@ ALTER TABLE dry_run_transactions DROP CONSTRAINT dry_run_transactions_kind_check
     ADD CONSTRAINT dry_run_transactions_kind_check
         CHECK (kind IN ('initial', 'renewal', 'upgrade', 'refund', 'one_time'));
 
+-- A dry run's would-be ledger rows keep the signed offer type too (the offer mix of its report).
+ALTER TABLE dry_run_transactions ADD COLUMN offer_type integer;
+
 INSERT INTO schema_migrations (version, name) VALUES (16, 'customer_facts') ON CONFLICT (version) DO NOTHING;

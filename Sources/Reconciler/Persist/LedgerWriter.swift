@@ -40,13 +40,7 @@ struct LedgerWriter {
                    p.revocation_type, p.revocation_percentage, p.transaction_reason, p.signed_transaction,
                    p.offer_identifier, p.offer_period, p.app_account_token, p.app_transaction_id, p.billing_plan_type
             \(Self.ledgerUnnest)
-            JOIN unnest($18::text[], $19::bigint[], $20::text[], $21::text[], $22::bigint[], $23::text[],
-                        $24::text[], $25::bigint[], $26::text[], $27::text[], $28::text[], $29::text[], $30::text[],
-                        $31::text[], $32::text[])
-                AS p(transaction_id, price_milliunits, currency, storefront, offer_type, offer_discount_type,
-                     revocation_type, revocation_percentage, transaction_reason, signed_transaction,
-                     offer_identifier, offer_period, app_account_token, app_transaction_id, billing_plan_type)
-              ON p.transaction_id = v.transaction_id
+            \(Self.pricingUnnest)
             ON CONFLICT (transaction_id) DO UPDATE SET
                 cancellation_date = EXCLUDED.cancellation_date,
                 cancellation_reason = EXCLUDED.cancellation_reason,
@@ -97,18 +91,21 @@ struct LedgerWriter {
             INSERT INTO dry_run_transactions (
                 run_id, transaction_id, original_transaction_id, product_id, subscription_group_id, kind,
                 purchase_date, expires_date, is_trial, is_intro_offer, offer, cancellation_date, cancellation_reason,
-                ownership_type)
+                ownership_type, price_milliunits, currency, storefront, revocation_type, revocation_percentage,
+                offer_type)
             SELECT $1::bigint, v.transaction_id, v.original_transaction_id, v.product_id, v.subscription_group_id, v.kind,
                    v.purchase_date, v.expires_date, v.is_trial, v.is_intro_offer, v.offer, v.cancellation_date,
-                   v.cancellation_reason, v.ownership_type
+                   v.cancellation_reason, v.ownership_type, p.price_milliunits, p.currency, p.storefront,
+                   p.revocation_type, p.revocation_percentage, p.offer_type
             \(Self.ledgerUnnest)
+            \(Self.pricingUnnest)
             WHERE NOT EXISTS (
                 SELECT 1 FROM subscription_transactions t
                  WHERE t.transaction_id = v.transaction_id
                    AND t.cancellation_date IS NOT DISTINCT FROM v.cancellation_date)
             ON CONFLICT (run_id, transaction_id) DO NOTHING
             """,
-            [runId] + Self.ledgerColumns(unique)
+            [runId] + Self.ledgerColumns(unique) + Self.pricingColumns(unique)
         )
     }
 
@@ -149,6 +146,18 @@ struct LedgerWriter {
             entries.map { $0.environment?.rawValue },
         ]
     }
+
+    /// What the App Store Server API adds to each ledger entry as a row source `p` joined to `v`, bound to `$18...$32`
+    /// (see `pricingColumns`).
+    private static let pricingUnnest = """
+        JOIN unnest($18::text[], $19::bigint[], $20::text[], $21::text[], $22::bigint[], $23::text[],
+                    $24::text[], $25::bigint[], $26::text[], $27::text[], $28::text[], $29::text[], $30::text[],
+                    $31::text[], $32::text[])
+            AS p(transaction_id, price_milliunits, currency, storefront, offer_type, offer_discount_type,
+                 revocation_type, revocation_percentage, transaction_reason, signed_transaction,
+                 offer_identifier, offer_period, app_account_token, app_transaction_id, billing_plan_type)
+          ON p.transaction_id = v.transaction_id
+        """
 
     /// What the App Store Server API adds to each ledger entry, bound to `$18...$32`.
     private static func pricingColumns(_ entries: [Row]) -> [(any PostgresEncodable)?] {

@@ -87,7 +87,11 @@ public struct ReportLoader {
         if run.dryRun && !schema.hasCatalog { return }
         let sql =
             run.dryRun
-            ? dryRunTransactionsSQL(serverAPI: schema.hasServerAPI, catalogPrices: schema.hasCatalogPrices)
+            ? dryRunTransactionsSQL(
+                serverAPI: schema.hasServerAPI,
+                catalogPrices: schema.hasCatalogPrices,
+                offerType: schema.hasCustomerFacts
+            )
             : transactionsSQL(serverAPI: schema.hasServerAPI, catalogPrices: schema.hasCatalogPrices)
         let start = run.periodStart ?? run.asOf
         let parameters: [(any PostgresEncodable)?] =
@@ -438,7 +442,7 @@ public struct ReportLoader {
 
     /// A dry run's would-be ledger entries; a refund counts as "seen", a transaction as new unless the
     /// ledger already holds it.
-    static func dryRunTransactionsSQL(serverAPI: Bool, catalogPrices: Bool = false) -> String {
+    static func dryRunTransactionsSQL(serverAPI: Bool, catalogPrices: Bool = false, offerType: Bool = false) -> String {
         """
         SELECT \(transactionColumns), \(priceColumns(serverAPI: serverAPI)),
                (SELECT min(x.purchase_date) FROM (
@@ -460,7 +464,7 @@ public struct ReportLoader {
                CASE WHEN EXISTS (SELECT 1 FROM subscription_transactions l WHERE l.transaction_id = t.transaction_id)
                     THEN NULL \(dryRunScope("t.purchase_date")) END AS purchase_scope,
                CASE WHEN t.kind <> 'refund' THEN NULL \(dryRunScope("t.cancellation_date")) END AS refund_scope,
-               \(offerKindSQL("t", signedOfferType: false)) AS offer_kind, prev.offer_kind AS prev_offer_kind,
+               \(offerKindSQL("t", signedOfferType: offerType)) AS offer_kind, prev.offer_kind AS prev_offer_kind,
                \(subscriptionCurrencySQL("t", catalogPrices: catalogPrices, serverAPI: false))
           FROM dry_run_transactions t
           LEFT JOIN LATERAL (
@@ -472,7 +476,7 @@ public struct ReportLoader {
                        AND p.transaction_id <> t.transaction_id AND p.purchase_date < t.purchase_date
                     UNION ALL
                     SELECT q.is_trial, q.is_intro_offer, q.purchase_date,
-                           \(offerKindSQL("q", signedOfferType: false)) AS offer_kind
+                           \(offerKindSQL("q", signedOfferType: offerType)) AS offer_kind
                       FROM dry_run_transactions q
                      WHERE q.run_id = t.run_id AND q.original_transaction_id = t.original_transaction_id
                        AND q.transaction_id <> t.transaction_id AND q.purchase_date < t.purchase_date
