@@ -33,7 +33,11 @@ import Testing
     @Test func transactionsFunnelAndConversions() {
         let summary = RunSummary(data: ReportSampleData.data())
         #expect(summary.transactions.total == 6)
-        #expect(summary.transactions.firstSeenByKind == ["initial": 1, "renewal": 3, "upgrade": 1, "refund": 0, "one_time": 0])
+        #expect(
+            summary.transactions.firstSeenByKind == [
+                "initial": 1, "renewal": 3, "upgrade": 1, "refund": 0, "one_time": 0,
+            ]
+        )
         #expect(summary.transactions.refundsSeen == 1)
         #expect(summary.transactions.trialsStarted == 1)
         #expect(summary.transactions.trialConversions == 1)
