@@ -92,7 +92,8 @@ public struct TrendTruthExporter: Sendable {
         }
         let storefront = Storefront.of(seed: population.seed, familyIndex: family.index)
         var twelfths: Int64?
-        if ["active", "grace_period"].contains(state), autoRenew == true, !newest.isTrial {
+        // A family member's copy is the purchaser's money: no MRR of its own.
+        if ["active", "grace_period"].contains(state), autoRenew == true, !newest.isTrial, !newest.familyShared {
             let price = storefront.price(of: newest, anchor: population.anchor)
             switch newest.product.period {
             case .week: twelfths = price * 52

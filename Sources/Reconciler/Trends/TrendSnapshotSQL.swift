@@ -77,7 +77,7 @@ enum TrendSnapshotSQL {
         latest AS (
             SELECT DISTINCT ON (x.side, x.subscription_id)
                    x.side, x.subscription_id, t.price_milliunits, t.currency, t.environment, t.is_trial,
-                   t.is_intro_offer, t.purchase_date, t.expires_date
+                   t.is_intro_offer, t.purchase_date, t.expires_date, t.ownership_type
               FROM target x
               JOIN subscription_transactions t
                 ON t.original_transaction_id = x.original_transaction_id AND t.purchase_date = x.purchase_date
@@ -91,8 +91,10 @@ enum TrendSnapshotSQL {
         priced AS (
             SELECT st.side, st.subscription_id, st.state, COALESCE(s.bundle_id, 'app') AS bundle_id, st.product_id,
                    COALESCE(l.is_trial, false) AS is_trial, COALESCE(l.is_intro_offer, false) AS is_intro_offer,
+                   -- A family member's copy (FAMILY_SHARED) is the purchaser's money: no MRR of its own.
                    st.state IN ('active', 'grace_period') AND st.auto_renew IS TRUE
-                       AND NOT COALESCE(l.is_trial, false) AS recurring,
+                       AND NOT COALESCE(l.is_trial, false)
+                       AND l.ownership_type IS DISTINCT FROM 'FAMILY_SHARED' AS recurring,
                    CASE WHEN l.environment = 'Sandbox' THEN NULL
                         WHEN l.price_milliunits IS NOT NULL AND l.currency IS NOT NULL
                              AND l.expires_date > l.purchase_date THEN 'ledger'
