@@ -94,6 +94,8 @@ public struct LedgerComparison {
             forgedTransactions: &forgedTransactions,
             into: &report
         )
+        let oneTime = directory + "/one-time-charges.jsonl"
+        if FileManager.default.fileExists(atPath: oneTime) { try compareOneTimeCharges(file: oneTime, into: &report) }
         try compareMoney(file: directory + "/revenue.json", without: forgedMoney, into: &report)
         if let periodRunId {
             try comparePeriod(
@@ -148,19 +150,16 @@ public struct LedgerComparison {
                     batch.append(Expected(otid: otid, transactionId: id, fields: nil))
                     continue
                 }
-                batch.append(
-                    Expected(
-                        otid: otid,
-                        transactionId: id,
-                        fields: [
-                            "price_milliunits": Self.text(t["price"]),
-                            "currency": Self.text(t["currency"]),
-                            "storefront": Self.text(t["storefront"]),
-                            "revocation_type": Self.text(t["revocation_type"]),
-                            "revocation_percentage": Self.text(t["revocation_percentage"]),
-                        ]
-                    )
-                )
+                var fields = [
+                    "price_milliunits": Self.text(t["price"]),
+                    "currency": Self.text(t["currency"]),
+                    "storefront": Self.text(t["storefront"]),
+                    "revocation_type": Self.text(t["revocation_type"]),
+                    "revocation_percentage": Self.text(t["revocation_percentage"]),
+                ]
+                // What Apple's signed transaction says of the customer and the offer, where the export states it.
+                for key in Self.statedColumns where t.keys.contains(key) { fields[key] = Self.text(t[key]) }
+                batch.append(Expected(otid: otid, transactionId: id, fields: fields))
             }
             if batch.count >= 2000 {
                 try compareBatch(batch, into: &report)
@@ -171,15 +170,36 @@ public struct LedgerComparison {
         return forgedMoney
     }
 
-    private static let columns = [
-        "price_milliunits", "currency", "storefront", "revocation_type", "revocation_percentage",
+    /// Ledger columns compared only when the export states them (older exports do not).
+    private static let statedColumns = [
+        "offer_type", "offer_identifier", "offer_period", "ownership_type", "billing_plan_type", "app_account_token",
     ]
+
+    /// The one-time purchases the simulator made (`one-time-charges.jsonl`): each in the ledger as `one_time`
+    /// (`refund` once refunded) with its price, currency and storefront, read from its notification.
+    private func compareOneTimeCharges(file: String, into report: inout Report) throws {
+        guard let data = FileManager.default.contents(atPath: file) else { throw UsageError("cannot read \(file)") }
+        var batch: [Expected] = []
+        for (number, line) in data.split(separator: UInt8(ascii: "\n")).enumerated() where !line.isEmpty {
+            guard let t = try? JSONSerialization.jsonObject(with: Data(line)) as? [String: Any],
+                let id = t["transaction_id"] as? String
+            else { throw UsageError("\(file) line \(number + 1): not a one-time purchase") }
+            let fields = [
+                "kind": t["refunded"] as? Bool == true ? "refund" : "one_time",
+                "price_milliunits": Self.text(t["price"]), "currency": Self.text(t["currency"]),
+                "storefront": Self.text(t["storefront"]),
+            ]
+            batch.append(Expected(otid: id, transactionId: id, fields: fields))
+        }
+        if !batch.isEmpty { try compareBatch(batch, into: &report) }
+    }
 
     private func compareBatch(_ batch: [Expected], into report: inout Report) throws {
         let rows = try connection.query(
             """
             SELECT transaction_id, price_milliunits::text, currency, storefront, revocation_type,
-                   revocation_percentage::text
+                   revocation_percentage::text, kind, offer_type::text, offer_identifier, offer_period, ownership_type,
+                   billing_plan_type, app_account_token
               FROM subscription_transactions WHERE transaction_id = ANY($1::text[])
             """,
             [batch.map { Optional($0.transactionId) }]
@@ -202,9 +222,8 @@ public struct LedgerComparison {
                     )
                 }
             } else if let row = found[expected.transactionId] {
-                for column in Self.columns {
+                for (column, wanted) in (expected.fields ?? [:]).sorted(by: { $0.key < $1.key }) {
                     let actual = (try row.decode(column, as: String?.self)) ?? "null"
-                    let wanted = expected.fields?[column] ?? "null"
                     if actual != wanted {
                         problems.append(
                             Mismatch(

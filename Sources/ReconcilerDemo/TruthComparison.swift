@@ -122,6 +122,8 @@ public struct TruthComparison {
             """
             SELECT s.original_transaction_id, s.state, s.expires_at, s.product_id, s.auto_renew,
                    s.auto_renew_product_id, s.grace_period_expires_at, s.last_verify_status, s.last_error,
+                   s.app_account_token, s.app_transaction_id, s.expiration_intent, s.price_increase_status,
+                   s.renewal_price_milliunits, s.renewal_currency, s.renewal_billing_plan_type,
                    (SELECT count(*) FROM subscription_transactions t
                      WHERE t.original_transaction_id = s.original_transaction_id) AS ledger_count,
                    i.last_run, COALESCE(i.moved_backwards, false) AS moved_backwards,
@@ -299,6 +301,44 @@ public struct TruthComparison {
         if let before, let expectedLatest, Self.milliseconds(expectedLatest) < Self.milliseconds(before) {
             let moved: Bool = try row.decode("moved_backwards")
             check("expiry moved backwards (recorded by the run)", "true", String(moved))
+        }
+        try compareCustomerFacts(truth, row, check)
+    }
+
+    /// What the row keeps beside the entitlement (docs/decision-rules.md, "What the row keeps beside the
+    /// entitlement"), against the renewal info the simulator signs, for a truth that states it: the app's account
+    /// token with either source (the import and verifyReceipt's `app_account_token` set it), the rest only from the
+    /// App Store Server API, the one source that carries them.
+    private func compareCustomerFacts(
+        _ truth: [String: Any],
+        _ row: PostgresRow,
+        _ check: (String, String, String) -> Void
+    ) throws {
+        func text(_ value: Any?) -> String {
+            switch value {
+            case let number as NSNumber: number.stringValue
+            case let string as String: string
+            default: "null"
+            }
+        }
+        if truth.keys.contains("app_account_token") {
+            check(
+                "app_account_token",
+                text(truth["app_account_token"]),
+                text(try row.decode("app_account_token", as: String?.self))
+            )
+        }
+        guard serverAPI else { return }
+        let texts = ["app_transaction_id", "renewal_currency", "renewal_billing_plan_type"]
+        for key in texts where truth.keys.contains(key) {
+            check(key, text(truth[key]), text(try row.decode(key, as: String?.self)))
+        }
+        let integers = [
+            ("expiration_intent", "expiration_intent"), ("price_increase_status", "price_increase_status"),
+            ("renewal_price", "renewal_price_milliunits"),
+        ]
+        for (key, column) in integers where truth.keys.contains(key) {
+            check(key, text(truth[key]), text(try row.decode(column, as: Int64?.self).map { NSNumber(value: $0) }))
         }
     }
 
