@@ -102,6 +102,23 @@ struct LedgerExporter: Sendable {
             }
         }
         try ledger.close()
+        // One-time purchases: money like a subscription's transactions (never family-shared), and apart.
+        let oneTimeExporter = OneTimeChargeExporter(population: population)
+        let oneTime = try oneTimeExporter.export(to: directory, now: now)
+        for (item, storefront) in oneTimeExporter.charges(now: now) {
+            let price = item.price(in: storefront)
+            let refunded = item.isRefunded(at: now) ? price : 0
+            totals[storefront.currency, default: (0, 0)].gross += price
+            totals[storefront.currency, default: (0, 0)].refunded += refunded
+            period[storefront.currency, default: PeriodFigures()].add(
+                price: price,
+                purchase: item.purchase,
+                revocation: item.isRefunded(at: now) ? item.refundedAt.map { ($0, "REFUND_FULL", 100_000) } : nil,
+                refunded: refunded,
+                after: periodStart,
+                through: now
+            )
+        }
         var w = JSONWriter(capacity: 1024)
         w.beginObject()
         w.field("period_end", SimTime.rfc3339(now))
@@ -133,6 +150,7 @@ struct LedgerExporter: Sendable {
         }
         w.endObject()
         w.endObject()
+        OneTimeChargeExporter.write(oneTime, into: &w)
         w.endObject()
         w.bytes.append(10)
         let revenue = try BufferedFile(path: directory + "/revenue.json")

@@ -87,6 +87,7 @@ public struct PopulationExporter: Sendable {
         try truth.close()
         try identity.export(to: directory + "/server-api")
         try LedgerExporter(population: population).export(to: directory + "/server-api", now: now)
+        try NotificationsTruthExporter(population: population).export(to: directory + "/server-api", now: now)
         try CatalogExporter(population: population).export(to: directory)
         if faultySubscriptionRate > 0 {
             let faults = try BufferedFile(path: directory + "/server-api/signature-faults.jsonl")
