@@ -261,7 +261,7 @@ public final class ServerAPIService: Sendable {
 
     /// A page of signed transactions: `revision`, `hasMore`, `signedTransactions`, and the app's ids.
     private func page(
-        _ items: [(SimTransaction, SubscriptionPlan)],
+        _ items: [() -> [UInt8]],
         offset: Int,
         nextToken: String,
         family: ReceiptFamily,
@@ -283,14 +283,7 @@ public final class ServerAPIService: Sendable {
         w.key("signedTransactions")
         w.beginArray()
         if offset < end {
-            for (t, plan) in items[offset..<end] {
-                w.string(
-                    identity.sign(
-                        payload: renderer.transactionPayload(t, plan: plan, family: family, signedDate: now),
-                        fault: fault
-                    )
-                )
-            }
+            for payload in items[offset..<end] { w.string(identity.sign(payload: payload(), fault: fault)) }
         }
         w.endArray()
         w.endObject()
@@ -329,10 +322,13 @@ public final class ServerAPIService: Sendable {
         if q.descending { items.reverse() }
         let next = min(items.count, offset + HistoryQuery.pageSize)
         let token = HistoryQuery.token(offset: next, key: population.seed, scope: scope, canonical: q.canonical)
-        return page(items, offset: offset, nextToken: token, family: family, now: now, fault: fault)
+        let payloads = items.map { t, plan in
+            { self.renderer.transactionPayload(t, plan: plan, family: family, signedDate: now) }
+        }
+        return page(payloads, offset: offset, nextToken: token, family: family, now: now, fault: fault)
     }
 
-    /// Get Refund History v2: the customer's refunded transactions by revocation date, 20 a page.
+    /// Get Refund History v2: the customer's refunded transactions (one-time purchases too) by revocation date, 20 a page.
     func refundHistory(
         _ location: ServerAPIRenderer.Location,
         query: Substring,
@@ -352,13 +348,25 @@ public final class ServerAPIService: Sendable {
             else { return Self.error(4_000_005) }
             offset = o
         }
-        var items = customerTransactions(family, now: now).filter { $0.0.isRefunded }
-        items.sort { a, b in
-            (a.0.cancellation ?? 0, a.0.transactionId) < (b.0.cancellation ?? 0, b.0.transactionId)
+        // Every refunded in-app purchase of the customer: subscription transactions and one-time purchases.
+        var items: [(date: Int64, id: UInt64, payload: () -> [UInt8])] = []
+        for (t, plan) in customerTransactions(family, now: now) where t.isRefunded {
+            items.append(
+                (
+                    t.cancellation ?? 0, t.transactionId,
+                    { self.renderer.transactionPayload(t, plan: plan, family: family, signedDate: now) }
+                )
+            )
         }
+        for item in population.oneTimePurchases where item.familyIndex == family.index && item.isRefunded(at: now) {
+            items.append(
+                (item.refundedAt ?? 0, item.transactionId, { self.renderer.oneTimePayload(item, signedDate: now) })
+            )
+        }
+        items.sort { ($0.date, $0.id) < ($1.date, $1.id) }
         let next = min(items.count, offset + HistoryQuery.pageSize)
         let token = HistoryQuery.token(offset: next, key: population.seed, scope: scope, canonical: "")
-        return page(items, offset: offset, nextToken: token, family: family, now: now, fault: fault)
+        return page(items.map(\.payload), offset: offset, nextToken: token, family: family, now: now, fault: fault)
     }
 
     /// Get Notification History: the notifications of the window (by first send attempt), oldest first,

@@ -167,3 +167,56 @@ extension Shapes2026Tests {
         }
     }
 }
+
+extension Shapes2026Tests {
+    /// verifyReceipt's own spellings of what it has: `app_account_token` on every entry of a family that set one,
+    /// `promotional_offer_id` on promotional-offer transactions.
+    @Test func verifyReceiptCarriesTheAccountTokenAndPromotionalOfferId() throws {
+        let pop = Population(seed: 42, subscriptions: 1000, anchor: Self.now)
+        let renderer = ResponseRenderer(population: pop)
+        var sawPromo = false
+        for (family, plan) in Self.served(pop) where plan.promotionalOffer != nil || family.index % 50 == 0 {
+            let token = ReceiptToken(
+                familyIndex: UInt32(family.index),
+                originalTransactionId: family.primaryOriginalTransactionId,
+                sandbox: family.sandbox,
+                createdAt: Self.now - 1000,
+                issueSequence: 1
+            )
+            let body = renderer.renderSuccess(family: family, token: token, now: Self.now, excludeOld: false)
+            let json = try #require(try JSONSerialization.jsonObject(with: Data(body)) as? [String: Any])
+            let latest = try #require(json["latest_receipt_info"] as? [[String: Any]])
+            let expected = AppAccountToken.of(seed: pop.seed, family: family)
+            #expect(latest.allSatisfy { $0["app_account_token"] as? String == expected })
+            let promos = latest.filter { $0["promotional_offer_id"] != nil }
+            if plan.promotionalOffer != nil,
+                plan.timeline(at: Self.now).transactions.contains(where: { $0.offer?.type == 2 })
+            {
+                #expect(
+                    promos.allSatisfy { $0["promotional_offer_id"] as? String == "RETAIN_HALF_OFF" } && !promos.isEmpty
+                )
+                sawPromo = true
+            }
+        }
+        #expect(sawPromo)
+    }
+
+    /// Get Refund History lists every refunded in-app purchase of the customer, one-time purchases included.
+    @Test func refundHistoryListsRefundedOneTimePurchases() async throws {
+        try await withSimulator(seed: 42, subscriptions: 600, configure: { $0.serverAPILimits = .unlimited }) {
+            server in
+            let client = try await ServerAPIClient.connect(to: server)
+            let refunded = server.population.oneTimePurchases.filter { $0.isRefunded(at: Self.now) }.prefix(4)
+            #expect(!refunded.isEmpty)
+            for item in refunded {
+                let r = try await client.get("/inApps/v2/refund/lookup/\(item.transactionId)")
+                var ids: [String] = []
+                for jws in r.json?["signedTransactions"] as? [String] ?? [] {
+                    ids.append(try await client.verifier.verify(jws)["transactionId"] as? String ?? "")
+                }
+                #expect(ids.contains(String(item.transactionId)))
+            }
+            await client.close()
+        }
+    }
+}
