@@ -143,11 +143,21 @@ extension SubscriptionPlan {
             }
             purchase = next
         }
+        return renewalState(txns, stop: stop, wonBack: winBackStart != nil, now: now)
+    }
+
+    /// The renewal info at `now` of transactions `txns` whose renewals stopped for `stop` (if they did).
+    private func renewalState(
+        _ txns: [SimTransaction],
+        stop: SubscriptionTimeline.Stop?,
+        wonBack: Bool,
+        now: Int64
+    ) -> SubscriptionTimeline {
         let latest = txns.max { a, b in a.purchase < b.purchase }
         let lastExpiry = latest?.expires ?? start
         let currentProduct = latest?.product ?? product
         var autoRenew = true
-        if let off = autoRenewOffAt, off <= now, winBackStart == nil { autoRenew = false }
+        if let off = autoRenewOffAt, off <= now, !wonBack { autoRenew = false }
         if stop == .maxRenewals || stop == .priceIncreaseDeclined { autoRenew = false }
         var inRetry = false
         var grace: Int64?
