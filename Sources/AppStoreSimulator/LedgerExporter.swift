@@ -29,6 +29,7 @@ struct LedgerExporter: Sendable {
         w.field("environment", family.sandbox ? "Sandbox" : "Production")
         w.field("storefront", storefront.code)
         w.field("currency", storefront.currency)
+        let token = AppAccountToken.of(seed: population.seed, family: family)
         w.key("transactions")
         w.beginArray()
         for t in plan.timeline(at: now).transactions {
@@ -41,9 +42,16 @@ struct LedgerExporter: Sendable {
             w.int(storefront.price(of: t, anchor: population.anchor))
             w.field("currency", storefront.currency)
             w.field("storefront", storefront.code)
-            w.optionalField("offer", t.isTrial ? "free_trial" : t.isIntro ? "pay_as_you_go" : nil)
+            w.optionalField("offer", t.offer?.ledgerName)
             // A family member's copy: the money is the purchaser's transaction, never this one.
             w.field("ownership_type", t.familyShared ? "FAMILY_SHARED" : "PURCHASED")
+            w.key("offer_type")
+            if let offer = t.offer { w.int(Int64(offer.type)) } else { w.null() }
+            w.optionalField("offer_identifier", t.offer?.identifier)
+            w.optionalField("offer_period", t.offer?.period)
+            w.optionalField("offer_discount_type", t.offer?.discountType)
+            w.optionalField("billing_plan_type", plan.commitmentMonths == nil ? nil : "MONTHLY")
+            w.optionalField("app_account_token", token)
             let revocation = ServerAPIRenderer.revocation(of: t, seed: population.seed)
             w.optionalField("revocation_date", revocation.map { SimTime.rfc3339($0.date) })
             w.optionalField("revocation_type", revocation?.type)
@@ -94,6 +102,23 @@ struct LedgerExporter: Sendable {
             }
         }
         try ledger.close()
+        // One-time purchases: money like a subscription's transactions (never family-shared), and apart.
+        let oneTimeExporter = OneTimeChargeExporter(population: population)
+        let oneTime = try oneTimeExporter.export(to: directory, now: now)
+        for (item, storefront) in oneTimeExporter.charges(now: now) {
+            let price = item.price(in: storefront)
+            let refunded = item.isRefunded(at: now) ? price : 0
+            totals[storefront.currency, default: (0, 0)].gross += price
+            totals[storefront.currency, default: (0, 0)].refunded += refunded
+            period[storefront.currency, default: PeriodFigures()].add(
+                price: price,
+                purchase: item.purchase,
+                revocation: item.isRefunded(at: now) ? item.refundedAt.map { ($0, "REFUND_FULL", 100_000) } : nil,
+                refunded: refunded,
+                after: periodStart,
+                through: now
+            )
+        }
         var w = JSONWriter(capacity: 1024)
         w.beginObject()
         w.field("period_end", SimTime.rfc3339(now))
@@ -125,6 +150,7 @@ struct LedgerExporter: Sendable {
         }
         w.endObject()
         w.endObject()
+        OneTimeChargeExporter.write(oneTime, into: &w)
         w.endObject()
         w.bytes.append(10)
         let revenue = try BufferedFile(path: directory + "/revenue.json")

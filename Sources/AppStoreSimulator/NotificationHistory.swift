@@ -7,12 +7,23 @@ import Foundation
 struct NotificationHistory: Sendable {
     /// One notification: what happened, when, to which transaction.
     struct Event: Sendable {
+        /// What the payload carries: a subscription's transaction and renewal info (`data`), a one-time purchase's
+        /// transaction (`data`, no renewal info), a mass extension's `summary`, or a notice's own payload.
+        enum Kind: Sendable, Equatable {
+            case subscription
+            case oneTime(Int)
+            case summary(Int)
+            case notice(Int)
+        }
+
         var type: String
         var subtype: String?
         var date: Int64
+        /// The customer's family index (-1 for a mass extension's summary).
         var family: Int
         var plan: Int
         var transactionIndex: Int
+        var kind: Kind = .subscription
     }
 
     /// The request body, checked.
@@ -95,23 +106,7 @@ struct NotificationHistory: Sendable {
                 )
             )
         }
-        for t in tl.transactions {
-            if t.index == 0 {
-                add("SUBSCRIBED", "INITIAL_BUY", t.purchase, t.index)
-            } else if let up = plan.upgrade, up.at == t.purchase {
-                add("DID_CHANGE_RENEWAL_PREF", "UPGRADE", t.purchase, t.index)
-            } else if let re = plan.resubscription, re.at == t.purchase {
-                add("SUBSCRIBED", "RESUBSCRIBE", t.purchase, t.index)
-            } else {
-                add("DID_RENEW", nil, t.purchase, t.index)
-            }
-            if t.isIntro, t.offerCodeRefName != nil, t.index <= 1 || !(tl.transactions[t.index - 1].isIntro) {
-                add("OFFER_REDEEMED", t.index == 0 ? "INITIAL_BUY" : "RESUBSCRIBE", t.purchase, t.index)
-            }
-            if t.isRefunded, let at = t.cancellation {
-                add(t.familyShared ? "REVOKE" : "REFUND", nil, at, t.index)
-            }
-        }
+        purchaseEvents(plan, tl, add)
         // A refund Apple reversed: the transaction shows no refund now, but both notifications were sent.
         for refund in plan.refunds {
             guard let reversed = refund.reversedAt, refund.transactionIndex < tl.transactions.count else { continue }
@@ -119,9 +114,11 @@ struct NotificationHistory: Sendable {
             add(familyShared ? "REVOKE" : "REFUND", nil, refund.at, refund.transactionIndex)
             add("REFUND_REVERSED", nil, reversed, refund.transactionIndex)
         }
+        laterEvents(plan, tl, now: now, add)
         guard let last = tl.transactions.last else { return out }
         if let off = plan.autoRenewOffAt {
-            add("DID_CHANGE_RENEWAL_STATUS", "AUTO_RENEW_DISABLED", off, last.index)
+            let current = tl.transactions.last { $0.purchase <= off } ?? last
+            add("DID_CHANGE_RENEWAL_STATUS", "AUTO_RENEW_DISABLED", off, current.index)
         }
         if let change = plan.planChange {
             add(
@@ -140,10 +137,72 @@ struct NotificationHistory: Sendable {
             add("EXPIRED", "BILLING_RETRY", last.expires + SubscriptionPlan.billingRetryWindow, last.index)
         case .autoRenewOff?:
             add("EXPIRED", "VOLUNTARY", last.expires, last.index)
+        case .priceIncreaseDeclined?:
+            add("EXPIRED", "PRICE_INCREASE", last.expires, last.index)
         case .maxRenewals?, nil:
             break
         }
         return out.sorted { $0.date < $1.date }
+    }
+
+    /// SUBSCRIBED, DID_RENEW, upgrades, offers redeemed and refunds, per transaction.
+    private static func purchaseEvents(
+        _ plan: SubscriptionPlan,
+        _ tl: SubscriptionTimeline,
+        _ add: (String, String?, Int64, Int) -> Void
+    ) {
+        for t in tl.transactions {
+            if t.index == 0 {
+                add("SUBSCRIBED", "INITIAL_BUY", t.purchase, t.index)
+            } else if let up = plan.upgrade, up.at == t.purchase {
+                add("DID_CHANGE_RENEWAL_PREF", "UPGRADE", t.purchase, t.index)
+            } else if let re = plan.resubscription, re.at == t.purchase {
+                add("SUBSCRIBED", "RESUBSCRIBE", t.purchase, t.index)
+            } else if let back = plan.winBack, back.at == t.purchase {
+                // Lapsed before: the EXPIRED of that stop was sent, then the resubscription with the offer.
+                add("EXPIRED", "VOLUNTARY", tl.transactions[t.index - 1].expires, t.index - 1)
+                add("SUBSCRIBED", "RESUBSCRIBE", t.purchase, t.index)
+                add("OFFER_REDEEMED", "RESUBSCRIBE", t.purchase, t.index)
+            } else {
+                add("DID_RENEW", nil, t.purchase, t.index)
+            }
+            if t.isIntro, t.offerCodeRefName != nil, t.index <= 1 || !(tl.transactions[t.index - 1].isIntro) {
+                add("OFFER_REDEEMED", t.index == 0 ? "INITIAL_BUY" : "RESUBSCRIBE", t.purchase, t.index)
+            }
+            if t.offer?.type == 2, t.index == plan.promotionalOffer?.firstIndex, t.index > 0 {
+                // Redeemed during the previous period, for the active subscription (no subtype).
+                let previous = tl.transactions[t.index - 1]
+                add("OFFER_REDEEMED", nil, max(previous.purchase + SimTime.hour, t.purchase - SimTime.day), t.index - 1)
+            }
+            if t.isRefunded, let at = t.cancellation {
+                add(t.familyShared ? "REVOKE" : "REFUND", nil, at, t.index)
+            }
+        }
+    }
+
+    /// Price increases, renewal-date extensions and refund requests.
+    private static func laterEvents(
+        _ plan: SubscriptionPlan,
+        _ tl: SubscriptionTimeline,
+        now: Int64,
+        _ add: (String, String?, Int64, Int) -> Void
+    ) {
+        func index(at date: Int64) -> Int {
+            (tl.transactions.last { $0.purchase <= date } ?? tl.transactions.first)?.index ?? 0
+        }
+        if let increase = plan.priceIncrease {
+            add("PRICE_INCREASE", "PENDING", increase.announcedAt, index(at: increase.announcedAt))
+            if let consented = increase.consentedAt {
+                add("PRICE_INCREASE", "ACCEPTED", consented, index(at: consented))
+            }
+        }
+        for ext in plan.extensions { add("RENEWAL_EXTENDED", nil, ext.at, index(at: ext.at)) }
+        for request in plan.refundRequests {
+            add("CONSUMPTION_REQUEST", nil, request.requestedAt, request.transactionIndex)
+            if plan.outcome(of: request, at: now) == "declined", let declined = request.declinedAt {
+                add("REFUND_DECLINED", nil, declined, request.transactionIndex)
+            }
+        }
     }
 
     /// Delivery attempts of a notification: (date, result).

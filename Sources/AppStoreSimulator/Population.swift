@@ -13,6 +13,12 @@ public struct Population: Sendable {
     public let catalog: ProductCatalog
     public let foreignCatalog: ProductCatalog
     public let subscriptionCount: Int
+    /// Consumable and non-consumable purchases (ONE_TIME_CHARGE), never subscriptions.
+    public let oneTimePurchases: [OneTimePurchase]
+    /// Extend Subscription Renewal Dates for All Active Subscribers requests (RENEWAL_EXTENSION).
+    public let massExtensions: [MassExtension]
+    /// RESCIND_CONSENT and the undocumented notification type.
+    public let notices: [PopulationNotice]
 
     public init(seed: UInt64, subscriptions: Int, anchor: Int64, bundleId: String = "com.example.renewals") {
         self.seed = seed
@@ -31,13 +37,33 @@ public struct Population: Sendable {
             catalog: catalog,
             foreignCatalog: foreign
         )
-        self.families = generator.generate(subscriptions: max(0, subscriptions))
+        var families = generator.generate(subscriptions: max(0, subscriptions))
+        let idBase = 1_000_000_000_000_000 + (SeededRandom.mix(seed) % 90) * 10_000_000_000_000
+        let decorator = PopulationDecorator(
+            seed: seed,
+            anchor: anchor,
+            bundleId: bundleId,
+            catalog: catalog,
+            oneTimeBase: idBase + 9_000_000_000_000
+        )
+        let added = decorator.decorate(&families)
+        self.families = families
+        self.oneTimePurchases = added.oneTime
+        self.massExtensions = added.mass
+        self.notices = added.notices
         self.subscriptionCount = families.reduce(0) { $0 + $1.subscriptions.count }
     }
 
     /// The scenario deck order for cycle `cycle`: every scenario `weight` times, shuffled by the seed;
     /// the first cycle starts with one of each so that small populations still cover every scenario.
+    ///
+    /// The deck is drawn as it was before the 2026 scenarios (`Scenario.takesSilentRenewalSlots`), whose slots
+    /// are then taken from `silent_renewal`: the first ones after the head in the first cycle, the first ones in
+    /// the others. Every other family keeps its scenario.
     static func deck(seed: UInt64, cycle: Int) -> [Scenario] {
+        let added = Scenario.takesSilentRenewalSlots
+        let legacy = Scenario.allCases.filter { !added.contains($0) }
+        func weight(_ s: Scenario) -> Int { s == .silentRenewal ? s.weight + added.count : s.weight }
         var rng = SeededRandom(seed, 0xDEC4, UInt64(cycle))
         func shuffle(_ a: inout [Scenario]) {
             guard a.count > 1 else { return }
@@ -46,17 +72,25 @@ public struct Population: Sendable {
                 a.swapAt(i, j)
             }
         }
+        var deck: [Scenario] = []
+        var from = 0
         if cycle == 0 {
-            var head = Scenario.allCases
+            var head = legacy
             shuffle(&head)
             var rest: [Scenario] = []
-            for s in Scenario.allCases { rest += Array(repeating: s, count: s.weight - 1) }
+            for s in legacy { rest += Array(repeating: s, count: weight(s) - 1) }
             shuffle(&rest)
-            return head + rest
+            deck = head + rest
+            from = head.count
+        } else {
+            for s in legacy { deck += Array(repeating: s, count: weight(s)) }
+            shuffle(&deck)
         }
-        var all: [Scenario] = []
-        for s in Scenario.allCases { all += Array(repeating: s, count: s.weight) }
-        shuffle(&all)
-        return all
+        var slots = added[...]
+        for i in deck.indices where i >= from && deck[i] == .silentRenewal {
+            guard let next = slots.popFirst() else { break }
+            deck[i] = next
+        }
+        return deck
     }
 }

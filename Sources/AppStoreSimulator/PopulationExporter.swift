@@ -47,6 +47,8 @@ public struct PopulationExporter: Sendable {
         w.field("bundle_id", family.appBundleId)
         // The customer's currency, as StoreKit told the app at purchase (`Transaction.currency`).
         w.field("currency", Storefront.of(seed: population.seed, familyIndex: family.index).currency)
+        // The app's own account id it passed at purchase (StoreKit's `appAccountToken`), when it passed one.
+        if let token = AppAccountToken.of(seed: population.seed, family: family) { w.field("app_account_token", token) }
         w.endObject()
         w.bytes.append(10)
         return w.bytes
@@ -66,19 +68,26 @@ public struct PopulationExporter: Sendable {
         let purchases = try BufferedFile(path: purchasesPath)
         let truth = try BufferedFile(path: truthPath)
         var counts: [Scenario: Int] = [:]
+        let identity = ServerAPIIdentity(
+            seed: population.seed,
+            anchor: population.anchor,
+            bundleId: population.bundleId
+        )
+        let serverAPI = ServerAPIRenderer(population: population, identity: identity)
         for family in population.families {
             let receipt = renderer.storedReceipt(family)
             for plan in family.subscriptions {
                 try purchases.write(purchaseLine(family: family, plan: plan, receipt: receipt))
-                try truth.write(TruthRecord(family: family, plan: plan, at: now).jsonLine())
+                let renewal = RenewalTruth(renderer: serverAPI, family: family, plan: plan, now: now)
+                try truth.write(TruthRecord(family: family, plan: plan, at: now).jsonLine { renewal.write(into: &$0) })
                 counts[family.scenario, default: 0] += 1
             }
         }
         try purchases.close()
         try truth.close()
-        try ServerAPIIdentity(seed: population.seed, anchor: population.anchor, bundleId: population.bundleId)
-            .export(to: directory + "/server-api")
+        try identity.export(to: directory + "/server-api")
         try LedgerExporter(population: population).export(to: directory + "/server-api", now: now)
+        try NotificationsTruthExporter(population: population).export(to: directory + "/server-api", now: now)
         try CatalogExporter(population: population).export(to: directory)
         if faultySubscriptionRate > 0 {
             let faults = try BufferedFile(path: directory + "/server-api/signature-faults.jsonl")

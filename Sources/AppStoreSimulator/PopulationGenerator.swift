@@ -370,6 +370,10 @@ struct PopulationGenerator {
             let secondAt = storedAt(second, transactionsBack: 0, &rng)
             plans = [first, second]
             stored = max(firstAt, secondAt)
+        case .winBack, .priceIncreaseLapsed:
+            let (plan, at) = lapsedPlan(scenario, &rng)
+            plans = [plan]
+            stored = at
         case .longHistory:
             let product = catalog.newsWeekly
             let plan = activePlan(product, periods: rng.int(150...170), &rng)
@@ -396,6 +400,36 @@ struct PopulationGenerator {
             priorRunAt: priorRunAt,
             appDownloadedAt: firstStart - rng.between(0, 30 * day)
         )
+    }
+
+    /// A `win_back` plan (lapsed 40 to 120 days before the anchor, back with a win-back offer 2 to 25 days before
+    /// it) or a `price_increase_lapsed` one (expired 1 to 20 days before the anchor at the first renewal at a new
+    /// price the customer never consented to, announced about a month before), and its stored-receipt instant.
+    private mutating func lapsedPlan(_ scenario: Scenario, _ rng: inout SeededRandom) -> (SubscriptionPlan, Int64) {
+        let day = SimTime.day
+        let product = catalog.pickShort(&rng)
+        if scenario == .winBack {
+            let lapsedAt = anchor - rng.between(40 * day, 120 * day)
+            var plan = endedPlan(product, lastExpiry: lapsedAt, periods: rng.int(1...5))
+            let lastStart = back(product, from: lapsedAt, periods: 1)
+            plan.autoRenewOffAt = lastStart + (lapsedAt - lastStart) / 2
+            let count = rng.int(1...2)
+            plan.winBack = .init(
+                at: anchor - rng.between(2 * day, 25 * day),
+                to: product,
+                offerIdentifier: "WINBACK_HALF_\(count)",
+                count: count
+            )
+            return (plan, storedAt(plan, transactionsBack: 0, &rng))
+        }
+        let lastExpiry = anchor - rng.between(day, 20 * day)
+        var plan = endedPlan(product, lastExpiry: lastExpiry, periods: rng.int(2...5))
+        plan.priceIncrease = .init(
+            announcedAt: lastExpiry - rng.between(25 * day, 35 * day),
+            effectiveAt: lastExpiry,
+            consentedAt: nil
+        )
+        return (plan, storedAt(plan, transactionsBack: rng.int(0...1), &rng))
     }
 
     /// The out-of-bounds value of an `absurd_date`, `near_int64_max` or `nul_in_text` family (nil otherwise).

@@ -87,7 +87,8 @@ public struct ResponseRenderer: Sendable {
     private func transaction(
         _ w: inout JSONWriter,
         _ t: SimTransaction,
-        _ implausible: ImplausibleValue? = nil
+        _ implausible: ImplausibleValue? = nil,
+        accountToken: String? = nil
     ) -> Range<Int> {
         func text(_ name: String, _ value: String?) {
             if case .text(name, let bad)? = implausible {
@@ -120,6 +121,8 @@ public struct ResponseRenderer: Sendable {
         w.field("is_in_intro_offer_period", t.isIntro ? "true" : "false")
         if t.isUpgraded { w.field("is_upgraded", "true") }
         text("offer_code_ref_name", t.offerCodeRefName)
+        if t.offer?.type == 2, let id = t.offer?.identifier { w.field("promotional_offer_id", id) }
+        if let accountToken { w.field("app_account_token", accountToken) }
         w.field("in_app_ownership_type", t.familyShared ? "FAMILY_SHARED" : "PURCHASED")
         w.field("subscription_group_identifier", t.product.groupId)
         w.endObject()
@@ -184,7 +187,8 @@ public struct ResponseRenderer: Sendable {
         // receipt was created, is written anew).
         var written: [UInt64: (SimTransaction, Range<Int>)] = [:]
         written.reserveCapacity(inApp.count)
-        for t in inApp { written[t.transactionId] = (t, transaction(&w, t, bad(t))) }
+        let accountToken = AppAccountToken.of(seed: population.seed, family: family)
+        for t in inApp { written[t.transactionId] = (t, transaction(&w, t, bad(t), accountToken: accountToken)) }
         w.endArray()
         w.endObject()
         w.key("latest_receipt_info")
@@ -193,7 +197,7 @@ public struct ResponseRenderer: Sendable {
             if let (same, range) = written[t.transactionId], same == t {
                 w.copy(of: range)
             } else {
-                transaction(&w, t, bad(t))
+                transaction(&w, t, bad(t), accountToken: accountToken)
             }
         }
         w.endArray()

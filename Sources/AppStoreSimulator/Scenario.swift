@@ -52,6 +52,16 @@ public enum Scenario: String, Sendable, CaseIterable {
     /// A refund of the current period that Apple reversed days later (REFUND, then REFUND_REVERSED); the
     /// previous night's run, between the two, left the row revoked: the run must make it active again.
     case refundReversed = "refund_reversed"
+    /// A monthly or weekly subscription that lapsed (auto-renew off, expired) weeks before the anchor, then came back
+    /// with a win-back offer (`offerType` 4) on a new purchase under the same original id; active at the anchor.
+    case winBack = "win_back"
+    /// A subscription whose price rose: the customer never consented, so it expired at the first renewal at the new
+    /// price, days before the anchor (expirationIntent 3, EXPIRED with subtype PRICE_INCREASE).
+    case priceIncreaseLapsed = "price_increase_lapsed"
+
+    /// The scenarios added in 2026 take slots of `silent_renewal` in each deck (`Population.deck`): the other
+    /// scenarios keep their families, so adding them moves no other family.
+    static let takesSilentRenewalSlots: [Scenario] = [.winBack, .priceIncreaseLapsed]
 
     /// Only App Store Server Notifications reveal what changed before the next nightly window would.
     public var seenOnlyThroughNotifications: Bool { self == .midPeriodRefund || self == .midPeriodAutoRenewOff }
@@ -59,7 +69,7 @@ public enum Scenario: String, Sendable, CaseIterable {
     public var weight: Int {
         switch self {
         case .activeNotRenewed: return 24
-        case .silentRenewal: return 38
+        case .silentRenewal: return 38 - Self.takesSilentRenewalSlots.count
         case .autoRenewOffExpired: return 14
         case .expiredLongAgo: return 8
         case .billingRetry: return 10
@@ -92,6 +102,7 @@ public enum Scenario: String, Sendable, CaseIterable {
         case .midPeriodRefund: return 2
         case .midPeriodAutoRenewOff: return 2
         case .refundReversed: return 2
+        case .winBack, .priceIncreaseLapsed: return 1
         }
     }
 }

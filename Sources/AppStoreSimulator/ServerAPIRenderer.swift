@@ -39,6 +39,7 @@ public struct ServerAPIRenderer: Sendable {
     static func isPurchase(_ t: SimTransaction, in plan: SubscriptionPlan) -> Bool {
         t.index == 0 || (plan.resubscription.map { $0.at == t.purchase } ?? false)
             || (plan.upgrade.map { $0.at == t.purchase } ?? false)
+            || (plan.winBack.map { $0.at == t.purchase } ?? false)
     }
 
     /// How a refunded transaction was revoked: a third of the refunds made before the period ended are prorated
@@ -93,19 +94,12 @@ public struct ServerAPIRenderer: Sendable {
         w.field("transactionReason", Self.isPurchase(t, in: plan) ? "PURCHASE" : "RENEWAL")
         w.field("storefront", storefront.code)
         w.field("storefrontId", storefront.id)
+        let price = storefront.price(of: t, anchor: population.anchor)
         w.key("price")
-        w.int(storefront.price(of: t, anchor: population.anchor))
+        w.int(price)
         w.field("currency", storefront.currency)
-        if t.isTrial {
-            w.key("offerType")
-            w.int(1)
-            w.field("offerDiscountType", "FREE_TRIAL")
-        } else if t.isIntro {
-            w.key("offerType")
-            w.int(t.offerCodeRefName == nil ? 1 : 3)
-            if let code = t.offerCodeRefName { w.field("offerIdentifier", code) }
-            w.field("offerDiscountType", "PAY_AS_YOU_GO")
-        }
+        Self.writeOffer(t.offer, into: &w)
+        writeCommitment(t, plan: plan, price: price, into: &w)
         if t.isUpgraded {
             w.key("isUpgraded")
             w.bool(true)
@@ -122,6 +116,7 @@ public struct ServerAPIRenderer: Sendable {
             }
         }
         w.field("appTransactionId", Self.appTransactionId(family))
+        if let token = AppAccountToken.of(seed: population.seed, family: family) { w.field("appAccountToken", token) }
         w.endObject()
         return w.bytes
     }
@@ -133,7 +128,6 @@ public struct ServerAPIRenderer: Sendable {
         family: ReceiptFamily,
         signedDate: Int64
     ) -> [UInt8] {
-        let storefront = Storefront.of(seed: population.seed, familyIndex: family.index)
         let latest = tl.transactions.max { $0.purchase < $1.purchase }
         var w = JSONWriter(capacity: 512)
         w.beginObject()
@@ -158,25 +152,26 @@ public struct ServerAPIRenderer: Sendable {
         w.int(signedDate)
         w.field("environment", Self.environment(family))
         w.key("recentSubscriptionStartDate")
-        w.int(plan.resubscription.map { $0.at <= signedDate ? $0.at : plan.start } ?? plan.start)
+        let restart = [plan.resubscription?.at, plan.winBack?.at].compactMap { $0 }.filter { $0 <= signedDate }.max()
+        w.int(restart ?? plan.start)
+        let facts = renewalFacts(tl, plan: plan, family: family, at: signedDate)
         if let latest {
             w.key("renewalDate")
             w.int(latest.expires)
-            if tl.autoRenewStatus {
-                let next =
-                    plan.product.productId == tl.autoRenewProductId
-                    ? latest.product
-                    : ([
-                        population.catalog.proMonthly, population.catalog.proYearly, population.catalog.proPlusMonthly,
-                        population.catalog.newsWeekly, population.catalog.newsMonthly, population.catalog.newsYearly,
-                    ]
-                    .first { $0.productId == tl.autoRenewProductId } ?? latest.product)
-                w.field("currency", storefront.currency)
-                w.key("renewalPrice")
-                w.int(storefront.listPrice(next, purchase: latest.expires, anchor: population.anchor))
-            }
         }
+        if let price = facts.price, let currency = facts.currency {
+            w.field("currency", currency)
+            w.key("renewalPrice")
+            w.int(price)
+            Self.writeOffer(facts.offer, into: &w)
+        }
+        if let status = facts.priceIncreaseStatus {
+            w.key("priceIncreaseStatus")
+            w.int(Int64(status))
+        }
+        writeRenewalCommitment(tl, plan: plan, facts: facts, into: &w)
         w.field("appTransactionId", Self.appTransactionId(family))
+        if let token = AppAccountToken.of(seed: population.seed, family: family) { w.field("appAccountToken", token) }
         w.endObject()
         return w.bytes
     }

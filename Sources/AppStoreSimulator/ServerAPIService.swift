@@ -36,6 +36,8 @@ public final class ServerAPIService: Sendable {
     public let clock: SimClock
     /// Subscription number (original id minus the population's base, over 10,000) to family and plan indices.
     private let plans: [UInt64: (family: Int, plan: Int)]
+    /// One-time purchase id to its index in `population.oneTimePurchases`.
+    private let oneTime: [UInt64: Int]
     /// Signed answers and their total size; cleared when either limit is reached.
     private let cache = Mutex<(entries: [CacheKey: Outcome], bytes: Int)>(([:], 0))
     private static let cacheLimit = 50_000
@@ -60,6 +62,16 @@ public final class ServerAPIService: Sendable {
             for (p, plan) in family.subscriptions.enumerated() { plans[plan.originalTransactionId] = (f, p) }
         }
         self.plans = plans
+        self.oneTime = Dictionary(population.oneTimePurchases.enumerated().map { ($1.transactionId, $0) }) { a, _ in a }
+    }
+
+    /// The customer of one-time purchase `id` (its first subscription's first transaction), if Apple would know
+    /// the purchase in that environment at `now`.
+    func oneTimeLocation(_ id: UInt64, sandbox: Bool, now: Int64) -> ServerAPIRenderer.Location? {
+        guard let k = oneTime[id], population.oneTimePurchases[k].purchase <= now else { return nil }
+        let family = population.families[population.oneTimePurchases[k].familyIndex]
+        guard family.sandbox == sandbox, let plan = family.subscriptions.first else { return nil }
+        return ServerAPIRenderer.Location(family: family, plan: plan, index: 0)
     }
 
     static func buffer(_ bytes: [UInt8]) -> ByteBuffer {
@@ -124,11 +136,22 @@ public final class ServerAPIService: Sendable {
             fault: fault
         )
         if let hit = cache.withLock({ $0.entries[key] }) { return hit }
-        guard let location = locate(id, sandbox: sandbox, now: now) else { return Self.error(4_040_010) }
+        guard let location = locate(id, sandbox: sandbox, now: now) ?? oneTimeLocation(id, sandbox: sandbox, now: now)
+        else { return Self.error(4_040_010) }
         let outcome: Outcome
         switch endpoint {
         case .subscriptions: outcome = subscriptionStatuses(location, query: query, now: now, fault: fault)
-        case .transactions: outcome = transactionInfo(location, now: now, fault: fault)
+        case .transactions:
+            if let k = oneTime[id] {
+                var w = JSONWriter(capacity: 2048)
+                w.beginObject()
+                let payload = renderer.oneTimePayload(population.oneTimePurchases[k], signedDate: now)
+                w.field("signedTransactionInfo", identity.sign(payload: payload, fault: fault))
+                w.endObject()
+                outcome = ok(w.bytes)
+            } else {
+                outcome = transactionInfo(location, now: now, fault: fault)
+            }
         case .history: outcome = history(location, query: query, now: now, fault: fault)
         case .refundHistory: outcome = refundHistory(location, query: query, now: now, fault: fault)
         case .notificationHistory: outcome = Self.error(4_040_010)
@@ -238,7 +261,7 @@ public final class ServerAPIService: Sendable {
 
     /// A page of signed transactions: `revision`, `hasMore`, `signedTransactions`, and the app's ids.
     private func page(
-        _ items: [(SimTransaction, SubscriptionPlan)],
+        _ items: [() -> [UInt8]],
         offset: Int,
         nextToken: String,
         family: ReceiptFamily,
@@ -260,14 +283,7 @@ public final class ServerAPIService: Sendable {
         w.key("signedTransactions")
         w.beginArray()
         if offset < end {
-            for (t, plan) in items[offset..<end] {
-                w.string(
-                    identity.sign(
-                        payload: renderer.transactionPayload(t, plan: plan, family: family, signedDate: now),
-                        fault: fault
-                    )
-                )
-            }
+            for payload in items[offset..<end] { w.string(identity.sign(payload: payload(), fault: fault)) }
         }
         w.endArray()
         w.endObject()
@@ -306,10 +322,13 @@ public final class ServerAPIService: Sendable {
         if q.descending { items.reverse() }
         let next = min(items.count, offset + HistoryQuery.pageSize)
         let token = HistoryQuery.token(offset: next, key: population.seed, scope: scope, canonical: q.canonical)
-        return page(items, offset: offset, nextToken: token, family: family, now: now, fault: fault)
+        let payloads = items.map { t, plan in
+            { self.renderer.transactionPayload(t, plan: plan, family: family, signedDate: now) }
+        }
+        return page(payloads, offset: offset, nextToken: token, family: family, now: now, fault: fault)
     }
 
-    /// Get Refund History v2: the customer's refunded transactions by revocation date, 20 a page.
+    /// Get Refund History v2: the customer's refunded transactions (one-time purchases too) by revocation date, 20 a page.
     func refundHistory(
         _ location: ServerAPIRenderer.Location,
         query: Substring,
@@ -329,13 +348,25 @@ public final class ServerAPIService: Sendable {
             else { return Self.error(4_000_005) }
             offset = o
         }
-        var items = customerTransactions(family, now: now).filter { $0.0.isRefunded }
-        items.sort { a, b in
-            (a.0.cancellation ?? 0, a.0.transactionId) < (b.0.cancellation ?? 0, b.0.transactionId)
+        // Every refunded in-app purchase of the customer: subscription transactions and one-time purchases.
+        var items: [(date: Int64, id: UInt64, payload: () -> [UInt8])] = []
+        for (t, plan) in customerTransactions(family, now: now) where t.isRefunded {
+            items.append(
+                (
+                    t.cancellation ?? 0, t.transactionId,
+                    { self.renderer.transactionPayload(t, plan: plan, family: family, signedDate: now) }
+                )
+            )
         }
+        for item in population.oneTimePurchases where item.familyIndex == family.index && item.isRefunded(at: now) {
+            items.append(
+                (item.refundedAt ?? 0, item.transactionId, { self.renderer.oneTimePayload(item, signedDate: now) })
+            )
+        }
+        items.sort { ($0.date, $0.id) < ($1.date, $1.id) }
         let next = min(items.count, offset + HistoryQuery.pageSize)
         let token = HistoryQuery.token(offset: next, key: population.seed, scope: scope, canonical: "")
-        return page(items, offset: offset, nextToken: token, family: family, now: now, fault: fault)
+        return page(items.map(\.payload), offset: offset, nextToken: token, family: family, now: now, fault: fault)
     }
 
     /// Get Notification History: the notifications of the window (by first send attempt), oldest first,
@@ -369,29 +400,37 @@ public final class ServerAPIService: Sendable {
             offset = o
         }
         var families: [ReceiptFamily]
+        var customer: Int?
         if let id = request.transactionId {
-            guard let location = locate(id, sandbox: sandbox, now: now) else { return Self.error(4_040_010) }
+            guard
+                let location = locate(id, sandbox: sandbox, now: now) ?? oneTimeLocation(id, sandbox: sandbox, now: now)
+            else { return Self.error(4_040_010) }
             families = [location.family]
+            customer = location.family.index
         } else {
             families = population.families.filter {
                 $0.sandbox == sandbox && $0.bundleId == population.bundleId && $0.fixedStatus != 21010
             }
         }
-        var events: [(NotificationHistory.Event, [(Int64, String)])] = []
+        var all: [NotificationHistory.Event] = []
         for family in families {
             for p in family.subscriptions.indices {
-                let otid = family.subscriptions[p].originalTransactionId
-                for e in NotificationHistory.events(family: family, planIndex: p, now: now)
-                where e.date >= request.startDate && e.date < request.endDate {
-                    if let type = request.notificationType, type != e.type { continue }
-                    if let sub = request.notificationSubtype, sub != e.subtype { continue }
-                    let attempts = NotificationHistory.attempts(seed: population.seed, event: e, otid: otid)
-                    if request.onlyFailures && attempts.last?.1 == "SUCCESS" { continue }
-                    events.append((e, attempts))
-                }
+                all += NotificationHistory.events(family: family, planIndex: p, now: now)
             }
         }
-        events.sort { a, b in (a.0.date, a.0.family, a.0.plan) < (b.0.date, b.0.family, b.0.plan) }
+        all += NotificationHistory.populationEvents(population, family: customer, sandbox: sandbox, now: now)
+        var events: [(NotificationHistory.Event, [(Int64, String)])] = []
+        for e in all where e.date >= request.startDate && e.date < request.endDate {
+            if let type = request.notificationType, type != e.type { continue }
+            if let sub = request.notificationSubtype, sub != e.subtype { continue }
+            let key = NotificationHistory.key(of: e, population)
+            let attempts = NotificationHistory.attempts(seed: population.seed, event: e, otid: key)
+            if request.onlyFailures && attempts.last?.1 == "SUCCESS" { continue }
+            events.append((e, attempts))
+        }
+        events.sort { a, b in
+            (a.0.date, a.0.family, a.0.plan, a.0.type) < (b.0.date, b.0.family, b.0.plan, b.0.type)
+        }
         let end = min(events.count, offset + HistoryQuery.pageSize)
         var w = JSONWriter(capacity: 80_000)
         w.beginObject()
@@ -430,21 +469,42 @@ public final class ServerAPIService: Sendable {
         return ok(w.bytes)
     }
 
-    /// The signed notification's payload (`ResponseBodyV2DecodedPayload`), as of the event's instant.
+    /// The signed notification's payload (`ResponseBodyV2DecodedPayload`), as of the event's instant: exactly one
+    /// of `data`, `summary`, `appData` or, for the undocumented type, its own key.
     func notificationPayload(_ e: NotificationHistory.Event) -> [UInt8] {
-        let family = population.families[e.family]
-        let plan = family.subscriptions[e.plan]
-        let tl = plan.timeline(at: e.date)
-        let t = tl.transactions.first { $0.index == e.transactionIndex } ?? tl.transactions.last
-        let otid = plan.originalTransactionId
         var w = JSONWriter(capacity: 4096)
         w.beginObject()
         w.field("notificationType", e.type)
         w.optionalField("subtype", e.subtype)
-        w.field("notificationUUID", NotificationHistory.uuid(seed: population.seed, event: e, otid: otid))
+        let key = NotificationHistory.key(of: e, population)
+        w.field("notificationUUID", NotificationHistory.uuid(seed: population.seed, event: e, otid: key))
         w.field("version", "2.0")
         w.key("signedDate")
         w.int(e.date)
+        switch e.kind {
+        case .summary(let m): renderer.writeSummary(population.massExtensions[m], into: &w)
+        case .notice(let k): renderer.writeNotice(population.notices[k], into: &w)
+        case .oneTime(let k):
+            let item = population.oneTimePurchases[k]
+            writeData(population.families[e.family], type: e.type, into: &w) { w in
+                w.field(
+                    "signedTransactionInfo",
+                    identity.sign(payload: renderer.oneTimePayload(item, signedDate: e.date))
+                )
+            }
+        case .subscription: writeSubscriptionData(e, into: &w)
+        }
+        w.endObject()
+        return w.bytes
+    }
+
+    /// `data` {appAppleId, bundleId, bundleVersion, environment, what `signed` writes, consumptionRequestReason}.
+    private func writeData(
+        _ family: ReceiptFamily,
+        type: String,
+        into w: inout JSONWriter,
+        _ signed: (inout JSONWriter) -> Void
+    ) {
         w.key("data")
         w.beginObject()
         if !family.sandbox {
@@ -454,24 +514,34 @@ public final class ServerAPIService: Sendable {
         w.field("bundleId", family.bundleId)
         w.field("bundleVersion", "412")
         w.field("environment", ServerAPIRenderer.environment(family))
-        if let t {
-            w.field(
-                "signedTransactionInfo",
-                identity.sign(
-                    payload: renderer.transactionPayload(t, plan: plan, family: family, signedDate: e.date)
-                )
-            )
+        signed(&w)
+        if type == "CONSUMPTION_REQUEST" {
+            let reasons = ["UNINTENDED_PURCHASE", "FULFILLMENT_ISSUE", "UNSATISFIED_WITH_PURCHASE", "LEGAL", "OTHER"]
+            w.field("consumptionRequestReason", reasons[family.index % reasons.count])
         }
-        w.field(
-            "signedRenewalInfo",
-            identity.sign(
-                payload: renderer.renewalPayload(tl, plan: plan, family: family, signedDate: e.date)
+        w.endObject()
+    }
+
+    private func writeSubscriptionData(_ e: NotificationHistory.Event, into w: inout JSONWriter) {
+        let family = population.families[e.family]
+        let plan = family.subscriptions[e.plan]
+        let tl = plan.timeline(at: e.date)
+        let t = tl.transactions.first { $0.index == e.transactionIndex } ?? tl.transactions.last
+        writeData(family, type: e.type, into: &w) { w in
+            if let t {
+                w.field(
+                    "signedTransactionInfo",
+                    identity.sign(
+                        payload: renderer.transactionPayload(t, plan: plan, family: family, signedDate: e.date)
+                    )
+                )
+            }
+            w.field(
+                "signedRenewalInfo",
+                identity.sign(payload: renderer.renewalPayload(tl, plan: plan, family: family, signedDate: e.date))
             )
-        )
-        w.key("status")
-        w.int(Int64(ServerAPIRenderer.status(tl, now: e.date)))
-        w.endObject()
-        w.endObject()
-        return w.bytes
+            w.key("status")
+            w.int(Int64(ServerAPIRenderer.status(tl, now: e.date)))
+        }
     }
 }

@@ -16,6 +16,10 @@ public struct SimTransaction: Sendable, Equatable {
     public var cancellation: Int64?
     public var cancellationReason: Int?
     public var isUpgraded: Bool
+    /// The offer this transaction was billed under (introductory, promotional, offer code, win-back), if any.
+    public var offer: SubscriptionOffer? = nil
+    /// Renewed at the raised price of the plan's price increase.
+    public var priceIncreased: Bool = false
 
     /// Refunded or revoked: counts as never purchased.
     public var isRefunded: Bool { cancellation != nil && !isUpgraded }

@@ -53,12 +53,19 @@ public struct Storefront: Sendable, Equatable {
     }
 
     /// What the customer paid for `t`: 0 for a free trial, half the list price (rounded down to the minor unit)
-    /// during a pay-as-you-go introductory or offer-code period, else the list price.
+    /// during a pay-as-you-go offer period (introductory, offer code, promotional, win-back), else the list price
+    /// (raised by a price increase the customer consented to).
     public func price(of t: SimTransaction, anchor: Int64) -> Int64 {
-        if t.isTrial { return 0 }
-        let list = listPrice(t.product, purchase: t.purchase, anchor: anchor)
-        if t.isIntro { return introPrice(list: list) }
+        if t.isTrial || t.offer?.discountType == SubscriptionOffer.freeTrial { return 0 }
+        var list = listPrice(t.product, purchase: t.purchase, anchor: anchor)
+        if t.priceIncreased { list = raised(list) }
+        if t.isIntro || t.offer?.discountType == SubscriptionOffer.payAsYouGo { return introPrice(list: list) }
         return list
+    }
+
+    /// The list price after a price increase: 120%, rounded down to the minor unit.
+    public func raised(_ list: Int64) -> Int64 {
+        list * 12 / 10 / minorUnit * minorUnit
     }
 
     /// The pay-as-you-go introductory (or offer-code) price of a period listed at `list`: half, rounded down to

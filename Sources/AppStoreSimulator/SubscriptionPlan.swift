@@ -63,6 +63,13 @@ public struct SubscriptionPlan: Sendable {
     public var refunds: [Refund] = []
     /// Sandbox subscriptions renew at most this many times.
     public var maxRenewals: Int?
+    public var promotionalOffer: PromotionalOffer?
+    public var winBack: WinBack?
+    public var extensions: [Extension] = []
+    public var priceIncrease: PriceIncrease?
+    public var refundRequests: [RefundRequest] = []
+    /// A monthly plan billed under a commitment of this many months (API 1.21 `billingPlanType` MONTHLY).
+    public var commitmentMonths: Int?
 
     public init(
         originalTransactionId: UInt64,

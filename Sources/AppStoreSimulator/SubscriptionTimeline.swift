@@ -5,6 +5,8 @@ public struct SubscriptionTimeline: Sendable {
         case autoRenewOff
         case billingFailure
         case maxRenewals
+        /// The customer never consented to a price increase that needs consent (expirationIntent 3).
+        case priceIncreaseDeclined
     }
 
     public var transactions: [SimTransaction]
@@ -12,7 +14,8 @@ public struct SubscriptionTimeline: Sendable {
     public var autoRenewStatus: Bool
     public var autoRenewProductId: String
     public var productId: String
-    /// `expiration_intent` (1 customer, 2 billing), present only once the latest transaction expired.
+    /// `expiration_intent` (1 customer, 2 billing, 3 declined price increase), present only once the latest
+    /// transaction expired.
     public var expirationIntent: Int?
     public var inBillingRetry: Bool
     /// Grace period end, reported only while in grace.
@@ -32,16 +35,22 @@ extension SubscriptionPlan {
         var paidIndex = 0
         var upgradeApplied = false
         var resubscribed = false
+        var winBackStart: Int?
         while purchase <= now {
             let index = txns.count
             let isTrial = trial && index == 0
-            let expires: Int64
+            var expires: Int64
             if isTrial {
                 expires = sandbox ? purchase + 3 * SimTime.minute : purchase + trialDays * SimTime.day
             } else {
                 expires = segmentProduct.periodEnd(from: segmentStart, count: segmentIndex + 1, sandbox: sandbox)
             }
-            let isIntro = !isTrial && paidIndex < introCount
+            let isIntro = !isTrial && paidIndex < introCount && winBackStart == nil
+            var extended = false
+            for ext in extensions where ext.at <= now && ext.at >= purchase && ext.at < expires {
+                expires += ext.days * SimTime.day
+                extended = true
+            }
             var txn = SimTransaction(
                 index: index,
                 transactionId: originalTransactionId + UInt64(index),
@@ -59,6 +68,8 @@ extension SubscriptionPlan {
                 cancellationReason: nil,
                 isUpgraded: false
             )
+            txn.offer = offer(index: index, isTrial: isTrial, isIntro: isIntro, winBackStart: winBackStart)
+            txn.priceIncreased = priceIncrease.map { index > 0 && purchase >= $0.effectiveAt } ?? false
             if !isTrial { paidIndex += 1 }
             for refund in refunds
             where refund.transactionIndex == index && refund.at <= now
@@ -97,15 +108,30 @@ extension SubscriptionPlan {
                 stop = .maxRenewals
                 break
             }
-            if let off = autoRenewOffAt, off <= next {
+            if let off = autoRenewOffAt, off <= next, winBackStart == nil {
+                if let back = winBack, back.at > next, back.at <= now {
+                    // Lapsed, then came back with a win-back offer: a new purchase, same original id.
+                    winBackStart = txns.count
+                    segmentStart = back.at
+                    segmentProduct = back.to
+                    segmentIndex = 0
+                    purchase = back.at
+                    continue
+                }
                 stop = .autoRenewOff
+                break
+            }
+            if let increase = priceIncrease, next >= increase.effectiveAt,
+                !(increase.consentedAt.map { $0 <= next } ?? false)
+            {
+                stop = .priceIncreaseDeclined
                 break
             }
             if let fail = billingFailsFrom, fail <= next {
                 stop = .billingFailure
                 break
             }
-            if isTrial {
+            if isTrial || extended {
                 segmentStart = next
                 segmentIndex = 0
             } else if let change = planChange, change.decidedAt <= next, change.to != segmentProduct {
@@ -117,12 +143,22 @@ extension SubscriptionPlan {
             }
             purchase = next
         }
+        return renewalState(txns, stop: stop, wonBack: winBackStart != nil, now: now)
+    }
+
+    /// The renewal info at `now` of transactions `txns` whose renewals stopped for `stop` (if they did).
+    private func renewalState(
+        _ txns: [SimTransaction],
+        stop: SubscriptionTimeline.Stop?,
+        wonBack: Bool,
+        now: Int64
+    ) -> SubscriptionTimeline {
         let latest = txns.max { a, b in a.purchase < b.purchase }
         let lastExpiry = latest?.expires ?? start
         let currentProduct = latest?.product ?? product
         var autoRenew = true
-        if let off = autoRenewOffAt, off <= now { autoRenew = false }
-        if stop == .maxRenewals { autoRenew = false }
+        if let off = autoRenewOffAt, off <= now, !wonBack { autoRenew = false }
+        if stop == .maxRenewals || stop == .priceIncreaseDeclined { autoRenew = false }
         var inRetry = false
         var grace: Int64?
         var intent: Int?
@@ -132,7 +168,7 @@ extension SubscriptionPlan {
             if let days = graceDays, now < lastExpiry + days * SimTime.day { grace = lastExpiry + days * SimTime.day }
             intent = 2
         } else if lastExpiry <= now {
-            intent = 1
+            intent = stop == .priceIncreaseDeclined ? 3 : 1
         }
         if lastExpiry > now { intent = nil }
         var renewProduct = currentProduct.productId
@@ -149,5 +185,46 @@ extension SubscriptionPlan {
             inBillingRetry: inRetry,
             gracePeriodExpires: grace
         )
+    }
+}
+
+extension SubscriptionPlan {
+    /// The offer of transaction `index`: a free trial or introductory period (an offer code's when the plan has a
+    /// code), a promotional offer's periods, or the first periods after a win-back at `winBackStart`.
+    func offer(index: Int, isTrial: Bool, isIntro: Bool, winBackStart: Int?) -> SubscriptionOffer? {
+        if isTrial {
+            return SubscriptionOffer(
+                type: 1,
+                identifier: nil,
+                discountType: SubscriptionOffer.freeTrial,
+                period: sandbox ? "P3D" : "P\(trialDays)D"
+            )
+        }
+        if isIntro {
+            return SubscriptionOffer(
+                type: offerCodeRefName == nil ? 1 : 3,
+                identifier: offerCodeRefName,
+                discountType: SubscriptionOffer.payAsYouGo,
+                period: SubscriptionOffer.duration(product, periods: introCount)
+            )
+        }
+        if let start = winBackStart, let back = winBack {
+            guard index < start + back.count else { return nil }
+            return SubscriptionOffer(
+                type: 4,
+                identifier: back.offerIdentifier,
+                discountType: SubscriptionOffer.payAsYouGo,
+                period: SubscriptionOffer.duration(back.to, periods: back.count)
+            )
+        }
+        if let promo = promotionalOffer, index >= promo.firstIndex, index < promo.firstIndex + promo.count {
+            return SubscriptionOffer(
+                type: 2,
+                identifier: promo.identifier,
+                discountType: SubscriptionOffer.payAsYouGo,
+                period: SubscriptionOffer.duration(product, periods: promo.count)
+            )
+        }
+        return nil
     }
 }

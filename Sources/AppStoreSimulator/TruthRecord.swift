@@ -191,7 +191,10 @@ public struct TruthRecord: Sendable, Equatable {
     }
 
     /// One JSON line (keys in the documented order, nulls where not applicable).
-    public func jsonLine() -> [UInt8] {
+    public func jsonLine() -> [UInt8] { jsonLine(appending: { _ in }) }
+
+    /// One JSON line with more keys written by `appending` after the documented ones.
+    func jsonLine(appending: (inout JSONWriter) -> Void) -> [UInt8] {
         var w = JSONWriter(capacity: 768)
         w.beginObject()
         w.field("original_transaction_id", String(originalTransactionId))
@@ -244,6 +247,7 @@ public struct TruthRecord: Sendable, Equatable {
         } else {
             w.null()
         }
+        appending(&w)
         w.endObject()
         w.bytes.append(10)
         return w.bytes

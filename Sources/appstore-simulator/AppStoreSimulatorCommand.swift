@@ -280,8 +280,10 @@ struct Serve: ParsableCommand {
 struct Export: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: """
-            Write DIR/purchases.jsonl (what the app stored), DIR/truth.jsonl (what Apple implies at --now) and \
-            DIR/server-api/ (root.pem, key.p8, api.json: what a Server API client needs).
+            Write DIR/purchases.jsonl (what the app stored), DIR/truth.jsonl (what Apple implies at --now), \
+            DIR/catalog.csv and DIR/server-api/ (root.pem, key.p8, api.json: what a Server API client needs; \
+            ledger.jsonl, one-time-charges.jsonl, revenue.json and notifications-truth.json: the money and \
+            notifications Apple implies).
             """
     )
 

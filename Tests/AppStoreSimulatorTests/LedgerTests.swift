@@ -75,6 +75,8 @@ import Testing
                 sawPriceChange = sawPriceChange || paid.values.contains { $0.count > 1 }
             }
             #expect(sawPriceChange, "some subscription paid two list prices over its life")
+            // One-time purchases count like subscription transactions (refunds are always full).
+            try Self.addOneTimeMoney(dir, gross: &gross, refunded: &refunded)
             for (currency, totals) in currencies {
                 #expect(totals["gross"] == gross[currency] ?? 0, "\(currency)")
                 #expect(totals["refunded"] == refunded[currency] ?? 0, "\(currency)")
@@ -83,6 +85,18 @@ import Testing
             #expect(refunded.values.reduce(0, +) > 0)
             #expect(sawProrated, "some refund is prorated")
             await client.close()
+        }
+    }
+}
+
+extension LedgerTests {
+    /// Adds the gross and refunded one-time money per currency of `one-time-charges.jsonl`.
+    static func addOneTimeMoney(_ dir: String, gross: inout [String: Int64], refunded: inout [String: Int64]) throws {
+        for charge in try lines(dir + "/server-api/one-time-charges.jsonl") {
+            let currency = charge["currency"] as? String ?? ""
+            let price = (charge["price"] as? NSNumber)?.int64Value ?? 0
+            gross[currency, default: 0] += price
+            if charge["refunded"] as? Bool == true { refunded[currency, default: 0] += price }
         }
     }
 }

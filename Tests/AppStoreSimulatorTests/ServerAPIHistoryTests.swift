@@ -93,9 +93,14 @@ import Testing
                     }
                 )
                 let (refunds, _) = try await Self.pageAll(client, base + "/inApps/v2/refund/lookup/\(id)")
+                // Every refunded in-app purchase of the customer: its one-time purchases too.
+                let oneTime = server.population.oneTimePurchases.filter {
+                    $0.familyIndex == family.index && $0.isRefunded(at: Self.now)
+                }
                 #expect(
                     Set(refunds.compactMap { $0["transactionId"] as? String })
                         == Set(all.filter(\.isRefunded).map { String($0.transactionId) })
+                        .union(oneTime.map { String($0.transactionId) })
                 )
                 sawRefund = sawRefund || !refunds.isEmpty
                 if family.scenario == .multiGroup, let group = family.subscriptions.first?.product.groupId {
