@@ -227,6 +227,9 @@ struct DemoCommand: ParsableCommand {
             apps: [app]
         )
         request.now = asOf
+        // A first deployment reads all the notification history Apple keeps (180 days): one-time purchases reach
+        // the ledger only through their notifications, and the simulator's truth counts every one.
+        request.notificationsLookback = 180 * 86_400
         request.progressStyle = ProgressReporter.style(forTerminalOr: .lines(interval: .seconds(5)))
         request.reportDirectory = reportDir
         request.moneyOptions = try money.moneyOptions()
@@ -258,6 +261,7 @@ struct DemoCommand: ParsableCommand {
         let comparison = try truthComparison.compare(truthFile: work.appendingPathComponent("truth.jsonl").path)
         var ledger: LedgerComparison.Report?
         var catalogMoney: CatalogComparison.Report?
+        var notifications: NotificationComparison.Report?
         if sourceKind == .verifyReceipt && nights == 1 {
             catalogMoney = try CatalogComparison(connection: conn).compare(
                 runId: summary.runId,
@@ -271,6 +275,10 @@ struct DemoCommand: ParsableCommand {
             // the first left unresolved as history found (docs/reports.md, "The period").
             ledgerComparison.periodRunId = nights == 1 ? summary.runId : nil
             ledger = try ledgerComparison.compare(exportDirectory: serverAPIExport)
+            notifications = try NotificationComparison(connection: conn).compare(
+                file: serverAPIExport + "/notifications-truth.json",
+                runId: summary.runId
+            )
             if nights > 1 {
                 ledger?.periodNote = "period money not compared: \(nights) nights split the period"
             }
@@ -296,6 +304,7 @@ struct DemoCommand: ParsableCommand {
         for line in comparison.lines() { print("  \(line)") }
         for line in ledger?.lines() ?? [] { print("  \(line)") }
         for line in catalogMoney?.lines() ?? [] { print("  \(line)") }
+        for line in notifications?.lines() ?? [] { print("  \(line)") }
         var trends: TrendTruthComparison.Report?
         if nightCount > 1 {
             trends = try laterNights(
@@ -309,7 +318,8 @@ struct DemoCommand: ParsableCommand {
             )
         }
         guard comparison.matched == comparison.compared, comparison.compared == subscriptions,
-            ledger?.matches ?? true, catalogMoney?.matches ?? true, trends?.matches ?? true
+            ledger?.matches ?? true, catalogMoney?.matches ?? true, trends?.matches ?? true,
+            notifications?.matches ?? true
         else {
             throw ExitCode.failure
         }

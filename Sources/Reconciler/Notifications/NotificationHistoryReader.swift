@@ -278,7 +278,10 @@ public final class NotificationHistoryReader {
             guard let payload = item.signedPayload else { continue }
             summary.read += 1
             do {
-                verified.append(try verifier.verify(payload))
+                var notification = try verifier.verify(payload)
+                // A shape that names no environment (a type this version does not know) is of the history asked.
+                if notification.environment == nil { notification.environment = environment.rawValue }
+                verified.append(notification)
             } catch {
                 summary.refused[error.code.rawValue, default: 0] += 1
                 logger.warning("notification history (\(environment.rawValue)): payload refused: \(error)")

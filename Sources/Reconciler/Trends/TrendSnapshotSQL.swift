@@ -88,6 +88,11 @@ enum TrendSnapshotSQL {
             SELECT product_id, min(currency) AS currency, min(price) AS price, min(period) AS period
               FROM products GROUP BY product_id HAVING count(*) = 1
         ),
+        -- A product's billing period, when the catalog names one: a transaction's own dates overstate it once Apple
+        -- extended its renewal date (RENEWAL_EXTENDED, up to 90 days).
+        catalog_period AS (
+            SELECT product_id, min(period) AS period FROM products GROUP BY product_id HAVING count(DISTINCT period) = 1
+        ),
         priced AS (
             SELECT st.side, st.subscription_id, st.state, COALESCE(s.bundle_id, 'app') AS bundle_id, st.product_id,
                    COALESCE(l.is_trial, false) AS is_trial, COALESCE(l.is_intro_offer, false) AS is_intro_offer,
@@ -101,17 +106,19 @@ enum TrendSnapshotSQL {
                         WHEN l.price_milliunits IS NULL AND c.product_id IS NOT NULL THEN 'catalog'
                    END AS source,
                    l.currency AS ledger_currency, l.price_milliunits::numeric AS ledger_price,
-                   CASE WHEN l.expires_date - l.purchase_date <= interval '10 days' THEN 'P1W'
-                        WHEN l.expires_date - l.purchase_date <= interval '45 days' THEN 'P1M'
-                        WHEN l.expires_date - l.purchase_date <= interval '75 days' THEN 'P2M'
-                        WHEN l.expires_date - l.purchase_date <= interval '135 days' THEN 'P3M'
-                        WHEN l.expires_date - l.purchase_date <= interval '270 days' THEN 'P6M'
-                        ELSE 'P1Y' END AS ledger_period,
+                   COALESCE(cp.period,
+                            CASE WHEN l.expires_date - l.purchase_date <= interval '10 days' THEN 'P1W'
+                                 WHEN l.expires_date - l.purchase_date <= interval '45 days' THEN 'P1M'
+                                 WHEN l.expires_date - l.purchase_date <= interval '75 days' THEN 'P2M'
+                                 WHEN l.expires_date - l.purchase_date <= interval '135 days' THEN 'P3M'
+                                 WHEN l.expires_date - l.purchase_date <= interval '270 days' THEN 'P6M'
+                                 ELSE 'P1Y' END) AS ledger_period,
                    c.currency AS catalog_currency, c.price * 1000 AS catalog_price, c.period AS catalog_period
               FROM state st
               JOIN subscriptions s ON s.id = st.subscription_id
               LEFT JOIN latest l ON l.side = st.side AND l.subscription_id = st.subscription_id
               LEFT JOIN catalog c ON c.product_id = st.product_id
+              LEFT JOIN catalog_period cp ON cp.product_id = st.product_id
         ),
         valued AS (
             SELECT p.side, p.subscription_id, p.state, p.bundle_id, p.product_id, p.is_trial, p.is_intro_offer,
