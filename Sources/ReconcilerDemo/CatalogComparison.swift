@@ -90,7 +90,7 @@ public struct CatalogComparison {
                 }
                 if c.unseen.purchases + c.unseen.refunds > 0 {
                     out.append(
-                        "  \(code) not read through verifyReceipt (receipts Apple refused, rows not due): "
+                        "  \(code) not read through verifyReceipt (receipts Apple refused, rows not due, one-time purchases): "
                             + "\(c.unseen.purchases) paid purchases \(f(c.unseen.gross)), \(c.unseen.refunds) refunds "
                             + f(c.unseen.refunded)
                     )
@@ -211,6 +211,7 @@ public struct CatalogComparison {
                 report.currencies[code] = c
             }
         }
+        try addOneTimeCharges(file: directory + "/one-time-charges.jsonl", inPeriod: inPeriod, to: &report)
         for code in Set(truthCurrencies.keys).union(summary.money.catalog.codes).union(report.currencies.keys) {
             var c = report.currencies[code] ?? Currency(code: code)
             let truth = truthCurrencies[code] ?? [:]
@@ -225,5 +226,28 @@ public struct CatalogComparison {
             report.currencies[code] = c
         }
         return report
+    }
+
+    /// One-time purchases of the period (`one-time-charges.jsonl`, when the export has it): money in revenue.json's
+    /// period that verifyReceipt never shows (they reach the ledger only through their notifications).
+    private func addOneTimeCharges(file: String, inPeriod: (Any?) -> Bool, to report: inout Report) throws {
+        guard let data = FileManager.default.contents(atPath: file) else { return }
+        for (number, line) in data.split(separator: UInt8(ascii: "\n")).enumerated() where !line.isEmpty {
+            guard let t = try? JSONSerialization.jsonObject(with: Data(line)) as? [String: Any],
+                let code = t["currency"] as? String, let price = (t["price"] as? NSNumber)?.int64Value
+            else { throw UsageError("\(file) line \(number + 1): not a one-time purchase") }
+            var c = report.currencies[code] ?? Currency(code: code)
+            if inPeriod(t["purchase_date"]) {
+                c.ledgerPeriod[0] += price
+                c.unseen.purchases += 1
+                c.unseen.gross += price
+            }
+            if t["refunded"] as? Bool == true, inPeriod(t["revocation_date"]) {
+                c.ledgerPeriod[1] += price
+                c.unseen.refunds += 1
+                c.unseen.refunded += price
+            }
+            report.currencies[code] = c
+        }
     }
 }
