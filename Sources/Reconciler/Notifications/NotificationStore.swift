@@ -49,15 +49,61 @@ enum NotificationStore {
                 stored.unknownSubscriptions.append(otid)
             }
         }
-        try LedgerWriter(runId: runId).insert(oneTimePurchases(stored.inserted), conn)
+        try LedgerWriter(runId: runId).insert(try newest(oneTimePurchases(stored.inserted), conn), conn)
         return stored
     }
 
-    /// The one-time purchases `notifications` carry, as ledger rows with the notification's environment.
-    static func oneTimePurchases(_ notifications: [VerifiedNotification]) -> [LedgerWriter.Row] {
-        notifications.compactMap { n in
+    /// The rows whose notification is the newest stored for their transaction: an older one read later (an import
+    /// out of order) never turns a refunded purchase back.
+    static func newest(
+        _ rows: [(row: LedgerWriter.Row, signedDate: Date?)],
+        _ conn: PostgresConnection
+    ) throws
+        -> [LedgerWriter.Row]
+    {
+        guard !rows.isEmpty else { return [] }
+        let newest = try conn.query(
+            """
+            SELECT transaction_id, max(signed_date) AS newest FROM app_store_notifications
+             WHERE transaction_id = ANY($1::text[]) GROUP BY transaction_id
+            """,
+            [rows.map { Optional($0.row.entry.transactionId) }]
+        )
+        var latest: [String: Date] = [:]
+        for row in newest {
+            if let date = try row.decode("newest", as: Date?.self) {
+                latest[try row.decode("transaction_id", as: String.self)] = date
+            }
+        }
+        return rows.filter { pair in
+            guard let stored = latest[pair.row.entry.transactionId], let date = pair.signedDate else { return true }
+            return date >= stored
+        }.map(\.row)
+    }
+
+    /// The one-time purchases `notifications` carry, as ledger rows with the notification's environment: for a
+    /// transaction named by several (its ONE_TIME_CHARGE, then its REFUND), the one Apple signed last, which says what
+    /// the transaction is now.
+    static func oneTimePurchases(
+        _ notifications: [VerifiedNotification]
+    ) -> [(row: LedgerWriter.Row, signedDate: Date?)] {
+        var latest: [String: VerifiedNotification] = [:]
+        var order: [String] = []
+        for n in notifications {
+            guard let id = n.oneTimePurchase?.transactionId else { continue }
+            guard let seen = latest[id] else {
+                latest[id] = n
+                order.append(id)
+                continue
+            }
+            if (n.signedDate ?? .distantPast) >= (seen.signedDate ?? .distantPast) { latest[id] = n }
+        }
+        return order.compactMap { latest[$0] }.compactMap { n in
             n.oneTimePurchase.map {
-                LedgerWriter.Row(environment: n.environment.flatMap(AppleEnvironment.init(appleValue:)), entry: $0)
+                (
+                    LedgerWriter.Row(environment: n.environment.flatMap(AppleEnvironment.init(appleValue:)), entry: $0),
+                    n.signedDate
+                )
             }
         }
     }

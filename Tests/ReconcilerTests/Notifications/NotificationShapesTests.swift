@@ -298,6 +298,74 @@ import Testing
         #expect(usd.totals.paidTransactions == 1)
     }
 
+    /// A one-time purchase's ONE_TIME_CHARGE and its later REFUND in one file, in either order: the ledger row says
+    /// what the transaction is now (the notification Apple signed last), refunded.
+    @Test(arguments: ["charge then refund", "refund then charge", "refund, then the charge in a later import"])
+    func aOneTimePurchaseRefundedIsARefundWhateverTheOrderRead(order: String) throws {
+        let world = try StoreWorld()
+        let id = "2000000811117777"
+        func charge(refunded: Bool, uuid: String, signedDate: Int64) -> String {
+            let revocation = [
+                #""revocationDate":\#(TestPayloads.signedDateMs - 5_000)"#, #""revocationReason":0"#,
+                #""revocationType":"REFUND_FULL""#, #""revocationPercentage":100000"#,
+            ]
+            let transaction = Self.pki.jws(
+                payload: TestPayloads.transaction(
+                    transactionId: id,
+                    originalTransactionId: id,
+                    productId: "com.example.reader.coins100",
+                    extra: refunded ? revocation : []
+                ).replacingOccurrences(of: #""type":"Auto-Renewable Subscription""#, with: #""type":"Consumable""#)
+            )
+            let body = Self.notification(
+                refunded ? "REFUND" : "ONE_TIME_CHARGE",
+                uuid: uuid,
+                body: Self.data(transaction: transaction)
+            ).replacingOccurrences(
+                of: #""signedDate":\#(TestPayloads.signedDateMs)"#,
+                with: #""signedDate":\#(signedDate)"#
+            )
+            return Self.pki.jws(payload: body)
+        }
+        var lines = [
+            charge(
+                refunded: false,
+                uuid: "22222222-0000-4000-8000-000000000001",
+                signedDate: TestPayloads.signedDateMs
+            ),
+            charge(
+                refunded: true,
+                uuid: "22222222-0000-4000-8000-000000000002",
+                signedDate: TestPayloads.signedDateMs + 1
+            ),
+        ]
+        if order != "charge then refund" { lines.reverse() }
+        let files = order.contains("later") ? lines.map { [$0] } : [lines]
+        var stored = 0
+        for file in files {
+            let path = FileManager.default.temporaryDirectory.appendingPathComponent(
+                "one-time-\(UUID().uuidString).jsonl"
+            )
+            try Data((file.joined(separator: "\n") + "\n").utf8).write(to: path)
+            defer { try? FileManager.default.removeItem(at: path) }
+            stored += try NotificationImporter(
+                connectionString: world.database.url,
+                roots: TrustedRoots([Self.pki.root]),
+                bundleId: Self.bundleId,
+                appAppleId: Self.appAppleId
+            ).importFile(path.path).stored
+        }
+        #expect(stored == 2)
+        let row = try #require(
+            try world.connection.queryFirst(
+                "SELECT kind, revocation_type FROM subscription_transactions WHERE transaction_id = $1",
+                [id]
+            )
+        )
+        #expect(try row.decode("kind", as: String.self) == "refund")
+        #expect(try row.decode("revocation_type", as: String?.self) == "REFUND_FULL")
+    }
+
     /// `notifications import` run as a user runs it, on a file of every documented shape plus one Apple has not
     /// documented yet: all stored, exit 0.
     @Test func theImportCommandStoresEveryShapeAndExitsZero() async throws {
