@@ -454,6 +454,57 @@ public final class RunStore: PipelineStore, @unchecked Sendable {
         guard owned != nil else { throw RunOwnershipLostError(runId: runId) }
     }
 
+    /// The batch UPDATE of `updateDecided`: `$1` the verification time, `$2...$30` one array per column.
+    private static let updateDecidedSQL = """
+        UPDATE subscriptions AS s SET
+            latest_receipt = COALESCE(v.latest_receipt, s.latest_receipt),
+            expires_at = COALESCE(v.expires_at, s.expires_at),
+            state = v.state,
+            product_id = v.product_id,
+            environment = COALESCE(v.environment, s.environment),
+            auto_renew = v.auto_renew,
+            auto_renew_product_id = v.auto_renew_product_id,
+            grace_period_expires_at = v.grace_period_expires_at,
+            expiration_intent = v.expiration_intent,
+            in_billing_retry = v.in_billing_retry,
+            is_trial = v.is_trial,
+            is_intro_offer = v.is_intro_offer,
+            subscription_group_id = COALESCE(v.subscription_group_id, s.subscription_group_id),
+            latest_transaction_id = COALESCE(v.latest_transaction_id, s.latest_transaction_id),
+            revoked_at = v.revoked_at,
+            cancellation_reason = v.cancellation_reason,
+            signed_transaction_info = COALESCE(v.signed_transaction_info, s.signed_transaction_info),
+            signed_renewal_info = COALESCE(v.signed_renewal_info, s.signed_renewal_info),
+            history_through = GREATEST(v.history_through, s.history_through),
+            ledger_digest = v.ledger_digest,
+            app_account_token = COALESCE(v.app_account_token, s.app_account_token),
+            app_transaction_id = COALESCE(v.app_transaction_id, s.app_transaction_id),
+            price_increase_status = v.price_increase_status,
+            renewal_price_milliunits = v.renewal_price_milliunits,
+            renewal_currency = v.renewal_currency,
+            renewal_billing_plan_type = v.renewal_billing_plan_type,
+            last_verified_at = $1,
+            last_verify_status = 'ok',
+            last_apple_status = v.apple_status,
+            last_error = NULL,
+            rejected_count = NULL,
+            next_check_at = NULL,
+            verified_version = s.version + 1  -- the version subscriptions_bump_version gives this row now
+        FROM unnest($2::bigint[], $3::bigint[], $4::text[], $5::timestamptz[], $6::text[],
+                    $7::text[], $8::text[], $9::boolean[], $10::text[], $11::timestamptz[], $12::bigint[],
+                    $13::boolean[], $14::boolean[], $15::boolean[], $16::text[], $17::text[], $18::timestamptz[],
+                    $19::bigint[], $20::bigint[], $21::text[], $22::text[], $23::timestamptz[], $24::text[],
+                    $25::text[], $26::text[], $27::bigint[], $28::bigint[], $29::text[], $30::text[])
+            AS v(id, version, latest_receipt, expires_at, state, product_id, environment,
+                 auto_renew, auto_renew_product_id, grace_period_expires_at, expiration_intent, in_billing_retry,
+                 is_trial, is_intro_offer, subscription_group_id, latest_transaction_id, revoked_at,
+                 cancellation_reason, apple_status, signed_transaction_info, signed_renewal_info, history_through,
+                 ledger_digest, app_account_token, app_transaction_id, price_increase_status,
+                 renewal_price_milliunits, renewal_currency, renewal_billing_plan_type)
+        WHERE s.id = v.id AND s.version = v.version
+        RETURNING s.id
+        """
+
     /// One UPDATE for the whole batch; returns the ids actually updated (version unchanged). A receipt equal to
     /// the stored one is not sent (NULL keeps the stored value): receipts are several kilobytes, stored out of
     /// line (TOAST), and an unchanged one keeps its stored copy instead of being written again.
@@ -463,55 +514,7 @@ public final class RunStore: PipelineStore, @unchecked Sendable {
         _ conn: PostgresConnection
     ) throws -> Set<Int64> {
         let rows = try conn.query(
-            """
-            UPDATE subscriptions AS s SET
-                latest_receipt = COALESCE(v.latest_receipt, s.latest_receipt),
-                expires_at = COALESCE(v.expires_at, s.expires_at),
-                state = v.state,
-                product_id = v.product_id,
-                environment = COALESCE(v.environment, s.environment),
-                auto_renew = v.auto_renew,
-                auto_renew_product_id = v.auto_renew_product_id,
-                grace_period_expires_at = v.grace_period_expires_at,
-                expiration_intent = v.expiration_intent,
-                in_billing_retry = v.in_billing_retry,
-                is_trial = v.is_trial,
-                is_intro_offer = v.is_intro_offer,
-                subscription_group_id = COALESCE(v.subscription_group_id, s.subscription_group_id),
-                latest_transaction_id = COALESCE(v.latest_transaction_id, s.latest_transaction_id),
-                revoked_at = v.revoked_at,
-                cancellation_reason = v.cancellation_reason,
-                signed_transaction_info = COALESCE(v.signed_transaction_info, s.signed_transaction_info),
-                signed_renewal_info = COALESCE(v.signed_renewal_info, s.signed_renewal_info),
-                history_through = GREATEST(v.history_through, s.history_through),
-                ledger_digest = v.ledger_digest,
-                app_account_token = COALESCE(v.app_account_token, s.app_account_token),
-                app_transaction_id = COALESCE(v.app_transaction_id, s.app_transaction_id),
-                price_increase_status = v.price_increase_status,
-                renewal_price_milliunits = v.renewal_price_milliunits,
-                renewal_currency = v.renewal_currency,
-                renewal_billing_plan_type = v.renewal_billing_plan_type,
-                last_verified_at = $1,
-                last_verify_status = 'ok',
-                last_apple_status = v.apple_status,
-                last_error = NULL,
-                rejected_count = NULL,
-                next_check_at = NULL,
-                verified_version = s.version + 1  -- the version subscriptions_bump_version gives this row now
-            FROM unnest($2::bigint[], $3::bigint[], $4::text[], $5::timestamptz[], $6::text[],
-                        $7::text[], $8::text[], $9::boolean[], $10::text[], $11::timestamptz[], $12::bigint[],
-                        $13::boolean[], $14::boolean[], $15::boolean[], $16::text[], $17::text[], $18::timestamptz[],
-                        $19::bigint[], $20::bigint[], $21::text[], $22::text[], $23::timestamptz[], $24::text[],
-                        $25::text[], $26::text[], $27::bigint[], $28::bigint[], $29::text[], $30::text[])
-                AS v(id, version, latest_receipt, expires_at, state, product_id, environment,
-                     auto_renew, auto_renew_product_id, grace_period_expires_at, expiration_intent, in_billing_retry,
-                     is_trial, is_intro_offer, subscription_group_id, latest_transaction_id, revoked_at,
-                     cancellation_reason, apple_status, signed_transaction_info, signed_renewal_info, history_through,
-                     ledger_digest, app_account_token, app_transaction_id, price_increase_status,
-                     renewal_price_milliunits, renewal_currency, renewal_billing_plan_type)
-            WHERE s.id = v.id AND s.version = v.version
-            RETURNING s.id
-            """,
+            Self.updateDecidedSQL,
             [
                 verifiedAt,
                 decided.map { Optional($0.0.item.subscriptionId) },
@@ -594,6 +597,42 @@ public final class RunStore: PipelineStore, @unchecked Sendable {
         )
     }
 
+    /// The batch UPDATE of `updateItems`: `$1` the run, `$2...$21` one array per column.
+    private static let updateItemsSQL = """
+        UPDATE reconciliation_items AS i SET
+            status = 'done',
+            outcome = v.outcome,
+            user_id = COALESCE(v.user_id, i.user_id),
+            previous_state = v.previous_state,
+            previous_expires_at = v.previous_expires_at,
+            previous_product_id = v.previous_product_id,
+            previous_auto_renew = v.previous_auto_renew,
+            new_state = v.new_state,
+            new_expires_at = v.new_expires_at,
+            product_id = v.product_id,
+            subscription_group_id = COALESCE(v.subscription_group_id, i.subscription_group_id),
+            auto_renew = v.auto_renew,
+            auto_renew_product_id = v.auto_renew_product_id,
+            environment = v.environment,
+            apple_status = v.apple_status,
+            attempts = i.attempts + v.attempts,
+            reason = v.reason,
+            expiry_moved_backwards = v.expiry_moved_backwards,
+            expiration_intent = v.expiration_intent,
+            price_increase_status = v.price_increase_status,
+            finished_at = now()
+        FROM unnest($2::bigint[], $3::text[], $4::text[], $5::text[], $6::timestamptz[], $7::text[],
+                    $8::boolean[], $9::text[], $10::timestamptz[], $11::text[], $12::text[], $13::boolean[],
+                    $14::text[], $15::text[], $16::bigint[], $17::bigint[], $18::text[], $19::boolean[],
+                    $20::bigint[], $21::bigint[])
+            AS v(subscription_id, outcome, user_id, previous_state, previous_expires_at, previous_product_id,
+                 previous_auto_renew, new_state, new_expires_at, product_id, subscription_group_id, auto_renew,
+                 auto_renew_product_id, environment, apple_status, attempts, reason, expiry_moved_backwards,
+                 expiration_intent, price_increase_status)
+        WHERE i.run_id = $1 AND i.subscription_id = v.subscription_id AND i.status = 'pending'
+        RETURNING i.subscription_id
+        """
+
     /// Writes each result on its item, if the item is still pending; returns the ids written.
     private func updateItems(
         _ results: [ItemResult],
@@ -610,40 +649,7 @@ public final class RunStore: PipelineStore, @unchecked Sendable {
             conflicts.contains(r.item.subscriptionId) ? nil : decision(r).flatMap(value)
         }
         let rows = try conn.query(
-            """
-            UPDATE reconciliation_items AS i SET
-                status = 'done',
-                outcome = v.outcome,
-                user_id = COALESCE(v.user_id, i.user_id),
-                previous_state = v.previous_state,
-                previous_expires_at = v.previous_expires_at,
-                previous_product_id = v.previous_product_id,
-                previous_auto_renew = v.previous_auto_renew,
-                new_state = v.new_state,
-                new_expires_at = v.new_expires_at,
-                product_id = v.product_id,
-                subscription_group_id = COALESCE(v.subscription_group_id, i.subscription_group_id),
-                auto_renew = v.auto_renew,
-                auto_renew_product_id = v.auto_renew_product_id,
-                environment = v.environment,
-                apple_status = v.apple_status,
-                attempts = i.attempts + v.attempts,
-                reason = v.reason,
-                expiry_moved_backwards = v.expiry_moved_backwards,
-                expiration_intent = v.expiration_intent,
-                price_increase_status = v.price_increase_status,
-                finished_at = now()
-            FROM unnest($2::bigint[], $3::text[], $4::text[], $5::text[], $6::timestamptz[], $7::text[],
-                        $8::boolean[], $9::text[], $10::timestamptz[], $11::text[], $12::text[], $13::boolean[],
-                        $14::text[], $15::text[], $16::bigint[], $17::bigint[], $18::text[], $19::boolean[],
-                        $20::bigint[], $21::bigint[])
-                AS v(subscription_id, outcome, user_id, previous_state, previous_expires_at, previous_product_id,
-                     previous_auto_renew, new_state, new_expires_at, product_id, subscription_group_id, auto_renew,
-                     auto_renew_product_id, environment, apple_status, attempts, reason, expiry_moved_backwards,
-                     expiration_intent, price_increase_status)
-            WHERE i.run_id = $1 AND i.subscription_id = v.subscription_id AND i.status = 'pending'
-            RETURNING i.subscription_id
-            """,
+            Self.updateItemsSQL,
             [
                 runId,
                 results.map { Optional($0.item.subscriptionId) },
