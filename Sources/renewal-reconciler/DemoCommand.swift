@@ -262,6 +262,7 @@ struct DemoCommand: ParsableCommand {
         var ledger: LedgerComparison.Report?
         var catalogMoney: CatalogComparison.Report?
         var notifications: NotificationComparison.Report?
+        var churn: ChurnComparison.Report?
         if sourceKind == .verifyReceipt && nights == 1 {
             catalogMoney = try CatalogComparison(connection: conn).compare(
                 runId: summary.runId,
@@ -279,6 +280,13 @@ struct DemoCommand: ParsableCommand {
                 file: serverAPIExport + "/notifications-truth.json",
                 runId: summary.runId
             )
+            if nights == 1 {
+                churn = try ChurnComparison(connection: conn).compare(
+                    truthFile: work.appendingPathComponent("truth.jsonl").path,
+                    runId: summary.runId,
+                    forged: truthComparison.forgedSubscriptions
+                )
+            }
             if nights > 1 {
                 ledger?.periodNote = "period money not compared: \(nights) nights split the period"
             }
@@ -305,6 +313,7 @@ struct DemoCommand: ParsableCommand {
         for line in ledger?.lines() ?? [] { print("  \(line)") }
         for line in catalogMoney?.lines() ?? [] { print("  \(line)") }
         for line in notifications?.lines() ?? [] { print("  \(line)") }
+        for line in churn?.lines() ?? [] { print("  \(line)") }
         var trends: TrendTruthComparison.Report?
         if nightCount > 1 {
             trends = try laterNights(
@@ -319,7 +328,7 @@ struct DemoCommand: ParsableCommand {
         }
         guard comparison.matched == comparison.compared, comparison.compared == subscriptions,
             ledger?.matches ?? true, catalogMoney?.matches ?? true, trends?.matches ?? true,
-            notifications?.matches ?? true
+            notifications?.matches ?? true, churn?.matches ?? true
         else {
             throw ExitCode.failure
         }

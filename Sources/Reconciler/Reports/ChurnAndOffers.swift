@@ -48,7 +48,7 @@ public struct ChurnAndOffers: Sendable, Equatable, Codable {
 
     public init() {}
 
-    static func reasonName(_ intent: Int?) -> String {
+    public static func reasonName(_ intent: Int?) -> String {
         intent.flatMap { intent in reasons.first { $0.0 == intent }?.1 } ?? unknownReason
     }
 
