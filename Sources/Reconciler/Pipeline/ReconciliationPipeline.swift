@@ -314,7 +314,7 @@ public final class ReconciliationPipeline: @unchecked Sendable {
         }
         let now = clock.now()
         if limiter.pausedUntil > now {
-            park(task, request, until: limiter.pausedUntil)
+            park(task, request, until: limiter.pausedUntil, now: now)
             return
         }
         inFlight += 1
@@ -327,12 +327,14 @@ public final class ReconciliationPipeline: @unchecked Sendable {
         }
     }
 
-    private func park(_ task: ItemTask, _ request: SourceRequest, until: UInt64) {
+    /// Holds the request until its budget's pause ends (`until`, as seen at `now`: the same reading that found the
+    /// budget paused, so a pause ending between two readings never makes the wait wrap around into centuries).
+    private func park(_ task: ItemTask, _ request: SourceRequest, until: UInt64, now: UInt64) {
         let budget = request.budget
         let first = parked[budget, default: []].isEmpty
         parked[budget, default: []].append((task, request))
         guard first else { return }
-        clock.schedule(after: until &- clock.now(), on: queue) {
+        clock.schedule(after: until > now ? until - now : 0, on: queue) {
             let waiting = self.parked.removeValue(forKey: budget) ?? []
             for (task, request) in waiting {
                 if self.stopReason == nil { self.send(task, request) } else { self.drop(task) }
