@@ -259,38 +259,23 @@ struct DemoCommand: ParsableCommand {
             )
         }
         let comparison = try truthComparison.compare(truthFile: work.appendingPathComponent("truth.jsonl").path)
-        var ledger: LedgerComparison.Report?
         var catalogMoney: CatalogComparison.Report?
-        var notifications: NotificationComparison.Report?
-        var churn: ChurnComparison.Report?
         if sourceKind == .verifyReceipt && nights == 1 {
             catalogMoney = try CatalogComparison(connection: conn).compare(
                 runId: summary.runId,
                 exportDirectory: serverAPIExport
             )
         }
-        if sourceKind == .serverAPI {
-            var ledgerComparison = LedgerComparison(connection: conn)
-            ledgerComparison.forgedSubscriptions = truthComparison.forgedSubscriptions
-            // The period check needs the whole period in one run: later nights at the same instant report what
-            // the first left unresolved as history found (docs/reports.md, "The period").
-            ledgerComparison.periodRunId = nights == 1 ? summary.runId : nil
-            ledger = try ledgerComparison.compare(exportDirectory: serverAPIExport)
-            notifications = try NotificationComparison(connection: conn).compare(
-                file: serverAPIExport + "/notifications-truth.json",
-                runId: summary.runId
-            )
-            if nights == 1 {
-                churn = try ChurnComparison(connection: conn).compare(
-                    truthFile: work.appendingPathComponent("truth.jsonl").path,
-                    runId: summary.runId,
-                    forged: truthComparison.forgedSubscriptions
-                )
-            }
-            if nights > 1 {
-                ledger?.periodNote = "period money not compared: \(nights) nights split the period"
-            }
-        }
+        let serverAPIChecks =
+            sourceKind == .serverAPI
+            ? try DemoServerAPIChecks.run(
+                conn,
+                export: serverAPIExport,
+                truthFile: work.appendingPathComponent("truth.jsonl").path,
+                runId: summary.runId,
+                nights: nights,
+                forged: truthComparison.forgedSubscriptions
+            ) : nil
 
         print("")
         print(
@@ -310,10 +295,8 @@ struct DemoCommand: ParsableCommand {
         if let reportPath { print("  reports: \(reportPath)") }
         if nights > 1 { print("  nights: \(nights) (faults left rows for the next night)") }
         for line in comparison.lines() { print("  \(line)") }
-        for line in ledger?.lines() ?? [] { print("  \(line)") }
+        for line in serverAPIChecks?.lines ?? [] { print("  \(line)") }
         for line in catalogMoney?.lines() ?? [] { print("  \(line)") }
-        for line in notifications?.lines() ?? [] { print("  \(line)") }
-        for line in churn?.lines() ?? [] { print("  \(line)") }
         var trends: TrendTruthComparison.Report?
         if nightCount > 1 {
             trends = try laterNights(
@@ -327,8 +310,7 @@ struct DemoCommand: ParsableCommand {
             )
         }
         guard comparison.matched == comparison.compared, comparison.compared == subscriptions,
-            ledger?.matches ?? true, catalogMoney?.matches ?? true, trends?.matches ?? true,
-            notifications?.matches ?? true, churn?.matches ?? true
+            serverAPIChecks?.matches ?? true, catalogMoney?.matches ?? true, trends?.matches ?? true
         else {
             throw ExitCode.failure
         }
