@@ -151,14 +151,14 @@ public struct LedgerComparison {
                     continue
                 }
                 var fields = [
-                    "price_milliunits": Self.text(t["price"]),
-                    "currency": Self.text(t["currency"]),
-                    "storefront": Self.text(t["storefront"]),
-                    "revocation_type": Self.text(t["revocation_type"]),
-                    "revocation_percentage": Self.text(t["revocation_percentage"]),
+                    "price_milliunits": TruthText.of(t["price"]),
+                    "currency": TruthText.of(t["currency"]),
+                    "storefront": TruthText.of(t["storefront"]),
+                    "revocation_type": TruthText.of(t["revocation_type"]),
+                    "revocation_percentage": TruthText.of(t["revocation_percentage"]),
                 ]
                 // What Apple's signed transaction says of the customer and the offer, where the export states it.
-                for key in Self.statedColumns where t.keys.contains(key) { fields[key] = Self.text(t[key]) }
+                for key in Self.statedColumns where t.keys.contains(key) { fields[key] = TruthText.of(t[key]) }
                 batch.append(Expected(otid: otid, transactionId: id, fields: fields))
             }
             if batch.count >= 2000 {
@@ -186,8 +186,8 @@ public struct LedgerComparison {
             else { throw UsageError("\(file) line \(number + 1): not a one-time purchase") }
             let fields = [
                 "kind": t["refunded"] as? Bool == true ? "refund" : "one_time",
-                "price_milliunits": Self.text(t["price"]), "currency": Self.text(t["currency"]),
-                "storefront": Self.text(t["storefront"]),
+                "price_milliunits": TruthText.of(t["price"]), "currency": TruthText.of(t["currency"]),
+                "storefront": TruthText.of(t["storefront"]),
             ]
             batch.append(Expected(otid: id, transactionId: id, fields: fields))
         }
@@ -344,14 +344,6 @@ public struct LedgerComparison {
             report.periodCurrencies[code] = (
                 expected + [expected[0] - expected[1] - expected[2]], found + [found[0] - found[1] - found[2]]
             )
-        }
-    }
-
-    private static func text(_ value: Any?) -> String {
-        switch value {
-        case let s as String: return s
-        case let n as NSNumber: return n.stringValue
-        default: return "null"
         }
     }
 }

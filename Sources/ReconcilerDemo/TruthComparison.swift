@@ -314,31 +314,28 @@ public struct TruthComparison {
         _ row: PostgresRow,
         _ check: (String, String, String) -> Void
     ) throws {
-        func text(_ value: Any?) -> String {
-            switch value {
-            case let number as NSNumber: number.stringValue
-            case let string as String: string
-            default: "null"
-            }
-        }
         if truth.keys.contains("app_account_token") {
             check(
                 "app_account_token",
-                text(truth["app_account_token"]),
-                text(try row.decode("app_account_token", as: String?.self))
+                TruthText.of(truth["app_account_token"]),
+                TruthText.of(try row.decode("app_account_token", as: String?.self))
             )
         }
         guard serverAPI else { return }
         let texts = ["app_transaction_id", "renewal_currency", "renewal_billing_plan_type"]
         for key in texts where truth.keys.contains(key) {
-            check(key, text(truth[key]), text(try row.decode(key, as: String?.self)))
+            check(key, TruthText.of(truth[key]), TruthText.of(try row.decode(key, as: String?.self)))
         }
         let integers = [
             ("expiration_intent", "expiration_intent"), ("price_increase_status", "price_increase_status"),
             ("renewal_price", "renewal_price_milliunits"),
         ]
         for (key, column) in integers where truth.keys.contains(key) {
-            check(key, text(truth[key]), text(try row.decode(column, as: Int64?.self).map { NSNumber(value: $0) }))
+            check(
+                key,
+                TruthText.of(truth[key]),
+                TruthText.of(try row.decode(column, as: Int64?.self).map { NSNumber(value: $0) })
+            )
         }
     }
 

@@ -339,7 +339,7 @@ public final class NotificationHistoryReader {
             let existing = try NotificationStore.existing(unique.map(\.notificationUUID), conn)
             fresh = unique.filter { !existing.contains($0.notificationUUID) }
             result.unknown = try NotificationStore.unknown(fresh.compactMap(\.originalTransactionId), conn)
-            try LedgerWriter(runId: runId).insertDryRun(NotificationStore.oneTimePurchases(fresh).map(\.row), conn)
+            try LedgerWriter(runId: runId).insertDryRun(try NotificationStore.oneTimePurchases(fresh, conn), conn)
         } else {
             let stored = try NotificationStore.insert(unique, source: "history", runId: runId, conn)
             fresh = stored.inserted

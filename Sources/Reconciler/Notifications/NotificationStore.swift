@@ -49,62 +49,47 @@ enum NotificationStore {
                 stored.unknownSubscriptions.append(otid)
             }
         }
-        try LedgerWriter(runId: runId).insert(try newest(oneTimePurchases(stored.inserted), conn), conn)
+        try LedgerWriter(runId: runId).insert(try oneTimePurchases(stored.inserted, conn), conn)
         return stored
     }
 
-    /// The rows whose notification is the newest stored for their transaction: an older one read later (an import
-    /// out of order) never turns a refunded purchase back.
-    static func newest(
-        _ rows: [(row: LedgerWriter.Row, signedDate: Date?)],
-        _ conn: PostgresConnection
-    ) throws
-        -> [LedgerWriter.Row]
-    {
-        guard !rows.isEmpty else { return [] }
-        let newest = try conn.query(
-            """
-            SELECT transaction_id, max(signed_date) AS newest FROM app_store_notifications
-             WHERE transaction_id = ANY($1::text[]) GROUP BY transaction_id
-            """,
-            [rows.map { Optional($0.row.entry.transactionId) }]
-        )
-        var latest: [String: Date] = [:]
-        for row in newest {
-            if let date = try row.decode("newest", as: Date?.self) {
-                latest[try row.decode("transaction_id", as: String.self)] = date
-            }
-        }
-        return rows.filter { pair in
-            guard let stored = latest[pair.row.entry.transactionId], let date = pair.signedDate else { return true }
-            return date >= stored
-        }.map(\.row)
-    }
-
-    /// The one-time purchases `notifications` carry, as ledger rows with the notification's environment: for a
-    /// transaction named by several (its ONE_TIME_CHARGE, then its REFUND), the one Apple signed last, which says what
-    /// the transaction is now.
+    /// The one-time purchases `notifications` carry, as ledger rows with the notification's environment. Each
+    /// transaction's row comes from the notification Apple signed last (its ONE_TIME_CHARGE, then its REFUND), and
+    /// only when no stored notification about it is newer: one read out of order (an import) never turns a refunded
+    /// purchase back.
     static func oneTimePurchases(
-        _ notifications: [VerifiedNotification]
-    ) -> [(row: LedgerWriter.Row, signedDate: Date?)] {
+        _ notifications: [VerifiedNotification],
+        _ conn: PostgresConnection
+    ) throws -> [LedgerWriter.Row] {
         var latest: [String: VerifiedNotification] = [:]
         var order: [String] = []
         for n in notifications {
             guard let id = n.oneTimePurchase?.transactionId else { continue }
-            guard let seen = latest[id] else {
-                latest[id] = n
-                order.append(id)
-                continue
-            }
-            if (n.signedDate ?? .distantPast) >= (seen.signedDate ?? .distantPast) { latest[id] = n }
+            if let seen = latest[id], (n.signedDate ?? .distantPast) < (seen.signedDate ?? .distantPast) { continue }
+            if latest[id] == nil { order.append(id) }
+            latest[id] = n
         }
-        return order.compactMap { latest[$0] }.compactMap { n in
-            n.oneTimePurchase.map {
-                (
-                    LedgerWriter.Row(environment: n.environment.flatMap(AppleEnvironment.init(appleValue:)), entry: $0),
-                    n.signedDate
-                )
+        guard !order.isEmpty else { return [] }
+        var stored: [String: Date] = [:]
+        let rows = try conn.query(
+            """
+            SELECT transaction_id, max(signed_date) AS newest FROM app_store_notifications
+             WHERE transaction_id = ANY($1::text[]) GROUP BY transaction_id
+            """,
+            [order.map { Optional($0) }]
+        )
+        for row in rows {
+            if let date = try row.decode("newest", as: Date?.self) {
+                stored[try row.decode("transaction_id", as: String.self)] = date
             }
+        }
+        return order.compactMap { id in
+            guard let n = latest[id], let entry = n.oneTimePurchase else { return nil }
+            if let newest = stored[id], let date = n.signedDate, date < newest { return nil }
+            return LedgerWriter.Row(
+                environment: n.environment.flatMap(AppleEnvironment.init(appleValue:)),
+                entry: entry
+            )
         }
     }
 

@@ -36,6 +36,21 @@ import Testing
         return #""data":{"# + (members + extra).joined(separator: ",") + "}"
     }
 
+    /// Imports `payloads` (one notification each) as one file through `NotificationImporter`, as the command does.
+    static func importPayloads(_ payloads: [String], into world: StoreWorld) throws -> NotificationImportResult {
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "notifications-\(UUID().uuidString).jsonl"
+        )
+        try Data((payloads.joined(separator: "\n") + "\n").utf8).write(to: file)
+        defer { try? FileManager.default.removeItem(at: file) }
+        return try NotificationImporter(
+            connectionString: world.database.url,
+            roots: TrustedRoots([pki.root]),
+            bundleId: bundleId,
+            appAppleId: appAppleId
+        ).importFile(file.path)
+    }
+
     static func appData(bundleId: String = bundleId, signedAppTransaction: String) -> String {
         #""appData":{"appAppleId":\#(appAppleId),"bundleId":"\#(bundleId)","environment":"Production","#
             + #""signedAppTransactionInfo":"\#(signedAppTransaction)"}"#
@@ -161,17 +176,7 @@ import Testing
     @Test func everyDocumentedShapeAndAnUnknownOneAreStoredAndOnlyForgeriesRefused() throws {
         let world = try StoreWorld()
         let lines = Self.lines()
-        let file = FileManager.default.temporaryDirectory.appendingPathComponent("shapes-\(UUID().uuidString).jsonl")
-        try Data((lines.map(\.payload).joined(separator: "\n") + "\n").utf8).write(to: file)
-        defer { try? FileManager.default.removeItem(at: file) }
-
-        let importer = NotificationImporter(
-            connectionString: world.database.url,
-            roots: TrustedRoots([Self.pki.root]),
-            bundleId: Self.bundleId,
-            appAppleId: Self.appAppleId
-        )
-        let result = try importer.importFile(file.path)
+        let result = try Self.importPayloads(lines.map(\.payload), into: world)
         let expectedStored = lines.filter(\.stored).count
         #expect(result.lines == lines.count)
         #expect(result.stored == expectedStored, "\(result.refused)")
@@ -232,15 +237,7 @@ import Testing
         try world.insertSubscription("e3", expiresAt: StoreWorld.day(-9), state: "expired", productId: product)
         try world.insertSubscription("e4", expiresAt: StoreWorld.day(5), state: "active", productId: "other.product")
         let summary = try #require(Self.lines().first { $0.name == "summary" })
-        let file = FileManager.default.temporaryDirectory.appendingPathComponent("extension-\(UUID().uuidString).jsonl")
-        try Data((summary.payload + "\n").utf8).write(to: file)
-        defer { try? FileManager.default.removeItem(at: file) }
-        let imported = try NotificationImporter(
-            connectionString: world.database.url,
-            roots: TrustedRoots([Self.pki.root]),
-            bundleId: Self.bundleId,
-            appAppleId: Self.appAppleId
-        ).importFile(file.path)
+        let imported = try Self.importPayloads([summary.payload], into: world)
         #expect(imported.stored == 1)
 
         let runId = try world.createRun()
@@ -261,15 +258,7 @@ import Testing
     @Test func aOneTimeChargeIsLedgerMoneyOfTheRunThatClaimsIt() throws {
         let world = try StoreWorld()
         let charge = try #require(Self.lines().first { $0.name == "a one-time charge" })
-        let file = FileManager.default.temporaryDirectory.appendingPathComponent("one-time-\(UUID().uuidString).jsonl")
-        try Data((charge.payload + "\n").utf8).write(to: file)
-        defer { try? FileManager.default.removeItem(at: file) }
-        let imported = try NotificationImporter(
-            connectionString: world.database.url,
-            roots: TrustedRoots([Self.pki.root]),
-            bundleId: Self.bundleId,
-            appAppleId: Self.appAppleId
-        ).importFile(file.path)
+        let imported = try Self.importPayloads([charge.payload], into: world)
         #expect(imported.stored == 1)
         let row = try #require(
             try world.connection.queryFirst(
@@ -342,19 +331,7 @@ import Testing
         if order != "charge then refund" { lines.reverse() }
         let files = order.contains("later") ? lines.map { [$0] } : [lines]
         var stored = 0
-        for file in files {
-            let path = FileManager.default.temporaryDirectory.appendingPathComponent(
-                "one-time-\(UUID().uuidString).jsonl"
-            )
-            try Data((file.joined(separator: "\n") + "\n").utf8).write(to: path)
-            defer { try? FileManager.default.removeItem(at: path) }
-            stored += try NotificationImporter(
-                connectionString: world.database.url,
-                roots: TrustedRoots([Self.pki.root]),
-                bundleId: Self.bundleId,
-                appAppleId: Self.appAppleId
-            ).importFile(path.path).stored
-        }
+        for file in files { stored += try Self.importPayloads(file, into: world).stored }
         #expect(stored == 2)
         let row = try #require(
             try world.connection.queryFirst(
