@@ -339,24 +339,9 @@ public final class RunStore: PipelineStore, @unchecked Sendable {
         return out.count > 240 ? String(out.prefix(240)) + "…" : out
     }
 
-    /// Retries `body` while the failure is a lost connection (the wrapper reconnects on the next call),
-    /// waiting 1, 2, 4, 5, 5, ... seconds: about a minute in all by default; or a deadlock or serialization
-    /// failure (SQLSTATE 40P01, 40001), at once but for a few tens of milliseconds.
+    /// `body`, tried again after a lost connection or a rolled-back transaction (`DatabaseRetry`).
     private func withConnectionRetry<T>(_ body: () throws -> T) throws -> T {
-        var attempt = 0
-        while true {
-            do {
-                return try body()
-            } catch let error as PostgresError where error.isConnectionError && attempt < connectionRetries {
-                attempt += 1
-                Thread.sleep(forTimeInterval: min(5, pow(2, Double(attempt - 1))))
-            } catch let error as PostgresError where error.isTransactionRetryable && attempt < connectionRetries {
-                // A deadlock or serialization failure rolled the transaction back: nothing of it was written, and
-                // the same work succeeds once the other transaction is done.
-                attempt += 1
-                Thread.sleep(forTimeInterval: 0.05 * Double(attempt))
-            }
-        }
+        try DatabaseRetry(retries: connectionRetries).run(body)
     }
 
     /// Writes `results` on `conn` (inside its transaction); the subscription rows of `skipRows` (items the

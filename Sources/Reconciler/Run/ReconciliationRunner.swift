@@ -112,7 +112,8 @@ public final class ReconciliationRunner: @unchecked Sendable {
         }
         defer { signals.cancel() }
 
-        let work = try PostgresConnection(connectionString)
+        // Opened while the run already holds the database's locks: a server restarting now is waited for.
+        let work = try DatabaseRetry.standard.connect(connectionString)
         defer { work.close() }
         // Notification history first: what Apple told us since the last run makes those subscriptions due whatever
         // their expiry (docs/architecture.md, "Notification history").
@@ -187,7 +188,7 @@ public final class ReconciliationRunner: @unchecked Sendable {
         let parameters = run.parameters
         let http = Self.httpClient(parameters: parameters, request: request)
         defer { http.shutdown() }
-        let reader = try PostgresConnection(connectionString)
+        let reader = try DatabaseRetry.standard.connect(connectionString)
         defer { reader.close() }
         let fixedNow: Date? = parameters.fixedClock ? run.asOf : nil
         let source = try makeRouter(

@@ -13,7 +13,7 @@ struct RunReportWriter {
     /// Returns the report folder's path (nil when only metrics were asked for).
     /// - Throws: `RunReportFailedError` (the run is then recorded failed), or a database error before any file.
     func write(runId: Int64, reportDirectory: String?, metricsFile: String?) throws -> String? {
-        let connection = try PostgresConnection(connectionString)
+        let connection = try DatabaseRetry.standard.connect(connectionString)
         defer { connection.close() }
         let generator = ReportGenerator(connection: connection, moneyOptions: moneyOptions)
         do {

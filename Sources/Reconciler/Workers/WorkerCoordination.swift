@@ -103,6 +103,12 @@ final class WorkerCoordination: RunCoordination {
     /// Notifications (the worker that started the run) and the scan, one worker at a time; the scan resumes where a
     /// worker that died left it and is a no-op once complete. The first worker past it divides the items into chunks.
     func prepare(_ steps: RunPreparationSteps) throws -> RunPreparation {
+        // Every step is safe to repeat (the scan resumes from its cursor, the division happens once), so a worker
+        // preparing while PostgreSQL restarts prepares again once it is back instead of leaving the run.
+        try DatabaseRetry.standard.run { try prepareOnce(steps) }
+    }
+
+    private func prepareOnce(_ steps: RunPreparationSteps) throws -> RunPreparation {
         let (run, control) = (steps.run, steps.control)
         if !run.readsNotifications { try Self.lockRun(Self.prepareLockClass, run.id, control) }
         do {

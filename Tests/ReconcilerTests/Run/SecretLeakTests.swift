@@ -271,6 +271,9 @@ import SystemPackage
                 _ = fcntl(end.rawValue, F_SETFD, FD_CLOEXEC)
             }
         }
+        // Watched from before the spawn, on a thread of its own (a quick child is gone before a task could look).
+        let watch = ChildCommandLineWatch(prefix: [reconciler] + arguments)
+        defer { watch.stop() }
         let child: ChildProcess
         do {
             child = try await ChildProcess(
@@ -283,17 +286,9 @@ import SystemPackage
             try? standardInput?.writeEnd.close()
             throw error
         }
-        // Read once the child has exec'd (before, and for a moment during its exec, /proc shows the test's own
-        // command line or none; after it exits, none).
-        var cmdline = ""
+        // Standard input is written only once the command line was read: the import alone ends within milliseconds.
         let deadline = Date().addingTimeInterval(10)
-        while !child.hasExited && Date() < deadline {
-            let text =
-                (try? String(contentsOfFile: "/proc/\(child.processIdentifier)/cmdline", encoding: .utf8)) ?? ""
-            if text.hasPrefix(reconciler + "\0") {
-                cmdline = text.replacingOccurrences(of: "\0", with: " ")
-                break
-            }
+        while watch.commandLine == nil && !child.hasExited && Date() < deadline {
             try await Task.sleep(for: .milliseconds(1))
         }
         if let input, let end = standardInput?.writeEnd {
@@ -302,7 +297,11 @@ import SystemPackage
             try? end.close()
         }
         let outcome = await child.outcome()
-        return ChildRun(status: outcome.status, output: outcome.stdout + outcome.stderr, commandLine: cmdline)
+        return ChildRun(
+            status: outcome.status,
+            output: outcome.stdout + outcome.stderr,
+            commandLine: watch.commandLine ?? ""
+        )
     }
 
     /// The contents of every regular file under `directory` (report folders).
