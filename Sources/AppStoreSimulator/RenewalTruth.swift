@@ -13,7 +13,13 @@ struct RenewalTruth: Sendable {
     init(renderer: ServerAPIRenderer, family: ReceiptFamily, plan: SubscriptionPlan, now: Int64) {
         guard LedgerExporter.isServed(family, bundleId: renderer.population.bundleId) else { return }
         let tl = plan.timeline(at: now)
-        let facts = renderer.renewalFacts(tl, plan: plan, family: family, at: now)
+        let facts = ServerAPIRenderer.renewalFacts(
+            population: renderer.population,
+            tl,
+            plan: plan,
+            family: family,
+            at: now
+        )
         appAccountToken = AppAccountToken.of(seed: renderer.population.seed, family: family)
         appTransactionId = ServerAPIRenderer.appTransactionId(family)
         expirationIntent = tl.expirationIntent

@@ -11,14 +11,18 @@ extension ServerAPIRenderer {
         public var priceIncreaseStatus: Int?
         /// `renewalBillingPlanType` (`MONTHLY` for a commitment plan).
         public var billingPlanType: String?
+        /// The billing period of the product that renews (`autoRenewProductId`), with `price`.
+        public var period: SimProduct.Period?
     }
 
     static func products(_ c: ProductCatalog) -> [SimProduct] {
         [c.proMonthly, c.proYearly, c.proPlusMonthly, c.newsWeekly, c.newsMonthly, c.newsYearly]
     }
 
-    /// The facts of the renewal after `tl`'s latest transaction, as of `at`.
-    public func renewalFacts(
+    /// The facts of the renewal after `tl`'s latest transaction, as of `at`: what the renewal info signs, and what
+    /// the trends truth values MRR at (docs/simulator.md, "Trends truth").
+    public static func renewalFacts(
+        population: Population,
         _ tl: SubscriptionTimeline,
         plan: SubscriptionPlan,
         family: ReceiptFamily,
@@ -55,6 +59,7 @@ extension ServerAPIRenderer {
         if facts.offer?.discountType == SubscriptionOffer.payAsYouGo { price = storefront.introPrice(list: price) }
         facts.price = price
         facts.currency = storefront.currency
+        facts.period = next.period
         return facts
     }
 

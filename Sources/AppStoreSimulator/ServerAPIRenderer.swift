@@ -154,7 +154,7 @@ public struct ServerAPIRenderer: Sendable {
         w.key("recentSubscriptionStartDate")
         let restart = [plan.resubscription?.at, plan.winBack?.at].compactMap { $0 }.filter { $0 <= signedDate }.max()
         w.int(restart ?? plan.start)
-        let facts = renewalFacts(tl, plan: plan, family: family, at: signedDate)
+        let facts = Self.renewalFacts(population: population, tl, plan: plan, family: family, at: signedDate)
         if let latest {
             w.key("renewalDate")
             w.int(latest.expires)

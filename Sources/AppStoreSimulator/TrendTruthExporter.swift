@@ -9,9 +9,11 @@
 ///   night, not when a verifyReceipt client must leave it alone (`not_due`: a previous night verified it and nothing
 ///   announces its change), since a client counts a subscription from its first decision on;
 /// - churned: active, in grace period or in billing retry the night before, expired now (not on the first night);
-/// - MRR: each subscription active or in grace period, auto-renewing, whose newest transaction is not a free trial,
-///   at that transaction's price normalised to a month (weekly x 52 / 12, monthly x 1, yearly / 12), summed exactly
-///   and rounded once per row to the currency's minor unit, half away from zero.
+/// - MRR: each subscription active or in grace period, auto-renewing, whose newest transaction is not a free trial
+///   nor a family member's copy, at the price it renews at normalised to a month (weekly x 52 / 12, monthly x 1,
+///   yearly / 12), summed exactly and rounded once per row to the currency's minor unit, half away from zero. The
+///   price it renews at: through the Server API the renewal info's `renewalPrice` and the renewing product's period;
+///   through verifyReceipt (no price) the newest transaction's.
 public struct TrendTruthExporter: Sendable {
     public let population: Population
 
@@ -94,8 +96,19 @@ public struct TrendTruthExporter: Sendable {
         var twelfths: Int64?
         // A family member's copy is the purchaser's money: no MRR of its own.
         if ["active", "grace_period"].contains(state), autoRenew == true, !newest.isTrial, !newest.familyShared {
-            let price = storefront.price(of: newest, anchor: population.anchor)
-            switch newest.product.period {
+            var (price, period) = (storefront.price(of: newest, anchor: population.anchor), newest.product.period)
+            // The Server API signs the next renewal's price (renewalPrice): MRR is what the subscription renews at.
+            if view == .serverAPI, LedgerExporter.isServed(family, bundleId: population.bundleId) {
+                let renewal = ServerAPIRenderer.renewalFacts(
+                    population: population,
+                    plan.timeline(at: now),
+                    plan: plan,
+                    family: family,
+                    at: now
+                )
+                if let next = renewal.price, let nextPeriod = renewal.period { (price, period) = (next, nextPeriod) }
+            }
+            switch period {
             case .week: twelfths = price * 52
             case .month: twelfths = price * 12
             case .year: twelfths = price

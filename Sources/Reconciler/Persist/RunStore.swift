@@ -582,7 +582,7 @@ public final class RunStore: PipelineStore, @unchecked Sendable {
         )
     }
 
-    /// The batch UPDATE of `updateItems`: `$1` the run, `$2...$21` one array per column.
+    /// The batch UPDATE of `updateItems`: `$1` the run, `$2...$23` one array per column.
     private static let updateItemsSQL = """
         UPDATE reconciliation_items AS i SET
             status = 'done',
@@ -605,15 +605,17 @@ public final class RunStore: PipelineStore, @unchecked Sendable {
             expiry_moved_backwards = v.expiry_moved_backwards,
             expiration_intent = v.expiration_intent,
             price_increase_status = v.price_increase_status,
+            renewal_price_milliunits = v.renewal_price_milliunits,
+            renewal_currency = v.renewal_currency,
             finished_at = now()
         FROM unnest($2::bigint[], $3::text[], $4::text[], $5::text[], $6::timestamptz[], $7::text[],
                     $8::boolean[], $9::text[], $10::timestamptz[], $11::text[], $12::text[], $13::boolean[],
                     $14::text[], $15::text[], $16::bigint[], $17::bigint[], $18::text[], $19::boolean[],
-                    $20::bigint[], $21::bigint[])
+                    $20::bigint[], $21::bigint[], $22::bigint[], $23::text[])
             AS v(subscription_id, outcome, user_id, previous_state, previous_expires_at, previous_product_id,
                  previous_auto_renew, new_state, new_expires_at, product_id, subscription_group_id, auto_renew,
                  auto_renew_product_id, environment, apple_status, attempts, reason, expiry_moved_backwards,
-                 expiration_intent, price_increase_status)
+                 expiration_intent, price_increase_status, renewal_price_milliunits, renewal_currency)
         WHERE i.run_id = $1 AND i.subscription_id = v.subscription_id AND i.status = 'pending'
         RETURNING i.subscription_id
         """
@@ -666,6 +668,8 @@ public final class RunStore: PipelineStore, @unchecked Sendable {
                 },
                 results.map { decided($0) { $0.expirationIntent.map(Int64.init) } },
                 results.map { decided($0) { $0.customer.priceIncreaseStatus.map(Int64.init) } },
+                results.map { decided($0) { $0.customer.renewalPriceMilliunits } },
+                results.map { decided($0) { $0.customer.renewalCurrency } },
             ]
         )
         return Set(try rows.map { try $0.decode("subscription_id", as: Int64.self) })

@@ -52,7 +52,8 @@ enum TrendSnapshotSQL {
         state AS (
             SELECT DISTINCT ON (w.side, i.subscription_id)
                    w.side, w.at, i.subscription_id, i.original_transaction_id, i.new_state AS state,
-                   COALESCE(i.product_id, i.previous_product_id) AS product_id, i.auto_renew
+                   COALESCE(i.product_id, i.previous_product_id) AS product_id, i.auto_renew,
+                   i.auto_renew_product_id, i.environment, i.renewal_price_milliunits, i.renewal_currency
               FROM sides w
               JOIN reconciliation_runs r ON NOT r.dry_run AND r.as_of <= w.at
               JOIN reconciliation_items i ON i.run_id = r.id
@@ -100,31 +101,41 @@ enum TrendSnapshotSQL {
                    st.state IN ('active', 'grace_period') AND st.auto_renew IS TRUE
                        AND NOT COALESCE(l.is_trial, false)
                        AND l.ownership_type IS DISTINCT FROM 'FAMILY_SHARED' AS recurring,
-                   CASE WHEN l.environment = 'Sandbox' THEN NULL
+                   -- What it renews at: the renewal info's price (Server API), else its newest transaction's, else
+                   -- the catalog's.
+                   CASE WHEN l.environment = 'Sandbox' OR st.environment = 'Sandbox' THEN NULL
+                        WHEN st.renewal_price_milliunits IS NOT NULL AND st.renewal_currency IS NOT NULL
+                             AND COALESCE(rp.period, cp.period, d.period) IS NOT NULL THEN 'renewal'
                         WHEN l.price_milliunits IS NOT NULL AND l.currency IS NOT NULL
                              AND l.expires_date > l.purchase_date THEN 'ledger'
                         WHEN l.price_milliunits IS NULL AND c.product_id IS NOT NULL THEN 'catalog'
                    END AS source,
+                   st.renewal_currency, st.renewal_price_milliunits::numeric AS renewal_price,
+                   COALESCE(rp.period, cp.period, d.period) AS renewal_period,
                    l.currency AS ledger_currency, l.price_milliunits::numeric AS ledger_price,
-                   COALESCE(cp.period,
-                            CASE WHEN l.expires_date - l.purchase_date <= interval '10 days' THEN 'P1W'
-                                 WHEN l.expires_date - l.purchase_date <= interval '45 days' THEN 'P1M'
-                                 WHEN l.expires_date - l.purchase_date <= interval '75 days' THEN 'P2M'
-                                 WHEN l.expires_date - l.purchase_date <= interval '135 days' THEN 'P3M'
-                                 WHEN l.expires_date - l.purchase_date <= interval '270 days' THEN 'P6M'
-                                 ELSE 'P1Y' END) AS ledger_period,
+                   COALESCE(cp.period, d.period) AS ledger_period,
                    c.currency AS catalog_currency, c.price * 1000 AS catalog_price, c.period AS catalog_period
               FROM state st
               JOIN subscriptions s ON s.id = st.subscription_id
               LEFT JOIN latest l ON l.side = st.side AND l.subscription_id = st.subscription_id
               LEFT JOIN catalog c ON c.product_id = st.product_id
               LEFT JOIN catalog_period cp ON cp.product_id = st.product_id
+              -- The renewing product's period (a pending downgrade or crossgrade renews as another product).
+              LEFT JOIN catalog_period rp ON rp.product_id = st.auto_renew_product_id
+             CROSS JOIN LATERAL (
+                   SELECT CASE WHEN l.expires_date IS NULL OR l.purchase_date IS NULL THEN NULL
+                               WHEN l.expires_date - l.purchase_date <= interval '10 days' THEN 'P1W'
+                               WHEN l.expires_date - l.purchase_date <= interval '45 days' THEN 'P1M'
+                               WHEN l.expires_date - l.purchase_date <= interval '75 days' THEN 'P2M'
+                               WHEN l.expires_date - l.purchase_date <= interval '135 days' THEN 'P3M'
+                               WHEN l.expires_date - l.purchase_date <= interval '270 days' THEN 'P6M'
+                               ELSE 'P1Y' END AS period) d
         ),
         valued AS (
             SELECT p.side, p.subscription_id, p.state, p.bundle_id, p.product_id, p.is_trial, p.is_intro_offer,
                    p.recurring, p.source,
-                   CASE p.source WHEN 'ledger' THEN p.ledger_currency WHEN 'catalog' THEN p.catalog_currency
-                        ELSE '' END AS currency,
+                   CASE p.source WHEN 'renewal' THEN p.renewal_currency WHEN 'ledger' THEN p.ledger_currency
+                                 WHEN 'catalog' THEN p.catalog_currency ELSE '' END AS currency,
                    -- In twelfths of a month's price (exact: weekly x 52, monthly x 12, ..., yearly x 1), divided by 12
                    -- once per row when rounded. A factor 1::numeric / 12 is cut after 20 places: six yearly 79.99
                    -- made 39.99499...98 and rounded to 39.99, where the exact 39.995 rounds to 40.00.
@@ -136,8 +147,10 @@ enum TrendSnapshotSQL {
                    END AS mrr
               FROM priced p
              CROSS JOIN LATERAL (
-                   SELECT CASE p.source WHEN 'ledger' THEN p.ledger_price ELSE p.catalog_price END AS price,
-                          CASE p.source WHEN 'ledger' THEN p.ledger_period ELSE p.catalog_period END AS period) m
+                   SELECT CASE p.source WHEN 'renewal' THEN p.renewal_price WHEN 'ledger' THEN p.ledger_price
+                                   ELSE p.catalog_price END AS price,
+                          CASE p.source WHEN 'renewal' THEN p.renewal_period WHEN 'ledger' THEN p.ledger_period
+                                   ELSE p.catalog_period END AS period) m
         ),
         -- Per subscription and (app, product, currency): MRR (in twelfths) before and now, for the movement.
         moved AS (
@@ -194,9 +207,9 @@ enum TrendSnapshotSQL {
                    COALESCE(sum(e.trial_conversions), 0) AS trial_conversions,
                    count(*) FILTER (WHERE v.recurring AND v.currency <> '') AS mrr_subscriptions,
                    sum(v.mrr) AS mrr,
-                   CASE WHEN bool_or(v.source = 'ledger') AND bool_or(v.source = 'catalog') THEN 'ledger+catalog'
-                        WHEN bool_or(v.source = 'ledger') THEN 'ledger'
-                        WHEN bool_or(v.source = 'catalog') THEN 'catalog' ELSE '' END AS mrr_source
+                   concat_ws('+', CASE WHEN bool_or(v.source = 'renewal') THEN 'renewal' END,
+                                  CASE WHEN bool_or(v.source = 'ledger') THEN 'ledger' END,
+                                  CASE WHEN bool_or(v.source = 'catalog') THEN 'catalog' END) AS mrr_source
               FROM valued v
               LEFT JOIN state o ON o.side = 0 AND o.subscription_id = v.subscription_id
               LEFT JOIN events e ON e.subscription_id = v.subscription_id

@@ -97,7 +97,16 @@ import Testing
             #expect(total("grace_period") > 0)
             #expect(total("billing_retry") > 0)
             #expect(total("active") > 0)
-            if source == "server-api" { #expect(total("mrr") > 0) }
+            if source == "server-api" {
+                #expect(total("mrr") > 0)
+                // Recurring subscriptions are valued at the price Apple's renewal info says they renew at (a row's
+                // subscriptions without auto-renew, at 0, name the ledger as their source).
+                let counted = try #require(header.firstIndex(of: "mrr_subscriptions"))
+                let mrrSource = try #require(header.firstIndex(of: "mrr_source"))
+                let priced = rows.filter { (Int($0[counted]) ?? 0) > 0 }
+                #expect(!priced.isEmpty)
+                #expect(priced.allSatisfy { $0[mrrSource].hasPrefix("renewal") }, "\(priced.map { $0[mrrSource] })")
+            }
             #expect(Set(truth.compactMap { $0["date"] as? String }) == Set(days))
         }
     }

@@ -372,6 +372,50 @@ import Testing
         #expect(row.mrrNew == 40000)
     }
 
+    /// MRR is what a subscription renews at: the renewal info's price and currency where the run kept one (a price
+    /// increase, a pending downgrade to another period), else its newest transaction's (docs/reports.md, "Trends
+    /// across nights").
+    @Test func mrrIsTheRenewalInfosPriceWhereTheItemKeptOne() throws {
+        let world = try World()
+        defer { world.close() }
+        try world.connection.execute("UPDATE subscriptions SET product_id = 'pro.yearly', bundle_id = 'com.app'")
+        try world.connection.execute(
+            """
+            INSERT INTO products (product_id, currency, price, period) VALUES
+                ('pro.yearly', 'USD', 79.99, 'P1Y'), ('pro.monthly', 'USD', 9.99, 'P1M')
+            """
+        )
+        try world.run(1, Self.night1)
+        for id in Int64(1)...3 {
+            try world.transaction(
+                "y\(id)",
+                subscription: id,
+                kind: "initial",
+                purchased: "2024-04-20T10:00:00Z",
+                days: 365,
+                price: 79990,
+                currency: "USD"
+            )
+            try world.item(1, id, "renewed", "active")
+        }
+        // 1: renews at a raised yearly price; 2: renews as the monthly product; 3: no renewal price (ledger).
+        for (id, price, product) in [(Int64(1), Int64(95990), "pro.yearly"), (2, 9990, "pro.monthly")] {
+            try world.connection.execute(
+                """
+                UPDATE reconciliation_items SET renewal_price_milliunits = $2, renewal_currency = 'USD',
+                       auto_renew_product_id = $3 WHERE subscription_id = $1
+                """,
+                [id, price, product]
+            )
+        }
+        try TrendSnapshotWriter(connection: world.connection).record(runId: 1)
+        let row = try #require(try world.rows("2024-05-01")["com.app/pro.yearly/USD"])
+        #expect(row.mrrSubscriptions == 3)
+        // 95.99 / 12 + 9.99 + 79.99 / 12 = 7.999166... + 9.99 + 6.665833... = 24.655 → 24.66 (rounded once).
+        #expect(row.mrr == 24660)
+        #expect(row.mrrSource == "renewal+ledger")
+    }
+
     @Test func rebuildEqualsWhatTheNightsRecorded() throws {
         let world = try World()
         defer { world.close() }
