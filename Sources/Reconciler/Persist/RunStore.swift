@@ -490,9 +490,9 @@ public final class RunStore: PipelineStore, @unchecked Sendable {
         RETURNING s.id
         """
 
-    /// One UPDATE for the whole batch; returns the ids actually updated (version unchanged). A receipt equal to
-    /// the stored one is not sent (NULL keeps the stored value): receipts are several kilobytes, stored out of
-    /// line (TOAST), and an unchanged one keeps its stored copy instead of being written again.
+    /// One UPDATE for the whole batch; returns the ids actually updated (version unchanged). Apple's newest
+    /// receipt is sent only when it carries what the stored one lacks (`receiptToStore`); otherwise NULL keeps the
+    /// stored value: receipts are several kilobytes, stored out of line (TOAST), and a kept one is not written again.
     private func updateDecided(
         _ decided: [(ItemResult, Decision)],
         digests: [String],
@@ -504,7 +504,7 @@ public final class RunStore: PipelineStore, @unchecked Sendable {
                 verifiedAt,
                 decided.map { Optional($0.0.item.subscriptionId) },
                 decided.map { Optional($0.0.item.version) },
-                decided.map { $0.1.latestReceipt == $0.0.item.receipt ? nil : $0.1.latestReceipt },
+                zip(decided, digests).map { Self.receiptToStore($0.0, $0.1, digest: $1) },
                 decided.map { $0.1.expiresAt },
                 decided.map { $0.1.state?.rawValue },
                 decided.map { Optional($0.1.productId) },
@@ -534,6 +534,18 @@ public final class RunStore: PipelineStore, @unchecked Sendable {
             ]
         )
         return Set(try rows.map { try $0.decode("id", as: Int64.self) })
+    }
+
+    /// The receipt to store for `decision` (nil: keep the stored one). verifyReceipt hands back a newly issued
+    /// receipt on every call, but a receipt holding the same transactions verifies to the same answer: it is stored
+    /// only when the row has none, or it carries a transaction or change the stored one lacks (the newest
+    /// transaction or the ledger's digest differs; docs/architecture.md, "Database work per subscription").
+    static func receiptToStore(_ result: ItemResult, _ decision: Decision, digest: String) -> String? {
+        guard let receipt = decision.latestReceipt, receipt != result.item.receipt else { return nil }
+        let carriesNews =
+            result.item.receipt.isEmpty || digest != result.item.storedLedgerDigest
+            || decision.latestTransactionId != result.item.stored.latestTransactionId
+        return carriesNews ? receipt : nil
     }
 
     /// Rejections change no entitlement: only the verification bookkeeping columns, and the rejected schedule

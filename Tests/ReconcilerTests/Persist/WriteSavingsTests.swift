@@ -6,8 +6,8 @@ import Testing
 @testable import Reconciler
 
 /// What a nightly write leaves out (docs/architecture.md, "Database work per subscription"): the ledger of
-/// a subscription whose ledger digest is unchanged, and a receipt equal to the stored one (which keeps its
-/// stored out-of-line copy). A backfill writes the whole ledger again.
+/// a subscription whose ledger digest is unchanged, and a receipt carrying nothing the stored one lacks (which keeps
+/// its stored out-of-line copy). A backfill writes the whole ledger again.
 @Suite struct WriteSavingsTests {
     static func ledgerRows(_ world: StoreWorld, _ otid: String) throws -> Int {
         try world.connection.count(
@@ -92,10 +92,22 @@ import Testing
         #expect(try chunks() == before)
         #expect(try world.subscription(id).decode("latest_receipt", as: String?.self) == stored)
 
-        // A new receipt is written.
+        // A newly issued receipt holding the same transactions (Apple issues one on every verify) is not written.
+        try Self.night(world, id) {
+            TestDecisions.decision($0, expiresAt: StoreWorld.day(20), latestReceipt: receipt())
+        }
+        #expect(try chunks() == before)
+        #expect(try world.subscription(id).decode("latest_receipt", as: String?.self) == stored)
+
+        // A receipt carrying a change the stored one lacks (a refund: the ledger's digest changes) is written.
         let newer = receipt()
         try Self.night(world, id) {
-            TestDecisions.decision($0, expiresAt: StoreWorld.day(20), latestReceipt: newer)
+            TestDecisions.decision(
+                $0,
+                expiresAt: StoreWorld.day(20),
+                latestReceipt: newer,
+                ledgerCancellationReason: 1
+            )
         }
         #expect(try chunks() != before)
         #expect(try world.subscription(id).decode("latest_receipt", as: String?.self) == newer)
