@@ -137,7 +137,11 @@ night() {
     local CMD=("$RR" "${RUN_ARGS[@]}")
     [ -n "$PERF" ] && CMD=(perf record -g -o "$PERF.$LABEL" -- "${CMD[@]}")
 
-    local sim0 pg0 sim1 pg1
+    local sim0 pg0 sim1 pg1 wal0 upd0 hot0
+    # The write-ahead log's position and the app table's update counters (pg_stat_user_tables; flushed by the
+    # run's backends when they end) before the run.
+    wal0=$(q "SELECT pg_current_wal_lsn()")
+    read -r upd0 hot0 < <(q "SELECT n_tup_upd, n_tup_hot_upd FROM pg_stat_user_tables WHERE relname = 'subscriptions'" | tr '|' ' ')
     sim0=$(ticks "$SIM_PID"); pg0=$(pg_ticks)
     : >"$WORK/pg-$LABEL.samples"
     pg_sample "$WORK/pg-$LABEL.samples"
@@ -173,6 +177,10 @@ night() {
     wait "$TIME_PID" || { echo "run $LABEL failed (exit $?):" >&2; tail -20 "$WORK/run-$LABEL.err" >&2; exit 1; }
     wait "$SAMPLER" "$POLLER" 2>/dev/null || true
     sim1=$(ticks "$SIM_PID"); pg1=$(pg_ticks)
+    sleep 1  # the run's backends report their table counters as they exit
+    local wal_bytes upd1 hot1
+    wal_bytes=$(q "SELECT pg_wal_lsn_diff(pg_current_wal_lsn(), '$wal0')::bigint")
+    read -r upd1 hot1 < <(q "SELECT n_tup_upd, n_tup_hot_upd FROM pg_stat_user_tables WHERE relname = 'subscriptions'" | tr '|' ' ')
     # PostgreSQL's CPU by kind of process: the last sample of each pid less its sample at the start.
     local pg_kinds
     pg_kinds=$(awk -v hz="$HZ" '
@@ -223,6 +231,7 @@ PY
     echo "${P}reconciler_cpu_seconds=$(echo "$user + $sys" | bc) (user $user, sys $sys) cpu_us_per_sub=$cpu_us"
     echo "${P}simulator_cpu_seconds=$(echo "scale=2; ($sim1 - $sim0) / $HZ" | bc) postgres_cpu_seconds=$(echo "scale=2; ($pg1 - $pg0) / $HZ" | bc) postgres_us_per_due_sub=$pg_us postgres_us_per_world_sub=$pg_us_world"
     echo "${P}postgres_cpu_by_process=\"$pg_kinds\" (sampled every 0.2 s, a lower bound per kind; backends are the run's connections)"
+    echo "${P}wal_bytes=$wal_bytes wal_bytes_per_item=$(echo "$wal_bytes / ($done_count + ($done_count == 0))" | bc) app_row_updates=$((upd1 - upd0)) (hot $((hot1 - hot0))) (subscriptions; the run's whole night: scan, writes, reports)"
     echo "${P}reconciler_peak_rss_kb=$rss (whole process, reports included) pipeline_peak_rss_kb=$pipeline_rss (sampled every 0.2 s until the run logs its completion)"
     if [ "$PGSTATS" = 1 ]; then
         echo "${P}top statements (pg_stat_statements, total ms, calls, rows, first 110 characters):"
@@ -231,7 +240,7 @@ PY
              FROM pg_stat_statements WHERE query NOT LIKE '%pg_stat_statements%'
             ORDER BY total_exec_time DESC LIMIT 12" | sed "s/^/${P}  /"
     fi
-    echo "${P}RESULT n=$N latency_ms=$LATENCY rate=$RATE concurrency=$CONC batch=${BATCH:-default} due=$due done=$done_count wall=$wall pipeline=$(printf '%.2f' "$elapsed") subs_s_wall=$(echo "$done_count / $wall" | bc) req_per_due=$per_due steady_req_s=$steady cpu_us_per_sub=$cpu_us pg_us_per_sub=$pg_us pg_us_per_world_sub=$pg_us_world rss_kb=$rss pipeline_rss_kb=$pipeline_rss peak_window=$peak load=\"$(cut -d' ' -f1-3 /proc/loadavg)\""
+    echo "${P}RESULT n=$N latency_ms=$LATENCY rate=$RATE concurrency=$CONC batch=${BATCH:-default} due=$due done=$done_count wall=$wall pipeline=$(printf '%.2f' "$elapsed") subs_s_wall=$(echo "$done_count / $wall" | bc) req_per_due=$per_due steady_req_s=$steady cpu_us_per_sub=$cpu_us pg_us_per_sub=$pg_us pg_us_per_world_sub=$pg_us_world rss_kb=$rss pipeline_rss_kb=$pipeline_rss wal_per_item=$(echo "$wal_bytes / ($done_count + ($done_count == 0))" | bc) app_updates=$((upd1 - upd0)) peak_window=$peak load=\"$(cut -d' ' -f1-3 /proc/loadavg)\""
 }
 
 night first "$NOW" ""

@@ -84,10 +84,10 @@ enum TrendSnapshotSQL {
                 ON t.original_transaction_id = x.original_transaction_id AND t.purchase_date = x.purchase_date
              ORDER BY x.side, x.subscription_id, t.transaction_id DESC
         ),
-        -- The catalog prices a product only when it lists it in a single currency.
-        catalog AS (
-            SELECT product_id, min(currency) AS currency, min(price) AS price, min(period) AS period
-              FROM products GROUP BY product_id HAVING count(*) = 1
+        -- The catalog prices a product in the subscription's own currency (what the app stored), else in the
+        -- product's only catalog currency (the rule of CatalogPricing, docs/reports.md "Money from the catalog").
+        catalog_only AS (
+            SELECT product_id, min(currency) AS currency FROM products GROUP BY product_id HAVING count(*) = 1
         ),
         -- A product's billing period, when the catalog names one: a transaction's own dates overstate it once Apple
         -- extended its renewal date (RENEWAL_EXTENDED, up to 90 days).
@@ -118,7 +118,8 @@ enum TrendSnapshotSQL {
               FROM state st
               JOIN subscriptions s ON s.id = st.subscription_id
               LEFT JOIN latest l ON l.side = st.side AND l.subscription_id = st.subscription_id
-              LEFT JOIN catalog c ON c.product_id = st.product_id
+              LEFT JOIN catalog_only o ON o.product_id = st.product_id
+              LEFT JOIN products c ON c.product_id = st.product_id AND c.currency = COALESCE(s.currency, o.currency)
               LEFT JOIN catalog_period cp ON cp.product_id = st.product_id
               -- The renewing product's period (a pending downgrade or crossgrade renews as another product).
               LEFT JOIN catalog_period rp ON rp.product_id = st.auto_renew_product_id

@@ -416,6 +416,45 @@ import Testing
         #expect(row.mrrSource == "renewal+ledger")
     }
 
+    /// verifyReceipt has no price: a product the catalog lists in several currencies is valued in the subscription's
+    /// own currency (what the app stored); without one it stays unpriced, never counted in a guessed currency.
+    @Test func aCatalogInSeveralCurrenciesPricesEachSubscriptionInItsOwnCurrency() throws {
+        let world = try World()
+        defer { world.close() }
+        try world.connection.execute("UPDATE subscriptions SET product_id = 'pro.monthly', bundle_id = 'com.app'")
+        try world.connection.execute(
+            """
+            INSERT INTO products (product_id, currency, price, period) VALUES
+                ('pro.monthly', 'USD', 9.99, 'P1M'), ('pro.monthly', 'EUR', 10.99, 'P1M'),
+                ('pro.monthly', 'JPY', 1500, 'P1M')
+            """
+        )
+        try world.connection.execute("UPDATE subscriptions SET currency = 'EUR' WHERE id IN (1, 2)")
+        try world.connection.execute("UPDATE subscriptions SET currency = 'JPY' WHERE id = 3")
+        try world.run(1, Self.night1)
+        for id in Int64(1)...4 {
+            try world.transaction(
+                "m\(id)",
+                subscription: id,
+                kind: "initial",
+                purchased: "2024-04-20T10:00:00Z",
+                days: 30,
+                price: nil,
+                currency: nil
+            )
+            try world.item(1, id, "renewed", "active")
+        }
+        try TrendSnapshotWriter(connection: world.connection).record(runId: 1)
+        let rows = try world.rows("2024-05-01")
+        let euro = try #require(rows["com.app/pro.monthly/EUR"])
+        #expect(euro.mrrSubscriptions == 2 && euro.mrr == 21980 && euro.mrrSource == "catalog")
+        let yen = try #require(rows["com.app/pro.monthly/JPY"])
+        #expect(yen.mrrSubscriptions == 1 && yen.mrr == 1_500_000)
+        let unpriced = try #require(rows["com.app/pro.monthly/"])
+        #expect(unpriced.active == 1 && unpriced.mrr == nil)
+        #expect(rows["com.app/pro.monthly/USD"] == nil)
+    }
+
     @Test func rebuildEqualsWhatTheNightsRecorded() throws {
         let world = try World()
         defer { world.close() }
