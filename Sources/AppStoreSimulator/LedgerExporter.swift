@@ -77,7 +77,7 @@ struct LedgerExporter: Sendable {
     func export(to directory: String, now: Int64) throws {
         let ledger = try BufferedFile(path: directory + "/ledger.jsonl")
         var totals: [String: (gross: Int64, refunded: Int64)] = [:]
-        let periodStart = now - ((now % SimTime.day) + SimTime.day) % SimTime.day
+        let periodStart = SimTime.startOfDay(now)
         var period: [String: PeriodFigures] = [:]
         for family in population.families where Self.isServed(family, bundleId: population.bundleId) {
             let storefront = Storefront.of(seed: population.seed, familyIndex: family.index)

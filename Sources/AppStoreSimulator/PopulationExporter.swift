@@ -1,6 +1,7 @@
 import Foundation
 
-/// Writes `purchases.jsonl` (what the app stored), `truth.jsonl` (what Apple implies at `now`) and
+/// Writes `purchases.jsonl` (what the app stored), `truth.jsonl` (what Apple implies at `now`, with the renewal
+/// info the Server API signs and the offers of a first run's period: `RenewalTruth`, `OfferTruth`) and
 /// `server-api/` (the root certificate, the In-App Purchase key and its ids: `ServerAPIIdentity`; the ledger
 /// and revenue per currency: `LedgerExporter`).
 ///
@@ -79,7 +80,13 @@ public struct PopulationExporter: Sendable {
             for plan in family.subscriptions {
                 try purchases.write(purchaseLine(family: family, plan: plan, receipt: receipt))
                 let renewal = RenewalTruth(renderer: serverAPI, family: family, plan: plan, now: now)
-                try truth.write(TruthRecord(family: family, plan: plan, at: now).jsonLine { renewal.write(into: &$0) })
+                let offers = OfferTruth(family: family, plan: plan, bundleId: population.bundleId, now: now)
+                try truth.write(
+                    TruthRecord(family: family, plan: plan, at: now).jsonLine {
+                        renewal.write(into: &$0)
+                        offers.write(into: &$0)
+                    }
+                )
                 counts[family.scenario, default: 0] += 1
             }
         }

@@ -33,6 +33,10 @@ public enum SimTime {
         return (m <= 2 ? yoe + era * 400 + 1 : yoe + era * 400, m, d)
     }
 
+    /// Midnight UTC of the day of `ms`: the start of a first reconciliation run's period at `ms` (docs/reports.md,
+    /// "The period": the calendar day, UTC, of its as-of).
+    static func startOfDay(_ ms: Int64) -> Int64 { floorDiv(ms, day) * day }
+
     static func floorDiv(_ a: Int64, _ b: Int64) -> Int64 {
         let q = a / b
         return (a % b != 0 && (a < 0) != (b < 0)) ? q - 1 : q

@@ -5,18 +5,28 @@ import Reconciler
 /// Compares report.html's "Churn, offers and price increases" figures of a first night that verified every row
 /// (docs/reports.md) with what the simulator's `truth.jsonl` implies through the App Store Server API: lapses (a
 /// decided row now expired or in billing retry that was entitled, or never decided, before) by Apple's expiration
-/// intent, and entitled rows by their price-increase status.
+/// intent, entitled rows by their price-increase status, and the offer mix of the night's period (offers started
+/// and converted per offer type), which the simulator counts per subscription from its timelines
+/// (`period_offers`, docs/simulator.md).
 public struct ChurnComparison {
     public struct Report: Sendable {
-        /// Per figure (`churn/customer_cancelled`, `price_increase/awaiting_consent`, ...): (truth, report).
+        /// Per figure (`churn/customer_cancelled`, `price_increase/awaiting_consent`, `offers/introductory/started`,
+        /// ...): (truth, report).
         public var figures: [String: (expected: Int, found: Int)] = [:]
         public var matches: Bool { !figures.isEmpty && figures.values.allSatisfy { $0.expected == $0.found } }
 
         public func lines() -> [String] {
             var lines = [
-                "churn and price increases vs truth.jsonl: "
+                "churn, offers and price increases vs truth.jsonl: "
                     + "\(figures.values.filter { $0.expected == $0.found }.count)/\(figures.count) figures match"
             ]
+            let offers = ChurnAndOffers.offerTypes.map(\.1).compactMap { name -> String? in
+                guard let started = figures["offers/\(name)/started"],
+                    let converted = figures["offers/\(name)/converted"]
+                else { return nil }
+                return "\(name) \(started.found)/\(converted.found)"
+            }
+            if !offers.isEmpty { lines.append("  offers started/converted: " + offers.joined(separator: ", ")) }
             for (key, pair) in figures.sorted(by: { $0.key < $1.key }) where pair.expected != pair.found {
                 lines.append("  \(key): expected \(pair.expected), reported \(pair.found)")
             }
@@ -56,11 +66,24 @@ public struct ChurnComparison {
             ("lapsed_declined", expected.priceIncrease.lapsedDeclined, found.priceIncrease.lapsedDeclined),
         ]
         for (key, wanted, reported) in pairs { report.figures["price_increase/\(key)"] = (wanted, reported) }
+        for name in Set(expected.offers.keys).union(found.offers.keys) {
+            let wanted = expected.offers[name] ?? ChurnAndOffers.OfferCounts()
+            let reported = found.offers[name] ?? ChurnAndOffers.OfferCounts()
+            report.figures["offers/\(name)/started"] = (wanted.started, reported.started)
+            report.figures["offers/\(name)/converted"] = (wanted.converted, reported.converted)
+        }
         return report
     }
 
-    /// One decided record: a lapse by its intent, an entitled row by its price-increase status.
+    /// One decided record: its offers of the period, a lapse by its intent, an entitled row by its price-increase
+    /// status.
     static func add(_ truth: [String: Any], to expected: inout ChurnAndOffers) {
+        for (name, counts) in truth["period_offers"] as? [String: [String: Any]] ?? [:] {
+            expected.offers[name, default: ChurnAndOffers.OfferCounts()].started +=
+                (counts["started"] as? NSNumber)?.intValue ?? 0
+            expected.offers[name, default: ChurnAndOffers.OfferCounts()].converted +=
+                (counts["converted"] as? NSNumber)?.intValue ?? 0
+        }
         let state = truth["state"] as? String
         let prior = (truth["prior_run"] as? [String: Any])?["state"] as? String
         let intent = (truth["expiration_intent"] as? NSNumber)?.intValue

@@ -4,8 +4,8 @@ import ReconcilerDemo
 
 /// What the demo checks of a night through the App Store Server API beyond the rows (docs/simulator.md): the
 /// ledger and its money against `ledger.jsonl` and `revenue.json`, the notifications against
-/// `notifications-truth.json`, and on a single night the report's churn and price-increase figures against
-/// `truth.jsonl`.
+/// `notifications-truth.json`, and on a single night the report's churn, offer-mix and price-increase figures
+/// against `truth.jsonl`.
 struct DemoServerAPIChecks {
     var ledger: LedgerComparison.Report
     var notifications: NotificationComparison.Report

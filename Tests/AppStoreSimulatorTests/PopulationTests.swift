@@ -224,7 +224,7 @@ func temporaryDirectory(_ name: String) -> String {
             "grace_period_expires_at", "transaction_count", "revoked_at", "stored_product_id",
             "stored_expires_at", "expires_at_rule", "server_api", "prior_run", "app_account_token",
             "app_transaction_id", "expiration_intent", "price_increase_status", "renewal_price", "renewal_currency",
-            "renewal_billing_plan_type",
+            "renewal_billing_plan_type", "period_offers",
         ]
         for row in purchases {
             // `app_account_token` only on rows whose purchase carried one.

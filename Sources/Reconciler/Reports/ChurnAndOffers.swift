@@ -7,6 +7,11 @@ public struct ChurnAndOffers: Sendable, Equatable, Codable {
     public struct OfferCounts: Sendable, Equatable, Codable {
         public var started = 0
         public var converted = 0
+
+        public init(started: Int = 0, converted: Int = 0) {
+            self.started = started
+            self.converted = converted
+        }
     }
 
     /// The run's answers to price increases (Apple's `priceIncreaseStatus`, docs/decision-rules.md, "What the row

@@ -50,6 +50,8 @@ final class EndToEndFixture: @unchecked Sendable {
     let database: TestDatabase
     let directory: URL
     let now: String
+    /// The simulator's `--anchor` (the instant its scenarios are built around); nil: `now`.
+    let anchor: String?
     let seed: UInt64
     let subscriptions: Int
     let secret: String
@@ -61,11 +63,13 @@ final class EndToEndFixture: @unchecked Sendable {
 
     /// Creates the database and the temp directory, migrates, and (when `subscriptions > 0`) exports and imports;
     /// with `seedPriorRuns`, puts in what a previous night's run left in some rows, as the demo does. `server` is
-    /// another PostgreSQL server than the suite's (a test's own, which it may restart).
+    /// another PostgreSQL server than the suite's (a test's own, which it may restart). `anchor` (export and
+    /// simulator): the same world at a later `now`.
     init(
         subscriptions: Int,
         seed: UInt64 = 2026,
         now: String = EndToEndFixture.defaultNow,
+        anchor: String? = nil,
         seedPriorRuns: Bool = false,
         server: String? = nil
     ) async throws {
@@ -73,6 +77,7 @@ final class EndToEndFixture: @unchecked Sendable {
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("rr-e2e-" + UUID().uuidString)
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         self.now = now
+        self.anchor = anchor
         self.seed = seed
         self.subscriptions = subscriptions
         secret = "e2e-\(UUID().uuidString.prefix(8))-secret"
@@ -85,7 +90,8 @@ final class EndToEndFixture: @unchecked Sendable {
                 seed: seed,
                 subscriptions: subscriptions,
                 now: date,
-                into: directory.path
+                into: directory.path,
+                extra: anchorArguments
             )
             let imported = await runReconciler(["import", "--file", purchasesFile])
             guard imported.status == 0 else { throw FixtureError("import failed: \(imported)") }
@@ -112,7 +118,7 @@ final class EndToEndFixture: @unchecked Sendable {
             [
                 "--seed", String(seed), "--subscriptions", String(max(subscriptions, 1)), "--now", now,
                 "--bundle-id", Self.bundleId,
-            ] + extra
+            ] + anchorArguments + extra
         await previous?.stopped()
         let sim = try await SimulatorProcess.started(
             binary: Self.simulatorBinary,
@@ -122,6 +128,9 @@ final class EndToEndFixture: @unchecked Sendable {
         simulator = sim
         return sim
     }
+
+    /// `--anchor` for the simulator's export and serve, when the fixture has one.
+    var anchorArguments: [String] { anchor.map { ["--anchor", $0] } ?? [] }
 
     /// The reconciler's environment: the database, the simulator's URLs, the secret, the bundle id.
     var environment: [String: String] {
