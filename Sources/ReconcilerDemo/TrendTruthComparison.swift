@@ -1,4 +1,5 @@
 import Foundation
+import Postgres
 import Reconciler
 
 /// Compares trends.csv (what the nightly runs recorded, docs/reports.md "Trends across nights") with the simulator's
@@ -54,9 +55,53 @@ public struct TrendTruthComparison {
     static let serverAPIColumns = ["mrr_subscriptions", "mrr"]
 
     public var serverAPI: Bool
+    /// Subscriptions the first night verified although the truth leaves them alone that night (`not_due`: a
+    /// verifyReceipt client has no reason to ask, but the sweep re-verifies the least recently verified rows every
+    /// night): the trends count them from that night on, so the truth's first day counts them too, with Apple's
+    /// decision for them. By `bundle / product`, then state (`firstNightSweep`).
+    public var firstNightExtras: [String: [String: Int64]] = [:]
 
     public init(serverAPI: Bool) {
         self.serverAPI = serverAPI
+    }
+
+    /// The `not_due` subscriptions of `truthFile` (truth.jsonl) that run `runId` took in its sweep, counted by the
+    /// app of their row, the product and state truth.jsonl decides for them (`firstNightExtras`).
+    public static func firstNightSweep(
+        connection: PostgresConnection,
+        runId: Int64,
+        truthFile: String
+    ) throws -> [String: [String: Int64]] {
+        guard let data = FileManager.default.contents(atPath: truthFile) else {
+            throw UsageError("cannot read \(truthFile)")
+        }
+        var notDue: [String: (product: String, state: String)] = [:]
+        let marker = Data("\"expect\":\"not_due\"".utf8)
+        for line in data.split(separator: UInt8(ascii: "\n")) where line.range(of: marker) != nil {
+            guard let truth = try JSONSerialization.jsonObject(with: Data(line)) as? [String: Any],
+                truth["expect"] as? String == "not_due", let id = truth["original_transaction_id"] as? String,
+                let product = truth["product_id"] as? String, let state = truth["state"] as? String
+            else { continue }
+            notDue[id] = (product, state)
+        }
+        let swept = try connection.query(
+            """
+            SELECT i.original_transaction_id AS id, COALESCE(s.bundle_id, 'app') AS bundle
+              FROM reconciliation_items i JOIN subscriptions s ON s.id = i.subscription_id
+             WHERE i.run_id = $1 AND i.due_reason = 'sweep'
+            """,
+            [runId]
+        )
+        var extras: [String: [String: Int64]] = [:]
+        for row in swept {
+            guard let truth = notDue[try row.decode("id", as: String.self)] else { continue }
+            extras["\(try row.decode("bundle", as: String.self)) / \(truth.product)", default: [:]][
+                truth.state,
+                default: 0
+            ] +=
+                1
+        }
+        return extras
     }
 
     /// Compares the trends.csv at `trendsFile` with the `trend-truth.jsonl` at `truthFile`.
@@ -69,7 +114,14 @@ public struct TrendTruthComparison {
         }
         let columns = serverAPI ? Self.countColumns + Self.serverAPIColumns : Self.countColumns
         let found = try Self.figures(csv: String(decoding: csv, as: UTF8.self), columns: columns, byCurrency: serverAPI)
-        let expected = try figures(truth: truth, columns: columns)
+        var expected = try figures(truth: truth, columns: columns)
+        if let first = expected.keys.map(\.date).min() {
+            for (name, states) in firstNightExtras {
+                for (state, count) in states where columns.contains(state) {
+                    expected[Key(date: first, name: name), default: [:]][state, default: 0] += count
+                }
+            }
+        }
         var report = Report(serverAPI: serverAPI)
         let foundDays = Set(found.keys.map(\.date))
         let expectedDays = Set(expected.keys.map(\.date))

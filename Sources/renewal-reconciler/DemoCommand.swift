@@ -342,8 +342,18 @@ struct DemoCommand: ParsableCommand {
         }
         let trendsFile = (reportDir as NSString).appendingPathComponent(TrendsReport.csvName)
         print("  trends: \((reportDir as NSString).appendingPathComponent(TrendsReport.htmlName)), \(trendsFile)")
-        let report = try TrendTruthComparison(serverAPI: request.apps[0].source == .serverAPI)
-            .compare(trendsFile: trendsFile, truthFile: work.appendingPathComponent("trend-truth.jsonl").path)
+        var comparison = TrendTruthComparison(serverAPI: request.apps[0].source == .serverAPI)
+        let conn = try PostgresConnection(url)
+        defer { conn.close() }
+        comparison.firstNightExtras = try TrendTruthComparison.firstNightSweep(
+            connection: conn,
+            runId: first.runId,
+            truthFile: work.appendingPathComponent("truth.jsonl").path
+        )
+        let report = try comparison.compare(
+            trendsFile: trendsFile,
+            truthFile: work.appendingPathComponent("trend-truth.jsonl").path
+        )
         for line in report.lines() { print("  \(line)") }
         return report
     }

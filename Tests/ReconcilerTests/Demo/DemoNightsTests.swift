@@ -1,4 +1,5 @@
 import Foundation
+import Postgres
 import Reconciler
 import ReconcilerDemo
 import TestSupport
@@ -83,8 +84,15 @@ import Testing
             }
 
             // The figures, day by day, equal the truth's.
-            let report = try TrendTruthComparison(serverAPI: source == "server-api")
-                .compare(trendsFile: reports + "/trends.csv", truthFile: truthFile)
+            var comparison = TrendTruthComparison(serverAPI: source == "server-api")
+            let conn = try PostgresConnection(db.url)
+            defer { conn.close() }
+            comparison.firstNightExtras = try TrendTruthComparison.firstNightSweep(
+                connection: conn,
+                runId: 1,
+                truthFile: truthDirectory + "/truth.jsonl"
+            )
+            let report = try comparison.compare(trendsFile: reports + "/trends.csv", truthFile: truthFile)
             #expect(report.days == days)
             #expect(report.matches, "\(report.lines(limit: 30).joined(separator: "\n"))")
             #expect(report.figuresCompared >= report.rowsCompared * 4)
