@@ -117,7 +117,8 @@ enum TrendsHTML {
     private static func mrrSection(_ trend: Days) -> String {
         var html = "<section><h2>MRR per currency</h2>\n"
         html += "<p class=\"note\">Monthly recurring revenue: each active or grace-period, auto-renewing, paid "
-        html += "subscription's current price normalised to a month. Subscriptions without a usable price are "
+        html += "subscription at the price it renews at (Apple's renewal price, else its latest transaction's or "
+        html += "the catalog's), normalised to a month. Subscriptions without a usable price are "
         html += "counted in the tables (currency \"unpriced\") and never in an amount.</p>\n"
         if trend.currencies.isEmpty { html += "<p class=\"note\">No priced subscriptions in these days.</p>\n" }
         for currency in trend.currencies {
