@@ -364,7 +364,7 @@ struct DemoCommand: ParsableCommand {
     }
 
     private static func neverVerified(_ conn: PostgresConnection) throws -> Int {
-        try conn.queryFirst("SELECT count(*) AS n FROM subscriptions WHERE last_verified_at IS NULL")?
+        try conn.queryFirst("SELECT count(*) AS n FROM subscriptions s WHERE NOT EXISTS (SELECT 1 FROM subscription_checks c WHERE c.subscription_id = s.id AND c.last_verified_at IS NOT NULL)")?
             .decode("n", as: Int.self) ?? 0
     }
 
