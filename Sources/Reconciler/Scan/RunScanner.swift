@@ -142,10 +142,14 @@ public struct RunScanner {
         """
 
     /// A subscription with the reconciler's bookkeeping on it, if any (sql/018_subscription_checks.sql: a row
-    /// never verified has no checks row, its `c` columns NULL).
+    /// never verified has no checks row, its `c` columns NULL). A lateral subquery with `OFFSET 0` on purpose: a
+    /// plain LEFT JOIN lets PostgreSQL hash the whole of subscription_checks for every page (it expects few rows to
+    /// pass the phase's filter), one pass over the table per page; this way each row the phase's own index yields
+    /// probes subscription_checks_pkey once, in that index's order, with no sort (docs/architecture.md, "Database
+    /// work per subscription"; `DueScanPlanTests` holds the plans).
     private static let withChecks = """
         subscriptions s
-          LEFT JOIN subscription_checks c ON c.subscription_id = s.id
+          LEFT JOIN LATERAL (SELECT * FROM subscription_checks c WHERE c.subscription_id = s.id OFFSET 0) c ON true
         """
 
     // MARK: - The due scan

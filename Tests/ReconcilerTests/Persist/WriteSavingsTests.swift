@@ -36,7 +36,7 @@ import Testing
         let id = try world.insertSubscription("2001", expiresAt: StoreWorld.day(20), state: "active")
         try Self.night(world, id) { TestDecisions.decision($0, expiresAt: StoreWorld.day(20)) }
         #expect(try Self.ledgerRows(world, "2001") == 1)
-        let digest = try world.connection.queryFirst("SELECT ledger_digest FROM subscriptions WHERE id = $1", [id])?
+        let digest = try world.connection.queryFirst("SELECT ledger_digest FROM subscription_checks WHERE subscription_id = $1", [id])?
             .decode("ledger_digest", as: String?.self)
         #expect(digest?.hasPrefix(LedgerDigest.version + ":") == true)
 
@@ -50,7 +50,7 @@ import Testing
             TestDecisions.decision($0, expiresAt: StoreWorld.day(20), ledgerCancellationReason: 1)
         }
         #expect(try Self.ledgerRows(world, "2001") == 1)
-        let changed = try world.connection.queryFirst("SELECT ledger_digest FROM subscriptions WHERE id = $1", [id])?
+        let changed = try world.connection.queryFirst("SELECT ledger_digest FROM subscription_checks WHERE subscription_id = $1", [id])?
             .decode("ledger_digest", as: String?.self)
         #expect(changed != digest)
 
