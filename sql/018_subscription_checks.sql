@@ -38,13 +38,15 @@ SELECT id, last_verified_at, last_verify_status, last_apple_status, last_error,
     OR history_through IS NOT NULL OR ledger_digest IS NOT NULL OR next_check_at IS NOT NULL;
 
 -- The sweep's keyset order (was subscriptions_sweep_idx, sql/006_sweep.sql). That index was partial on the app's
--- `state` (not revoked), which this table does not hold: revoked rows are now read through it and left out by
--- the join to subscriptions (a small share of the table). The scan reads it page by page:
---   EXPLAIN SELECT ... FROM subscriptions s JOIN subscription_checks c ON c.subscription_id = s.id
---    WHERE s.state IS DISTINCT FROM 'revoked' AND c.last_verified_at IS NOT NULL AND c.last_verified_at < $2
---      AND (c.last_verified_at, c.subscription_id) > ($3, $4) AND (...) ORDER BY c.last_verified_at, c.subscription_id
---   Limit -> Nested Loop -> Nested Loop Anti Join -> Index Scan using subscription_checks_sweep_idx on subscription_checks c
---                        -> Index Scan using subscriptions_pkey on subscriptions s
+-- `state` (not revoked), which this table does not hold: revoked rows are now read through it and left out after
+-- the probe of their subscription (a small share of the table). The scan reads it page by page:
+--   EXPLAIN SELECT ... FROM subscription_checks c
+--    CROSS JOIN LATERAL (SELECT * FROM subscriptions s WHERE s.id = c.subscription_id OFFSET 0) s
+--    WHERE c.last_verified_at IS NOT NULL AND c.last_verified_at < $2
+--      AND (c.last_verified_at, c.subscription_id) > ($3, $4) AND s.state IS DISTINCT FROM 'revoked' AND (...)
+--    ORDER BY c.last_verified_at, c.subscription_id LIMIT $5;
+--   Limit -> Nested Loop -> Index Scan using subscription_checks_sweep_idx on subscription_checks c
+--                        -> Index Scan using subscriptions_pkey on subscriptions
 -- (asserted by a test in Tests/ReconcilerTests).
 CREATE INDEX subscription_checks_sweep_idx ON subscription_checks (last_verified_at, subscription_id)
     WHERE last_verified_at IS NOT NULL;
@@ -54,7 +56,9 @@ CREATE INDEX subscription_checks_next_check_idx ON subscription_checks (next_che
 
 -- Off the app's row. subscriptions_unverified_idx (001) has no replacement: a row never verified has no checks
 -- row, so the scan's unverified phase reads subscriptions in id order (subscriptions_pkey) with one probe of
--- subscription_checks_pkey per row (docs/architecture.md, "Database work per subscription").
+-- subscription_checks_pkey per row, the whole table once a night; the window and revoked phases keep their indexes
+-- on subscriptions and probe each candidate's checks row the same way (docs/architecture.md, "Database work per
+-- subscription").
 DROP INDEX subscriptions_sweep_idx, subscriptions_unverified_idx, subscriptions_next_check_idx;
 ALTER TABLE subscriptions
     DROP COLUMN last_verified_at,

@@ -134,30 +134,37 @@ public struct RunScanner {
         }
     }
 
-    /// The columns every page reads, from `subscriptions s` and its `subscription_checks c` (the sweep's keyset
-    /// needs `last_verified_at`).
-    private static let pageColumns = """
+    /// The columns every page reads from `subscriptions s`, and when its row was last verified (the sweep's keyset
+    /// needs it; the other phases page on `subscriptions` alone and read NULL).
+    private static func pageColumns(lastVerifiedAt: String = "NULL::timestamptz") -> String {
+        """
         s.id, s.original_transaction_id, s.user_id, s.state, s.expires_at, s.product_id, s.auto_renew,
-        s.subscription_group_id, c.last_verified_at
+        s.subscription_group_id, \(lastVerifiedAt) AS last_verified_at
         """
+    }
 
-    /// A subscription with the reconciler's bookkeeping on it, if any (sql/018_subscription_checks.sql: a row
-    /// never verified has no checks row, its `c` columns NULL). A lateral subquery with `OFFSET 0` on purpose: a
-    /// plain LEFT JOIN lets PostgreSQL hash the whole of subscription_checks for every page (it expects few rows to
-    /// pass the phase's filter), one pass over the table per page; this way each row the phase's own index yields
-    /// probes subscription_checks_pkey once, in that index's order, with no sort (docs/architecture.md, "Database
-    /// work per subscription"; `DueScanPlanTests` holds the plans).
-    private static let withChecks = """
-        subscriptions s
-          LEFT JOIN LATERAL (SELECT * FROM subscription_checks c WHERE c.subscription_id = s.id OFFSET 0) c ON true
+    /// "Row `s`'s bookkeeping allows `condition`" (on its `subscription_checks c`; a row with no checks row, never
+    /// verified, is allowed), as one probe of subscription_checks_pkey per row the phase's own index yields
+    /// (sql/018_subscription_checks.sql). `OFFSET 0` keeps it a per-row subplan, and the scalar compared with
+    /// `IS DISTINCT FROM` on purpose: as a join PostgreSQL weighs the probes so heavily that the outer scan's cost
+    /// no longer tells its plans apart (it took a Seq Scan of subscriptions), and as `NOT EXISTS` it halves its
+    /// estimate of the rows that pass, so a window larger than a page looked smaller and was read whole and sorted
+    /// on every page; this form is estimated as passing most rows, as the filter on the row itself was before, and
+    /// each phase keeps reading its index in keyset order (docs/architecture.md, "Database work per subscription";
+    /// `DueScanPlanTests` holds the plans).
+    static func checksAllow(_ condition: String) -> String {
         """
+        (SELECT 1 FROM subscription_checks c
+          WHERE c.subscription_id = s.id AND (\(condition)) IS NOT TRUE OFFSET 0) IS DISTINCT FROM 1
+        """
+    }
 
     // MARK: - The due scan
 
     /// The nightly selection, phase by phase (`DueReason.duePhases`):
-    /// phase 1, rows never verified (id order through subscriptions_pkey, each probing subscription_checks_pkey:
-    /// a row never verified has no checks row, so no index of either table holds these rows alone; one pass
-    /// over the table a night, docs/architecture.md "Database work per subscription");
+    /// phase 1, rows never verified (id order through subscriptions_pkey, each row probing subscription_checks_pkey:
+    /// a row never verified has no checks row, so no index holds these rows alone; the phase reads the whole table
+    /// once a night, docs/architecture.md "Database work per subscription");
     /// phase 2, the expiry window (expires_at, id order, partial index subscriptions_due_idx);
     /// phase 3, revoked rows the app changed since the reconciler verified them (`version` moved past
     /// `verified_version`), or verified longer ago than the recheck interval (id order, partial index
@@ -269,50 +276,59 @@ public struct RunScanner {
 
     /// A page of the unverified phase: $2 keyset cursor (id), $3 limit.
     public static let unverifiedPageSQL = """
-        SELECT \(pageColumns)
-          FROM \(withChecks)
-         WHERE c.last_verified_at IS NULL AND s.id > $2
+        SELECT \(pageColumns())
+          FROM subscriptions s
+         WHERE s.id > $2 AND \(checksAllow("c.last_verified_at IS NULL"))
          ORDER BY s.id
          LIMIT $3
         """
 
     /// A page of the revoked phase: $2 keyset cursor (id), $3 recheck bound, $4 limit, $5 as-of.
     public static let revokedPageSQL = """
-        SELECT \(pageColumns)
-          FROM \(withChecks)
+        SELECT \(pageColumns())
+          FROM subscriptions s
          WHERE s.state = 'revoked' AND s.id > $2
-           AND (s.version IS DISTINCT FROM c.verified_version
-                OR c.last_verified_at IS NULL OR c.last_verified_at < $3)
-           AND \(rejectedScheduleAllows("$5"))
+           AND \(checksAllow(revokedDue))
          ORDER BY s.id
          LIMIT $4
         """
 
+    /// A revoked row is due when the app changed it since the reconciler verified it, or it was verified before the
+    /// recheck bound ($3), and the rejected schedule allows it ($5 the as-of).
+    private static let revokedDue =
+        "(s.version IS DISTINCT FROM c.verified_version OR c.last_verified_at IS NULL OR c.last_verified_at < $3)"
+        + " AND \(rejectedScheduleAllows("$5"))"
+
     /// A page of the window: $2/$3 the window, $4 --min-recheck bound, $5/$6 keyset cursor (expires_at, id),
     /// $7 limit, $8 as-of.
     public static let windowPageSQL = """
-        SELECT \(pageColumns)
-          FROM \(withChecks)
+        SELECT \(pageColumns())
+          FROM subscriptions s
          WHERE s.state IS DISTINCT FROM 'revoked'
            AND s.expires_at >= $2 AND s.expires_at <= $3
            AND (s.expires_at, s.id) > ($5::timestamptz, $6::bigint)
-           AND (c.last_verified_at IS NULL OR c.last_verified_at < $4)
-           AND \(rejectedScheduleAllows("$8"))
+           AND \(checksAllow(windowDue))
          ORDER BY s.expires_at, s.id
          LIMIT $7
         """
 
+    /// A row in the window is due when it was not verified since the --min-recheck bound ($4) and the rejected
+    /// schedule allows it ($8 the as-of).
+    private static let windowDue =
+        "(c.last_verified_at IS NULL OR c.last_verified_at < $4) AND \(rejectedScheduleAllows("$8"))"
+
     /// A page of the sweep: $1 run, $2 --min-recheck bound, $3/$4 keyset cursor (last_verified_at, id),
     /// $5 limit, $6 as-of. Rows the run already selected are skipped, so the quota counts new items only. Only
-    /// verified rows (an inner join: a row with no checks row was never verified), read in the order of
-    /// subscription_checks_sweep_idx.
+    /// verified rows, in the order of subscription_checks_sweep_idx, each joined to its subscription by one probe of
+    /// subscriptions_pkey (a lateral subquery with `OFFSET 0`: as a plain join PostgreSQL hashed both tables and
+    /// sorted them on every page).
     public static let sweepPageSQL = """
-        SELECT \(pageColumns)
-          FROM subscriptions s
-          JOIN subscription_checks c ON c.subscription_id = s.id
-         WHERE s.state IS DISTINCT FROM 'revoked' AND c.last_verified_at IS NOT NULL
-           AND c.last_verified_at < $2
+        SELECT \(pageColumns(lastVerifiedAt: "c.last_verified_at"))
+          FROM subscription_checks c
+         CROSS JOIN LATERAL (SELECT * FROM subscriptions s WHERE s.id = c.subscription_id OFFSET 0) s
+         WHERE c.last_verified_at IS NOT NULL AND c.last_verified_at < $2
            AND (c.last_verified_at, c.subscription_id) > ($3::timestamptz, $4::bigint)
+           AND s.state IS DISTINCT FROM 'revoked'
            AND \(rejectedScheduleAllows("$6"))
            AND \(notSelectedByTheRun("$1"))
          ORDER BY c.last_verified_at, c.subscription_id
@@ -431,8 +447,8 @@ public struct RunScanner {
         params.append(Int64(0))
         let cursorParam = "$\(params.count)"
         let sql = """
-            SELECT \(Self.pageColumns)
-              FROM \(Self.withChecks)
+            SELECT \(Self.pageColumns())
+              FROM subscriptions s
              WHERE s.id > \(cursorParam)\(whereSQL)
              ORDER BY s.id
              LIMIT \(limitParam)

@@ -176,7 +176,7 @@ import Testing
         #expect(cleared.count == nil && cleared.next == nil)
     }
 
-    /// The run's count of rows left out reads subscriptions_next_check_idx, not the whole table.
+    /// The run's count of rows left out reads subscription_checks_next_check_idx, not the whole table.
     @Test func theNotDueCountReadsTheNextCheckIndexWith20000Rows() async throws {
         let world = try await EndToEndFixture(subscriptions: 0)
         let conn = try world.connect()
@@ -211,7 +211,7 @@ import Testing
                 asOf.addingTimeInterval(-20 * 3600), asOf.addingTimeInterval(-7 * 86_400),
             ]
         ).map { try $0.decode(0, as: String.self) }.joined(separator: "\n")
-        #expect(plan.contains("subscriptions_next_check_idx"), "\(plan)")
+        #expect(plan.contains("subscription_checks_next_check_idx"), "\(plan)")
         #expect(!plan.contains("Seq Scan on subscriptions"), "\(plan)")
     }
 }
