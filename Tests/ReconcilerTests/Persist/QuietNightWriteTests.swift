@@ -91,7 +91,9 @@ import Testing
         #expect(try checks.decode("last_verified_at", as: Date?.self) == Self.night2)
         #expect(try checks.decode("verified_version", as: Int64?.self) == after2.version)
         #expect(try checks.decode("last_verify_status", as: String?.self) == "ok")
-        #expect(try world.item(runId: second.runId, subscriptionId: id).decode("outcome", as: String?.self) == "renewed")
+        #expect(
+            try world.item(runId: second.runId, subscriptionId: id).decode("outcome", as: String?.self) == "renewed"
+        )
     }
 
     @Test func aChangedStateUpdatesTheRowOnceAndVerifiesItsNewVersion() throws {
@@ -150,7 +152,9 @@ import Testing
         let checks = try #require(try Self.checks(world, id))
         #expect(try checks.decode("last_verified_at", as: Date?.self) == Self.night1, "nothing of the result")
         #expect(try checks.decode("verified_version", as: Int64?.self) == byTheApp.version - 1)
-        #expect(try world.item(runId: second.runId, subscriptionId: id).decode("outcome", as: String?.self) == "conflict")
+        #expect(
+            try world.item(runId: second.runId, subscriptionId: id).decode("outcome", as: String?.self) == "conflict"
+        )
     }
 
     @Test func aRejectionChangesNoAppRow() throws {
@@ -165,7 +169,11 @@ import Testing
         let otherByTheApp = try Self.appRow(world, other)
         let wrote = try store.write(
             items.map {
-                TestDecisions.rejected($0, VerdictReason(.receiptNotAuthenticated, appleStatus: 21003), appleStatus: 21003)
+                TestDecisions.rejected(
+                    $0,
+                    VerdictReason(.receiptNotAuthenticated, appleStatus: 21003),
+                    appleStatus: 21003
+                )
             }
         )
         #expect(wrote.conflicts == [other])

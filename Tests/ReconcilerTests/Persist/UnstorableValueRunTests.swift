@@ -50,7 +50,10 @@ import Testing
         #expect(reason.hasPrefix("implausible_value: "), "\(reason)")
         #expect(reason.contains("never_verify_target") && reason.contains("23514"), "\(reason)")
         let row = try #require(
-            try conn.queryFirst("SELECT version, state, last_verified_at FROM subscriptions LEFT JOIN subscription_checks ON subscription_id = id WHERE id = $1", [targetId])
+            try conn.queryFirst(
+                "SELECT version, state, last_verified_at FROM subscriptions LEFT JOIN subscription_checks ON subscription_id = id WHERE id = $1",
+                [targetId]
+            )
         )
         #expect(try row.decode("version", as: Int64.self) == 1)
         #expect(try row.decode("last_verified_at", as: Date?.self) == nil)
