@@ -447,7 +447,7 @@ public final class RunStore: PipelineStore, @unchecked Sendable {
     /// The app's row is updated only when a column the app reads would change (docs/architecture.md, "Database work
     /// per subscription"): `matched` locks the batch's rows still at the version read (`FOR NO KEY UPDATE`, the lock
     /// an UPDATE takes: any write of the app's waits for the batch's commit, and a row it changed meanwhile no longer
-    /// matches); `updated` rewrites those whose decided values differ from the stored ones, or that get a new receipt
+    /// matches; unlike `FOR UPDATE` it lets the app insert rows that reference the subscription); `updated` rewrites those whose decided values differ from the stored ones, or that get a new receipt
     /// or a first signed payload (Apple signs its payloads again on every call, so a new signature alone is no
     /// change); `checked` then records the verification in `subscription_checks` for every matched row, with the
     /// version the row has now (subscriptions_bump_version's bumped one if `updated` wrote it, the one read if not),
