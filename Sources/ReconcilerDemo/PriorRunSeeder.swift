@@ -45,14 +45,22 @@ public struct PriorRunSeeder {
         guard !ids.isEmpty else { return 0 }
         let result = try connection.execute(
             """
-            UPDATE subscriptions s
-               SET state = v.state, expires_at = COALESCE(v.expires_at, s.expires_at),
-                   product_id = COALESCE(v.product_id, s.product_id), revoked_at = v.revoked_at,
-                   last_verified_at = v.verified_at, last_verify_status = 'ok', last_apple_status = 0
-              FROM unnest($1::text[], $2::text[], $3::timestamptz[], $4::text[], $5::timestamptz[],
-                          $6::timestamptz[]) AS v(original_transaction_id, state, expires_at, product_id,
-                                                  revoked_at, verified_at)
-             WHERE s.original_transaction_id = v.original_transaction_id
+            WITH seeded AS (
+                UPDATE subscriptions s
+                   SET state = v.state, expires_at = COALESCE(v.expires_at, s.expires_at),
+                       product_id = COALESCE(v.product_id, s.product_id), revoked_at = v.revoked_at
+                  FROM unnest($1::text[], $2::text[], $3::timestamptz[], $4::text[], $5::timestamptz[],
+                              $6::timestamptz[]) AS v(original_transaction_id, state, expires_at, product_id,
+                                                      revoked_at, verified_at)
+                 WHERE s.original_transaction_id = v.original_transaction_id
+                RETURNING s.id, v.verified_at
+            )
+            -- The run's bookkeeping (sql/018_subscription_checks.sql); no verified_version, as from a run before
+            -- migration 003: a seeded revoked row counts as changed by the app.
+            INSERT INTO subscription_checks (subscription_id, last_verified_at, last_verify_status, last_apple_status)
+            SELECT id, verified_at, 'ok', 0 FROM seeded
+            ON CONFLICT (subscription_id) DO UPDATE
+               SET last_verified_at = EXCLUDED.last_verified_at, last_verify_status = 'ok', last_apple_status = 0
             """,
             [ids, states, expiries, products, revoked, verified]
         )

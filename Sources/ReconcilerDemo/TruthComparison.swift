@@ -121,7 +121,7 @@ public struct TruthComparison {
         let rows = try connection.query(
             """
             SELECT s.original_transaction_id, s.state, s.expires_at, s.product_id, s.auto_renew,
-                   s.auto_renew_product_id, s.grace_period_expires_at, s.last_verify_status, s.last_error,
+                   s.auto_renew_product_id, s.grace_period_expires_at, c.last_verify_status, c.last_error,
                    s.app_account_token, s.app_transaction_id, s.expiration_intent, s.price_increase_status,
                    s.renewal_price_milliunits, s.renewal_currency, s.renewal_billing_plan_type,
                    (SELECT count(*) FROM subscription_transactions t
@@ -131,6 +131,7 @@ public struct TruthComparison {
                      WHERE f.run_id = ANY($2::bigint[]) AND f.subscription_id = s.id
                      ORDER BY f.run_id LIMIT 1) AS first_due_reason
               FROM subscriptions s
+              LEFT JOIN subscription_checks c ON c.subscription_id = s.id
               LEFT JOIN LATERAL (
                   SELECT max(i.run_id) AS last_run, bool_or(i.expiry_moved_backwards) AS moved_backwards
                     FROM reconciliation_items i

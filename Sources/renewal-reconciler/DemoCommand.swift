@@ -374,8 +374,10 @@ struct DemoCommand: ParsableCommand {
     }
 
     private static func neverVerified(_ conn: PostgresConnection) throws -> Int {
-        try conn.queryFirst("SELECT count(*) AS n FROM subscriptions WHERE last_verified_at IS NULL")?
-            .decode("n", as: Int.self) ?? 0
+        try conn.queryFirst(
+            "SELECT count(*) AS n FROM subscriptions s WHERE NOT EXISTS (SELECT 1 FROM subscription_checks c WHERE c.subscription_id = s.id AND c.last_verified_at IS NOT NULL)"
+        )?
+        .decode("n", as: Int.self) ?? 0
     }
 
     /// The App Store Server API settings for the simulator, from what `export` wrote: `api.json` (key id,

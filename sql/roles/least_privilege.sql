@@ -27,6 +27,7 @@ REVOKE ALL ON ALL TABLES IN SCHEMA public FROM renewal_reconciler, renewal_reade
 -- The nightly job (run, backfill, import, report, runs).
 GRANT USAGE ON SCHEMA public TO renewal_reconciler;
 GRANT SELECT, INSERT, UPDATE ON subscriptions TO renewal_reconciler;          -- import inserts, runs update
+GRANT SELECT, INSERT, UPDATE ON subscription_checks TO renewal_reconciler;    -- its bookkeeping (018)
 GRANT USAGE ON SEQUENCE subscriptions_id_seq TO renewal_reconciler;
 GRANT SELECT, INSERT, UPDATE ON subscription_transactions TO renewal_reconciler;
 GRANT SELECT, INSERT, UPDATE ON reconciliation_runs, reconciliation_items, dry_run_transactions TO renewal_reconciler;
@@ -43,5 +44,6 @@ GRANT USAGE ON SCHEMA public TO renewal_reader;
 GRANT SELECT ON reconciliation_runs, reconciliation_items, subscription_transactions, dry_run_transactions,
                 products, trend_snapshots, run_workers, run_chunks TO renewal_reader;
 GRANT SELECT (id, user_id, bundle_id, product_id, original_transaction_id, environment, expires_at, state,
-              auto_renew, auto_renew_product_id, grace_period_expires_at, last_verified_at, updated_at, currency)
+              auto_renew, auto_renew_product_id, grace_period_expires_at, updated_at, currency)
     ON subscriptions TO renewal_reader;
+GRANT SELECT ON subscription_checks, subscription_verification TO renewal_reader; -- when each row was verified (018)

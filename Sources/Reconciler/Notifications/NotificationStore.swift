@@ -162,9 +162,10 @@ enum NotificationStore {
               FROM app_store_notifications n
               JOIN reconciliation_runs r ON r.id = n.first_seen_run_id
               JOIN subscriptions s ON s.original_transaction_id = n.original_transaction_id
+              LEFT JOIN subscription_checks c ON c.subscription_id = s.id
              WHERE n.first_seen_run_id <> $1 AND NOT r.dry_run
                AND r.as_of > $2::timestamptz - interval '30 days' AND r.as_of <= $2::timestamptz
-               AND (s.last_verified_at IS NULL OR s.last_verified_at < r.as_of)
+               AND (c.last_verified_at IS NULL OR c.last_verified_at < r.as_of)
             """,
             [runId, asOf]
         ).map { try $0.decode("original_transaction_id", as: String.self) }

@@ -4,7 +4,7 @@ import ReceiptDomain
 
 /// A digest of everything a decision's ledger writes to `subscription_transactions` for one subscription
 /// (docs/architecture.md, "Database work per subscription"). Stored on the subscription row
-/// (`subscriptions.ledger_digest`) in the same transaction as the ledger rows, so a later run whose
+/// (`subscription_checks.ledger_digest`) in the same transaction as the ledger rows, so a later run whose
 /// decision yields the same digest sends none of that subscription's ledger rows: most nights nothing in a
 /// receipt's history changed, and every row sent costs an index probe and a row lock even when the
 /// upsert changes nothing.

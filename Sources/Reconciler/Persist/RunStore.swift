@@ -10,8 +10,10 @@ import ReceiptDomain
 ///   row is left exactly as the app wrote it): newer data from the app is never overwritten;
 /// - otherwise Apple's verified answer is the truth: the decision's expiry, product and state are written as
 ///   they are, an earlier expiry included (recorded on the item as `expiry_moved_backwards` with its reason);
-/// - every write of a row sets `verified_version` to the `version` that write produces (the trigger bumps
-///   it by one), so a later change by the app shows as `version <> verified_version`;
+/// - the app's row is updated only when a column the app reads changes; the reconciler's bookkeeping (when and
+///   how it verified the row) goes to `subscription_checks` (sql/018_subscription_checks.sql), whose
+///   `verified_version` is the row's `version` after the write (bumped by the trigger if the row was updated), so
+///   a later change by the app shows as `version <> verified_version`;
 /// - ledger rows are inserted idempotently (`ON CONFLICT (transaction_id)`), a later refund updates them;
 /// - a dry run writes only the run's own tables;
 /// - one unstorable value never fails the run: values PostgreSQL cannot hold are found before writing
@@ -25,7 +27,7 @@ import ReceiptDomain
 public final class RunStore: PipelineStore, @unchecked Sendable {
     public let runId: Int64
     public let dryRun: Bool
-    /// Stored as `last_verified_at`.
+    /// Stored as `subscription_checks.last_verified_at`.
     public let verifiedAt: Date
     private let connection: PostgresConnection
     private let readConnection: PostgresConnection
@@ -131,9 +133,10 @@ public final class RunStore: PipelineStore, @unchecked Sendable {
                        s.user_id, s.product_id, s.bundle_id, s.environment, s.latest_receipt, s.expires_at, s.state,
                        s.auto_renew, s.auto_renew_product_id, s.grace_period_expires_at, s.latest_transaction_id,
                        s.revoked_at, s.expiration_intent, s.in_billing_retry, s.subscription_group_id,
-                       s.history_through, i.due_reason, s.ledger_digest
+                       c.history_through, i.due_reason, c.ledger_digest
                   FROM reconciliation_items i
                   LEFT JOIN subscriptions s ON s.id = i.subscription_id
+                  LEFT JOIN subscription_checks c ON c.subscription_id = i.subscription_id
                  WHERE i.run_id = $1 AND i.status = 'pending' AND \(filter)
                 """,
                 parameters
@@ -439,58 +442,106 @@ public final class RunStore: PipelineStore, @unchecked Sendable {
         guard owned != nil else { throw RunOwnershipLostError(runId: runId) }
     }
 
-    /// The batch UPDATE of `updateDecided`: `$1` the verification time, `$2...$30` one array per column.
+    /// The batch write of `updateDecided`: `$1` the verification time, `$2...$30` one array per column.
+    ///
+    /// The app's row is updated only when a column the app reads would change (docs/architecture.md, "Database work
+    /// per subscription"): `matched` locks the batch's rows still at the version read (`FOR NO KEY UPDATE`, the lock
+    /// an UPDATE takes: any write of the app's waits for the batch's commit, and a row it changed meanwhile no longer
+    /// matches; unlike `FOR UPDATE` it lets the app insert rows that reference the subscription); `updated` rewrites those whose decided values differ from the stored ones, or that get a new receipt
+    /// or a first signed payload (Apple signs its payloads again on every call, so a new signature alone is no
+    /// change); `checked` then records the verification in `subscription_checks` for every matched row, with the
+    /// version the row has now (subscriptions_bump_version's bumped one if `updated` wrote it, the one read if not),
+    /// so "the app changed the row since we verified it" stays `version IS DISTINCT FROM verified_version`. The ids
+    /// returned are the matched rows; every other one is a conflict, nothing of its result written.
     private static let updateDecidedSQL = """
-        UPDATE subscriptions AS s SET
-            latest_receipt = COALESCE(v.latest_receipt, s.latest_receipt),
-            expires_at = COALESCE(v.expires_at, s.expires_at),
-            state = v.state,
-            product_id = v.product_id,
-            environment = COALESCE(v.environment, s.environment),
-            auto_renew = v.auto_renew,
-            auto_renew_product_id = v.auto_renew_product_id,
-            grace_period_expires_at = v.grace_period_expires_at,
-            expiration_intent = v.expiration_intent,
-            in_billing_retry = v.in_billing_retry,
-            is_trial = v.is_trial,
-            is_intro_offer = v.is_intro_offer,
-            subscription_group_id = COALESCE(v.subscription_group_id, s.subscription_group_id),
-            latest_transaction_id = COALESCE(v.latest_transaction_id, s.latest_transaction_id),
-            revoked_at = v.revoked_at,
-            cancellation_reason = v.cancellation_reason,
-            signed_transaction_info = COALESCE(v.signed_transaction_info, s.signed_transaction_info),
-            signed_renewal_info = COALESCE(v.signed_renewal_info, s.signed_renewal_info),
-            history_through = GREATEST(v.history_through, s.history_through),
-            ledger_digest = v.ledger_digest,
-            app_account_token = COALESCE(v.app_account_token, s.app_account_token),
-            app_transaction_id = COALESCE(v.app_transaction_id, s.app_transaction_id),
-            price_increase_status = v.price_increase_status,
-            renewal_price_milliunits = v.renewal_price_milliunits,
-            renewal_currency = v.renewal_currency,
-            renewal_billing_plan_type = v.renewal_billing_plan_type,
-            last_verified_at = $1,
-            last_verify_status = 'ok',
-            last_apple_status = v.apple_status,
-            last_error = NULL,
-            rejected_count = NULL,
-            next_check_at = NULL,
-            verified_version = s.version + 1  -- the version subscriptions_bump_version gives this row now
-        FROM unnest($2::bigint[], $3::bigint[], $4::text[], $5::timestamptz[], $6::text[],
-                    $7::text[], $8::text[], $9::boolean[], $10::text[], $11::timestamptz[], $12::bigint[],
-                    $13::boolean[], $14::boolean[], $15::boolean[], $16::text[], $17::text[], $18::timestamptz[],
-                    $19::bigint[], $20::bigint[], $21::text[], $22::text[], $23::timestamptz[], $24::text[],
-                    $25::text[], $26::text[], $27::bigint[], $28::bigint[], $29::text[], $30::text[])
-            AS v(id, version, latest_receipt, expires_at, state, product_id, environment,
-                 auto_renew, auto_renew_product_id, grace_period_expires_at, expiration_intent, in_billing_retry,
-                 is_trial, is_intro_offer, subscription_group_id, latest_transaction_id, revoked_at,
-                 cancellation_reason, apple_status, signed_transaction_info, signed_renewal_info, history_through,
-                 ledger_digest, app_account_token, app_transaction_id, price_increase_status,
-                 renewal_price_milliunits, renewal_currency, renewal_billing_plan_type)
-        WHERE s.id = v.id AND s.version = v.version
-        RETURNING s.id
+        WITH v AS (
+            SELECT * FROM unnest($2::bigint[], $3::bigint[], $4::text[], $5::timestamptz[], $6::text[],
+                        $7::text[], $8::text[], $9::boolean[], $10::text[], $11::timestamptz[], $12::bigint[],
+                        $13::boolean[], $14::boolean[], $15::boolean[], $16::text[], $17::text[], $18::timestamptz[],
+                        $19::bigint[], $20::bigint[], $21::text[], $22::text[], $23::timestamptz[], $24::text[],
+                        $25::text[], $26::text[], $27::bigint[], $28::bigint[], $29::text[], $30::text[])
+                AS v(id, version, latest_receipt, expires_at, state, product_id, environment,
+                     auto_renew, auto_renew_product_id, grace_period_expires_at, expiration_intent, in_billing_retry,
+                     is_trial, is_intro_offer, subscription_group_id, latest_transaction_id, revoked_at,
+                     cancellation_reason, apple_status, signed_transaction_info, signed_renewal_info, history_through,
+                     ledger_digest, app_account_token, app_transaction_id, price_increase_status,
+                     renewal_price_milliunits, renewal_currency, renewal_billing_plan_type)
+        ), matched AS (
+            SELECT s.id, s.version,
+                   (s.state, s.expires_at, s.product_id, s.environment, s.auto_renew, s.auto_renew_product_id,
+                    s.grace_period_expires_at, s.expiration_intent, s.in_billing_retry, s.is_trial, s.is_intro_offer,
+                    s.subscription_group_id, s.latest_transaction_id, s.revoked_at, s.cancellation_reason,
+                    s.app_account_token, s.app_transaction_id, s.price_increase_status, s.renewal_price_milliunits,
+                    s.renewal_currency, s.renewal_billing_plan_type)
+                   IS DISTINCT FROM
+                   (v.state, COALESCE(v.expires_at, s.expires_at), v.product_id, COALESCE(v.environment, s.environment),
+                    v.auto_renew, v.auto_renew_product_id, v.grace_period_expires_at, v.expiration_intent::integer,
+                    v.in_billing_retry, v.is_trial, v.is_intro_offer,
+                    COALESCE(v.subscription_group_id, s.subscription_group_id),
+                    COALESCE(v.latest_transaction_id, s.latest_transaction_id), v.revoked_at,
+                    v.cancellation_reason::integer, COALESCE(v.app_account_token, s.app_account_token),
+                    COALESCE(v.app_transaction_id, s.app_transaction_id), v.price_increase_status::integer,
+                    v.renewal_price_milliunits, v.renewal_currency, v.renewal_billing_plan_type)
+                   OR v.latest_receipt IS NOT NULL
+                   OR (s.signed_transaction_info IS NULL AND v.signed_transaction_info IS NOT NULL)
+                   OR (s.signed_renewal_info IS NULL AND v.signed_renewal_info IS NOT NULL) AS changes
+              FROM subscriptions s
+              JOIN v ON s.id = v.id AND s.version = v.version
+               FOR NO KEY UPDATE OF s
+        ), updated AS (
+            UPDATE subscriptions AS s SET
+                latest_receipt = COALESCE(v.latest_receipt, s.latest_receipt),
+                expires_at = COALESCE(v.expires_at, s.expires_at),
+                state = v.state,
+                product_id = v.product_id,
+                environment = COALESCE(v.environment, s.environment),
+                auto_renew = v.auto_renew,
+                auto_renew_product_id = v.auto_renew_product_id,
+                grace_period_expires_at = v.grace_period_expires_at,
+                expiration_intent = v.expiration_intent,
+                in_billing_retry = v.in_billing_retry,
+                is_trial = v.is_trial,
+                is_intro_offer = v.is_intro_offer,
+                subscription_group_id = COALESCE(v.subscription_group_id, s.subscription_group_id),
+                latest_transaction_id = COALESCE(v.latest_transaction_id, s.latest_transaction_id),
+                revoked_at = v.revoked_at,
+                cancellation_reason = v.cancellation_reason,
+                signed_transaction_info = COALESCE(v.signed_transaction_info, s.signed_transaction_info),
+                signed_renewal_info = COALESCE(v.signed_renewal_info, s.signed_renewal_info),
+                app_account_token = COALESCE(v.app_account_token, s.app_account_token),
+                app_transaction_id = COALESCE(v.app_transaction_id, s.app_transaction_id),
+                price_increase_status = v.price_increase_status,
+                renewal_price_milliunits = v.renewal_price_milliunits,
+                renewal_currency = v.renewal_currency,
+                renewal_billing_plan_type = v.renewal_billing_plan_type
+              FROM v JOIN matched m ON m.id = v.id
+             WHERE s.id = v.id AND m.changes
+            RETURNING s.id, s.version  -- the version subscriptions_bump_version gave the row
+        ), checked AS (
+            INSERT INTO subscription_checks AS c (subscription_id, last_verified_at, last_verify_status,
+                                                  last_apple_status, last_error, rejected_count, next_check_at,
+                                                  verified_version, history_through, ledger_digest)
+            SELECT m.id, $1, 'ok', v.apple_status, NULL, NULL, NULL, COALESCE(u.version, m.version),
+                   v.history_through, v.ledger_digest
+              FROM matched m
+              JOIN v ON v.id = m.id
+              LEFT JOIN updated u ON u.id = m.id
+            ON CONFLICT (subscription_id) DO UPDATE SET
+                last_verified_at = EXCLUDED.last_verified_at,
+                last_verify_status = 'ok',
+                last_apple_status = EXCLUDED.last_apple_status,
+                last_error = NULL,
+                rejected_count = NULL,
+                next_check_at = NULL,
+                verified_version = EXCLUDED.verified_version,
+                history_through = GREATEST(EXCLUDED.history_through, c.history_through),
+                ledger_digest = EXCLUDED.ledger_digest
+            RETURNING c.subscription_id
+        )
+        SELECT subscription_id AS id FROM checked
         """
 
-    /// One UPDATE for the whole batch; returns the ids actually updated (version unchanged). Apple's newest
+    /// One statement for the whole batch (`updateDecidedSQL`); returns the ids written (version unchanged). Apple's newest
     /// receipt is sent only when it carries what the stored one lacks (`receiptToStore`); otherwise NULL keeps the
     /// stored value: receipts are several kilobytes, stored out of line (TOAST), and a kept one is not written again.
     private func updateDecided(
@@ -548,27 +599,44 @@ public final class RunStore: PipelineStore, @unchecked Sendable {
         return carriesNews ? receipt : nil
     }
 
-    /// Rejections change no entitlement: only the verification bookkeeping columns, and the rejected schedule
-    /// (one more rejection in a row; `next_check_at` from the run's `RejectedRecheckSchedule`).
+    /// Rejections change no entitlement: only the verification bookkeeping in `subscription_checks`, and the
+    /// rejected schedule (one more rejection in a row; `next_check_at` from the run's `RejectedRecheckSchedule`).
+    /// The app's row is only locked, and only while still at the version read (else the item is a conflict):
+    /// `verified_version` is that version, the row itself is not written (docs/architecture.md, "Database work per
+    /// subscription").
     private func updateRejected(
         _ rejected: [(ItemResult, VerdictReason, Bool)],
         _ conn: PostgresConnection
     ) throws -> Set<Int64> {
         let rows = try conn.query(
             """
-            UPDATE subscriptions AS s SET
-                last_verified_at = $1,
-                last_verify_status = v.status,
-                last_apple_status = v.apple_status,
-                last_error = v.error,
-                rejected_count = LEAST(COALESCE(s.rejected_count, 0), 1000000) + 1,
-                next_check_at = $1::timestamptz + make_interval(
-                    secs => ($7::double precision[])[LEAST(COALESCE(s.rejected_count, 0) + 1, cardinality($7::double precision[]))]),
-                verified_version = s.version + 1
-            FROM unnest($2::bigint[], $3::bigint[], $4::text[], $5::bigint[], $6::text[])
-                AS v(id, version, status, apple_status, error)
-            WHERE s.id = v.id AND s.version = v.version
-            RETURNING s.id
+            WITH v AS (
+                SELECT * FROM unnest($2::bigint[], $3::bigint[], $4::text[], $5::bigint[], $6::text[])
+                    AS v(id, version, status, apple_status, error)
+            ), matched AS (
+                SELECT s.id, s.version FROM subscriptions s
+                  JOIN v ON s.id = v.id AND s.version = v.version
+                   FOR NO KEY UPDATE OF s
+            )
+            INSERT INTO subscription_checks AS c (subscription_id, last_verified_at, last_verify_status,
+                                                  last_apple_status, last_error, rejected_count, next_check_at,
+                                                  verified_version)
+            SELECT m.id, $1, v.status, v.apple_status, v.error, 1,
+                   $1::timestamptz + make_interval(
+                       secs => ($7::double precision[])[LEAST(1, cardinality($7::double precision[]))]),
+                   m.version
+              FROM matched m
+              JOIN v ON v.id = m.id
+            ON CONFLICT (subscription_id) DO UPDATE SET
+                last_verified_at = EXCLUDED.last_verified_at,
+                last_verify_status = EXCLUDED.last_verify_status,
+                last_apple_status = EXCLUDED.last_apple_status,
+                last_error = EXCLUDED.last_error,
+                rejected_count = LEAST(COALESCE(c.rejected_count, 0), 1000000) + 1,
+                next_check_at = EXCLUDED.last_verified_at + make_interval(
+                    secs => ($7::double precision[])[LEAST(COALESCE(c.rejected_count, 0) + 1, cardinality($7::double precision[]))]),
+                verified_version = EXCLUDED.verified_version
+            RETURNING c.subscription_id AS id
             """,
             [
                 verifiedAt,

@@ -72,7 +72,7 @@ public struct RunSummary: Sendable, Equatable, Codable {
         /// changes.csv with `expiry_moved_backwards` true.
         public var expiryMovedBackwards: Int
         /// Subscriptions the nightly scan left out because their last verification was a rejection and their
-        /// next check (`subscriptions.next_check_at`) is later than the run's as-of: counted when the scan
+        /// next check (`subscription_checks.next_check_at`) is later than the run's as-of: counted when the scan
         /// completed (`reconciliation_runs.not_due_rejected_count`). nil: not a nightly run, or its scan did
         /// not complete.
         public var notDueRejected: Int? = nil

@@ -134,16 +134,37 @@ public struct RunScanner {
         }
     }
 
-    /// The columns every page reads (the sweep's keyset needs `last_verified_at`).
-    private static let pageColumns = """
-        id, original_transaction_id, user_id, state, expires_at, product_id, auto_renew, subscription_group_id,
-        last_verified_at
+    /// The columns every page reads from `subscriptions s`, and when its row was last verified (the sweep's keyset
+    /// needs it; the other phases page on `subscriptions` alone and read NULL).
+    private static func pageColumns(lastVerifiedAt: String = "NULL::timestamptz") -> String {
         """
+        s.id, s.original_transaction_id, s.user_id, s.state, s.expires_at, s.product_id, s.auto_renew,
+        s.subscription_group_id, \(lastVerifiedAt) AS last_verified_at
+        """
+    }
+
+    /// "Row `s`'s bookkeeping allows `condition`" (on its `subscription_checks c`; a row with no checks row, never
+    /// verified, is allowed), as one probe of subscription_checks_pkey per row the phase's own index yields
+    /// (sql/018_subscription_checks.sql). `OFFSET 0` keeps it a per-row subplan, and the scalar compared with
+    /// `IS DISTINCT FROM` on purpose: as a join PostgreSQL weighs the probes so heavily that the outer scan's cost
+    /// no longer tells its plans apart (it took a Seq Scan of subscriptions), and as `NOT EXISTS` it halves its
+    /// estimate of the rows that pass, so a window larger than a page looked smaller and was read whole and sorted
+    /// on every page; this form is estimated as passing most rows, as the filter on the row itself was before, and
+    /// each phase keeps reading its index in keyset order (docs/architecture.md, "Database work per subscription";
+    /// `DueScanPlanTests` holds the plans).
+    static func checksAllow(_ condition: String) -> String {
+        """
+        (SELECT 1 FROM subscription_checks c
+          WHERE c.subscription_id = s.id AND (\(condition)) IS NOT TRUE OFFSET 0) IS DISTINCT FROM 1
+        """
+    }
 
     // MARK: - The due scan
 
     /// The nightly selection, phase by phase (`DueReason.duePhases`):
-    /// phase 1, rows never verified (id order, partial index subscriptions_unverified_idx);
+    /// phase 1, rows never verified (id order through subscriptions_pkey, each row probing subscription_checks_pkey:
+    /// a row never verified has no checks row, so no index holds these rows alone; the phase reads the whole table
+    /// once a night, docs/architecture.md "Database work per subscription");
     /// phase 2, the expiry window (expires_at, id order, partial index subscriptions_due_idx);
     /// phase 3, revoked rows the app changed since the reconciler verified them (`version` moved past
     /// `verified_version`), or verified longer ago than the recheck interval (id order, partial index
@@ -158,7 +179,8 @@ public struct RunScanner {
     /// Phase 4, the sweep (docs/architecture.md, "The sweep"): when it starts, the run counts the verified,
     /// non-revoked rows and stores ceil(count / sweepDays) as its quota (on the run row for the report,
     /// and as `remaining` in the cursor); it then takes the least recently verified of them not already
-    /// selected, (last_verified_at, id) order through subscriptions_sweep_idx (sql/006_sweep.sql), still
+    /// selected, (last_verified_at, id) order through subscription_checks_sweep_idx
+    /// (sql/018_subscription_checks.sql; revoked rows are read there and left out by the join), still
     /// honouring --min-recheck and the rejected schedule, until the quota is spent.
     private func scanDue(_ bounds: DueBounds, sweepDays: Double, onPage: (Int) -> Void) throws {
         let phases = sweepDays > 0 ? DueReason.duePhases : DueReason.duePhases.filter { $0 != .sweep }
@@ -253,76 +275,93 @@ public struct RunScanner {
     }
 
     /// A page of the unverified phase: $2 keyset cursor (id), $3 limit.
-    private static let unverifiedPageSQL = """
-        SELECT \(pageColumns)
-          FROM subscriptions
-         WHERE last_verified_at IS NULL AND id > $2
-         ORDER BY id
+    public static let unverifiedPageSQL = """
+        SELECT \(pageColumns())
+          FROM subscriptions s
+         WHERE s.id > $2 AND \(checksAllow("c.last_verified_at IS NULL"))
+         ORDER BY s.id
          LIMIT $3
         """
 
     /// A page of the revoked phase: $2 keyset cursor (id), $3 recheck bound, $4 limit, $5 as-of.
-    private static let revokedPageSQL = """
-        SELECT \(pageColumns)
-          FROM subscriptions
-         WHERE state = 'revoked' AND id > $2
-           AND (version IS DISTINCT FROM verified_version
-                OR last_verified_at IS NULL OR last_verified_at < $3)
-           AND \(rejectedScheduleAllows("$5"))
-         ORDER BY id
+    public static let revokedPageSQL = """
+        SELECT \(pageColumns())
+          FROM subscriptions s
+         WHERE s.state = 'revoked' AND s.id > $2
+           AND \(checksAllow(revokedDue))
+         ORDER BY s.id
          LIMIT $4
         """
 
+    /// A revoked row is due when the app changed it since the reconciler verified it, or it was verified before the
+    /// recheck bound ($3), and the rejected schedule allows it ($5 the as-of).
+    private static let revokedDue =
+        "(s.version IS DISTINCT FROM c.verified_version OR c.last_verified_at IS NULL OR c.last_verified_at < $3)"
+        + " AND \(rejectedScheduleAllows("$5"))"
+
     /// A page of the window: $2/$3 the window, $4 --min-recheck bound, $5/$6 keyset cursor (expires_at, id),
     /// $7 limit, $8 as-of.
-    private static let windowPageSQL = """
-        SELECT \(pageColumns)
-          FROM subscriptions
-         WHERE state IS DISTINCT FROM 'revoked'
-           AND expires_at >= $2 AND expires_at <= $3
-           AND (expires_at, id) > ($5::timestamptz, $6::bigint)
-           AND (last_verified_at IS NULL OR last_verified_at < $4)
-           AND \(rejectedScheduleAllows("$8"))
-         ORDER BY expires_at, id
+    public static let windowPageSQL = """
+        SELECT \(pageColumns())
+          FROM subscriptions s
+         WHERE s.state IS DISTINCT FROM 'revoked'
+           AND s.expires_at >= $2 AND s.expires_at <= $3
+           AND (s.expires_at, s.id) > ($5::timestamptz, $6::bigint)
+           AND \(checksAllow(windowDue))
+         ORDER BY s.expires_at, s.id
          LIMIT $7
         """
 
+    /// A row in the window is due when it was not verified since the --min-recheck bound ($4) and the rejected
+    /// schedule allows it ($8 the as-of).
+    private static let windowDue =
+        "(c.last_verified_at IS NULL OR c.last_verified_at < $4) AND \(rejectedScheduleAllows("$8"))"
+
     /// A page of the sweep: $1 run, $2 --min-recheck bound, $3/$4 keyset cursor (last_verified_at, id),
-    /// $5 limit, $6 as-of. Rows the run already selected are skipped, so the quota counts new items only.
+    /// $5 limit, $6 as-of. Rows the run already selected are skipped, so the quota counts new items only. Only
+    /// verified rows, in the order of subscription_checks_sweep_idx, each joined to its subscription by one probe of
+    /// subscriptions_pkey (a lateral subquery with `OFFSET 0`: as a plain join PostgreSQL hashed both tables and
+    /// sorted them on every page).
     public static let sweepPageSQL = """
-        SELECT \(pageColumns)
-          FROM subscriptions s
-         WHERE state IS DISTINCT FROM 'revoked' AND last_verified_at IS NOT NULL
-           AND last_verified_at < $2
-           AND (last_verified_at, id) > ($3::timestamptz, $4::bigint)
+        SELECT \(pageColumns(lastVerifiedAt: "c.last_verified_at"))
+          FROM subscription_checks c
+         CROSS JOIN LATERAL (SELECT * FROM subscriptions s WHERE s.id = c.subscription_id OFFSET 0) s
+         WHERE c.last_verified_at IS NOT NULL AND c.last_verified_at < $2
+           AND (c.last_verified_at, c.subscription_id) > ($3::timestamptz, $4::bigint)
+           AND s.state IS DISTINCT FROM 'revoked'
            AND \(rejectedScheduleAllows("$6"))
            AND \(notSelectedByTheRun("$1"))
-         ORDER BY last_verified_at, id
+         ORDER BY c.last_verified_at, c.subscription_id
          LIMIT $5
         """
 
     /// The rows the sweep spreads over its nights: verified and not revoked.
     public static let sweepEligibleSQL = """
-        SELECT count(*) AS n FROM subscriptions
-         WHERE state IS DISTINCT FROM 'revoked' AND last_verified_at IS NOT NULL
+        SELECT count(*) AS n
+          FROM subscriptions s
+          JOIN subscription_checks c ON c.subscription_id = s.id
+         WHERE s.state IS DISTINCT FROM 'revoked' AND c.last_verified_at IS NOT NULL
         """
 
-    /// The schedule of rejected rows as a condition on `subscriptions`: no schedule, its time has come
-    /// (`asOfParam` is the run's as-of), or the app changed the row since the reconciler wrote it.
+    /// The schedule of rejected rows as a condition on `subscriptions s` and its `subscription_checks c`: no
+    /// schedule, its time has come (`asOfParam` is the run's as-of), or the app changed the row since the reconciler
+    /// wrote it.
     static func rejectedScheduleAllows(_ asOfParam: String) -> String {
-        "(next_check_at IS NULL OR next_check_at <= \(asOfParam) OR version IS DISTINCT FROM verified_version)"
+        "(c.next_check_at IS NULL OR c.next_check_at <= \(asOfParam) OR s.version IS DISTINCT FROM c.verified_version)"
     }
 
     /// The rows the due phases would have selected but for the rejected schedule, and the earliest next check
     /// among them, stored on the run row (the report's "not due (rejected, next check on DATE)"). Reads the
-    /// rows with a schedule through subscriptions_next_check_idx (sql/005_rejected_recheck.sql).
+    /// rows with a schedule through subscription_checks_next_check_idx (sql/018_subscription_checks.sql), each
+    /// with its subscription through subscriptions_pkey.
     public static let notDueRejectedSQL = """
-        SELECT count(*) AS n, min(next_check_at) AS next
-          FROM subscriptions s
-         WHERE next_check_at > $2 AND version IS NOT DISTINCT FROM verified_version
-           AND ((state IS DISTINCT FROM 'revoked' AND expires_at >= $3 AND expires_at <= $4
-                 AND (last_verified_at IS NULL OR last_verified_at < $5))
-                OR (state = 'revoked' AND (last_verified_at IS NULL OR last_verified_at < $6)))
+        SELECT count(*) AS n, min(c.next_check_at) AS next
+          FROM subscription_checks c
+          JOIN subscriptions s ON s.id = c.subscription_id
+         WHERE c.next_check_at > $2 AND s.version IS NOT DISTINCT FROM c.verified_version
+           AND ((s.state IS DISTINCT FROM 'revoked' AND s.expires_at >= $3 AND s.expires_at <= $4
+                 AND (c.last_verified_at IS NULL OR c.last_verified_at < $5))
+                OR (s.state = 'revoked' AND (c.last_verified_at IS NULL OR c.last_verified_at < $6)))
            AND \(notSelectedByTheRun("$1"))
         """
 
@@ -390,15 +429,17 @@ public struct RunScanner {
             conditions.append(sql("$\(params.count)"))
         }
         if let ids = filter.originalTransactionIds {
-            add(ids.map { Optional($0) }) { "original_transaction_id = ANY(\($0)::text[])" }
+            add(ids.map { Optional($0) }) { "s.original_transaction_id = ANY(\($0)::text[])" }
         }
-        if let users = filter.userIds { add(users.map { Optional($0) }) { "user_id = ANY(\($0)::text[])" } }
-        if let products = filter.productIds { add(products.map { Optional($0) }) { "product_id = ANY(\($0)::text[])" } }
-        if let from = filter.expiresFrom { add(from) { "expires_at >= \($0)" } }
-        if let to = filter.expiresTo { add(to) { "expires_at < \($0)" } }
+        if let users = filter.userIds { add(users.map { Optional($0) }) { "s.user_id = ANY(\($0)::text[])" } }
+        if let products = filter.productIds {
+            add(products.map { Optional($0) }) { "s.product_id = ANY(\($0)::text[])" }
+        }
+        if let from = filter.expiresFrom { add(from) { "s.expires_at >= \($0)" } }
+        if let to = filter.expiresTo { add(to) { "s.expires_at < \($0)" } }
         if let states = filter.states {
-            let orUnknown = states.contains("unknown") ? " OR state IS NULL" : ""
-            add(states.filter { $0 != "unknown" }.map { Optional($0) }) { "(state = ANY(\($0)::text[])\(orUnknown))" }
+            let orUnknown = states.contains("unknown") ? " OR s.state IS NULL" : ""
+            add(states.filter { $0 != "unknown" }.map { Optional($0) }) { "(s.state = ANY(\($0)::text[])\(orUnknown))" }
         }
         let whereSQL = conditions.isEmpty ? "" : " AND " + conditions.joined(separator: " AND ")
         params.append(Int64(pageSize))
@@ -406,10 +447,10 @@ public struct RunScanner {
         params.append(Int64(0))
         let cursorParam = "$\(params.count)"
         let sql = """
-            SELECT \(Self.pageColumns)
-              FROM subscriptions
-             WHERE id > \(cursorParam)\(whereSQL)
-             ORDER BY id
+            SELECT \(Self.pageColumns())
+              FROM subscriptions s
+             WHERE s.id > \(cursorParam)\(whereSQL)
+             ORDER BY s.id
              LIMIT \(limitParam)
             """
         return PageQuery(sql: sql, params: params, limit: pageSize)

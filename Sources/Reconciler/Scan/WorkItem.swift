@@ -16,12 +16,12 @@ public struct WorkItem: Sendable {
     /// The subscription's ledger as stored (App Store Server API runs only: the evidence beside what Apple
     /// sends now, so later nights read only new history).
     public var ledger: [ReceiptTransaction] = []
-    /// How far the Server API's transaction history was read (`subscriptions.history_through`).
+    /// How far the Server API's transaction history was read (`subscription_checks.history_through`).
     public var historyThrough: Date? = nil
     /// Why the run selected it (`reconciliation_items.due_reason`): `notification` asks for the whole history
     /// again, since a notification may change an old transaction (a refund of an earlier period).
     public var dueReason: DueReason? = nil
-    /// The digest of the ledger the reconciler last wrote for it (`subscriptions.ledger_digest`, `LedgerDigest`):
+    /// The digest of the ledger the reconciler last wrote for it (`subscription_checks.ledger_digest`, `LedgerDigest`):
     /// when the new decision's ledger has the same, none of its rows is sent again.
     public var storedLedgerDigest: String? = nil
 }

@@ -127,8 +127,9 @@ import Testing
         // No cross-app rejection: the unconfigured app's rows are no_app, untouched and never asked.
         let unconfigured = try conn.query(
             """
-            SELECT i.outcome, i.reason, s.last_verified_at IS NULL AS untouched, s.last_verify_status
+            SELECT i.outcome, i.reason, c.last_verified_at IS NULL AS untouched, c.last_verify_status
               FROM reconciliation_items i JOIN subscriptions s ON s.id = i.subscription_id
+              LEFT JOIN subscription_checks c ON c.subscription_id = s.id
              WHERE s.bundle_id = $1
             """,
             [Self.unconfigured]
@@ -147,14 +148,14 @@ import Testing
         // comparisons above expect it.)
         let crossApp = try conn.queryFirst(
             """
-            SELECT count(*) AS n FROM subscriptions
+            SELECT count(*) AS n FROM subscription_checks
              WHERE last_error LIKE '%receipt is for%' AND last_error NOT LIKE '%receipt is for com.example.otherapp%'
             """
         )
         #expect(try crossApp?.decode("n", as: Int.self) == 0)
         #expect(
             try conn.count(
-                "SELECT count(*) AS n FROM subscriptions WHERE last_error LIKE '%receipt is for com.example.otherapp%'"
+                "SELECT count(*) AS n FROM subscription_checks WHERE last_error LIKE '%receipt is for com.example.otherapp%'"
             ) > 0,
             "the check above looks at the right text: the foreign receipts of the populations are named this way"
         )

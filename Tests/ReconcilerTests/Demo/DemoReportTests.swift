@@ -141,7 +141,7 @@ import Testing
             let ended = try conn.query(
                 """
                 SELECT original_transaction_id, state, auto_renew, expires_at <= '2026-11-21T03:00:00Z' AS ended
-                  FROM subscriptions WHERE last_apple_status = 21010
+                  FROM subscriptions LEFT JOIN subscription_checks ON subscription_id = id WHERE last_apple_status = 21010
                 """
             )
             #expect(!ended.isEmpty, "the population has deleted accounts")

@@ -38,9 +38,15 @@ import Testing
     ) throws {
         let id = try c.queryFirst(
             """
-            INSERT INTO subscriptions (user_id, product_id, original_transaction_id, latest_receipt, expires_at, state,
-                                       auto_renew, last_verify_status)
-            VALUES ('u', $1, $2, 'receipt', $3::timestamptz, $4, $5, $6) RETURNING id
+            WITH s AS (
+                INSERT INTO subscriptions (user_id, product_id, original_transaction_id, latest_receipt, expires_at,
+                                           state, auto_renew)
+                VALUES ('u', $1, $2, 'receipt', $3::timestamptz, $4, $5) RETURNING id
+            ), c AS (
+                INSERT INTO subscription_checks (subscription_id, last_verify_status)
+                SELECT id, $6 FROM s WHERE $6::text IS NOT NULL
+            )
+            SELECT id FROM s
             """,
             [product, otid, expires, state, autoRenew, verify]
         )?.decode("id", as: Int64.self)
@@ -271,7 +277,7 @@ import Testing
             try c.queryFirst(
                 """
                 SELECT state, expires_at, revoked_at, last_verified_at, last_verify_status, product_id
-                  FROM subscriptions WHERE original_transaction_id = 'revoked-row'
+                  FROM subscriptions LEFT JOIN subscription_checks ON subscription_id = id WHERE original_transaction_id = 'revoked-row'
                 """
             )
         )
@@ -286,7 +292,7 @@ import Testing
         #expect(try revoked.decode("last_verify_status", as: String?.self) == "ok")
         let plain = try #require(
             try c.queryFirst(
-                "SELECT state, last_verified_at FROM subscriptions WHERE original_transaction_id = 'plain'"
+                "SELECT state, last_verified_at FROM subscriptions LEFT JOIN subscription_checks ON subscription_id = id WHERE original_transaction_id = 'plain'"
             )
         )
         #expect(try plain.decode("state", as: String?.self) == nil)

@@ -41,8 +41,14 @@ import Testing
         defer { conn.close() }
         try conn.execute(
             """
-            UPDATE subscriptions SET state = 'active', expires_at = '2031-01-01T00:00:00Z',
-                   last_verified_at = $1::timestamptz - interval '1 hour'
+            UPDATE subscriptions SET state = 'active', expires_at = '2031-01-01T00:00:00Z'
+            """
+        )
+        try conn.execute(
+            """
+            INSERT INTO subscription_checks (subscription_id, last_verified_at)
+            SELECT id, $1::timestamptz - interval '1 hour' FROM subscriptions
+            ON CONFLICT (subscription_id) DO UPDATE SET last_verified_at = EXCLUDED.last_verified_at
             """,
             [try #require(RFC3339.parse(world.now))]
         )
@@ -195,7 +201,10 @@ import Testing
             )?.decode("original_transaction_id", as: String.self)
         )
         try conn.execute(
-            "UPDATE subscriptions SET last_verified_at = last_verified_at - interval '2 days' WHERE original_transaction_id = $1",
+            """
+            UPDATE subscription_checks SET last_verified_at = last_verified_at - interval '2 days'
+             WHERE subscription_id = (SELECT id FROM subscriptions WHERE original_transaction_id = $1)
+            """,
             [missed]
         )
         let third = try await world.run(Self.runArguments, extraEnvironment: env)

@@ -30,8 +30,8 @@ import Testing
         let targetOtid: String = try target.decode("original_transaction_id")
         try conn.execute(
             """
-            ALTER TABLE subscriptions ADD CONSTRAINT never_verify_target
-                CHECK (original_transaction_id <> '\(targetOtid)' OR last_verified_at IS NULL)
+            ALTER TABLE subscription_checks ADD CONSTRAINT never_verify_target
+                CHECK (subscription_id <> \(targetId) OR last_verified_at IS NULL)
             """
         )
 
@@ -50,7 +50,10 @@ import Testing
         #expect(reason.hasPrefix("implausible_value: "), "\(reason)")
         #expect(reason.contains("never_verify_target") && reason.contains("23514"), "\(reason)")
         let row = try #require(
-            try conn.queryFirst("SELECT version, state, last_verified_at FROM subscriptions WHERE id = $1", [targetId])
+            try conn.queryFirst(
+                "SELECT version, state, last_verified_at FROM subscriptions LEFT JOIN subscription_checks ON subscription_id = id WHERE id = $1",
+                [targetId]
+            )
         )
         #expect(try row.decode("version", as: Int64.self) == 1)
         #expect(try row.decode("last_verified_at", as: Date?.self) == nil)

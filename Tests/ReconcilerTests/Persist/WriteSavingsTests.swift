@@ -36,8 +36,11 @@ import Testing
         let id = try world.insertSubscription("2001", expiresAt: StoreWorld.day(20), state: "active")
         try Self.night(world, id) { TestDecisions.decision($0, expiresAt: StoreWorld.day(20)) }
         #expect(try Self.ledgerRows(world, "2001") == 1)
-        let digest = try world.connection.queryFirst("SELECT ledger_digest FROM subscriptions WHERE id = $1", [id])?
-            .decode("ledger_digest", as: String?.self)
+        let digest = try world.connection.queryFirst(
+            "SELECT ledger_digest FROM subscription_checks WHERE subscription_id = $1",
+            [id]
+        )?
+        .decode("ledger_digest", as: String?.self)
         #expect(digest?.hasPrefix(LedgerDigest.version + ":") == true)
 
         // The ledger row is gone (repaired away by hand); the same answer the next night does not send it.
@@ -50,8 +53,11 @@ import Testing
             TestDecisions.decision($0, expiresAt: StoreWorld.day(20), ledgerCancellationReason: 1)
         }
         #expect(try Self.ledgerRows(world, "2001") == 1)
-        let changed = try world.connection.queryFirst("SELECT ledger_digest FROM subscriptions WHERE id = $1", [id])?
-            .decode("ledger_digest", as: String?.self)
+        let changed = try world.connection.queryFirst(
+            "SELECT ledger_digest FROM subscription_checks WHERE subscription_id = $1",
+            [id]
+        )?
+        .decode("ledger_digest", as: String?.self)
         #expect(changed != digest)
 
         // A backfill writes the whole ledger whatever the digest says.

@@ -54,7 +54,7 @@ import Testing
         #expect(!refused.stderr.contains(world.secret))
         #expect(try count("SELECT count(*) AS n FROM reconciliation_runs WHERE status = 'failed'") == 1)
         #expect(try count("SELECT count(*) AS n FROM reconciliation_items WHERE status = 'pending'") == 60)
-        #expect(try count("SELECT count(*) AS n FROM subscriptions WHERE last_verified_at IS NOT NULL") == 0)
+        #expect(try count("SELECT count(*) AS n FROM subscription_checks WHERE last_verified_at IS NOT NULL") == 0)
         #expect(try count("SELECT count(*) AS n FROM reconciliation_runs WHERE error LIKE '%TLS refused by%'") == 1)
 
         // The same server trusted through --ca-file: the same run finishes, as the truth says.

@@ -180,7 +180,7 @@ import Testing
                     try conn.queryFirst(
                         """
                         SELECT state, expires_at, product_id, latest_receipt, last_verify_status
-                          FROM subscriptions WHERE original_transaction_id = $1
+                          FROM subscriptions LEFT JOIN subscription_checks ON subscription_id = id WHERE original_transaction_id = $1
                         """,
                         [t.id]
                     )

@@ -162,7 +162,7 @@ import Testing
             """
             SELECT concat_ws('|', id, state, expires_at, product_id, auto_renew, auto_renew_product_id,
                    grace_period_expires_at, latest_receipt, last_verified_at, last_verify_status, version) AS line
-              FROM subscriptions ORDER BY id
+              FROM subscriptions LEFT JOIN subscription_checks ON subscription_id = id ORDER BY id
             """
         ).map { try $0.decode("line", as: String.self) }
     }

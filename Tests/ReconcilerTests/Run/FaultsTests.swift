@@ -36,11 +36,12 @@ import Testing
         // Every item that is not correct is unresolved, and its row is exactly as imported.
         let unresolved = try conn.query(
             """
-            SELECT s.original_transaction_id, i.outcome, i.status, s.state, s.last_verified_at, s.last_verify_status,
+            SELECT s.original_transaction_id, i.outcome, i.status, s.state, c.last_verified_at, c.last_verify_status,
                    s.auto_renew, s.grace_period_expires_at, s.version, s.expires_at = i.previous_expires_at AS same_expiry,
                    (SELECT count(*) FROM subscription_transactions t
                      WHERE t.original_transaction_id = s.original_transaction_id) AS ledger
               FROM subscriptions s JOIN reconciliation_items i ON i.subscription_id = s.id
+              LEFT JOIN subscription_checks c ON c.subscription_id = s.id
              WHERE s.original_transaction_id = ANY($1::text[])
             """,
             [wrongIds.map { Optional($0) }]
@@ -77,6 +78,7 @@ import Testing
             """
             SELECT s.original_transaction_id
               FROM subscriptions s JOIN reconciliation_items i ON i.subscription_id = s.id
+              LEFT JOIN subscription_checks c ON c.subscription_id = s.id
              WHERE s.original_transaction_id = ANY($1::text[]) AND i.outcome = 'unresolved' AND s.version = 1
                AND s.state IS NULL
             """,

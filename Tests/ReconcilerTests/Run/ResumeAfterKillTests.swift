@@ -85,7 +85,7 @@ import Testing
                    in_billing_retry, is_trial, is_intro_offer, subscription_group_id, latest_transaction_id,
                    revoked_at, cancellation_reason, last_verified_at, last_verify_status, last_apple_status,
                    version) AS line
-              FROM subscriptions ORDER BY original_transaction_id
+              FROM subscriptions LEFT JOIN subscription_checks ON subscription_id = id ORDER BY original_transaction_id
             """
         ).map { try $0.decode("line", as: String.self) }
         let ledger = try conn.query(

@@ -48,7 +48,7 @@ import Testing
         let scheduled = Set(
             try conn.query(
                 """
-                SELECT original_transaction_id FROM subscriptions
+                SELECT original_transaction_id FROM subscriptions JOIN subscription_checks ON subscription_id = id
                  WHERE next_check_at IS NOT NULL AND rejected_count = 1
                    AND last_verify_status IN ('rejected', 'invalid_receipt')
                 """

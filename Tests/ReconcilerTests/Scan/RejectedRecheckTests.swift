@@ -176,7 +176,7 @@ import Testing
         #expect(cleared.count == nil && cleared.next == nil)
     }
 
-    /// The run's count of rows left out reads subscriptions_next_check_idx, not the whole table.
+    /// The run's count of rows left out reads subscription_checks_next_check_idx, not the whole table.
     @Test func theNotDueCountReadsTheNextCheckIndexWith20000Rows() async throws {
         let world = try await EndToEndFixture(subscriptions: 0)
         let conn = try world.connect()
@@ -185,18 +185,24 @@ import Testing
         try conn.execute(
             """
             INSERT INTO subscriptions (user_id, product_id, original_transaction_id, latest_receipt, expires_at, state,
-                                       last_verified_at, last_verify_status, version, verified_version,
-                                       rejected_count, next_check_at)
+                                       version)
             SELECT 'user-' || g, 'com.example.renewals.pro.monthly', (1000000000000000 + g)::text, 'QUJD',
-                   timestamptz '2026-11-21T02:30:00Z' - ((g * 7919) % 90) * interval '1 day',
-                   'active', timestamptz '2026-11-19T00:00:00Z',
-                   CASE WHEN g % 50 = 0 THEN 'rejected' ELSE 'ok' END, 2, 2,
-                   CASE WHEN g % 50 = 0 THEN 1 END,
-                   CASE WHEN g % 50 = 0 THEN timestamptz '2026-11-21T02:30:00Z' + (g % 7) * interval '1 day' END
+                   timestamptz '2026-11-21T02:30:00Z' - ((g * 7919) % 90) * interval '1 day', 'active', 2
               FROM generate_series(1, 20000) AS g
             """
         )
+        try conn.execute(
+            """
+            INSERT INTO subscription_checks (subscription_id, last_verified_at, last_verify_status, verified_version,
+                                             rejected_count, next_check_at)
+            SELECT id, timestamptz '2026-11-19T00:00:00Z', CASE WHEN g % 50 = 0 THEN 'rejected' ELSE 'ok' END, 2,
+                   CASE WHEN g % 50 = 0 THEN 1 END,
+                   CASE WHEN g % 50 = 0 THEN timestamptz '2026-11-21T02:30:00Z' + (g % 7) * interval '1 day' END
+              FROM (SELECT id, original_transaction_id::bigint - 1000000000000000 AS g FROM subscriptions) AS x
+            """
+        )
         try conn.execute("ANALYZE subscriptions")
+        try conn.execute("ANALYZE subscription_checks")
         let asOf = StoreWorld.asOf
         let plan = try conn.query(
             "EXPLAIN " + RunScanner.notDueRejectedSQL,
@@ -205,7 +211,7 @@ import Testing
                 asOf.addingTimeInterval(-20 * 3600), asOf.addingTimeInterval(-7 * 86_400),
             ]
         ).map { try $0.decode(0, as: String.self) }.joined(separator: "\n")
-        #expect(plan.contains("subscriptions_next_check_idx"), "\(plan)")
+        #expect(plan.contains("subscription_checks_next_check_idx"), "\(plan)")
         #expect(!plan.contains("Seq Scan on subscriptions"), "\(plan)")
     }
 }

@@ -105,8 +105,11 @@ import Testing
             // What the run verified is verified as of its night.
             try world.connection.execute(
                 """
-                UPDATE subscriptions SET last_verified_at = $2, verified_version = version
+                INSERT INTO subscription_checks (subscription_id, last_verified_at, verified_version)
+                SELECT id, $2, version FROM subscriptions
                  WHERE id IN (SELECT subscription_id FROM reconciliation_items WHERE run_id = $1)
+                ON CONFLICT (subscription_id) DO UPDATE
+                   SET last_verified_at = EXCLUDED.last_verified_at, verified_version = EXCLUDED.verified_version
                 """,
                 [runId, asOf]
             )
@@ -129,7 +132,7 @@ import Testing
         // A run stopped inside its sweep: quota 3, one row taken, two left, cursor after the oldest row.
         let oldest = try #require(
             try world.connection.queryFirst(
-                "SELECT id, last_verified_at FROM subscriptions ORDER BY last_verified_at LIMIT 1"
+                "SELECT id, last_verified_at FROM subscriptions LEFT JOIN subscription_checks ON subscription_id = id ORDER BY last_verified_at LIMIT 1"
             )
         )
         let oldestId: Int64 = try oldest.decode("id")
@@ -158,7 +161,8 @@ import Testing
         let taken = try world.connection.query(
             """
             SELECT s.original_transaction_id FROM reconciliation_items i JOIN subscriptions s ON s.id = i.subscription_id
-             WHERE i.run_id = $1 ORDER BY s.last_verified_at
+              JOIN subscription_checks c ON c.subscription_id = s.id
+             WHERE i.run_id = $1 ORDER BY c.last_verified_at
             """,
             [runId]
         ).map { try $0.decode("original_transaction_id", as: String.self) }
@@ -177,22 +181,31 @@ import Testing
         try conn.execute(
             """
             INSERT INTO subscriptions (user_id, product_id, original_transaction_id, latest_receipt, expires_at, state,
-                                       last_verified_at, last_verify_status, version, verified_version)
+                                       version)
             SELECT 'user-' || g, 'com.example.renewals.pro.yearly', (1000000000000000 + g)::text, 'QUJD',
-                   timestamptz '2027-06-01T00:00:00Z', CASE WHEN g % 20 = 0 THEN 'revoked' ELSE 'active' END,
-                   timestamptz '2026-11-20T00:00:00Z' - ((g * 7919) % 90) * interval '1 day', 'ok', 2, 2
+                   timestamptz '2027-06-01T00:00:00Z', CASE WHEN g % 20 = 0 THEN 'revoked' ELSE 'active' END, 2
               FROM generate_series(1, 20000) AS g
+            """
+        )
+        try conn.execute(
+            """
+            INSERT INTO subscription_checks (subscription_id, last_verified_at, last_verify_status, verified_version)
+            SELECT id, timestamptz '2026-11-20T00:00:00Z' - ((g * 7919) % 90) * interval '1 day', 'ok', 2
+              FROM (SELECT id, original_transaction_id::bigint - 1000000000000000 AS g FROM subscriptions) AS x
             """
         )
         try conn.execute("INSERT INTO reconciliation_runs (mode, status, as_of) VALUES ('nightly', 'running', now())")
         try conn.execute("ANALYZE subscriptions")
+        try conn.execute("ANALYZE subscription_checks")
         try conn.execute("ANALYZE reconciliation_items")
         let asOf = StoreWorld.asOf
         let page = try conn.query(
             "EXPLAIN " + RunScanner.sweepPageSQL,
             [Int64(1), asOf.addingTimeInterval(-20 * 3600), Date.distantPast, Int64(0), Int64(5000), asOf]
         ).map { try $0.decode(0, as: String.self) }.joined(separator: "\n")
-        #expect(page.contains("subscriptions_sweep_idx"), "\(page)")
+        #expect(page.contains("Index Scan using subscription_checks_sweep_idx"), "\(page)")
+        #expect(page.contains("Index Scan using subscriptions_pkey"), "\(page)")
+        #expect(!page.contains("Seq Scan on subscription_checks"), "\(page)")
         #expect(!page.contains("Seq Scan on subscriptions"), "\(page)")
         #expect(!page.contains("Sort"), "\(page)")
 

@@ -277,7 +277,8 @@ final class EndToEndFixture: @unchecked Sendable {
                     SELECT state, last_verify_status, last_apple_status, auto_renew, expires_at,
                            (SELECT count(*) FROM subscription_transactions t
                              WHERE t.original_transaction_id = s.original_transaction_id) AS ledger
-                      FROM subscriptions s WHERE original_transaction_id = $1
+                      FROM subscriptions s LEFT JOIN subscription_checks c ON c.subscription_id = s.id
+                     WHERE original_transaction_id = $1
                     """,
                     [id]
                 )

@@ -33,7 +33,8 @@ final class StoreWorld {
     /// Days from `asOf`.
     static func day(_ days: Double) -> Date { asOf.addingTimeInterval(days * 86_400) }
 
-    /// Inserts a subscription (no trigger runs on INSERT, so `version` and `verified_version` are as given).
+    /// Inserts a subscription (no trigger runs on INSERT, so `version` is as given), with a `subscription_checks`
+    /// row holding `lastVerifiedAt` and `verifiedVersion` when either is given (a row the reconciler wrote).
     @discardableResult
     func insertSubscription(
         _ otid: String,
@@ -49,10 +50,16 @@ final class StoreWorld {
     ) throws -> Int64 {
         let row = try connection.queryFirst(
             """
-            INSERT INTO subscriptions (user_id, product_id, original_transaction_id, latest_receipt, expires_at, state,
-                                       last_verified_at, version, verified_version, auto_renew, environment)
-            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
-            RETURNING id
+            WITH s AS (
+                INSERT INTO subscriptions (user_id, product_id, original_transaction_id, latest_receipt, expires_at,
+                                           state, version, auto_renew, environment)
+                VALUES ($1, $2, $3, $4, $5, $6, $8, $10, $11)
+                RETURNING id
+            ), c AS (
+                INSERT INTO subscription_checks (subscription_id, last_verified_at, verified_version)
+                SELECT id, $7, $9 FROM s WHERE $7::timestamptz IS NOT NULL OR $9::bigint IS NOT NULL
+            )
+            SELECT id FROM s
             """,
             [
                 "user-" + otid, productId, otid, receipt, expiresAt, state, lastVerifiedAt, version, verifiedVersion,
@@ -154,7 +161,7 @@ final class StoreWorld {
         return row
     }
 
-    /// One subscription row.
+    /// One subscription row, with the reconciler's bookkeeping (`subscription_checks`, NULLs when it has none).
     func subscription(_ id: Int64) throws -> PostgresRow {
         guard
             let row = try connection.queryFirst(
@@ -162,7 +169,8 @@ final class StoreWorld {
                 SELECT state, expires_at, product_id, latest_receipt, auto_renew, last_verified_at, last_verify_status,
                        last_apple_status, last_error, expiration_intent, version, verified_version, rejected_count,
                        next_check_at
-                  FROM subscriptions WHERE id = $1
+                  FROM subscriptions LEFT JOIN subscription_checks ON subscription_id = id
+                 WHERE id = $1
                 """,
                 [id]
             )

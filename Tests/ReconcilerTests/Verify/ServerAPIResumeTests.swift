@@ -67,7 +67,7 @@ import Testing
             SELECT (SELECT count(*) FROM app_store_notifications) AS notifications,
                    (SELECT count(*) FROM reconciliation_items WHERE due_reason = 'notification') AS notified,
                    (SELECT count(*) FROM reconciliation_items) AS items,
-                   (SELECT count(*) FROM subscriptions WHERE last_error LIKE 'signed_data_refused%') AS refused,
+                   (SELECT count(*) FROM subscription_checks WHERE last_error LIKE 'signed_data_refused%') AS refused,
                    (SELECT count(*) FROM subscription_transactions WHERE price_milliunits IS NOT NULL) AS priced
             """
         )
@@ -227,7 +227,7 @@ import Testing
                            last_verify_status, last_apple_status, last_error, version, verified_version,
                            split_part(signed_transaction_info, '.', 2), split_part(signed_renewal_info, '.', 2),
                            history_through)::text AS line
-                  FROM subscriptions ORDER BY original_transaction_id
+                  FROM subscriptions LEFT JOIN subscription_checks ON subscription_id = id ORDER BY original_transaction_id
                 """
             ),
             ledger: try lines(

@@ -43,8 +43,10 @@ import Testing
         let conn = try fixture.connect()
         defer { conn.close() }
         func neverVerified() throws -> Int {
-            try conn.queryFirst("SELECT count(*) AS n FROM subscriptions WHERE last_verified_at IS NULL")?
-                .decode("n", as: Int.self) ?? 0
+            try conn.queryFirst(
+                "SELECT count(*) AS n FROM subscriptions LEFT JOIN subscription_checks ON subscription_id = id WHERE last_verified_at IS NULL"
+            )?
+            .decode("n", as: Int.self) ?? 0
         }
         // Rows a notification made due whose item ended unresolved are due again the next night.
         func unresolvedLastNight() throws -> Int {
@@ -66,7 +68,7 @@ import Testing
         // Every row whose answers were forged: refused, named, and untouched.
         let refused = try conn.query(
             """
-            SELECT original_transaction_id, state, expires_at, last_error FROM subscriptions
+            SELECT original_transaction_id, state, expires_at, last_error FROM subscriptions LEFT JOIN subscription_checks ON subscription_id = id
              WHERE last_error LIKE 'signed_data_refused%'
             """
         )
