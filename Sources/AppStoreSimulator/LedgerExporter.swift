@@ -1,5 +1,6 @@
-/// The money side of the truth (docs/simulator.md, "The Server API": `ledger.jsonl`, `revenue.json`), written next to the Server API files
-/// so that `truth.jsonl` stays byte-identical: `server-api/ledger.jsonl`, one line per subscription the Server
+/// The money side of the truth (docs/simulator.md, "The Server API": `ledger.jsonl`, `revenue.json`), written next to
+/// the Server API files (truth.jsonl keeps one line per subscription, its decision): `server-api/ledger.jsonl`, one
+/// line per subscription the Server
 /// API answers for (each transaction with its price, currency, storefront, offer, revocation and refunded amount),
 /// and `server-api/revenue.json`, per currency the gross, refunded (full and prorated) and net customer prices
 /// (milliunits) of every production transaction purchased at or before `now`, and the same figures for the
