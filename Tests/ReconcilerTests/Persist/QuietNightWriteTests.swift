@@ -15,14 +15,7 @@ import Testing
     /// A store verifying as of `night` for a new run over `ids`, and its pending items.
     static func store(_ world: StoreWorld, _ ids: [Int64], at night: Date) throws -> (RunStore, [WorkItem]) {
         let runId = try world.createRun(items: ids)
-        let store = RunStore(
-            connection: try world.database.connect(),
-            readConnection: try world.database.connect(),
-            runId: runId,
-            dryRun: false,
-            verifiedAt: night,
-            connectionRetries: 0
-        )
+        let store = try world.store(runId: runId, verifiedAt: night)
         return (store, try store.fetchPending(after: 0, limit: 10))
     }
 

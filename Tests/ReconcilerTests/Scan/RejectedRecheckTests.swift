@@ -12,14 +12,7 @@ import Testing
     /// Writes Apple's rejection of `id` as a run as of `night` would (verifiedAt = night, default schedule).
     static func reject(_ world: StoreWorld, _ id: Int64, at night: Date, invalidReceipt: Bool = false) throws {
         let runId = try world.createRun(items: [id])
-        let store = RunStore(
-            connection: try world.database.connect(),
-            readConnection: try world.database.connect(),
-            runId: runId,
-            dryRun: false,
-            verifiedAt: night,
-            connectionRetries: 0
-        )
+        let store = try world.store(runId: runId, verifiedAt: night)
         let items = try store.fetchPending(after: 0, limit: 10)
         let result = ItemResult(
             item: try #require(items.first),

@@ -104,7 +104,7 @@ final class StoreWorld {
     }
 
     /// A RunStore for `runId` on connections of its own, verifying as of `asOf`.
-    func store(runId: Int64, dryRun: Bool = false) throws -> RunStore {
+    func store(runId: Int64, dryRun: Bool = false, verifiedAt: Date = StoreWorld.asOf) throws -> RunStore {
         let write = try database.connect()
         let read = try database.connect()
         extraConnections += [write, read]
@@ -113,7 +113,7 @@ final class StoreWorld {
             readConnection: read,
             runId: runId,
             dryRun: dryRun,
-            verifiedAt: Self.asOf,
+            verifiedAt: verifiedAt,
             connectionRetries: 0
         )
     }
