@@ -7,8 +7,13 @@
 /// completed run of an earlier day, else midnight UTC of `$2`), `$4` the run id, `$5` the currencies whose minor
 /// unit is not 2 places (JSON object, code -> places), `$6` `run` or `rebuild`.
 ///
-/// Plan (PostgreSQL 15, `EXPLAIN ANALYZE` with 50,000 subscriptions, 30 nightly runs, 195,000 items and 350,000
-/// ledger rows: 1.9 s on a busy 2-core machine; a test asserts its shape; docs/reports.md, "Trends across nights"):
+/// Each subscription's decided state comes from `Source`: the carried state plus the unfolded runs' items (the night)
+/// or every decided item (a rebuild); the rest of the statement is the same for both.
+///
+/// Plan of the history source (PostgreSQL 15, `EXPLAIN ANALYZE` with 50,000 subscriptions, 30 nightly runs, 195,000
+/// items and 350,000 ledger rows: 1.9 s on a busy 2-core machine; a test asserts its shape; docs/reports.md,
+/// "Trends across nights"). The carried source replaces the items' pass with a sequential scan of
+/// `trend_subscription_state` and an index scan of each unfolded run's items (TrendCarriedStateTests):
 ///
 ///     Insert on trend_snapshots
 ///       CTE state:  Unique <- Sort <- Hash Join (i.run_id = r.id)
@@ -25,7 +30,7 @@
 ///                 subscription_transactions_otid_idx), only for the window's renewals
 ///
 /// The items and the ledger are each read in one pass and hashed or sorted; the window's ledger rows are index
-/// probes by `original_transaction_id`. Linear in items and ledger rows; no statement per subscription.
+/// probes by `original_transaction_id`. Linear in the items read and the ledger rows; no statement per subscription.
 enum TrendSnapshotSQL {
     /// Rounds a milliunit amount `expression` to the minor unit of the currency column `currency`.
     private static func minorUnits(_ expression: String, _ currency: String) -> String {
@@ -40,7 +45,77 @@ enum TrendSnapshotSQL {
         "(\(column) > $3::timestamptz AND \(column) <= $2::timestamptz)"
     }
 
-    static let insert = """
+    /// Where the statement finds each subscription's decided state.
+    enum Source: Sendable {
+        /// Every decided item of every non-dry run up to the as-of: `report --trends --rebuild`.
+        case history
+        /// The carried state (`trend_subscription_state`, kept by `TrendCarriedState`) plus the items of the runs
+        /// not folded into it: the nightly run. The carried state must hold no run newer than the previous as-of.
+        case carried
+    }
+
+    /// The columns of a decided item as the statement reads it (`r` a run, `i` its item): the subscription, the run
+    /// and its as-of that order it, and what the snapshot values.
+    static let decidedColumns = """
+        i.subscription_id, r.id AS run_id, r.as_of, i.original_transaction_id, i.new_state AS state,
+        COALESCE(i.product_id, i.previous_product_id) AS product_id, i.auto_renew, i.auto_renew_product_id,
+        i.environment, i.renewal_price_milliunits, i.renewal_currency
+        """
+
+    /// An item the snapshot counts: finished with a decided state (rejected, unresolved and conflicting items left
+    /// the subscription as it was).
+    static let decidedFilter = """
+        i.status = 'done' AND i.new_state IS NOT NULL
+        AND i.outcome IN ('renewed', 'unchanged', 'lapsed', 'recovered', 'revoked', 'changed')
+        """
+
+    /// The non-dry runs up to `asOf` (an SQL expression) not folded into the carried state, or folded while in
+    /// another status: their items are not in it yet.
+    static func unfoldedRuns(upTo asOf: String) -> String {
+        """
+        SELECT r.id, r.as_of, r.status FROM reconciliation_runs r
+         WHERE NOT r.dry_run AND r.as_of <= \(asOf)
+           AND NOT EXISTS (SELECT 1 FROM trend_folded_runs f WHERE f.run_id = r.id AND f.status = r.status)
+        """
+    }
+
+    /// The decided items of the runs `runs` (a subquery or CTE with `id` and `as_of`), in `decidedColumns`' names.
+    /// Each run's items are read by its id (`reconciliation_items_pkey`, run_id first): a few runs out of many, so
+    /// never a pass over the whole table, whatever the planner settings (a lateral join is only a nested loop).
+    static func decidedItems(ofRuns runs: String) -> String {
+        """
+        SELECT \(decidedColumns)
+          FROM \(runs) r
+         CROSS JOIN LATERAL (
+               SELECT * FROM reconciliation_items i WHERE i.run_id = r.id AND \(decidedFilter)
+               OFFSET 0  -- kept a subquery: pulled up, it would be planned as a join over the whole table
+               ) i
+        """
+    }
+
+    /// The candidate rows of `source`, in `decidedColumns`' names.
+    private static func candidates(_ source: Source) -> String {
+        switch source {
+        case .history:
+            return """
+                SELECT \(decidedColumns)
+                  FROM reconciliation_runs r JOIN reconciliation_items i ON i.run_id = r.id
+                 WHERE NOT r.dry_run AND r.as_of <= $2::timestamptz AND \(decidedFilter)
+                """
+        case .carried:
+            return """
+                SELECT subscription_id, run_id, run_as_of AS as_of, original_transaction_id, state, product_id,
+                       auto_renew, auto_renew_product_id, environment, renewal_price_milliunits, renewal_currency
+                  FROM trend_subscription_state
+                UNION ALL
+                \(decidedItems(ofRuns: "(\(unfoldedRuns(upTo: "$2::timestamptz")))"))
+                """
+        }
+    }
+
+    /// The statement, reading each subscription's state from `source`.
+    static func insert(_ source: Source) -> String {
+        """
         INSERT INTO trend_snapshots (
             snapshot_date, bundle_id, product_id, currency, run_id, as_of, previous_as_of,
             active, grace_period, billing_retry, in_trial, in_intro_offer,
@@ -48,18 +123,16 @@ enum TrendSnapshotSQL {
             mrr_subscriptions, mrr_milliunits, mrr_new_milliunits, mrr_expansion_milliunits,
             mrr_contraction_milliunits, mrr_churn_milliunits, mrr_source, recorded_by)
         WITH sides (side, at) AS (VALUES (1, $2::timestamptz), (0, $3::timestamptz)),
+        -- Every decided item that can be a subscription's newest as of the day's run (see `Source`).
+        candidates AS (\(candidates(source))),
         -- Each subscription's state as the reconciler last decided it, as of each side's time.
         state AS (
-            SELECT DISTINCT ON (w.side, i.subscription_id)
-                   w.side, w.at, i.subscription_id, i.original_transaction_id, i.new_state AS state,
-                   COALESCE(i.product_id, i.previous_product_id) AS product_id, i.auto_renew,
-                   i.auto_renew_product_id, i.environment, i.renewal_price_milliunits, i.renewal_currency
+            SELECT DISTINCT ON (w.side, c.subscription_id)
+                   w.side, w.at, c.subscription_id, c.original_transaction_id, c.state, c.product_id, c.auto_renew,
+                   c.auto_renew_product_id, c.environment, c.renewal_price_milliunits, c.renewal_currency
               FROM sides w
-              JOIN reconciliation_runs r ON NOT r.dry_run AND r.as_of <= w.at
-              JOIN reconciliation_items i ON i.run_id = r.id
-             WHERE i.status = 'done' AND i.new_state IS NOT NULL
-               AND i.outcome IN ('renewed', 'unchanged', 'lapsed', 'recovered', 'revoked', 'changed')
-             ORDER BY w.side, i.subscription_id, r.as_of DESC, r.id DESC
+              JOIN candidates c ON c.as_of <= w.at
+             ORDER BY w.side, c.subscription_id, c.as_of DESC, c.run_id DESC
         ),
         -- The newest ledger transaction purchased by then: its price, currency, trial and offer. The ledger is
         -- read once: its newest purchase date per original transaction as of each side (one hashed pass), then
@@ -233,4 +306,5 @@ enum TrendSnapshotSQL {
           LEFT JOIN totals t USING (bundle_id, product_id, currency)
           LEFT JOIN movement m USING (bundle_id, product_id, currency)
         """
+    }
 }

@@ -40,7 +40,7 @@ public struct TrendSnapshotWriter {
                     [runId]
                 )
             else { return nil }
-            return try Self.snapshot(db, date: try row.decode("day"), recordedBy: "run")
+            return try Self.snapshot(db, date: try row.decode("day"), source: .carried)
         }
     }
 
@@ -57,7 +57,7 @@ public struct TrendSnapshotWriter {
         ).map { try $0.decode("day", as: String.self) }
         var days: [Day] = []
         for date in dates {
-            if let day = try connection.transaction({ try Self.snapshot($0, date: date, recordedBy: "rebuild") }) {
+            if let day = try connection.transaction({ try Self.snapshot($0, date: date, source: .history) }) {
                 days.append(day)
             }
         }
@@ -81,13 +81,15 @@ public struct TrendSnapshotWriter {
     }
 
     /// Deletes the rows of `date` and inserts them again from its day run (none when the day has no
-    /// completed, non-dry run). Runs inside the caller's transaction.
+    /// completed, non-dry run). Runs inside the caller's transaction. From the carried state (the night: first
+    /// advanced to the previous as-of, `TrendCarriedState`) or from the whole history (a rebuild); both give the
+    /// same rows.
     ///
     /// Nested loops are off for the statement (`planSettings`, this transaction only): it is written as hash joins
     /// and passes over the items and the ledger, and a night's statistics predate what the run just wrote (on a
     /// first night, empty tables). Planned on those, PostgreSQL joined the run's items and the ledger row by
     /// row: 124 s at 20,000 subscriptions instead of under a second (docs/reports.md, "Trends across nights").
-    static func snapshot(_ db: PostgresConnection, date: String, recordedBy: String) throws -> Day? {
+    static func snapshot(_ db: PostgresConnection, date: String, source: TrendSnapshotSQL.Source) throws -> Day? {
         try db.execute(planSettings)
         try db.execute("DELETE FROM trend_snapshots WHERE snapshot_date = $1::date", [date])
         guard
@@ -110,9 +112,12 @@ public struct TrendSnapshotWriter {
         let runId: Int64 = try run.decode("id")
         let asOf: Date = try run.decode("as_of")
         let previousAsOf: Date = try run.decode("previous_as_of")
+        if source == .carried {
+            try TrendCarriedState.advance(db, through: previousAsOf)
+        }
         let inserted = try db.execute(
-            TrendSnapshotSQL.insert,
-            [date, asOf, previousAsOf, runId, Self.minorUnitsJSON, recordedBy]
+            TrendSnapshotSQL.insert(source),
+            [date, asOf, previousAsOf, runId, Self.minorUnitsJSON, source == .carried ? "run" : "rebuild"]
         )
         return Day(date: date, runId: runId, asOf: asOf, previousAsOf: previousAsOf, rows: inserted.rowsAffected)
     }

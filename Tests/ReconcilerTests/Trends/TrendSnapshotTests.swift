@@ -568,7 +568,7 @@ import Testing
         // here: the tables were never analysed), where PostgreSQL would otherwise join row by row.
         try world.connection.transaction { db in
             try db.execute(TrendSnapshotWriter.planSettings)
-            try db.execute("PREPARE trend_snapshot AS \(TrendSnapshotSQL.insert)")
+            try db.execute("PREPARE trend_snapshot AS \(TrendSnapshotSQL.insert(.history))")
             let plan = try db.query(
                 """
                 EXPLAIN EXECUTE trend_snapshot('2024-05-01', '2024-05-01T03:00:00Z', '2024-05-01T00:00:00Z', 1,
