@@ -57,8 +57,11 @@ import Testing
             .map { try $0.decode("run_id", as: Int64.self) }
         #expect(folded == [1, 2])
         let carried = try world.connection.query(
-            "SELECT subscription_id, run_id, state FROM trend_subscription_state ORDER BY subscription_id"
-        ).map { "\(try $0.decode("subscription_id", as: Int64.self)):\(try $0.decode("run_id", as: Int64.self)):\(try $0.decode("state", as: String.self))" }
+            """
+            SELECT subscription_id || ':' || run_id || ':' || state AS k FROM trend_subscription_state
+             ORDER BY subscription_id
+            """
+        ).map { try $0.decode("k", as: String.self) }
         // Subscription 3 was not checked on night 2: its night-1 state is carried.
         #expect(
             carried == ["1:2:active", "2:2:active", "3:1:active", "4:2:billing_retry", "5:2:active", "6:2:revoked"]
