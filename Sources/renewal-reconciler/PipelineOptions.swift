@@ -32,6 +32,15 @@ struct PipelineOptions: ParsableArguments {
     )
     var outageFailures: Int = OutageBreaker.defaultFailures
 
+    @Option(
+        help: ArgumentHelp(
+            "After a completed run, delete the items of runs older than this many days, keeping each "
+                + "subscription's newest decided one (docs/operations.md, \"Retention\").",
+            valueName: "days"
+        )
+    )
+    var itemRetentionDays: Int = ItemRetention.defaultDays
+
     @Option(help: "Exit 2 when more than this fraction of the selected subscriptions end unresolved (0.01 = 1%).")
     var maxUnresolved: Double = 0.01
 
@@ -219,6 +228,7 @@ struct PipelineOptions: ParsableArguments {
         try SettingBounds.maxUnresolved.validate(maxUnresolved, flag: "--max-unresolved")
         try SettingBounds.outageFailures.validate(outageFailures, flag: "--outage-failures")
         try SettingBounds.outageWindow.validate(outageWindow, flag: "--outage-window")
+        try SettingBounds.itemRetentionDays.validate(itemRetentionDays, flag: "--item-retention-days")
         try SettingBounds.timeout.validate(requestTimeout, flag: "--request-timeout")
         try SettingBounds.timeout.validate(connectTimeout, flag: "--connect-timeout")
         try SettingBounds.notificationsLookback.validate(notificationsLookback, flag: "--notifications-lookback")
@@ -239,6 +249,7 @@ struct PipelineOptions: ParsableArguments {
         o.excludeOldTransactions = excludeOldTransactions
         o.outageFailures = outageFailures
         o.outageWindowSeconds = outageWindow.seconds
+        o.itemRetentionDays = itemRetentionDays
         return o
     }
 

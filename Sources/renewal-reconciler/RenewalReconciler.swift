@@ -71,6 +71,7 @@ struct RenewalReconciler: ParsableCommand {
             CheckAPIKeyCommand.self,
             ReportCommand.self,
             RunsCommand.self,
+            PruneCommand.self,
             DemoCommand.self,
             CompareTruthCommand.self,
         ]

@@ -36,6 +36,9 @@ GRANT SELECT ON schema_migrations TO renewal_reconciler;
 GRANT SELECT, INSERT, DELETE ON products TO renewal_reconciler;                -- `products import` replaces the catalog
 GRANT SELECT, INSERT, UPDATE ON app_store_notifications, notification_cursors TO renewal_reconciler;
 GRANT SELECT, INSERT, DELETE ON trend_snapshots TO renewal_reconciler;       -- a night replaces its day's rows
+GRANT SELECT, INSERT, UPDATE, DELETE ON trend_subscription_state, trend_folded_runs
+    TO renewal_reconciler;                                                    -- the trends' carried state (019)
+GRANT DELETE ON reconciliation_items TO renewal_reconciler;                   -- the items' retention (020)
 GRANT SELECT, INSERT, UPDATE ON run_workers TO renewal_reconciler;            -- `run --worker` registers and beats
 GRANT SELECT, INSERT, UPDATE ON run_chunks TO renewal_reconciler;             -- and leases chunks of items
 

@@ -40,6 +40,9 @@ public enum SettingBounds {
     public static let heartbeatsPerLease: Double = 3
     /// `run --join-window` (0: always start a worker run).
     public static let joinWindow = NumericBound(0, 7 * 86_400, .duration)
+    /// `run`/`backfill`/`prune --item-retention-days`: at least a week, so a night's resume, report and the trend
+    /// snapshot's previous day always find their items; 36500 keeps them a century.
+    public static let itemRetentionDays = NumericBound(7, 36_500, .count)
     /// `report --trends --days`.
     public static let trendDays = NumericBound(1, 3_660, .count)
     /// `runs --limit`.
@@ -63,6 +66,7 @@ public enum SettingBounds {
         ("--lookback", selectionWindow), ("--min-recheck", selectionWindow), ("--recheck-revoked", selectionWindow),
         ("--recheck-rejected", recheckRejectedStep), ("--sweep-days", sweepDays), ("--heartbeat", heartbeat),
         ("--lease-timeout", leaseTimeout), ("--join-window", joinWindow), ("--days", trendDays),
+        ("--item-retention-days", itemRetentionDays),
         ("--limit", runsLimit), ("--limit", mismatchLimit), ("--subscriptions", demoSubscriptions),
         ("--nights", demoNights), ("--simulator-faults", share), ("--forged-subscriptions", share),
     ]

@@ -155,6 +155,7 @@ public struct ReportLoader {
             periodPreviousRunId: try row.decode("period_previous_run_id", as: Int64?.self),
             periodScanFromRunId: try row.decode("period_scan_from", as: Int64.self)
         )
+        run.itemsPrunedAt = try row.decode("items_pruned_at", as: Date?.self)
         if let apps = try row.decode("configured_apps", as: String?.self) {
             run.configuredApps = (try? JSONDecoder().decode([String].self, from: Data(apps.utf8))) ?? []
         }
@@ -267,6 +268,8 @@ public struct ReportLoader {
                -- Migration 006's, likewise.
                (to_jsonb(r) ->> 'sweep_eligible_count')::bigint AS sweep_eligible_count,
                (to_jsonb(r) ->> 'sweep_quota')::bigint AS sweep_quota,
+               -- Migration 020's, likewise.
+               (to_jsonb(r) ->> 'items_pruned_at')::timestamptz AS items_pruned_at,
                -- The apps the run was configured for: the keys of --apps, else the one --bundle-id (JSON array).
                CASE WHEN jsonb_typeof(r.parameters -> 'apps') = 'object'
                     THEN (SELECT jsonb_agg(k) FROM jsonb_object_keys(r.parameters -> 'apps') AS k)::text

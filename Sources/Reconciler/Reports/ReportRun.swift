@@ -40,6 +40,9 @@ public struct ReportRun: Sendable, Equatable {
     /// The bundle ids the run was configured for (the apps of `--apps`, or its `--bundle-id`); nil when the run
     /// named none. The metrics file keeps a series per configured app only (docs/reports.md, "Metrics file").
     public var configuredApps: [String]?
+    /// When `ItemRetention` pruned the run's items (docs/operations.md, "Retention"): its item counts are then
+    /// incomplete (the report written that night is not).
+    public var itemsPrunedAt: Date?
 
     /// The report's period, when its start is known.
     public var period: ReportPeriod? {

@@ -45,7 +45,8 @@ public struct RunListing {
         let lines = rows.map { row -> [String] in
             let run = row.run
             return [
-                String(run.id), run.mode + (run.dryRun ? " (dry)" : ""), run.status, RFC3339.string(run.asOf),
+                String(run.id), run.mode + (run.dryRun ? " (dry)" : ""),
+                run.status + (run.itemsPrunedAt == nil ? "" : " (items pruned)"), RFC3339.string(run.asOf),
                 run.durationSeconds.map { ReportHTML.formatSeconds($0) } ?? "-", String(run.dueCount),
                 String(run.doneCount), String(row.outcomes["renewed"] ?? 0), String(row.outcomes["lapsed"] ?? 0),
                 String(run.unresolvedCount), run.exitCode.map(String.init) ?? "-",

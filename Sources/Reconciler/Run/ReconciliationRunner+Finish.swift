@@ -31,6 +31,7 @@ extension ReconciliationRunner {
         }
         if decided.status == .completed, !run.parameters.options.dryRun {
             recordTrendSnapshot(runId: run.id, connection: connection, logger: logger)
+            pruneItems(run, connection: connection, logger: logger)
         }
         let outcomes = counts.outcomes.map { "\($0.key.rawValue)=\($0.value)" }.sorted()
         let line =
@@ -66,6 +67,24 @@ extension ReconciliationRunner {
         } catch {
             logger.error(
                 "run \(runId): the trend snapshot was not recorded (\(error)); `renewal-reconciler report --trends --rebuild` recomputes it"
+            )
+        }
+    }
+
+    /// The items' retention, after the day's snapshot folded what it needs (docs/operations.md, "Retention"). A
+    /// failure is logged and leaves the run completed: the next run or `renewal-reconciler prune` prunes them.
+    private func pruneItems(_ run: JoinedRun, connection: PostgresConnection, logger: Logger) {
+        let days = run.parameters.options.itemRetentionDays
+        do {
+            let pruned = try ItemRetention(connection: connection).prune(days: days, now: run.asOf)
+            if pruned.items > 0 {
+                logger.info(
+                    "run \(run.id) pruned \(pruned.items) item(s) of \(pruned.runs) run(s) older than \(days) days"
+                )
+            }
+        } catch {
+            logger.error(
+                "run \(run.id): items older than \(days) days were not pruned (\(error)); the next run or `renewal-reconciler prune` prunes them"
             )
         }
     }

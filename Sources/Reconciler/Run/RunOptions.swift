@@ -29,6 +29,9 @@ public struct RunOptions: Sendable, Codable, Equatable {
     /// stored parameters: runs stored before the breaker resume with the defaults.
     var outageFailuresSetting: Int?
     var outageWindowSecondsSetting: Double?
+    /// Days of `reconciliation_items` a completed run keeps when it prunes (`ItemRetention`); optional in the stored
+    /// parameters like the breaker's.
+    var itemRetentionDaysSetting: Int?
 
     public var outageFailures: Int {
         get { outageFailuresSetting ?? OutageBreaker.defaultFailures }
@@ -39,12 +42,18 @@ public struct RunOptions: Sendable, Codable, Equatable {
         set { outageWindowSecondsSetting = newValue }
     }
 
+    public var itemRetentionDays: Int {
+        get { itemRetentionDaysSetting ?? ItemRetention.defaultDays }
+        set { itemRetentionDaysSetting = newValue }
+    }
+
     enum CodingKeys: String, CodingKey {
         case rate, concurrency, maxAttempts, batchSize, dryRun, maxUnresolvedFraction, connectTimeoutSeconds
         case requestTimeoutSeconds, backoffBaseSeconds, backoffCapSeconds, maxRetryAfterSeconds
         case excludeOldTransactions
         case outageFailuresSetting = "outageFailures"
         case outageWindowSecondsSetting = "outageWindowSeconds"
+        case itemRetentionDaysSetting = "itemRetentionDays"
     }
 
     public init() {}

@@ -21,7 +21,8 @@ enum TrendCarriedState {
             [through]
         )
         if try ahead?.decode("ahead", as: Bool.self) == true {
-            try db.execute("TRUNCATE trend_subscription_state, trend_folded_runs")
+            try db.execute("DELETE FROM trend_subscription_state")
+            try db.execute("DELETE FROM trend_folded_runs")
         }
         try db.execute(fold, [through])
     }
