@@ -72,13 +72,53 @@ import Testing
         #expect(tooShort.status == 64, "\(tooShort)")
         #expect(tooShort.stderr.contains("--item-retention-days"), "\(tooShort)")
 
-        let kept = await fixture.runReconciler(["prune", "--now", "2024-05-10T06:00:00Z", "--item-retention-days", "30"])
+        let kept = await fixture.runReconciler([
+            "prune", "--now", "2024-05-10T06:00:00Z", "--item-retention-days", "30",
+        ])
         #expect(kept.status == 0, "\(kept)")
         #expect(kept.stdout.contains("pruned 0 item(s)"), "\(kept)")
 
-        let pruned = await fixture.runReconciler(["prune", "--now", "2024-05-10T06:00:00Z", "--item-retention-days", "7"])
+        let pruned = await fixture.runReconciler([
+            "prune", "--now", "2024-05-10T06:00:00Z", "--item-retention-days", "7",
+        ])
         #expect(pruned.status == 0, "\(pruned)")
-        #expect(pruned.stdout.contains("pruned 12 item(s) of runs before 2024-05-03T06:00:00Z (4 run(s) pruned now)"), "\(pruned)")
+        #expect(
+            pruned.stdout.contains("pruned 12 item(s) of runs before 2024-05-03T06:00:00Z (4 run(s) pruned now)"),
+            "\(pruned)"
+        )
         #expect(try Self.itemsPerRun(world.connection) == ["3:6", "5:1", "6:2"])
+    }
+
+    @Test func aCompletedNightlyRunPrunesTheItemsOlderThanItsRetention() async throws {
+        let fixture = try await EndToEndFixture(subscriptions: 20)
+        try await fixture.startSimulator()
+        let conn = try fixture.connect()
+        defer { conn.close() }
+        // Two old runs, 200 and 100 days before the night, each with an item for subscriptions 1-5: the newer
+        // one's items are each subscription's newest among the old, the older one's go.
+        for (id, days) in [(901, 200), (902, 100)] as [(Int64, Int)] {
+            try conn.execute(
+                """
+                INSERT INTO reconciliation_runs (id, mode, dry_run, status, as_of, started_at, finished_at, exit_code)
+                VALUES ($1, 'nightly', false, 'completed', $2::timestamptz - make_interval(days => $3::int),
+                        $2::timestamptz - make_interval(days => $3::int), $2::timestamptz - make_interval(days => $3::int), 0)
+                """,
+                [id, fixture.now, days]
+            )
+            try conn.execute(
+                """
+                INSERT INTO reconciliation_items (run_id, subscription_id, original_transaction_id, status, outcome,
+                    new_state, product_id, auto_renew)
+                SELECT $1, id, original_transaction_id, 'done', 'unchanged', 'active', product_id, true
+                  FROM subscriptions WHERE id <= 5
+                """,
+                [id]
+            )
+        }
+        let night = try await fixture.run(["--rate", "2000", "--item-retention-days", "30"])
+        #expect(night.status == 0, "\(night)")
+        #expect(night.stderr.contains("pruned 5 item(s) of 2 run(s) older than 30 days"), "\(night.stderr)")
+        #expect(try Self.itemsPerRun(conn).prefix(1) == ["1:20"])
+        #expect(try Self.itemsPerRun(conn).suffix(1) == ["902:5"])
     }
 }
