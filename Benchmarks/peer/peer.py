@@ -132,8 +132,9 @@ def main():
         grace = when(renewal.get("grace_period_expires_date_ms"))
         revoked_at = when(newest.get("cancellation_date_ms"))
         retry = renewal.get("is_in_billing_retry_period") == "1"
-        if revoked_at is not None:  # refunded: the refunded period never counted, entitled until it began
-            state, expires = "revoked", when(newest.get("purchase_date_ms"))
+        if revoked_at is not None:  # refunded: the latest expiry not refunded, else the refund's time
+            kept = [when(t.get("expires_date_ms")) for t in txns if not t.get("cancellation_date_ms")]
+            state, expires = "revoked", max((e for e in kept if e), default=revoked_at)
         elif expires is not None and expires > now:
             state = "active"
         elif grace is not None and grace > now:
