@@ -23,6 +23,7 @@ cd "$(dirname "$0")/.."
 ROOT=$PWD
 
 BIN="" N=20000 SEED=7 BUILD=1 KEEP="" ORDER=reconciler-peer PEER_ARGS="" SCHEMA_UPTO=""
+# shellcheck disable=SC2034  # BIN and BUILD are read by Benchmarks/lib.sh
 while [ $# -gt 0 ]; do
     case "$1" in
         --subscriptions) N=$2; shift 2 ;;
