@@ -15,7 +15,10 @@
 #   --bin-dir DIR         use the binaries in DIR (implies --no-build)
 #   --keep DIR            keep the work directory (export, reports, logs) in DIR
 #   --second-night        after the first night, run again with --now one day later (same simulator world):
-#                         the quiet night's requests per due subscription and database cost
+#                         the quiet night's requests per due subscription and database cost (= --nights 2)
+#   --nights N            N nights in all, each one day after the one before (figures prefixed nightK_)
+#   --history K           after the first night, K copies of its run and items dated 1..K days before it: a
+#                         history of K nights (the items the later nights' statements could read)
 #   --pg-stats            record pg_stat_statements and print each night's top statements by time
 #   --run-args "ARGS"     extra arguments for both runs (e.g. "--sweep-days 0")
 # Prints one `key=value` line per figure and a final `RESULT ...` line per night (figures of the second
@@ -24,7 +27,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
 
-BIN="" N=10000 LATENCY=0 RATE=1000000 CONC=64 BATCH="" SEED=7 PERF="" BUILD=1 KEEP="" NIGHT2=0 PGSTATS=0 EXTRA=""
+BIN="" N=10000 LATENCY=0 RATE=1000000 CONC=64 BATCH="" SEED=7 PERF="" BUILD=1 KEEP="" NIGHTS=1 HISTORY=0 PGSTATS=0 EXTRA=""
 while [ $# -gt 0 ]; do
     case "$1" in
         --subscriptions) N=$2; shift 2 ;;
@@ -37,10 +40,12 @@ while [ $# -gt 0 ]; do
         --no-build) BUILD=0; shift ;;
         --bin-dir) BIN=$2; BUILD=0; shift 2 ;;
         --keep) KEEP=$2; shift 2 ;;
-        --second-night) NIGHT2=1; shift ;;
+        --second-night) NIGHTS=2; shift ;;
+        --nights) NIGHTS=$2; shift 2 ;;
+        --history) HISTORY=$2; shift 2 ;;
         --pg-stats) PGSTATS=1; shift ;;
         --run-args) EXTRA=$2; shift 2 ;;
-        -h|--help) sed -n '2,23p' "$0"; exit 0 ;;
+        -h|--help) sed -n '2,26p' "$0"; exit 0 ;;
         *) echo "pipeline.sh: unknown option $1" >&2; exit 64 ;;
     esac
 done
@@ -243,8 +248,33 @@ PY
     echo "${P}RESULT n=$N latency_ms=$LATENCY rate=$RATE concurrency=$CONC batch=${BATCH:-default} due=$due done=$done_count wall=$wall pipeline=$(printf '%.2f' "$elapsed") subs_s_wall=$(echo "$done_count / $wall" | bc) req_per_due=$per_due steady_req_s=$steady cpu_us_per_sub=$cpu_us pg_us_per_sub=$pg_us pg_us_per_world_sub=$pg_us_world rss_kb=$rss pipeline_rss_kb=$pipeline_rss wal_per_item=$(echo "$wal_bytes / ($done_count + ($done_count == 0))" | bc) app_updates=$((upd1 - upd0)) peak_window=$peak load=\"$(cut -d' ' -f1-3 /proc/loadavg)\""
 }
 
+# history K: K copies of the first night's run and its items, dated 1..K days before it, as K earlier nights
+# would have left them (completed, not dry).
+history() {
+    local t0 t1
+    t0=$(date +%s.%N)
+    q "WITH src AS (SELECT * FROM reconciliation_runs ORDER BY id LIMIT 1),
+            copies AS (
+              INSERT INTO reconciliation_runs
+              SELECT r.* FROM src, generate_series(1, $1) AS k,
+                     LATERAL jsonb_populate_record(NULL::reconciliation_runs, to_jsonb(src) || jsonb_build_object(
+                        'id', nextval('reconciliation_runs_id_seq'),
+                        'as_of', src.as_of - k * interval '1 day',
+                        'started_at', src.started_at - k * interval '1 day',
+                        'finished_at', src.finished_at - k * interval '1 day')) AS r
+              RETURNING id)
+       INSERT INTO reconciliation_items
+       SELECT x.* FROM copies c, reconciliation_items i,
+              LATERAL jsonb_populate_record(NULL::reconciliation_items, to_jsonb(i) || jsonb_build_object('run_id', c.id)) AS x
+        WHERE i.run_id = (SELECT id FROM src)" >/dev/null
+    t1=$(date +%s.%N)
+    echo "history_nights=$1 history_items=$(q "SELECT count(*) FROM reconciliation_items") history_seconds=$(echo "$t1 - $t0" | bc)"
+}
+
 night first "$NOW" ""
-if [ "$NIGHT2" = 1 ]; then
-    NEXT=$(date -u -d "$NOW + 1 day" +%Y-%m-%dT%H:%M:%SZ)
-    night second "$NEXT" "night2_"
-fi
+[ "$HISTORY" -gt 0 ] && history "$HISTORY"
+for k in $(seq 2 "$NIGHTS"); do
+    NEXT=$(date -u -d "$NOW + $((k - 1)) day" +%Y-%m-%dT%H:%M:%SZ)
+    night "night$k" "$NEXT" "night${k}_"
+done
+echo "items_after_last_night=$(q "SELECT count(*) FROM reconciliation_items")"

@@ -12,6 +12,9 @@ import Postgres
 public struct ItemRetention: Sendable {
     /// Days of items kept by default (`--item-retention-days`).
     public static let defaultDays = 90
+    /// A night prunes only once the oldest unpruned run is this many days past the retention, then every run past
+    /// it: a prune re-reads the items kept (up to one per subscription), so it runs about once a week, not nightly.
+    public static let stepDays = 7
 
     public let connection: PostgresConnection
 
@@ -29,6 +32,21 @@ public struct ItemRetention: Sendable {
         public var items: Int
         /// Items of pruned runs kept: each subscription's newest decided one.
         public var kept: Int
+    }
+
+    /// The nightly run's prune: `prune(days:now:)` once the oldest finished run not pruned yet is more than
+    /// `days` + `stepDays` days old; nil (nothing read but the runs) before that.
+    public func pruneIfDue(days: Int, now: Date) throws -> Pruned? {
+        let due = try connection.queryFirst(
+            """
+            SELECT EXISTS (SELECT 1 FROM reconciliation_runs
+                            WHERE items_pruned_at IS NULL AND status NOT IN ('running', 'interrupted')
+                              AND as_of < $1::timestamptz) AS due
+            """,
+            [now.addingTimeInterval(-Double(days + Self.stepDays) * 86_400)]
+        )
+        guard try due?.decode("due", as: Bool.self) == true else { return nil }
+        return try prune(days: days, now: now)
     }
 
     /// Prunes the items of the finished runs with an as-of more than `days` days before `now`. One transaction; a

@@ -442,17 +442,52 @@ public final class RunStore: PipelineStore, @unchecked Sendable {
         guard owned != nil else { throw RunOwnershipLostError(runId: runId) }
     }
 
+    /// The app's columns `updateDecidedSQL` writes (`s` the stored row, `v` the batch's values): each one's new
+    /// value, and when the row changes because of it. The one list both the change test and the UPDATE are made of.
+    /// A decided column changes when its new value differs; the receipt when the run sends one (only a receipt
+    /// carrying news, `receiptToStore`); a signed payload only when the row had none (Apple signs again on every
+    /// call, so a new signature alone is no change, and it is refreshed with the row's next real change).
+    private static let appColumns: [(column: String, value: String, changes: String)] = {
+        let decided: [(String, String)] = [
+            ("state", "v.state"), ("expires_at", "COALESCE(v.expires_at, s.expires_at)"),
+            ("product_id", "v.product_id"), ("environment", "COALESCE(v.environment, s.environment)"),
+            ("auto_renew", "v.auto_renew"), ("auto_renew_product_id", "v.auto_renew_product_id"),
+            ("grace_period_expires_at", "v.grace_period_expires_at"),
+            ("expiration_intent", "v.expiration_intent::integer"), ("in_billing_retry", "v.in_billing_retry"),
+            ("is_trial", "v.is_trial"), ("is_intro_offer", "v.is_intro_offer"),
+            ("subscription_group_id", "COALESCE(v.subscription_group_id, s.subscription_group_id)"),
+            ("latest_transaction_id", "COALESCE(v.latest_transaction_id, s.latest_transaction_id)"),
+            ("revoked_at", "v.revoked_at"), ("cancellation_reason", "v.cancellation_reason::integer"),
+            ("app_account_token", "COALESCE(v.app_account_token, s.app_account_token)"),
+            ("app_transaction_id", "COALESCE(v.app_transaction_id, s.app_transaction_id)"),
+            ("price_increase_status", "v.price_increase_status::integer"),
+            ("renewal_price_milliunits", "v.renewal_price_milliunits"), ("renewal_currency", "v.renewal_currency"),
+            ("renewal_billing_plan_type", "v.renewal_billing_plan_type"),
+        ]
+        return decided.map { column, value in (column, value, "s.\(column) IS DISTINCT FROM \(value)") } + [
+            ("latest_receipt", "COALESCE(v.latest_receipt, s.latest_receipt)", "v.latest_receipt IS NOT NULL"),
+            (
+                "signed_transaction_info", "COALESCE(v.signed_transaction_info, s.signed_transaction_info)",
+                "(s.signed_transaction_info IS NULL AND v.signed_transaction_info IS NOT NULL)"
+            ),
+            (
+                "signed_renewal_info", "COALESCE(v.signed_renewal_info, s.signed_renewal_info)",
+                "(s.signed_renewal_info IS NULL AND v.signed_renewal_info IS NOT NULL)"
+            ),
+        ]
+    }()
+
     /// The batch write of `updateDecided`: `$1` the verification time, `$2...$30` one array per column.
     ///
     /// The app's row is updated only when a column the app reads would change (docs/architecture.md, "Database work
     /// per subscription"): `matched` locks the batch's rows still at the version read (`FOR NO KEY UPDATE`, the lock
     /// an UPDATE takes: any write of the app's waits for the batch's commit, and a row it changed meanwhile no longer
-    /// matches; unlike `FOR UPDATE` it lets the app insert rows that reference the subscription); `updated` rewrites those whose decided values differ from the stored ones, or that get a new receipt
-    /// or a first signed payload (Apple signs its payloads again on every call, so a new signature alone is no
-    /// change); `checked` then records the verification in `subscription_checks` for every matched row, with the
-    /// version the row has now (subscriptions_bump_version's bumped one if `updated` wrote it, the one read if not),
-    /// so "the app changed the row since we verified it" stays `version IS DISTINCT FROM verified_version`. The ids
-    /// returned are the matched rows; every other one is a conflict, nothing of its result written.
+    /// matches; unlike `FOR UPDATE` it lets the app insert rows that reference the subscription); `updated` rewrites
+    /// those where one of `appColumns` changes; `checked` then records the verification in `subscription_checks` for
+    /// every matched row, with the version the row has now (subscriptions_bump_version's bumped one if `updated` wrote
+    /// it, the one read if not), so "the app changed the row since we verified it" stays `version IS DISTINCT FROM
+    /// verified_version`. The ids returned are the matched rows; every other one is a conflict, nothing of its result
+    /// written.
     private static let updateDecidedSQL = """
         WITH v AS (
             SELECT * FROM unnest($2::bigint[], $3::bigint[], $4::text[], $5::timestamptz[], $6::text[],
@@ -468,52 +503,13 @@ public final class RunStore: PipelineStore, @unchecked Sendable {
                      renewal_price_milliunits, renewal_currency, renewal_billing_plan_type)
         ), matched AS (
             SELECT s.id, s.version,
-                   (s.state, s.expires_at, s.product_id, s.environment, s.auto_renew, s.auto_renew_product_id,
-                    s.grace_period_expires_at, s.expiration_intent, s.in_billing_retry, s.is_trial, s.is_intro_offer,
-                    s.subscription_group_id, s.latest_transaction_id, s.revoked_at, s.cancellation_reason,
-                    s.app_account_token, s.app_transaction_id, s.price_increase_status, s.renewal_price_milliunits,
-                    s.renewal_currency, s.renewal_billing_plan_type)
-                   IS DISTINCT FROM
-                   (v.state, COALESCE(v.expires_at, s.expires_at), v.product_id, COALESCE(v.environment, s.environment),
-                    v.auto_renew, v.auto_renew_product_id, v.grace_period_expires_at, v.expiration_intent::integer,
-                    v.in_billing_retry, v.is_trial, v.is_intro_offer,
-                    COALESCE(v.subscription_group_id, s.subscription_group_id),
-                    COALESCE(v.latest_transaction_id, s.latest_transaction_id), v.revoked_at,
-                    v.cancellation_reason::integer, COALESCE(v.app_account_token, s.app_account_token),
-                    COALESCE(v.app_transaction_id, s.app_transaction_id), v.price_increase_status::integer,
-                    v.renewal_price_milliunits, v.renewal_currency, v.renewal_billing_plan_type)
-                   OR v.latest_receipt IS NOT NULL
-                   OR (s.signed_transaction_info IS NULL AND v.signed_transaction_info IS NOT NULL)
-                   OR (s.signed_renewal_info IS NULL AND v.signed_renewal_info IS NOT NULL) AS changes
+                   \(appColumns.map(\.changes).joined(separator: "\n                   OR ")) AS changes
               FROM subscriptions s
               JOIN v ON s.id = v.id AND s.version = v.version
                FOR NO KEY UPDATE OF s
         ), updated AS (
             UPDATE subscriptions AS s SET
-                latest_receipt = COALESCE(v.latest_receipt, s.latest_receipt),
-                expires_at = COALESCE(v.expires_at, s.expires_at),
-                state = v.state,
-                product_id = v.product_id,
-                environment = COALESCE(v.environment, s.environment),
-                auto_renew = v.auto_renew,
-                auto_renew_product_id = v.auto_renew_product_id,
-                grace_period_expires_at = v.grace_period_expires_at,
-                expiration_intent = v.expiration_intent,
-                in_billing_retry = v.in_billing_retry,
-                is_trial = v.is_trial,
-                is_intro_offer = v.is_intro_offer,
-                subscription_group_id = COALESCE(v.subscription_group_id, s.subscription_group_id),
-                latest_transaction_id = COALESCE(v.latest_transaction_id, s.latest_transaction_id),
-                revoked_at = v.revoked_at,
-                cancellation_reason = v.cancellation_reason,
-                signed_transaction_info = COALESCE(v.signed_transaction_info, s.signed_transaction_info),
-                signed_renewal_info = COALESCE(v.signed_renewal_info, s.signed_renewal_info),
-                app_account_token = COALESCE(v.app_account_token, s.app_account_token),
-                app_transaction_id = COALESCE(v.app_transaction_id, s.app_transaction_id),
-                price_increase_status = v.price_increase_status,
-                renewal_price_milliunits = v.renewal_price_milliunits,
-                renewal_currency = v.renewal_currency,
-                renewal_billing_plan_type = v.renewal_billing_plan_type
+                \(appColumns.map { "\($0.column) = \($0.value)" }.joined(separator: ",\n                "))
               FROM v JOIN matched m ON m.id = v.id
              WHERE s.id = v.id AND m.changes
             RETURNING s.id, s.version  -- the version subscriptions_bump_version gave the row

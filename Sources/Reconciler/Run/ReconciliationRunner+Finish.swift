@@ -76,8 +76,9 @@ extension ReconciliationRunner {
     private func pruneItems(_ run: JoinedRun, connection: PostgresConnection, logger: Logger) {
         let days = run.parameters.options.itemRetentionDays
         do {
-            let pruned = try ItemRetention(connection: connection).prune(days: days, now: run.asOf)
-            if pruned.items > 0 {
+            if let pruned = try ItemRetention(connection: connection).pruneIfDue(days: days, now: run.asOf),
+                pruned.items > 0
+            {
                 logger.info(
                     "run \(run.id) pruned \(pruned.items) item(s) of \(pruned.runs) run(s) older than \(days) days"
                 )

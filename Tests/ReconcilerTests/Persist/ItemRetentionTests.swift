@@ -62,6 +62,21 @@ import Testing
         #expect(prunedLines.count == 4, "\(listing)")
     }
 
+    @Test func aNightPrunesOnlyOnceTheOldestRunIsAWeekPastTheRetention() throws {
+        let world = try World()
+        defer { world.close() }
+        try Self.fourNights(world)
+        let retention = ItemRetention(connection: world.connection)
+        // Night 1 (May 1) is past 7 days on May 10 but not past 7 + 7: nothing is read or deleted.
+        #expect(try retention.pruneIfDue(days: 7, now: TrendSnapshotTests.at("2024-05-10T06:00:00Z")) == nil)
+        #expect(try Self.itemsPerRun(world.connection) == ["1:6", "2:5", "3:6", "4:1", "5:1", "6:2"])
+        // On May 15 it is: every finished run before May 8 is pruned at once (night 4's items are the newest of
+        // subscriptions 1 and 2, night 3's of the others).
+        let pruned = try #require(try retention.pruneIfDue(days: 7, now: TrendSnapshotTests.at("2024-05-15T06:00:00Z")))
+        #expect(pruned.runs == 5 && pruned.items == 14 && pruned.kept == 6, "\(pruned)")
+        #expect(try Self.itemsPerRun(world.connection) == ["3:4", "5:1", "6:2"])
+    }
+
     @Test func aCompletedRunPrunesAndThePruneCommandSaysWhatItDid() async throws {
         let fixture = try await EndToEndFixture(subscriptions: 0)
         let world = try World(database: nil, connection: try fixture.connect())
