@@ -17,8 +17,8 @@
 #   --second-night        after the first night, run again with --now one day later (same simulator world):
 #                         the quiet night's requests per due subscription and database cost (= --nights 2)
 #   --nights N            N nights in all, each one day after the one before (figures prefixed nightK_)
-#   --history K           after the first night, K copies of its run and items dated 1..K days before it: a
-#                         history of K nights (the items the later nights' statements could read)
+#   --history K           after the second night (needs --nights 3 or more), K copies of its run and items
+#                         dated 2..K+1 days before it (before the first night): a history of K quiet nights
 #   --pg-stats            record pg_stat_statements and print each night's top statements by time
 #   --run-args "ARGS"     extra arguments for both runs (e.g. "--sweep-days 0")
 # Prints one `key=value` line per figure and a final `RESULT ...` line per night (figures of the second
@@ -64,6 +64,8 @@ SIM_PID=""
 cleanup() {
     [ -n "$SIM_PID" ] && kill "$SIM_PID" 2>/dev/null || true
     [ -n "$SIM_PID" ] && wait "$SIM_PID" 2>/dev/null || true
+    # With --keep, PostgreSQL's log goes with the rest (auto_explain plans, through THROWAWAY_PG_EXTRA_CONF).
+    [ -n "$KEEP" ] && cp "$THROWAWAY_PG_DIR/server.log" "$WORK/postgres.log" 2>/dev/null || true
     if [ -n "$KEEP" ]; then rm -rf "$KEEP"; mv "$WORK" "$KEEP"; else rm -rf "$WORK"; fi
     throwaway_pg_stop
 }
@@ -248,20 +250,20 @@ PY
     echo "${P}RESULT n=$N latency_ms=$LATENCY rate=$RATE concurrency=$CONC batch=${BATCH:-default} due=$due done=$done_count wall=$wall pipeline=$(printf '%.2f' "$elapsed") subs_s_wall=$(echo "$done_count / $wall" | bc) req_per_due=$per_due steady_req_s=$steady cpu_us_per_sub=$cpu_us pg_us_per_sub=$pg_us pg_us_per_world_sub=$pg_us_world rss_kb=$rss pipeline_rss_kb=$pipeline_rss wal_per_item=$(echo "$wal_bytes / ($done_count + ($done_count == 0))" | bc) app_updates=$((upd1 - upd0)) peak_window=$peak load=\"$(cut -d' ' -f1-3 /proc/loadavg)\""
 }
 
-# history K: K copies of the first night's run and its items, dated 1..K days before it, as K earlier nights
-# would have left them (completed, not dry).
+# history K: K copies of the newest run and its items, dated 2..K+1 days before it, as K earlier nights would have
+# left them (completed, not dry).
 history() {
     local t0 t1
     t0=$(date +%s.%N)
-    q "WITH src AS (SELECT * FROM reconciliation_runs ORDER BY id LIMIT 1),
+    q "WITH src AS (SELECT * FROM reconciliation_runs ORDER BY id DESC LIMIT 1),
             copies AS (
               INSERT INTO reconciliation_runs
               SELECT r.* FROM src, generate_series(1, $1) AS k,
                      LATERAL jsonb_populate_record(NULL::reconciliation_runs, to_jsonb(src) || jsonb_build_object(
                         'id', nextval('reconciliation_runs_id_seq'),
-                        'as_of', src.as_of - k * interval '1 day',
-                        'started_at', src.started_at - k * interval '1 day',
-                        'finished_at', src.finished_at - k * interval '1 day')) AS r
+                        'as_of', src.as_of - (k + 1) * interval '1 day',
+                        'started_at', src.started_at - (k + 1) * interval '1 day',
+                        'finished_at', src.finished_at - (k + 1) * interval '1 day')) AS r
               RETURNING id)
        INSERT INTO reconciliation_items
        SELECT x.* FROM copies c, reconciliation_items i,
@@ -271,10 +273,14 @@ history() {
     echo "history_nights=$1 history_items=$(q "SELECT count(*) FROM reconciliation_items") history_seconds=$(echo "$t1 - $t0" | bc)"
 }
 
+if [ "$HISTORY" -gt 0 ] && [ "$NIGHTS" -lt 3 ]; then
+    echo "pipeline.sh: --history needs --nights 3 or more (the history is made after the second night)" >&2
+    exit 64
+fi
 night first "$NOW" ""
-[ "$HISTORY" -gt 0 ] && history "$HISTORY"
 for k in $(seq 2 "$NIGHTS"); do
     NEXT=$(date -u -d "$NOW + $((k - 1)) day" +%Y-%m-%dT%H:%M:%SZ)
     night "night$k" "$NEXT" "night${k}_"
+    if [ "$k" = 2 ] && [ "$HISTORY" -gt 0 ]; then history "$HISTORY"; fi
 done
 echo "items_after_last_night=$(q "SELECT count(*) FROM reconciliation_items")"

@@ -77,7 +77,7 @@ final class RunLockWatch: SendGate, @unchecked Sendable {
         guard !isLost else { return }
         // A failure other than the lost lock: the database cannot be reached (restarting, failing over), and sends
         // hold until it answers again.
-        try? withConnection { try $0.execute("SELECT 1") }
+        _ = try? withConnection { try $0.execute("SELECT 1") }
     }
 
     /// Every other use of the lock's connection (the heartbeats), on `queue`: a statement that reconnects re-takes
