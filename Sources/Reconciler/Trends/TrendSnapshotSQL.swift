@@ -115,7 +115,13 @@ enum TrendSnapshotSQL {
 
     /// The statement, reading each subscription's state from `source`.
     static func insert(_ source: Source) -> String {
-        """
+        statement.replacingOccurrences(of: candidatesPlaceholder, with: candidates(source))
+    }
+
+    private static let candidatesPlaceholder = "/* candidates */"
+
+    /// The statement with `candidatesPlaceholder` where `insert` puts the source's candidate rows.
+    private static let statement = """
         INSERT INTO trend_snapshots (
             snapshot_date, bundle_id, product_id, currency, run_id, as_of, previous_as_of,
             active, grace_period, billing_retry, in_trial, in_intro_offer,
@@ -124,7 +130,7 @@ enum TrendSnapshotSQL {
             mrr_contraction_milliunits, mrr_churn_milliunits, mrr_source, recorded_by)
         WITH sides (side, at) AS (VALUES (1, $2::timestamptz), (0, $3::timestamptz)),
         -- Every decided item that can be a subscription's newest as of the day's run (see `Source`).
-        candidates AS (\(candidates(source))),
+        candidates AS (\(candidatesPlaceholder)),
         -- Each subscription's state as the reconciler last decided it, as of each side's time.
         state AS (
             SELECT DISTINCT ON (w.side, c.subscription_id)
@@ -306,5 +312,4 @@ enum TrendSnapshotSQL {
           LEFT JOIN totals t USING (bundle_id, product_id, currency)
           LEFT JOIN movement m USING (bundle_id, product_id, currency)
         """
-    }
 }
