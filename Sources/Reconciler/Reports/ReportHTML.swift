@@ -128,6 +128,12 @@ public enum ReportHTML {
             out += "<div class=\"banner dry-run\" id=\"dry-run-banner\">DRY RUN: nothing was written to subscriptions "
             out += "or the ledger. These are the changes the run would have made.</div>\n"
         }
+        if let pruned = s.itemsPrunedAt {
+            out += "<div class=\"banner incomplete\" id=\"items-pruned-banner\">This run's items were pruned on "
+            out += "<b>\(e(pruned))</b> (<code>--item-retention-days</code>): only each subscription's newest decided "
+            out += "item is left, so the item counts below are incomplete. The report written the night it ran is "
+            out += "complete.</div>\n"
+        }
         if s.status != RunStatus.completed.rawValue {
             out += "<div class=\"banner incomplete\">This run is <b>\(e(s.status))</b>: "
             out +=

@@ -19,6 +19,9 @@ public struct RunSummary: Sendable, Equatable, Codable {
     public var startedAt: String
     public var finishedAt: String?
     public var durationSeconds: Double?
+    /// When the retention pruned the run's items (`ItemRetention`): a report made after it counts only the items
+    /// kept. Nil for every run whose items are whole.
+    public var itemsPrunedAt: String?
     public var exitCode: Int?
     /// Name of the exit code (`success`, `failure`, `unresolved_above_threshold`, ...), `unknown` when not set yet.
     public var exitStatus: String
@@ -199,6 +202,7 @@ public struct RunSummary: Sendable, Equatable, Codable {
         case startedAt = "started_at"
         case finishedAt = "finished_at"
         case durationSeconds = "duration_seconds"
+        case itemsPrunedAt = "items_pruned_at"
         case exitCode = "exit_code"
         case exitStatus = "exit_status"
         case counts
@@ -238,6 +242,7 @@ public struct RunSummary: Sendable, Equatable, Codable {
         startedAt = RFC3339.string(run.startedAt)
         finishedAt = run.finishedAt.map { RFC3339.string($0) }
         durationSeconds = run.durationSeconds
+        itemsPrunedAt = run.itemsPrunedAt.map { RFC3339.string($0) }
         exitCode = run.exitCode
         exitStatus = Self.exitStatusName(run.exitCode)
         counts = a.counts
@@ -274,6 +279,7 @@ public struct RunSummary: Sendable, Equatable, Codable {
         try container.encode(startedAt, forKey: .startedAt)
         try container.encode(finishedAt, forKey: .finishedAt)
         try container.encode(durationSeconds, forKey: .durationSeconds)
+        try container.encode(itemsPrunedAt, forKey: .itemsPrunedAt)
         try container.encode(exitCode, forKey: .exitCode)
         try container.encode(exitStatus, forKey: .exitStatus)
         try container.encode(counts, forKey: .counts)

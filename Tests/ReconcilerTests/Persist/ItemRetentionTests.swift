@@ -135,5 +135,22 @@ import Testing
         #expect(night.stderr.contains("pruned 5 item(s) of 2 run(s) older than 30 days"), "\(night.stderr)")
         #expect(try Self.itemsPerRun(conn).prefix(1) == ["1:20"])
         #expect(try Self.itemsPerRun(conn).suffix(1) == ["902:5"])
+
+        // A report made now of a pruned run says so; the night's own report does not.
+        let again = await fixture.runReconciler(["report", "902", "--report-dir", fixture.reportDirectory])
+        #expect(again.status == 0, "\(again)")
+        let folders = try FileManager.default.contentsOfDirectory(atPath: fixture.reportDirectory)
+        for (suffix, pruned) in [("_run-902", true), ("_run-1", false)] {
+            let folder = try #require(folders.first { $0.hasSuffix(suffix) }, "\(folders)")
+            let path = fixture.reportDirectory + "/" + folder
+            let html = try String(contentsOfFile: path + "/report.html", encoding: .utf8)
+            #expect(html.contains("id=\"items-pruned-banner\"") == pruned, "\(suffix)")
+            let summary =
+                try JSONSerialization.jsonObject(
+                    with: Data(contentsOf: URL(fileURLWithPath: path + "/summary.json"))
+                ) as? [String: Any]
+            #expect((summary?["items_pruned_at"] is String) == pruned, "\(suffix)")
+            #expect(summary?.keys.contains("items_pruned_at") == true)
+        }
     }
 }
