@@ -10,12 +10,10 @@ struct AppleReportsImportCommand: ParsableCommand {
         commandName: "import",
         abstract: "Load App Store Connect report files (Subscriber report, Financial reports) into the database.",
         discussion: """
-            Give it the report files as you downloaded them from App Store Connect, as many as you like, gzip \
-            (.gz) or not:
-              - the Subscriber report (Sales and Trends > Subscriptions: Subscriber, daily, detailed),
-              - the Financial reports (Payments and Financial Reports: the consolidated report and the \
-            detailed one).
-            The command sees which report a file is from its first line (the column names), not from its name; \
+            Give it the report files as you downloaded them from App Store Connect, as many as you like, \
+            gzip (.gz) or not: the Subscriber report (Sales and Trends, Subscriber, daily, detailed) and the \
+            Financial reports (Payments and Financial Reports, the consolidated report and the detailed one). \
+            The command sees which report a file is from its header line (the column names), not from its name; \
             a file that is none of these is refused and named.
 
             Each file is loaded whole or not at all: one bad row (a missing value, an amount, date or currency \

@@ -1,4 +1,5 @@
 import Foundation
+
 /// A report's header line: where each of Apple's columns is. Names are matched without regard to case and surrounding
 /// spaces (Apple writes both "Country of Sale" and "Country Of Sale"); a column a kind needs but the header lacks is a
 /// file error naming it.

@@ -12,7 +12,11 @@ public enum AppleReportParser {
         do {
             data = try Data(contentsOf: URL(fileURLWithPath: path))
         } catch {
-            throw AppleReportError(file: file, code: .cannotOpen, problem: "cannot be read: \(error.localizedDescription)")
+            throw AppleReportError(
+                file: file,
+                code: .cannotOpen,
+                problem: "cannot be read: \(error.localizedDescription)"
+            )
         }
         return try parse(data: data, file: file)
     }

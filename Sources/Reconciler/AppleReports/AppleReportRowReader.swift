@@ -89,7 +89,11 @@ struct AppleReportRowReader {
     func optionalDate(_ column: String) throws(AppleReportError) -> String? {
         guard let text = try optional(column) else { return nil }
         guard let date = AppleReportValue.isoDate(text) else {
-            throw error(.invalidValue, column, "\(Self.quoted(Substring(text))) is not a date (YYYY-MM-DD or MM/DD/YYYY)")
+            throw error(
+                .invalidValue,
+                column,
+                "\(Self.quoted(Substring(text))) is not a date (YYYY-MM-DD or MM/DD/YYYY)"
+            )
         }
         return date
     }

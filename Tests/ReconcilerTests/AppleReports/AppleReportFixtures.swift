@@ -68,9 +68,10 @@ enum AppleReportFixtures {
 
     /// A consolidated Financial report with Apple's `Total_...` trailer.
     static func financialReport(_ rows: [String], statedRows: Int? = nil) -> String {
-        let lines = [financialColumns.joined(separator: "\t")] + rows + [
-            "", "Total_Rows\t\(statedRows ?? rows.count)", "Total_Amount\t0", "Total_Units\t0",
-        ]
+        let lines =
+            [financialColumns.joined(separator: "\t")] + rows + [
+                "", "Total_Rows\t\(statedRows ?? rows.count)", "Total_Amount\t0", "Total_Units\t0",
+            ]
         return lines.joined(separator: "\n") + "\n"
     }
 

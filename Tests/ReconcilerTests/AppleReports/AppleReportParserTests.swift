@@ -70,7 +70,10 @@ import Testing
         let refused = error(sales, file: "S_D_85012345_20261120.txt")
         #expect(refused?.code == .unknownHeader)
         #expect(refused?.line == 1)
-        #expect(refused?.description.hasPrefix("S_D_85012345_20261120.txt: line 1: ") == true, "\(String(describing: refused))")
+        #expect(
+            refused?.description.hasPrefix("S_D_85012345_20261120.txt: line 1: ") == true,
+            "\(String(describing: refused))"
+        )
         #expect(error("", file: "empty.txt")?.code == .unknownHeader)
     }
 
@@ -105,7 +108,14 @@ import Testing
         let rows = [
             F.financialRow(quantity: "10", share: "6.99", extended: "69.90"),
             F.financialRow(quantity: "-1", share: "6.99", extended: "-6.99", saleOrReturn: "R"),
-            F.financialRow(quantity: "3", share: "7.5", extended: "22.5", price: "10.99", currency: "EUR", country: "FR"),
+            F.financialRow(
+                quantity: "3",
+                share: "7.5",
+                extended: "22.5",
+                price: "10.99",
+                currency: "EUR",
+                country: "FR"
+            ),
         ]
         let contents = try parse(F.financialReport(rows))
         #expect(contents.kind == .financial)
@@ -122,7 +132,9 @@ import Testing
         let miscounted = error(F.financialReport(rows, statedRows: 4))
         #expect(miscounted?.code == .totalMismatch)
         #expect(miscounted?.column == "Total_Rows")
-        let badSign = error(F.financialReport([F.financialRow(quantity: "1", share: "1", extended: "1", saleOrReturn: "X")]))
+        let badSign = error(
+            F.financialReport([F.financialRow(quantity: "1", share: "1", extended: "1", saleOrReturn: "X")])
+        )
         #expect(badSign?.column == "Sale or Return" && badSign?.line == 2)
     }
 
@@ -168,7 +180,7 @@ import Testing
             do {
                 _ = try AppleReportParser.parse(data: bytes.prefix(bytes.count - 10), file: "cut.txt.gz")
                 Issue.record("a truncated gzip was read")
-            } catch {
+            } catch let error as AppleReportError {
                 #expect(error.code == .corruptGzip)
                 #expect(error.description.hasPrefix("cut.txt.gz: "))
             }

@@ -26,10 +26,20 @@ import Testing
     @Test func subscriberAndFinancialFilesLoadWithTheirTotalsAndASecondImportLoadsNothing() async throws {
         let world = try await EndToEndFixture(subscriptions: 0)
         let subscriber = try await F.write(Self.subscriberText, "subscriber_20261120.txt", in: world.directory)
-        let financial = try await F.write(Self.financialText, "financial_ZZ_2026-10.txt", in: world.directory, gzip: true)
-        let first = await world.runReconciler(["apple-reports", "import", subscriber, financial, "--vendor-number", "85012345"])
+        let financial = try await F.write(
+            Self.financialText,
+            "financial_ZZ_2026-10.txt",
+            in: world.directory,
+            gzip: true
+        )
+        let first = await world.runReconciler([
+            "apple-reports", "import", subscriber, financial, "--vendor-number", "85012345",
+        ])
         #expect(first.status == 0, "\(first)")
-        #expect(first.stdout.contains("subscriber_20261120.txt: Subscriber report, 2026-11-20: 4 rows imported"), "\(first)")
+        #expect(
+            first.stdout.contains("subscriber_20261120.txt: Subscriber report, 2026-11-20: 4 rows imported"),
+            "\(first)"
+        )
         #expect(first.stdout.contains("(fiscal month 2026-10): 2 rows imported"), "\(first)")
 
         let conn = try world.connect()
@@ -81,13 +91,20 @@ import Testing
         let goodFile = try await F.write(Self.financialText, "financial.txt", in: world.directory)
         let outcome = await world.runReconciler(["apple-reports", "import", badFile, goodFile])
         #expect(outcome.status == 64, "\(outcome)")
-        #expect(outcome.stderr.contains("bad_subscriber.txt.gz: line 4: Event Date: \"2026-11-31\" is not a date"), "\(outcome)")
+        #expect(
+            outcome.stderr.contains("bad_subscriber.txt.gz: line 4: Event Date: \"2026-11-31\" is not a date"),
+            "\(outcome)"
+        )
         #expect(outcome.stderr.contains("nothing of \(badFile) was loaded"), "\(outcome)")
         #expect(outcome.stdout.contains("financial.txt: Financial report (consolidated)"), "\(outcome)")
         let conn = try world.connect()
         defer { conn.close() }
         #expect(try count(conn, "apple_subscriber_events") == 0)
-        #expect(try conn.query("SELECT kind FROM apple_report_files").map { try $0.decode("kind", as: String.self) } == ["financial"])
+        #expect(
+            try conn.query("SELECT kind FROM apple_report_files").map { try $0.decode("kind", as: String.self) } == [
+                "financial"
+            ]
+        )
         #expect(try count(conn, "apple_financial_rows") == 2)
 
         // Fixed, the same file then loads.
