@@ -109,11 +109,11 @@ struct AppleReportRowReader {
     }
 
     /// `S` (sale) or `R` (return: a refund).
-    func saleOrReturn(_ column: String) throws(AppleReportError) -> String {
+    func saleOrReturn(_ column: String) throws(AppleReportError) -> AppleSaleOrReturn {
         let text = try required(column)
-        guard text == "S" || text == "R" else {
+        guard let value = AppleSaleOrReturn(rawValue: text) else {
             throw error(.invalidValue, column, "\(Self.quoted(Substring(text))) is neither S (sale) nor R (return)")
         }
-        return text
+        return value
     }
 }

@@ -19,7 +19,7 @@ public struct FinanceDetailReportRow: Sendable, Equatable {
     public var customerPriceMilliunits: Int64
     public var customerCurrency: String
     /// `S` sale, `R` return.
-    public var saleOrReturn: String
+    public var saleOrReturn: AppleSaleOrReturn
     public var promoCode: String?
     public var orderType: String?
     public var region: String?

@@ -16,7 +16,7 @@ public struct FinancialReportRow: Sendable, Equatable {
     public var extendedPartnerShareMilliunits: Int64
     public var partnerShareCurrency: String
     /// `S` sale, `R` return.
-    public var saleOrReturn: String
+    public var saleOrReturn: AppleSaleOrReturn
     public var appleIdentifier: String
     public var title: String?
     public var productTypeIdentifier: String?

@@ -124,7 +124,7 @@ import Testing
             return
         }
         #expect(stored.map(\.extendedPartnerShareMilliunits) == [69900, -6990, 22500])
-        #expect(stored.map(\.saleOrReturn) == ["S", "R", "S"])
+        #expect(stored.map(\.saleOrReturn) == [.sale, .refund, .sale])
         #expect(stored.map(\.countryOfSale) == ["US", "US", "FR"])
         #expect(contents.periodStart == "2026-09-27" && contents.periodEnd == "2026-10-31")
         #expect(contents.fiscalMonth == "2026-10")

@@ -126,4 +126,45 @@ import Testing
         defer { conn.close() }
         #expect(try count(conn, "apple_report_files") == 0)
     }
+
+    @Test func aDetailedFinancialReportIsStoredWithItsSettlementDatesAndRefundsAndNamedTwiceLoadsOnce() async throws {
+        let world = try await EndToEndFixture(subscriptions: 0)
+        let header = [
+            "Transaction Date", "Settlement Date", "Apple Identifier", "SKU", "Title", "Developer Name",
+            "Product Type Identifier", "Country of Sale", "Quantity", "Partner Share", "Extended Partner Share",
+            "Partner Share Currency", "Customer Price", "Customer Currency", "Sale or Return", "Promo Code",
+            "Order Type", "Region",
+        ]
+        func row(_ date: String, _ quantity: String, _ extended: String, _ saleOrReturn: String) -> String {
+            [
+                date, "10/30/2026", "6400000001", "com.example.renewals.pro", "Pro Monthly", "Example", "IAY", "JP",
+                quantity, "700", extended, "JPY", "1000", "JPY", saleOrReturn, "", "", "Japan",
+            ].joined(separator: "\t")
+        }
+        let text = [
+            "Vendor Name\tExample Inc", "Start Date\t09/27/2026", "End Date\t10/31/2026",
+            header.joined(separator: "\t"), row("10/02/2026", "2", "1400", "S"), row("10/09/2026", "-1", "-700", "R"),
+        ].joined(separator: "\n")
+        let file = try await F.write(text, "finance_detail_Z1_2026-10.txt", in: world.directory, gzip: true)
+        let outcome = await world.runReconciler(["apple-reports", "import", file, file])
+        #expect(outcome.status == 0, "\(outcome)")
+        #expect(outcome.stdout.contains("Financial report (detailed), 2026-09-27 to 2026-10-31"), "\(outcome)")
+        #expect(outcome.stdout.contains("2 rows imported"), "\(outcome)")
+        #expect(outcome.stdout.contains("already imported"), "\(outcome)")
+        let conn = try world.connect()
+        defer { conn.close() }
+        let rows = try conn.query(
+            """
+            SELECT to_char(transaction_date, 'YYYY-MM-DD') AS day, to_char(settlement_date, 'YYYY-MM-DD') AS settled,
+                   sale_or_return, quantity, extended_partner_share_milliunits AS share
+              FROM apple_finance_detail_rows ORDER BY line
+            """
+        )
+        #expect(try rows.map { try $0.decode("day", as: String.self) } == ["2026-10-02", "2026-10-09"])
+        #expect(try rows.map { try $0.decode("settled", as: String.self) } == ["2026-10-30", "2026-10-30"])
+        #expect(try rows.map { try $0.decode("sale_or_return", as: String.self) } == ["S", "R"])
+        #expect(try rows.map { try $0.decode("quantity", as: Int.self) } == [2, -1])
+        #expect(try rows.map { try $0.decode("share", as: Int64.self) } == [1_400_000, -700_000])
+        #expect(try count(conn, "apple_report_files") == 1)
+    }
 }
