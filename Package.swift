@@ -1,7 +1,7 @@
 // swift-tools-version:6.1
 import PackageDescription
 
-// One target per concern. C is kept thin and at the edge (CLibpq, CCurl); the
+// One target per concern. C is kept thin and at the edge (CLibpq, CCurl, CZlib); the
 // domain logic (ReceiptDomain) has no I/O and no dependencies so it can be tested alone.
 // The simulator (AppStoreSimulator) is an independent witness: it must never import
 // ReceiptDomain or anything that depends on it.
@@ -38,6 +38,12 @@ let package = Package(
             pkgConfig: "libcurl",
             providers: [.apt(["libcurl4-openssl-dev"])]
         ),
+        // gunzip for Apple's report files (Foundation on Linux has no gzip decoder).
+        .systemLibrary(
+            name: "CZlib",
+            pkgConfig: "zlib",
+            providers: [.apt(["zlib1g-dev"])]
+        ),
 
         // MARK: Calendar arithmetic and RFC 3339 (pure, shared; the simulator keeps its own)
         .target(name: "CivilTime"),
@@ -68,7 +74,7 @@ let package = Package(
         .target(
             name: "Reconciler",
             dependencies: [
-                "Postgres", "AppStoreClient", "ReceiptDomain", "AppStoreSignedData", "CivilTime",
+                "Postgres", "AppStoreClient", "ReceiptDomain", "AppStoreSignedData", "CivilTime", "CZlib",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Crypto", package: "swift-crypto"),
             ]

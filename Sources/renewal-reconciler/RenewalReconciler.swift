@@ -72,6 +72,7 @@ struct RenewalReconciler: ParsableCommand {
             ReportCommand.self,
             RunsCommand.self,
             PruneCommand.self,
+            AppleReportsCommand.self,
             DemoCommand.self,
             CompareTruthCommand.self,
         ]

@@ -4,6 +4,7 @@
 #
 #   libpq-dev            libpq headers + pkg-config file (the CLibpq target)
 #   libcurl4-openssl-dev libcurl headers + pkg-config file (the CCurl target)
+#   zlib1g-dev           zlib headers + pkg-config file (the CZlib target: gzip report files)
 #   postgresql           initdb/pg_ctl for the throwaway cluster used by tests and the demo
 #   pkg-config           how SwiftPM finds the two libraries
 #   wrk                  HTTP load generator (benchmarks only; see BENCHMARKS.md)
@@ -16,8 +17,9 @@ _rr_missing_packages() {
     if command -v pkg-config >/dev/null 2>&1; then
         pkg-config --exists libpq 2>/dev/null || missing+=(libpq-dev)
         pkg-config --exists libcurl 2>/dev/null || missing+=(libcurl4-openssl-dev)
+        pkg-config --exists zlib 2>/dev/null || missing+=(zlib1g-dev)
     else
-        missing+=(libpq-dev libcurl4-openssl-dev)
+        missing+=(libpq-dev libcurl4-openssl-dev zlib1g-dev)
     fi
     if ! command -v initdb >/dev/null 2>&1 && ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; then
         missing+=(postgresql)

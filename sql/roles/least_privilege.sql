@@ -41,11 +41,16 @@ GRANT SELECT, INSERT, UPDATE, DELETE ON trend_subscription_state, trend_folded_r
 GRANT DELETE ON reconciliation_items TO renewal_reconciler;                   -- the items' retention (020)
 GRANT SELECT, INSERT, UPDATE ON run_workers TO renewal_reconciler;            -- `run --worker` registers and beats
 GRANT SELECT, INSERT, UPDATE ON run_chunks TO renewal_reconciler;             -- and leases chunks of items
+GRANT SELECT, INSERT ON apple_report_files, apple_subscriber_events, apple_financial_rows, apple_finance_detail_rows
+    TO renewal_reconciler;                                                    -- `apple-reports import` (021)
+GRANT USAGE ON SEQUENCE apple_report_files_id_seq TO renewal_reconciler;
 
 -- Finance and dashboards: the facts, never the receipts.
 GRANT USAGE ON SCHEMA public TO renewal_reader;
 GRANT SELECT ON reconciliation_runs, reconciliation_items, subscription_transactions, dry_run_transactions,
                 products, trend_snapshots, run_workers, run_chunks TO renewal_reader;
+GRANT SELECT ON apple_report_files, apple_subscriber_events, apple_financial_rows, apple_finance_detail_rows
+    TO renewal_reader;                                                        -- Apple's own reports (021)
 GRANT SELECT (id, user_id, bundle_id, product_id, original_transaction_id, environment, expires_at, state,
               auto_renew, auto_renew_product_id, grace_period_expires_at, updated_at, currency)
     ON subscriptions TO renewal_reader;

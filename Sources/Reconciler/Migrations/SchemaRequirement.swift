@@ -5,7 +5,7 @@ import Postgres
 /// (exit 78) that says what to do, instead of failing on a missing column halfway through the night
 /// (docs/operations.md, "Schema and migrations"). A test keeps `version` equal to the newest file in `sql/`.
 public enum SchemaRequirement {
-    public static let version = 20
+    public static let version = 21
 
     /// Throws `ConfigurationError` naming the missing migration numbers when the database lacks any of them.
     public static func check(_ conn: PostgresConnection) throws {

@@ -1,0 +1,82 @@
+/// Which field of each typed row goes into which column of its table (`sql/021_apple_reports.sql`).
+extension AppleReportStore {
+    static func subscriberColumns(_ rows: [SubscriberReportRow]) -> [AppleReportStoredColumn] {
+        [
+            .init("line", "integer", rows) { Int64($0.line) },
+            .init("event_date", "date", rows) { $0.eventDate },
+            .init("app_name", "text", rows) { $0.appName },
+            .init("app_apple_id", "text", rows) { $0.appAppleId },
+            .init("subscription_name", "text", rows) { $0.subscriptionName },
+            .init("subscription_apple_id", "text", rows) { $0.subscriptionAppleId },
+            .init("subscription_group_id", "text", rows) { $0.subscriptionGroupId },
+            .init("standard_subscription_duration", "text", rows) { $0.standardSubscriptionDuration },
+            .init("subscription_offer_name", "text", rows) { $0.subscriptionOfferName },
+            .init("promotional_offer_id", "text", rows) { $0.promotionalOfferId },
+            .init("subscription_offer_type", "text", rows) { $0.subscriptionOfferType },
+            .init("subscription_offer_duration", "text", rows) { $0.subscriptionOfferDuration },
+            .init("marketing_opt_in_duration", "text", rows) { $0.marketingOptInDuration },
+            .init("customer_price_milliunits", "bigint", rows) { $0.customerPriceMilliunits },
+            .init("customer_currency", "text", rows) { $0.customerCurrency },
+            .init("developer_proceeds_milliunits", "bigint", rows) { $0.developerProceedsMilliunits },
+            .init("proceeds_currency", "text", rows) { $0.proceedsCurrency },
+            .init("preserved_pricing", "boolean", rows) { $0.preservedPricing },
+            .init("proceeds_reason", "text", rows) { $0.proceedsReason },
+            .init("client", "text", rows) { $0.client },
+            .init("device", "text", rows) { $0.device },
+            .init("country", "text", rows) { $0.country },
+            .init("subscriber_id", "text", rows) { $0.subscriberId },
+            .init("subscriber_id_reset", "boolean", rows) { $0.subscriberIdReset },
+            .init("refund", "boolean", rows) { $0.refund },
+            .init("purchase_date", "date", rows) { $0.purchaseDate },
+            .init("units", "integer", rows) { $0.units },
+        ]
+    }
+
+    static func financialColumns(_ rows: [FinancialReportRow]) -> [AppleReportStoredColumn] {
+        [
+            .init("line", "integer", rows) { Int64($0.line) },
+            .init("start_date", "date", rows) { $0.startDate },
+            .init("end_date", "date", rows) { $0.endDate },
+            .init("upc", "text", rows) { $0.upc },
+            .init("isrc_isbn", "text", rows) { $0.isrcIsbn },
+            .init("vendor_identifier", "text", rows) { $0.vendorIdentifier },
+            .init("quantity", "integer", rows) { $0.quantity },
+            .init("partner_share_milliunits", "bigint", rows) { $0.partnerShareMilliunits },
+            .init("extended_partner_share_milliunits", "bigint", rows) { $0.extendedPartnerShareMilliunits },
+            .init("partner_share_currency", "text", rows) { $0.partnerShareCurrency },
+            .init("sale_or_return", "text", rows) { $0.saleOrReturn.rawValue },
+            .init("apple_identifier", "text", rows) { $0.appleIdentifier },
+            .init("title", "text", rows) { $0.title },
+            .init("product_type_identifier", "text", rows) { $0.productTypeIdentifier },
+            .init("country_of_sale", "text", rows) { $0.countryOfSale },
+            .init("pre_order_flag", "text", rows) { $0.preOrderFlag },
+            .init("promo_code", "text", rows) { $0.promoCode },
+            .init("customer_price_milliunits", "bigint", rows) { $0.customerPriceMilliunits },
+            .init("customer_currency", "text", rows) { $0.customerCurrency },
+        ]
+    }
+
+    static func financeDetailColumns(_ rows: [FinanceDetailReportRow]) -> [AppleReportStoredColumn] {
+        [
+            .init("line", "integer", rows) { Int64($0.line) },
+            .init("transaction_date", "date", rows) { $0.transactionDate },
+            .init("settlement_date", "date", rows) { $0.settlementDate },
+            .init("apple_identifier", "text", rows) { $0.appleIdentifier },
+            .init("sku", "text", rows) { $0.sku },
+            .init("title", "text", rows) { $0.title },
+            .init("developer_name", "text", rows) { $0.developerName },
+            .init("product_type_identifier", "text", rows) { $0.productTypeIdentifier },
+            .init("country_of_sale", "text", rows) { $0.countryOfSale },
+            .init("quantity", "integer", rows) { $0.quantity },
+            .init("partner_share_milliunits", "bigint", rows) { $0.partnerShareMilliunits },
+            .init("extended_partner_share_milliunits", "bigint", rows) { $0.extendedPartnerShareMilliunits },
+            .init("partner_share_currency", "text", rows) { $0.partnerShareCurrency },
+            .init("customer_price_milliunits", "bigint", rows) { $0.customerPriceMilliunits },
+            .init("customer_currency", "text", rows) { $0.customerCurrency },
+            .init("sale_or_return", "text", rows) { $0.saleOrReturn.rawValue },
+            .init("promo_code", "text", rows) { $0.promoCode },
+            .init("order_type", "text", rows) { $0.orderType },
+            .init("region", "text", rows) { $0.region },
+        ]
+    }
+}
