@@ -40,7 +40,7 @@ struct PruneCommand: ParsableCommand {
             defer { conn.close() }
             try SchemaRequirement.check(conn)
             let asOf = now.flatMap(RFC3339.parse) ?? Date()
-            let pruned = try ItemRetention(connection: conn).prune(days: itemRetentionDays, now: asOf)
+            let pruned = try ItemRetention(days: itemRetentionDays).prune(conn, now: asOf)
             print(
                 "pruned \(pruned.items) item(s) of runs before \(RFC3339.string(pruned.before)) "
                     + "(\(pruned.runs) run(s) pruned now); \(pruned.kept) kept as subscriptions' newest decided items"

@@ -29,19 +29,11 @@ public struct AppleReportError: Error, Sendable, Equatable, CustomStringConverti
     public let file: String
     public let code: Code
     /// Physical line number (1-based) of the row, when the problem is in one row.
-    public let line: Int?
+    public var line: Int? = nil
     /// Apple's column name, when the problem is in one field.
-    public let column: String?
+    public var column: String? = nil
     /// What is wrong; never more than a short quote of the value.
     public let problem: String
-
-    public init(file: String, code: Code, line: Int? = nil, column: String? = nil, problem: String) {
-        self.file = file
-        self.code = code
-        self.line = line
-        self.column = column
-        self.problem = problem
-    }
 
     public var description: String {
         "\(file): " + (line.map { "line \($0): " } ?? "") + (column.map { "\($0): " } ?? "") + problem

@@ -41,42 +41,28 @@ struct AppleReportRowReader {
 
     /// A decimal amount in thousandths of its currency (`-4.99` is -4990).
     func milliunits(_ column: String) throws(AppleReportError) -> Int64 {
-        let text = try required(column)
-        guard let value = AppleReportValue.milliunits(text) else {
-            throw error(
-                .invalidValue,
-                column,
-                "\(Self.quoted(Substring(text))) is not a decimal amount with at most 3 decimals (like -4.99)"
-            )
+        try parsed(column, try required(column), "a decimal amount with at most 3 decimals (like -4.99)") {
+            AppleReportValue.milliunits($0)
         }
-        return value
     }
 
     /// A whole number (units, quantity), negative for a refund.
     func integer(_ column: String) throws(AppleReportError) -> Int32 {
-        let text = try required(column)
-        guard let value = Int32(text) else {
-            throw error(.invalidValue, column, "\(Self.quoted(Substring(text))) is not a whole number")
-        }
-        return value
+        try parsed(column, try required(column), "a whole number") { Int32($0) }
     }
 
     /// An ISO 4217 currency code.
     func currency(_ column: String) throws(AppleReportError) -> String {
-        let text = try required(column)
-        guard ISO4217Currency.codes.contains(text) else {
-            throw error(.invalidValue, column, "\(Self.quoted(Substring(text))) is not an ISO 4217 code like USD")
+        try parsed(column, try required(column), "an ISO 4217 code like USD") {
+            ISO4217Currency.codes.contains($0) ? $0 : nil
         }
-        return text
     }
 
     /// A two-letter country or region code, as Apple writes it.
     func country(_ column: String) throws(AppleReportError) -> String {
-        let text = try required(column)
-        guard text.utf8.count == 2, text.utf8.allSatisfy({ (65...90).contains($0) }) else {
-            throw error(.invalidValue, column, "\(Self.quoted(Substring(text))) is not a two-letter code like US")
+        try parsed(column, try required(column), "a two-letter code like US") {
+            $0.utf8.count == 2 && $0.utf8.allSatisfy({ (65...90).contains($0) }) ? $0 : nil
         }
-        return text
     }
 
     /// A date as `YYYY-MM-DD`; Apple writes `YYYY-MM-DD` or `MM/DD/YYYY`.
@@ -88,14 +74,20 @@ struct AppleReportRowReader {
     /// Like `date`, nil when empty.
     func optionalDate(_ column: String) throws(AppleReportError) -> String? {
         guard let text = try optional(column) else { return nil }
-        guard let date = AppleReportValue.isoDate(text) else {
-            throw error(
-                .invalidValue,
-                column,
-                "\(Self.quoted(Substring(text))) is not a date (YYYY-MM-DD or MM/DD/YYYY)"
-            )
+        return try parsed(column, text, "a date (YYYY-MM-DD or MM/DD/YYYY)") { AppleReportValue.isoDate($0) }
+    }
+
+    /// `text` of `column` read by `parse`; when it does not read, an invalid-value error saying it is not `expected`.
+    private func parsed<Value>(
+        _ column: String,
+        _ text: String,
+        _ expected: String,
+        _ parse: (String) -> Value?
+    ) throws(AppleReportError) -> Value {
+        guard let value = parse(text) else {
+            throw error(.invalidValue, column, "\(Self.quoted(Substring(text))) is not \(expected)")
         }
-        return date
+        return value
     }
 
     /// Apple's "Yes" or blank.

@@ -40,20 +40,11 @@ extension AppleReportStore {
             .init("upc", "text", rows) { $0.upc },
             .init("isrc_isbn", "text", rows) { $0.isrcIsbn },
             .init("vendor_identifier", "text", rows) { $0.vendorIdentifier },
-            .init("quantity", "integer", rows) { $0.quantity },
-            .init("partner_share_milliunits", "bigint", rows) { $0.partnerShareMilliunits },
-            .init("extended_partner_share_milliunits", "bigint", rows) { $0.extendedPartnerShareMilliunits },
-            .init("partner_share_currency", "text", rows) { $0.partnerShareCurrency },
-            .init("sale_or_return", "text", rows) { $0.saleOrReturn.rawValue },
-            .init("apple_identifier", "text", rows) { $0.appleIdentifier },
             .init("title", "text", rows) { $0.title },
             .init("product_type_identifier", "text", rows) { $0.productTypeIdentifier },
-            .init("country_of_sale", "text", rows) { $0.countryOfSale },
             .init("pre_order_flag", "text", rows) { $0.preOrderFlag },
             .init("promo_code", "text", rows) { $0.promoCode },
-            .init("customer_price_milliunits", "bigint", rows) { $0.customerPriceMilliunits },
-            .init("customer_currency", "text", rows) { $0.customerCurrency },
-        ]
+        ] + amountColumns(rows.map(\.amounts))
     }
 
     static func financeDetailColumns(_ rows: [FinanceDetailReportRow]) -> [AppleReportStoredColumn] {
@@ -61,11 +52,20 @@ extension AppleReportStore {
             .init("line", "integer", rows) { Int64($0.line) },
             .init("transaction_date", "date", rows) { $0.transactionDate },
             .init("settlement_date", "date", rows) { $0.settlementDate },
-            .init("apple_identifier", "text", rows) { $0.appleIdentifier },
             .init("sku", "text", rows) { $0.sku },
             .init("title", "text", rows) { $0.title },
             .init("developer_name", "text", rows) { $0.developerName },
             .init("product_type_identifier", "text", rows) { $0.productTypeIdentifier },
+            .init("promo_code", "text", rows) { $0.promoCode },
+            .init("order_type", "text", rows) { $0.orderType },
+            .init("region", "text", rows) { $0.region },
+        ] + amountColumns(rows.map(\.amounts))
+    }
+
+    /// The columns both Financial reports' tables have for `FinancialAmounts`.
+    static func amountColumns(_ rows: [FinancialAmounts]) -> [AppleReportStoredColumn] {
+        [
+            .init("apple_identifier", "text", rows) { $0.appleIdentifier },
             .init("country_of_sale", "text", rows) { $0.countryOfSale },
             .init("quantity", "integer", rows) { $0.quantity },
             .init("partner_share_milliunits", "bigint", rows) { $0.partnerShareMilliunits },
@@ -74,9 +74,6 @@ extension AppleReportStore {
             .init("customer_price_milliunits", "bigint", rows) { $0.customerPriceMilliunits },
             .init("customer_currency", "text", rows) { $0.customerCurrency },
             .init("sale_or_return", "text", rows) { $0.saleOrReturn.rawValue },
-            .init("promo_code", "text", rows) { $0.promoCode },
-            .init("order_type", "text", rows) { $0.orderType },
-            .init("region", "text", rows) { $0.region },
         ]
     }
 }

@@ -10,27 +10,14 @@ public struct FinancialReportRow: Sendable, Equatable {
     public var isrcIsbn: String?
     /// The product id set in App Store Connect.
     public var vendorIdentifier: String
-    public var quantity: Int32
-    /// Proceeds per unit, and for the row (quantity x partner share), in the partner share currency.
-    public var partnerShareMilliunits: Int64
-    public var extendedPartnerShareMilliunits: Int64
-    public var partnerShareCurrency: String
-    /// `S` sale, `R` return.
-    public var saleOrReturn: AppleSaleOrReturn
-    public var appleIdentifier: String
+    /// The sale's product, country, units, proceeds and price.
+    public var amounts: FinancialAmounts
     public var title: String?
     public var productTypeIdentifier: String?
-    public var countryOfSale: String
     public var preOrderFlag: String?
     public var promoCode: String?
-    public var customerPriceMilliunits: Int64
-    public var customerCurrency: String
 
-    static let requiredColumns = [
-        "Start Date", "End Date", "Vendor Identifier", "Quantity", "Partner Share", "Extended Partner Share",
-        "Partner Share Currency", "Sale or Return", "Apple Identifier", "Country of Sale", "Customer Price",
-        "Customer Currency",
-    ]
+    static let requiredColumns = ["Start Date", "End Date", "Vendor Identifier"] + FinancialAmounts.requiredColumns
 
     /// Reads one data row (the consolidated Financial report's parser).
     init(_ row: AppleReportRowReader) throws(AppleReportError) {
@@ -40,18 +27,10 @@ public struct FinancialReportRow: Sendable, Equatable {
         upc = try row.optional("UPC")
         isrcIsbn = try row.optional("ISRC/ISBN")
         vendorIdentifier = try row.required("Vendor Identifier")
-        quantity = try row.integer("Quantity")
-        partnerShareMilliunits = try row.milliunits("Partner Share")
-        extendedPartnerShareMilliunits = try row.milliunits("Extended Partner Share")
-        partnerShareCurrency = try row.currency("Partner Share Currency")
-        saleOrReturn = try row.saleOrReturn("Sale or Return")
-        appleIdentifier = try row.required("Apple Identifier")
+        amounts = try FinancialAmounts(row)
         title = try row.optional("Title")
         productTypeIdentifier = try row.optional("Product Type Identifier")
-        countryOfSale = try row.country("Country of Sale")
         preOrderFlag = try row.optional("Pre-order Flag")
         promoCode = try row.optional("Promo Code")
-        customerPriceMilliunits = try row.milliunits("Customer Price")
-        customerCurrency = try row.currency("Customer Currency")
     }
 }

@@ -16,27 +16,23 @@ public struct ItemRetention: Sendable {
     /// it: a prune re-reads the items kept (up to one per subscription), so it runs about once a week, not nightly.
     public static let stepDays = 7
 
-    public let connection: PostgresConnection
+    /// Days of items kept.
+    public var days: Int
 
-    public init(connection: PostgresConnection) {
-        self.connection = connection
+    public init(days: Int = Self.defaultDays) {
+        self.days = days
     }
 
-    /// What one prune did.
+    /// What one prune did: the items of runs with an as-of before `before` were deleted (`items` of them; `runs`
+    /// runs pruned now, each once), except `kept` items of pruned runs, subscriptions' newest decided ones.
     public struct Pruned: Sendable, Equatable {
-        /// Items of runs with an as-of before this were pruned.
         public var before: Date
-        /// Runs whose items were pruned now (each once).
-        public var runs: Int
-        /// Items deleted.
-        public var items: Int
-        /// Items of pruned runs kept: each subscription's newest decided one.
-        public var kept: Int
+        public var runs = 0, items = 0, kept = 0
     }
 
-    /// The nightly run's prune: `prune(days:now:)` once the oldest finished run not pruned yet is more than
+    /// The nightly run's prune: `prune(_:now:)` once the oldest finished run not pruned yet is more than
     /// `days` + `stepDays` days old; nil (nothing read but the runs) before that.
-    public func pruneIfDue(days: Int, now: Date) throws -> Pruned? {
+    public func pruneIfDue(_ connection: PostgresConnection, now: Date) throws -> Pruned? {
         let due = try connection.queryFirst(
             """
             SELECT EXISTS (SELECT 1 FROM reconciliation_runs
@@ -46,12 +42,12 @@ public struct ItemRetention: Sendable {
             [now.addingTimeInterval(-Double(days + Self.stepDays) * 86_400)]
         )
         guard try due?.decode("due", as: Bool.self) == true else { return nil }
-        return try prune(days: days, now: now)
+        return try prune(connection, now: now)
     }
 
     /// Prunes the items of the finished runs with an as-of more than `days` days before `now`. One transaction; a
     /// second prune with the same boundary deletes nothing.
-    public func prune(days: Int, now: Date) throws -> Pruned {
+    public func prune(_ connection: PostgresConnection, now: Date) throws -> Pruned {
         let before = now.addingTimeInterval(-Double(days) * 86_400)
         return try connection.transaction { db in
             let row = try db.queryFirst(Self.statement, [before])

@@ -19,9 +19,6 @@ public struct RunSummary: Sendable, Equatable, Codable {
     public var startedAt: String
     public var finishedAt: String?
     public var durationSeconds: Double?
-    /// When the retention pruned the run's items (`ItemRetention`): a report made after it counts only the items
-    /// kept. Nil for every run whose items are whole.
-    public var itemsPrunedAt: String?
     public var exitCode: Int?
     /// Name of the exit code (`success`, `failure`, `unresolved_above_threshold`, ...), `unknown` when not set yet.
     public var exitStatus: String
@@ -51,6 +48,9 @@ public struct RunSummary: Sendable, Equatable, Codable {
     /// Churn by expiration reason, the offer mix with conversions, and price-increase consent (docs/reports.md,
     /// "Churn, offers and price increases"); nil only when decoded from a file written before the key existed.
     public var churnAndOffers: ChurnAndOffers?
+    /// When the retention pruned the run's items (`ItemRetention`): a report made after it counts only the items
+    /// kept. Nil for every run whose items are whole.
+    public var itemsPrunedAt: String?
 
     /// Item and run counts.
     public struct Counts: Sendable, Equatable, Codable {

@@ -76,7 +76,7 @@ extension ReconciliationRunner {
     private func pruneItems(_ run: JoinedRun, connection: PostgresConnection, logger: Logger) {
         let days = run.parameters.options.itemRetentionDays
         do {
-            if let pruned = try ItemRetention(connection: connection).pruneIfDue(days: days, now: run.asOf),
+            if let pruned = try ItemRetention(days: days).pruneIfDue(connection, now: run.asOf),
                 pruned.items > 0
             {
                 logger.info(

@@ -123,9 +123,9 @@ import Testing
             Issue.record("not financial rows")
             return
         }
-        #expect(stored.map(\.extendedPartnerShareMilliunits) == [69900, -6990, 22500])
-        #expect(stored.map(\.saleOrReturn) == [.sale, .refund, .sale])
-        #expect(stored.map(\.countryOfSale) == ["US", "US", "FR"])
+        #expect(stored.map(\.amounts.extendedPartnerShareMilliunits) == [69900, -6990, 22500])
+        #expect(stored.map(\.amounts.saleOrReturn) == [.sale, .refund, .sale])
+        #expect(stored.map(\.amounts.countryOfSale) == ["US", "US", "FR"])
         #expect(contents.periodStart == "2026-09-27" && contents.periodEnd == "2026-10-31")
         #expect(contents.fiscalMonth == "2026-10")
 
@@ -159,7 +159,7 @@ import Testing
         #expect(contents.rows.count == 1)
         guard case .financeDetail(let rows) = contents.rows else { return }
         #expect(rows[0].line == 5)
-        #expect(rows[0].extendedPartnerShareMilliunits == 1_400_000)
+        #expect(rows[0].amounts.extendedPartnerShareMilliunits == 1_400_000)
         #expect(rows[0].settlementDate == "2026-10-30")
         #expect(contents.periodStart == "2026-09-27" && contents.periodEnd == "2026-10-31")
         #expect(contents.fiscalMonth == "2026-10")

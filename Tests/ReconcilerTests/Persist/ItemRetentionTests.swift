@@ -38,8 +38,8 @@ import Testing
 
         // Seven days as of May 10, 06:00: runs 1-4 are older. Each subscription's newest decided item among them is
         // night 3's; the dry run's item goes; the interrupted run keeps everything.
-        let retention = ItemRetention(connection: world.connection)
-        let pruned = try retention.prune(days: 7, now: TrendSnapshotTests.at("2024-05-10T06:00:00Z"))
+        let retention = ItemRetention(days: 7)
+        let pruned = try retention.prune(world.connection, now: TrendSnapshotTests.at("2024-05-10T06:00:00Z"))
         #expect(pruned.runs == 4 && pruned.items == 12 && pruned.kept == 6, "\(pruned)")
         #expect(try Self.itemsPerRun(world.connection) == ["3:6", "5:1", "6:2"])
 
@@ -55,7 +55,7 @@ import Testing
         )
 
         // A second prune with the same boundary changes nothing; the listing says which runs lost items.
-        let again = try retention.prune(days: 7, now: TrendSnapshotTests.at("2024-05-10T06:00:00Z"))
+        let again = try retention.prune(world.connection, now: TrendSnapshotTests.at("2024-05-10T06:00:00Z"))
         #expect(again.runs == 0 && again.items == 0 && again.kept == 6, "\(again)")
         let listing = RunListing.format(try RunListing(connection: world.connection).recent(limit: 10))
         let prunedLines = listing.split(separator: "\n").filter { $0.contains("(items pruned)") }
@@ -66,13 +66,15 @@ import Testing
         let world = try World()
         defer { world.close() }
         try Self.fourNights(world)
-        let retention = ItemRetention(connection: world.connection)
+        let retention = ItemRetention(days: 7)
         // Night 1 (May 1) is past 7 days on May 10 but not past 7 + 7: nothing is read or deleted.
-        #expect(try retention.pruneIfDue(days: 7, now: TrendSnapshotTests.at("2024-05-10T06:00:00Z")) == nil)
+        #expect(try retention.pruneIfDue(world.connection, now: TrendSnapshotTests.at("2024-05-10T06:00:00Z")) == nil)
         #expect(try Self.itemsPerRun(world.connection) == ["1:6", "2:5", "3:6", "4:1", "5:1", "6:2"])
         // On May 15 it is: every finished run before May 8 is pruned at once (night 4's items are the newest of
         // subscriptions 1 and 2, night 3's of the others).
-        let pruned = try #require(try retention.pruneIfDue(days: 7, now: TrendSnapshotTests.at("2024-05-15T06:00:00Z")))
+        let pruned = try #require(
+            try retention.pruneIfDue(world.connection, now: TrendSnapshotTests.at("2024-05-15T06:00:00Z"))
+        )
         #expect(pruned.runs == 5 && pruned.items == 14 && pruned.kept == 6, "\(pruned)")
         #expect(try Self.itemsPerRun(world.connection) == ["3:4", "5:1", "6:2"])
     }
