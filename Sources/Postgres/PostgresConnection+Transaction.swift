@@ -48,7 +48,14 @@ extension PostgresConnection {
             )
         }
         if depth == 0 {
-            try execute("COMMIT")
+            do {
+                try execute("COMMIT")
+            } catch {
+                // The connection died with the COMMIT (its outcome is unknown): the ROLLBACK is accepted locally and
+                // clears the lost transaction, so the next statement reconnects instead of failing forever.
+                _ = try? execute("ROLLBACK")
+                throw error
+            }
         } else {
             try execute("RELEASE SAVEPOINT renewal_sp_\(depth)")
         }

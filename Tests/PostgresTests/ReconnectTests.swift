@@ -51,6 +51,27 @@ import Testing
         #expect(ids == [1, 2])
     }
 
+    @Test func aConnectionLostWithTheCommitReconnectsForTheNextTransaction() throws {
+        let cluster = try ThrowawayPostgres()
+        defer { cluster.stop() }
+        let conn = try PostgresConnection(cluster.url)
+        try conn.execute("CREATE TABLE t (id int)")
+        // The body ends normally, then the server restarts: the COMMIT meets a dead connection.
+        let error = #expect(throws: PostgresError.self) {
+            try conn.transaction { tx in
+                try tx.execute("INSERT INTO t VALUES (1)")
+                try cluster.restart()
+            }
+        }
+        #expect(error?.code == .connectionLostInTransaction, "\(String(describing: error))")
+        // The next transaction reconnects: a lost COMMIT does not leave the connection refusing every statement
+        // (a worker's heartbeat connection did, forever, after a server restart).
+        try conn.transaction { tx in try tx.execute("INSERT INTO t VALUES (2)") }
+        let ids = try conn.query("SELECT id FROM t ORDER BY id").map { try $0.decode("id", as: Int.self) }
+        #expect(ids == [2])
+        #expect(conn.reconnectCount == 1)
+    }
+
     @Test func serverDownIsAConnectionErrorThenRecovers() throws {
         let cluster = try ThrowawayPostgres()
         defer { cluster.stop() }
