@@ -56,9 +56,8 @@ struct AppleReportsImportCommand: ParsableCommand {
     func run() throws {
         logging.bootstrap()
         try runReportingErrors {
-            let conn = try PostgresConnection(try database.connectionString())
+            let conn = try database.migratedConnection()
             defer { conn.close() }
-            try SchemaRequirement.check(conn)
             let importer = AppleReportImporter(connection: conn)
             var worst: ReconcilerExitCode = .success
             for file in files {

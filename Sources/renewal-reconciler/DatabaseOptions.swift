@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import Logging
+import Postgres
 import Reconciler
 
 /// `--database-url`: overrides DATABASE_URL. Refuses a password on the command line (visible in `ps`).
@@ -31,5 +32,18 @@ struct DatabaseOptions: ParsableArguments {
             )
         }
         return env
+    }
+
+    /// A connection to a database whose schema has every migration this build needs (exit 78 naming the missing
+    /// ones and `migrate` otherwise). The caller closes it.
+    func migratedConnection() throws -> PostgresConnection {
+        let connection = try PostgresConnection(try connectionString())
+        do {
+            try SchemaRequirement.check(connection)
+        } catch {
+            connection.close()
+            throw error
+        }
+        return connection
     }
 }

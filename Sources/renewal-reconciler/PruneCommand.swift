@@ -36,9 +36,8 @@ struct PruneCommand: ParsableCommand {
     func run() throws {
         logging.bootstrap()
         try runReportingErrors {
-            let conn = try PostgresConnection(try database.connectionString())
+            let conn = try database.migratedConnection()
             defer { conn.close() }
-            try SchemaRequirement.check(conn)
             let asOf = now.flatMap(RFC3339.parse) ?? Date()
             let pruned = try ItemRetention(days: itemRetentionDays).prune(conn, now: asOf)
             print(

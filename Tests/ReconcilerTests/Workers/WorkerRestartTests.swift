@@ -43,20 +43,13 @@ import Testing
         let restartedAt = try #require(try conn.queryFirst("SELECT now() AS t")?.decode("t", as: Date.self))
 
         // After the restart, the workers hold the run again: a one-process run started now is refused, once each
-        // worker still in the run has reconnected and beaten again, taking its shared lock again (a worker whose
-        // share ran out before the restart has left; under a loaded suite that takes tens of seconds).
+        // worker's heartbeat has reconnected and taken its shared lock again (under a loaded suite that can take
+        // tens of seconds; a worker whose connection never recovers fails it).
         #expect(
             try await fixture.poll(limit: 120) {
-                try conn.count(
-                    """
-                    SELECT CASE WHEN count(*) FILTER (WHERE stopped_at IS NULL AND heartbeat_at <= $1) = 0
-                                 AND count(*) FILTER (WHERE heartbeat_at > $1) > 0 THEN 1 ELSE 0 END AS n
-                      FROM run_workers
-                    """,
-                    [restartedAt]
-                ) == 1
+                try conn.count("SELECT count(*) AS n FROM run_workers WHERE heartbeat_at > $1", [restartedAt]) == 3
             },
-            "every worker still in the run beats again after the restart"
+            "every worker's heartbeat is back after the restart"
         )
         let plain = try await fixture.run(["--rate", "50"])
         #expect(plain.status == 75, "a one-process run must be refused while the workers hold the run: \(plain)")
