@@ -70,11 +70,21 @@ let package = Package(
         // MARK: verifyReceipt client (HTTP + classification)
         .target(name: "AppStoreClient", dependencies: ["CivilTime", "CurlHTTP", "ReceiptDomain", "AppStoreSignedData"]),
 
+        // MARK: App Store Connect's report files (Sales and Trends, Financial): parsed into typed rows, stored once
+        // (docs/apple-reports.md); apart from the nightly run, which never reads them
+        .target(
+            name: "AppleReports",
+            dependencies: [
+                "Postgres", "CivilTime", "CZlib", "ReceiptDomain",
+                .product(name: "Crypto", package: "swift-crypto"),
+            ]
+        ),
+
         // MARK: The reconciler: schema, pipeline, persistence, import, reports
         .target(
             name: "Reconciler",
             dependencies: [
-                "Postgres", "AppStoreClient", "ReceiptDomain", "AppStoreSignedData", "CivilTime", "CZlib",
+                "Postgres", "AppStoreClient", "ReceiptDomain", "AppStoreSignedData", "CivilTime",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Crypto", package: "swift-crypto"),
             ]
@@ -92,7 +102,7 @@ let package = Package(
         .executableTarget(
             name: "renewal-reconciler",
             dependencies: [
-                "Reconciler", "ReconcilerDemo", "CivilTime",
+                "Reconciler", "ReconcilerDemo", "AppleReports", "CivilTime",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -148,6 +158,7 @@ let package = Package(
                 .product(name: "SystemPackage", package: "swift-system", condition: .when(platforms: [.linux])),
             ]
         ),
+        .testTarget(name: "AppleReportsTests", dependencies: ["AppleReports", "TestSupport", "CivilTime"]),
         .testTarget(
             name: "AppStoreSignedDataTests",
             dependencies: [

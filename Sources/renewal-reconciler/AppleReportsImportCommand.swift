@@ -1,3 +1,4 @@
+import AppleReports
 import ArgumentParser
 import CivilTime
 import Foundation
@@ -68,7 +69,8 @@ struct AppleReportsImportCommand: ParsableCommand {
                 case .failure(let error):
                     let message = Redactor.shared.redact(String(describing: error))
                     FileHandle.standardError.write(Data("error: \(message) (nothing of \(file) was loaded)\n".utf8))
-                    let code = ReconcilerErrorClassifier.exitCode(for: error)
+                    // A file Apple's format refuses is bad input (64); anything else (the database) is the classifier's.
+                    let code = error is AppleReportError ? .usage : ReconcilerErrorClassifier.exitCode(for: error)
                     if worst == .success || code != .usage { worst = code }
                 }
             }

@@ -1,4 +1,5 @@
 import Foundation
+import ReceiptDomain
 
 /// A price catalog file for `renewal-reconciler products import` (docs/reports.md, "Money from the catalog"):
 /// CSV (RFC 4180, UTF-8), a header row naming the columns in any order, then one row per product and currency.

@@ -1,6 +1,7 @@
 import Foundation
 import Postgres
 import Reconciler
+import TestSupport
 import Testing
 
 /// `renewal-reconciler apple-reports import` against a real PostgreSQL, through the built binary: files stored whole

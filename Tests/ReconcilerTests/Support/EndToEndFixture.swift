@@ -372,11 +372,6 @@ final class EndToEndFixture: @unchecked Sendable {
     }
 }
 
-struct FixtureError: Error, CustomStringConvertible {
-    let description: String
-    init(_ description: String) { self.description = description }
-}
-
 extension PostgresConnection {
     /// `SELECT ... AS n` as an Int.
     func count(_ sql: String, _ parameters: [(any PostgresEncodable)?] = []) throws -> Int {

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 
 /// Reads a JSON Lines file of the simulator's export (`truth.jsonl`, `purchases.jsonl`, ...): one object per line,
 /// blank lines skipped.

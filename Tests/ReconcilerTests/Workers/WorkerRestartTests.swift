@@ -10,7 +10,10 @@ import Testing
 /// completes once and its report is written once. The test has a cluster of its own, the only one it restarts.
 @Suite struct WorkerRestartTests {
     static let subscriptions = 1200
-    static let rate = 80
+    /// Shared by the three workers: the 900 items left after the restart take at least 45 s, long enough for every
+    /// worker's heartbeat to come back and the one-process run to be tried while the run is still held (at 80 a
+    /// loaded machine saw the workers finish before that run started, and the refusal could not be checked).
+    static let rate = 20
 
     @Test func threeWorkersRecoverFromAPostgreSQLRestartAndLoseNothing() async throws {
         let cluster = try await OffPool.run { try ThrowawayPostgres() }
@@ -50,6 +53,10 @@ import Testing
                 try conn.count("SELECT count(*) AS n FROM run_workers WHERE heartbeat_at > $1", [restartedAt]) == 3
             },
             "every worker's heartbeat is back after the restart"
+        )
+        try #require(
+            try conn.count("SELECT count(*) AS n FROM reconciliation_runs WHERE status = 'running'") == 1,
+            "run 1 is still running when the one-process run is tried (else the refusal cannot be checked)"
         )
         let plain = try await fixture.run(["--rate", "50"])
         #expect(plain.status == 75, "a one-process run must be refused while the workers hold the run: \(plain)")

@@ -1,5 +1,6 @@
 import CivilTime
 import Foundation
+import ReceiptDomain
 
 /// One data row of a report, read field by field into typed values; every failure is an `AppleReportError` naming
 /// the file, the row's line and Apple's column name.

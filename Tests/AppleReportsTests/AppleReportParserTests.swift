@@ -2,7 +2,7 @@ import Foundation
 import TestSupport
 import Testing
 
-@testable import Reconciler
+@testable import AppleReports
 
 /// Reading App Store Connect report files without a database: kinds from the header, typed values, and every bad
 /// file or row named by file, line and column.

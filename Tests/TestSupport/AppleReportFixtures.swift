@@ -1,10 +1,9 @@
 import Foundation
-import TestSupport
 
 /// Report files as Apple writes them (column names from Apple's documentation, docs/apple-reports.md), built row by
 /// row from a few values so each test shows what it varies.
-enum AppleReportFixtures {
-    static let subscriberColumns = [
+public enum AppleReportFixtures {
+    public static let subscriberColumns = [
         "Event Date", "App Name", "App Apple ID", "Subscription Name", "Subscription Apple ID",
         "Subscription Group ID", "Standard Subscription Duration", "Subscription Offer Name", "Promotional Offer ID",
         "Subscription Offer Type", "Subscription Offer Duration", "Marketing Opt-In Duration", "Customer Price",
@@ -13,7 +12,7 @@ enum AppleReportFixtures {
     ]
 
     /// One Subscriber report row; `overrides` replaces columns by name.
-    static func subscriberRow(
+    public static func subscriberRow(
         price: String = "9.99",
         currency: String = "USD",
         proceeds: String = "6.99",
@@ -34,11 +33,11 @@ enum AppleReportFixtures {
     }
 
     /// A Subscriber report: header and `rows`.
-    static func subscriberReport(_ rows: [String]) -> String {
+    public static func subscriberReport(_ rows: [String]) -> String {
         ([subscriberColumns.joined(separator: "\t")] + rows).joined(separator: "\n") + "\n"
     }
 
-    static let financialColumns = [
+    public static let financialColumns = [
         "Start Date", "End Date", "UPC", "ISRC/ISBN", "Vendor Identifier", "Quantity", "Partner Share",
         "Extended Partner Share", "Partner Share Currency", "Sales or Return", "Apple Identifier",
         "Artist/Show/Developer/Author", "Title", "Label/Studio/Network/Developer/Publisher", "Grid",
@@ -47,7 +46,7 @@ enum AppleReportFixtures {
     ]
 
     /// One consolidated Financial report row for fiscal month 2026-10 (Sep 28 - Oct 31, 2026 per its dates).
-    static func financialRow(
+    public static func financialRow(
         quantity: String,
         share: String,
         extended: String,
@@ -67,7 +66,7 @@ enum AppleReportFixtures {
     }
 
     /// A consolidated Financial report with Apple's `Total_...` trailer.
-    static func financialReport(_ rows: [String], statedRows: Int? = nil) -> String {
+    public static func financialReport(_ rows: [String], statedRows: Int? = nil) -> String {
         let lines =
             [financialColumns.joined(separator: "\t")] + rows + [
                 "", "Total_Rows\t\(statedRows ?? rows.count)", "Total_Amount\t0", "Total_Units\t0",
@@ -76,7 +75,12 @@ enum AppleReportFixtures {
     }
 
     /// Writes `text` as `name` in `directory`; with `gzip`, compresses it with the system's gzip (`name.gz`).
-    static func write(_ text: String, _ name: String, in directory: URL, gzip: Bool = false) async throws -> String {
+    public static func write(
+        _ text: String,
+        _ name: String,
+        in directory: URL,
+        gzip: Bool = false
+    ) async throws -> String {
         let path = directory.appendingPathComponent(name).path
         try Data(text.utf8).write(to: URL(fileURLWithPath: path))
         guard gzip else { return path }

@@ -2,7 +2,7 @@
 ///
 /// `description` reads like `Subscriber_2026-11-20.txt.gz: line 17: Customer Price: "4,99" is not a decimal amount`.
 /// Nothing of a file with an error is stored (docs/apple-reports.md, "Importing").
-public struct AppleReportError: Error, Sendable, Equatable, CustomStringConvertible, ExitCodeProviding {
+public struct AppleReportError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The kind of problem.
     public enum Code: String, Sendable, Equatable {
         case cannotOpen
@@ -38,7 +38,4 @@ public struct AppleReportError: Error, Sendable, Equatable, CustomStringConverti
     public var description: String {
         "\(file): " + (line.map { "line \($0): " } ?? "") + (column.map { "\($0): " } ?? "") + problem
     }
-
-    /// Bad input (exit 64), like `import`'s invalid file.
-    public var exitCode: ReconcilerExitCode { .usage }
 }

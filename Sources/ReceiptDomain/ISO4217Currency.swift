@@ -1,5 +1,5 @@
 /// The currencies a customer price can be in: ISO 4217's active codes of money people pay with (docs/operations.md,
-/// "The price catalog"), the one list behind `products import` and the `currency` field of `import`.
+/// "The price catalog"), the one list behind `products import`, the `currency` field of `import` and the currencies of Apple's report files.
 ///
 /// Apple reports customer prices in national currencies, so the list leaves out ISO 4217's codes that are not:
 /// precious metals (XAU, XAG, XPD, XPT), bond-market and drawing-right units (XBA-XBD, XDR, XSU, XUA), the
@@ -19,9 +19,4 @@ public enum ISO4217Currency {
         "SZL", "THB", "TJS", "TMT", "TND", "TOP", "TRY", "TTD", "TWD", "TZS", "UAH", "UGX", "USD", "UYU", "UZS", "VED",
         "VES", "VND", "VUV", "WST", "XAF", "XCD", "XCG", "XOF", "XPF", "YER", "ZAR", "ZMW", "ZWG",
     ]
-
-    /// Why `code` is not an accepted currency, or nil.
-    public static func problem(_ code: String) -> String? {
-        codes.contains(code) ? nil : "\(ImportRecordValidator.quoted(code)) is not an ISO 4217 code like USD"
-    }
 }
