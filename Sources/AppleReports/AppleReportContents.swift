@@ -26,6 +26,6 @@ public struct AppleReportContents: Sendable {
     /// `YYYY-MM-DD`: the first and last day the rows cover (nil for a file without rows).
     public let periodStart: String?
     public let periodEnd: String?
-    /// Financial reports: `YYYY-MM`, the Apple fiscal month the period falls in (the month holding its middle day).
+    /// Financial reports: `YYYY-MM`, the name of the Apple fiscal month holding the period's last day.
     public let fiscalMonth: String?
 }

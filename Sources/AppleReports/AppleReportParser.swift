@@ -47,7 +47,7 @@ public enum AppleReportParser {
             rows: rows,
             periodStart: period?.start,
             periodEnd: period?.end,
-            fiscalMonth: document.kind == .subscriber ? nil : period.flatMap { fiscalMonth($0.start, $0.end) }
+            fiscalMonth: document.kind == .subscriber ? nil : period.flatMap { fiscalMonth($0.end) }
         )
     }
 
@@ -97,16 +97,9 @@ public enum AppleReportParser {
         return (start, end)
     }
 
-    /// `YYYY-MM` of the period's middle day: an Apple fiscal month (four or five weeks, Sunday to Saturday) lies
-    /// mostly in the calendar month it is named after.
-    static func fiscalMonth(_ start: String, _ end: String) -> String? {
-        func days(_ iso: String) -> Int64? {
-            let parts = iso.split(separator: "-").compactMap { Int64($0) }
-            guard parts.count == 3 else { return nil }
-            return CivilDate.days(year: parts[0], month: parts[1], day: parts[2])
-        }
-        guard let first = days(start), let last = days(end) else { return nil }
-        let middle = CivilDate.civil(days: CivilDate.floorDivMod(first + last, 2).quotient)
-        return String(format: "%04lld-%02lld", middle.year, middle.month)
+    /// `YYYY-MM` of the Apple fiscal month holding the period's last day (`AppleFiscalMonth`): a consolidated report
+    /// covers exactly one; a detailed report's transaction dates can start before it, its settlement dates do not.
+    static func fiscalMonth(_ end: String) -> String? {
+        PacificDay(end).map { AppleFiscalMonth(containing: $0).name }
     }
 }
