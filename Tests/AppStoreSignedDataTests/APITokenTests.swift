@@ -77,6 +77,47 @@ import Testing
         }
     }
 
+    @Test func anAppStoreConnectTokenHasNoBundleIdAndLivesAtMostTwentyMinutes() throws {
+        let privateKey = P256.Signing.PrivateKey()
+        let now = Date(timeIntervalSince1970: 1_795_230_000)
+        let signer = try APITokenSigner(
+            key: APIPrivateKey(privateKey),
+            keyId: "TEAMKEY123",
+            issuerId: "57246542-96fe-1a63-e053-0824d011072a",
+            scope: .appStoreConnect,
+            lifetime: 1200,
+            clock: { now }
+        )
+        let parts = signer.token().value.split(separator: ".")
+        let claims = try json(parts[1])
+        #expect(Set(claims.keys) == ["iss", "iat", "exp", "aud"])
+        #expect(claims["aud"] as? String == "appstoreconnect-v1")
+        #expect(try #require(claims["exp"] as? Int) - (try #require(claims["iat"] as? Int)) == 1200)
+        #expect(try json(parts[0])["kid"] as? String == "TEAMKEY123")
+        do {
+            _ = try APITokenSigner(
+                key: APIPrivateKey(privateKey),
+                keyId: "K",
+                issuerId: "I",
+                scope: .appStoreConnect,
+                lifetime: 1201
+            )
+            Issue.record("a 1,201 s App Store Connect token was accepted")
+        } catch {
+            #expect(error.message.contains("1...1200 s"), "\(error.message)")
+        }
+        // The Server API's longest lifetime stays an hour, and it needs a bundle id.
+        #expect(throws: APIKeyError.self) {
+            try APITokenSigner(
+                key: APIPrivateKey(privateKey),
+                keyId: "K",
+                issuerId: "I",
+                scope: .appStoreServer(bundleId: ""),
+                lifetime: 3600
+            )
+        }
+    }
+
     @Test func keysOfTheWrongKindAreRefusedWithoutPrintingThem() throws {
         let p384 = P384.Signing.PrivateKey().pemRepresentation
         let sec1 = P256.Signing.PrivateKey()

@@ -2,17 +2,18 @@ import Crypto
 import Foundation
 import Synchronization
 
-/// Signs App Store Server API tokens (ES256 JWT) and reuses each until shortly before it expires.
+/// Signs API tokens (ES256 JWT) for the App Store Server API or the App Store Connect API (`APITokenScope`) and
+/// reuses each until shortly before it expires.
 ///
-/// Header `{"alg":"ES256","kid":...,"typ":"JWT"}`; claims `iss` (issuer id), `iat`, `exp` (at most 60
-/// minutes after `iat`; default 5), `aud` = `appstoreconnect-v1`, `bid` (bundle id). Thread-safe.
+/// Header `{"alg":"ES256","kid":...,"typ":"JWT"}`; claims `iss` (issuer id), `iat`, `exp` (default 5 minutes after
+/// `iat`; at most 60 for the Server API, 20 for App Store Connect), `aud` = `appstoreconnect-v1`, and for the Server
+/// API `bid` (bundle id). Thread-safe.
 public final class APITokenSigner: Sendable {
     public static let audience = "appstoreconnect-v1"
-    public static let maximumLifetime: TimeInterval = 3600
 
     public let keyId: String
     public let issuerId: String
-    public let bundleId: String
+    public let scope: APITokenScope
     /// `exp - iat`, in seconds.
     public let lifetime: TimeInterval
     /// A token is signed anew once fewer than this many seconds of it remain.
@@ -21,8 +22,10 @@ public final class APITokenSigner: Sendable {
     private let clock: @Sendable () -> Date
     private let current = Mutex<APIToken?>(nil)
 
+    /// An App Store Server API signer for the app `bundleId`.
+    ///
     /// - Throws: `APIKeyError` when the lifetime is not in 1...3600 seconds or an id is empty.
-    public init(
+    public convenience init(
         key: APIPrivateKey,
         keyId: String,
         issuerId: String,
@@ -31,16 +34,42 @@ public final class APITokenSigner: Sendable {
         renewalMargin: TimeInterval = 60,
         clock: @escaping @Sendable () -> Date = { Date() }
     ) throws(APIKeyError) {
-        guard lifetime >= 1, lifetime <= Self.maximumLifetime else {
-            throw APIKeyError("token lifetime \(Int(lifetime)) s is outside 1...3600 s (Apple's limit is 60 minutes)")
+        try self.init(
+            key: key,
+            keyId: keyId,
+            issuerId: issuerId,
+            scope: .appStoreServer(bundleId: bundleId),
+            lifetime: lifetime,
+            renewalMargin: renewalMargin,
+            clock: clock
+        )
+    }
+
+    /// - Throws: `APIKeyError` when the lifetime is not in 1 second to the scope's maximum or an id is empty.
+    public init(
+        key: APIPrivateKey,
+        keyId: String,
+        issuerId: String,
+        scope: APITokenScope,
+        lifetime: TimeInterval = 300,
+        renewalMargin: TimeInterval = 60,
+        clock: @escaping @Sendable () -> Date = { Date() }
+    ) throws(APIKeyError) {
+        let maximum = scope.maximumLifetime
+        guard lifetime >= 1, lifetime <= maximum else {
+            throw APIKeyError(
+                "token lifetime \(Int(lifetime)) s is outside 1...\(Int(maximum)) s (Apple's limit is \(Int(maximum) / 60) minutes)"
+            )
         }
-        for (name, value) in [("key id", keyId), ("issuer id", issuerId), ("bundle id", bundleId)] where value.isEmpty {
+        var ids = [("key id", keyId), ("issuer id", issuerId)]
+        if case .appStoreServer(let bundleId) = scope { ids.append(("bundle id", bundleId)) }
+        for (name, value) in ids where value.isEmpty {
             throw APIKeyError("the \(name) is empty")
         }
         self.key = key
         self.keyId = keyId
         self.issuerId = issuerId
-        self.bundleId = bundleId
+        self.scope = scope
         self.lifetime = lifetime
         self.renewalMargin = min(max(0, renewalMargin), lifetime / 2)
         self.clock = clock
@@ -67,9 +96,10 @@ public final class APITokenSigner: Sendable {
         let issuedAt = Int64(now.timeIntervalSince1970.rounded(.down))
         let expiresAt = issuedAt + Int64(lifetime)
         let header = #"{"alg":"ES256","kid":\#(Self.jsonString(keyId)),"typ":"JWT"}"#
-        let claims =
-            #"{"iss":\#(Self.jsonString(issuerId)),"iat":\#(issuedAt),"exp":\#(expiresAt),"#
-            + #""aud":"\#(Self.audience)","bid":\#(Self.jsonString(bundleId))}"#
+        var claims =
+            #"{"iss":\#(Self.jsonString(issuerId)),"iat":\#(issuedAt),"exp":\#(expiresAt),"aud":"\#(Self.audience)""#
+        if case .appStoreServer(let bundleId) = scope { claims += #","bid":\#(Self.jsonString(bundleId))"# }
+        claims += "}"
         let signingInput = Base64URL.encode(Array(header.utf8)) + "." + Base64URL.encode(Array(claims.utf8))
         // ECDSA over P-256 with SHA-256 cannot fail for a valid key and in-memory data.
         guard let signature = try? key.key.signature(for: Data(signingInput.utf8)) else {
