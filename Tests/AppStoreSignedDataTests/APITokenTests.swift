@@ -20,7 +20,7 @@ import Testing
             key: key,
             keyId: "ABC123DEFG",
             issuerId: "57246542-96fe-1a63-e053-0824d011072a",
-            bundleId: "com.example.reader",
+            scope: .appStoreServer(bundleId: "com.example.reader"),
             clock: { now }
         )
         let token = signer.token()
@@ -54,7 +54,7 @@ import Testing
             key: APIPrivateKey(P256.Signing.PrivateKey()),
             keyId: "K",
             issuerId: "I",
-            bundleId: "B",
+            scope: .appStoreServer(bundleId: "B"),
             lifetime: 600,
             renewalMargin: 60,
             clock: { clock.withLock { $0 } }
@@ -71,7 +71,7 @@ import Testing
                 key: APIPrivateKey(P256.Signing.PrivateKey()),
                 keyId: "K",
                 issuerId: "I",
-                bundleId: "B",
+                scope: .appStoreServer(bundleId: "B"),
                 lifetime: 3601
             )
         }

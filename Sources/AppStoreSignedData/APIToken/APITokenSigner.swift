@@ -22,29 +22,6 @@ public final class APITokenSigner: Sendable {
     private let clock: @Sendable () -> Date
     private let current = Mutex<APIToken?>(nil)
 
-    /// An App Store Server API signer for the app `bundleId`.
-    ///
-    /// - Throws: `APIKeyError` when the lifetime is not in 1...3600 seconds or an id is empty.
-    public convenience init(
-        key: APIPrivateKey,
-        keyId: String,
-        issuerId: String,
-        bundleId: String,
-        lifetime: TimeInterval = 300,
-        renewalMargin: TimeInterval = 60,
-        clock: @escaping @Sendable () -> Date = { Date() }
-    ) throws(APIKeyError) {
-        try self.init(
-            key: key,
-            keyId: keyId,
-            issuerId: issuerId,
-            scope: .appStoreServer(bundleId: bundleId),
-            lifetime: lifetime,
-            renewalMargin: renewalMargin,
-            clock: clock
-        )
-    }
-
     /// - Throws: `APIKeyError` when the lifetime is not in 1 second to the scope's maximum or an id is empty.
     public init(
         key: APIPrivateKey,

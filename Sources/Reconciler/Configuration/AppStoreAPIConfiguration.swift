@@ -45,7 +45,7 @@ public struct AppStoreAPIConfiguration: Sendable {
                 key: key,
                 keyId: keyId,
                 issuerId: issuerId,
-                bundleId: bundleId,
+                scope: .appStoreServer(bundleId: bundleId),
                 lifetime: lifetime
             )
         } catch {

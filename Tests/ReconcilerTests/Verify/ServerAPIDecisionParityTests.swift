@@ -198,7 +198,7 @@ import Testing
             key: try APIPrivateKey(pem: P256.Signing.PrivateKey().pemRepresentation),
             keyId: "ABC123DEFG",
             issuerId: "57246542-96fe-1a63-e053-0824d011072a",
-            bundleId: TestPayloads.bundleId
+            scope: .appStoreServer(bundleId: TestPayloads.bundleId)
         )
         let client = ServerAPIClient(
             http: http,
