@@ -95,9 +95,7 @@ public struct AppleFiscalMonth: Sendable, Hashable, Comparable, CustomStringConv
 
     static func lastSaturdayOfSeptember(_ year: Int64) -> Int64 {
         let last = CivilDate.days(year: year, month: 9, day: 30)
-        // 1970-01-01 was a Thursday: weekday 0 is Sunday, 6 Saturday.
-        let weekday = CivilDate.floorDivMod(last + 4, 7).remainder
-        return last - (weekday + 1) % 7
+        return last - (PacificDay.weekday(last) + 1) % 7
     }
 
     static func yearAndMonth(_ text: String) -> (Int64, Int64)? {

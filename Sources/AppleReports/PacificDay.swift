@@ -63,8 +63,11 @@ public struct PacificDay: Sendable, Hashable, Comparable, CustomStringConvertibl
     /// Days since 1970 of the `ordinal`-th Sunday of a month.
     static func sunday(year: Int64, month: Int64, ordinal: Int64) -> Int64 {
         let first = CivilDate.days(year: year, month: month, day: 1)
-        // 1970-01-01 was a Thursday: weekday 0 is Sunday.
-        let weekday = CivilDate.floorDivMod(first + 4, 7).remainder
-        return first + (7 - weekday) % 7 + 7 * (ordinal - 1)
+        return first + (7 - weekday(first)) % 7 + 7 * (ordinal - 1)
+    }
+
+    /// The weekday of a day count since 1970: 0 Sunday to 6 Saturday (1970-01-01 was a Thursday).
+    static func weekday(_ days: Int64) -> Int64 {
+        CivilDate.floorDivMod(days + 4, 7).remainder
     }
 }
