@@ -21,13 +21,15 @@
 #                         dated 2..K+1 days before it (before the first night): a history of K quiet nights
 #   --pg-stats            record pg_stat_statements and print each night's top statements by time
 #   --run-args "ARGS"     extra arguments for both runs (e.g. "--sweep-days 0")
+#   --hold FILE           after the last night, write DATABASE_URL to FILE and keep PostgreSQL and the simulator
+#                         up until FILE is removed (to EXPLAIN the night's statements by hand)
 # Prints one `key=value` line per figure and a final `RESULT ...` line per night (figures of the second
 # night prefixed `night2_`). Run as root or a normal user (scripts/lib/throwaway-pg.sh handles both).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
 
-BIN="" N=10000 LATENCY=0 RATE=1000000 CONC=64 BATCH="" SEED=7 PERF="" BUILD=1 KEEP="" NIGHTS=1 HISTORY=0 PGSTATS=0 EXTRA=""
+HOLD="" BIN="" N=10000 LATENCY=0 RATE=1000000 CONC=64 BATCH="" SEED=7 PERF="" BUILD=1 KEEP="" NIGHTS=1 HISTORY=0 PGSTATS=0 EXTRA=""
 while [ $# -gt 0 ]; do
     case "$1" in
         --subscriptions) N=$2; shift 2 ;;
@@ -45,7 +47,8 @@ while [ $# -gt 0 ]; do
         --history) HISTORY=$2; shift 2 ;;
         --pg-stats) PGSTATS=1; shift ;;
         --run-args) EXTRA=$2; shift 2 ;;
-        -h|--help) sed -n '2,26p' "$0"; exit 0 ;;
+        --hold) HOLD=$2; shift 2 ;;
+        -h|--help) sed -n '2,28p' "$0"; exit 0 ;;
         *) echo "pipeline.sh: unknown option $1" >&2; exit 64 ;;
     esac
 done
@@ -56,7 +59,8 @@ source Benchmarks/lib.sh
 # shellcheck source=../scripts/lib/throwaway-pg.sh
 source scripts/lib/throwaway-pg.sh
 [ "$PGSTATS" = 1 ] && export THROWAWAY_PG_EXTRA_CONF="shared_preload_libraries = 'pg_stat_statements'
-pg_stat_statements.track = all"
+pg_stat_statements.track = all
+pg_stat_statements.track_planning = on"
 throwaway_pg_start
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/rr-bench.XXXXXX")
 chmod 755 "$WORK"
@@ -241,11 +245,13 @@ PY
     echo "${P}wal_bytes=$wal_bytes wal_bytes_per_item=$(echo "$wal_bytes / ($done_count + ($done_count == 0))" | bc) app_row_updates=$((upd1 - upd0)) (hot $((hot1 - hot0))) (subscriptions; the run's whole night: scan, writes, reports)"
     echo "${P}reconciler_peak_rss_kb=$rss (whole process, reports included) pipeline_peak_rss_kb=$pipeline_rss (sampled every 0.2 s until the run logs its completion)"
     if [ "$PGSTATS" = 1 ]; then
-        echo "${P}top statements (pg_stat_statements, total ms, calls, rows, first 110 characters):"
-        q "SELECT round(total_exec_time)::text || ' ms | ' || calls || ' calls | ' || rows || ' rows | ' ||
-                  left(regexp_replace(query, '\s+', ' ', 'g'), 110)
+        echo "${P}statements: $(q "SELECT sum(calls) || ' calls, planning ' || round(sum(total_plan_time)) || ' ms, executing ' ||
+                  round(sum(total_exec_time)) || ' ms' FROM pg_stat_statements WHERE query NOT LIKE '%pg_stat_statements%'")"
+        echo "${P}top statements (pg_stat_statements, execution + planning ms, calls, rows, first 110 characters):"
+        q "SELECT round(total_exec_time)::text || ' + ' || round(total_plan_time)::text || ' ms | ' || calls || ' calls | ' ||
+                  rows || ' rows | ' || left(regexp_replace(query, '\s+', ' ', 'g'), 110)
              FROM pg_stat_statements WHERE query NOT LIKE '%pg_stat_statements%'
-            ORDER BY total_exec_time DESC LIMIT 12" | sed "s/^/${P}  /"
+            ORDER BY total_exec_time + total_plan_time DESC LIMIT 14" | sed "s/^/${P}  /"
     fi
     echo "${P}RESULT n=$N latency_ms=$LATENCY rate=$RATE concurrency=$CONC batch=${BATCH:-default} due=$due done=$done_count wall=$wall pipeline=$(printf '%.2f' "$elapsed") subs_s_wall=$(echo "$done_count / $wall" | bc) req_per_due=$per_due steady_req_s=$steady cpu_us_per_sub=$cpu_us pg_us_per_sub=$pg_us pg_us_per_world_sub=$pg_us_world rss_kb=$rss pipeline_rss_kb=$pipeline_rss wal_per_item=$(echo "$wal_bytes / ($done_count + ($done_count == 0))" | bc) app_updates=$((upd1 - upd0)) peak_window=$peak load=\"$(cut -d' ' -f1-3 /proc/loadavg)\""
 }
@@ -284,3 +290,8 @@ for k in $(seq 2 "$NIGHTS"); do
     if [ "$k" = 2 ] && [ "$HISTORY" -gt 0 ]; then history "$HISTORY"; fi
 done
 echo "items_after_last_night=$(q "SELECT count(*) FROM reconciliation_items")"
+if [ -n "$HOLD" ]; then
+    echo "$DATABASE_URL" >"$HOLD"
+    echo "holding PostgreSQL and the simulator (port $PORT) until $HOLD is removed" >&2
+    while [ -e "$HOLD" ]; do sleep 1; done
+fi

@@ -53,7 +53,7 @@ public struct CSVWriter: Sendable {
     /// is not a number or date) and then quoted when needed.
     public static func encodeField(_ value: String, kind: CSVColumn.Kind) -> String {
         // Control and bidirectional characters shown, not obeyed (`VisibleText`); tab and line breaks are quoted.
-        var field = VisibleText.neutralised(value, keeping: ["\t", "\r", "\n"])
+        var field = VisibleText.neutralised(value, keeping: quotedControls)
         if isHostile(field) && (kind == .text || !looksNumeric(field)) {
             field = "'" + field
         }
@@ -63,6 +63,9 @@ public struct CSVWriter: Sendable {
         guard needsQuotes else { return field }
         return "\"" + field.replacingOccurrences(of: "\"", with: "\"\"") + "\""
     }
+
+    /// The controls a field keeps as they are: quoted, they are part of the value.
+    static let quotedControls: Set<Unicode.Scalar> = ["\t", "\r", "\n"]
 
     /// A value a spreadsheet may interpret as a formula: it starts with `=`, `+`, `-`, `@`, tab or CR.
     static func isHostile(_ value: String) -> Bool {

@@ -11,6 +11,8 @@
 /// `kept` lists the controls that stay as they are (tab and line breaks, which the formats quote or allow).
 enum VisibleText {
     static func neutralised(_ value: String, keeping kept: Set<Unicode.Scalar>) -> String {
+        // Printable ASCII, nearly every value a report writes, has nothing to replace.
+        if value.utf8.allSatisfy({ $0 >= 0x20 && $0 < 0x7F }) { return value }
         guard value.unicodeScalars.contains(where: { replacement(for: $0) != nil && !kept.contains($0) }) else {
             return value
         }

@@ -48,10 +48,12 @@ public enum ReportTables {
         data.items.filter(\.isBackwardsMove).sorted(by: itemOrder).map(backwardsRow)
     }
 
-    /// Transactions first seen (or refunded) in the run, ordered by purchase date then transaction id.
+    /// Transactions first seen (or refunded) in the run, each subscription's together: ordered by original
+    /// transaction id, then purchase date (undated last) and transaction id, as `ReportLoader` streams them.
     public static func transactionRows(_ data: ReportData) -> [[String]] {
         data.transactions.sorted {
-            ($0.purchaseDate ?? .distantPast, $0.transactionId) < ($1.purchaseDate ?? .distantPast, $1.transactionId)
+            ($0.originalTransactionId, $0.purchaseDate ?? .distantFuture, $0.transactionId)
+                < ($1.originalTransactionId, $1.purchaseDate ?? .distantFuture, $1.transactionId)
         }.map(transactionRow)
     }
 
