@@ -75,7 +75,7 @@ let package = Package(
         .target(
             name: "AppleReports",
             dependencies: [
-                "Postgres", "CivilTime", "CZlib", "ReceiptDomain",
+                "Postgres", "CivilTime", "CZlib", "ReceiptDomain", "AppStoreClient",
                 .product(name: "Crypto", package: "swift-crypto"),
             ]
         ),

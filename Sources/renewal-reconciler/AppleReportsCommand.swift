@@ -4,11 +4,13 @@ import ArgumentParser
 struct AppleReportsCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "apple-reports",
-        abstract: "Apple's App Store Connect reports (Subscriber, Financial): load the files finance downloaded.",
+        abstract: "Apple's App Store Connect reports (Subscriber, Financial): download them, or load files you have.",
         discussion: """
             `apple-reports import FILE...` loads report files you already have (downloaded from App Store Connect, \
-            gzip or not) into PostgreSQL, each file once. docs/apple-reports.md lists the reports and their columns.
+            gzip or not) into PostgreSQL, each file once. `apple-reports download` fetches them from the App Store \
+            Connect API with a team key, skipping what is stored already. docs/apple-reports.md lists the reports \
+            and their columns.
             """,
-        subcommands: [AppleReportsImportCommand.self]
+        subcommands: [AppleReportsImportCommand.self, AppleReportsDownloadCommand.self]
     )
 }

@@ -59,22 +59,54 @@ public struct AppStoreAPIConfiguration: Sendable {
         environment: [String: String],
         flagFile: String?
     ) -> (path: String, setting: String)? {
-        if let file = flagFile ?? nonEmpty(environment["APPLE_PRIVATE_KEY_FILE"]) {
-            return (file, flagFile != nil ? "--private-key-file" : "APPLE_PRIVATE_KEY_FILE")
+        keyLocation(source, environment: environment, flagFile: flagFile)
+    }
+
+    /// Where this configuration's key comes from.
+    static let source = KeySource(
+        flag: "--private-key-file",
+        variable: "APPLE_PRIVATE_KEY_FILE",
+        credential: credentialName,
+        what: "App Store Server API private key"
+    )
+
+    /// The settings a key file may be named by, in the order they are read: a flag, an environment variable, a
+    /// systemd credential (`LoadCredential=`) in `$CREDENTIALS_DIRECTORY`.
+    struct KeySource: Sendable {
+        let flag: String
+        let variable: String
+        let credential: String
+        /// How errors name the key.
+        let what: String
+    }
+
+    /// Where a key of `source` is, and the setting that named it; nil when none is configured.
+    static func keyLocation(
+        _ source: KeySource,
+        environment: [String: String],
+        flagFile: String?
+    ) -> (path: String, setting: String)? {
+        if let file = flagFile ?? nonEmpty(environment[source.variable]) {
+            return (file, flagFile != nil ? source.flag : source.variable)
         }
         if let dir = nonEmpty(environment["CREDENTIALS_DIRECTORY"]) {
-            let path = (dir as NSString).appendingPathComponent(credentialName)
-            if FileManager.default.fileExists(atPath: path) { return (path, "systemd credential \(credentialName)") }
+            let path = (dir as NSString).appendingPathComponent(source.credential)
+            if FileManager.default.fileExists(atPath: path) { return (path, "systemd credential \(source.credential)") }
         }
         return nil
     }
 
     /// The key, from (in order) `--private-key-file`, `APPLE_PRIVATE_KEY_FILE`, the systemd credential.
     static func loadPrivateKey(environment: [String: String], flagFile: String?) throws -> APIPrivateKey {
-        guard let (path, setting) = privateKeyLocation(environment: environment, flagFile: flagFile) else {
+        try loadKey(source, environment: environment, flagFile: flagFile)
+    }
+
+    /// A PKCS#8 PEM EC P-256 key (`.p8`) from where `source` names it; never from a flag's value, never printed.
+    static func loadKey(_ source: KeySource, environment: [String: String], flagFile: String?) throws -> APIPrivateKey {
+        guard let (path, setting) = keyLocation(source, environment: environment, flagFile: flagFile) else {
             throw ConfigurationError(
-                "no App Store Server API private key: set APPLE_PRIVATE_KEY_FILE (the .p8 file), pass "
-                    + "--private-key-file, or provide a systemd credential named \(credentialName)"
+                "no \(source.what): set \(source.variable) (the .p8 file), pass \(source.flag), or provide a systemd "
+                    + "credential named \(source.credential)"
             )
         }
         guard let data = FileManager.default.contents(atPath: path) else {

@@ -1,0 +1,151 @@
+import AppStoreClient
+import Foundation
+import Postgres
+import Synchronization
+
+/// `apple-reports download`: fetches reports from the App Store Connect API and stores each file as `import`
+/// does (docs/apple-reports.md, "Downloading"). A report already stored (by an earlier download or an import) is
+/// not asked for again, so a download interrupted anywhere resumes where it stopped; each request's retries
+/// follow the one attempt plan (`AttemptPlan`: backoff with jitter, never sooner than Apple's `Retry-After`),
+/// waiting through `sleep` (the real clock, or a virtual one in tests).
+public struct AppleReportDownloader {
+    /// Sends one request and hands back Apple's reply (the App Store Connect client, or a stand-in).
+    public typealias Send = (AppStoreConnectReportRequest) -> AppStoreConnectClient.Reply
+
+    /// The key was refused or the hour's requests are spent: nothing more can be asked now.
+    public struct Stopped: Error, CustomStringConvertible {
+        public let description: String
+    }
+
+    let connection: PostgresConnection
+    let send: Send
+    let policy: AttemptPolicy
+    let sleep: (UInt64) -> Void
+    let now: () -> Date
+
+    public init(
+        connection: PostgresConnection,
+        policy: AttemptPolicy = AttemptPolicy(maxAttempts: 5, base: .seconds(2), cap: .seconds(60)),
+        sleep: @escaping (UInt64) -> Void = { Thread.sleep(forTimeInterval: Double($0) / 1e9) },
+        now: @escaping () -> Date = { Date() },
+        send: @escaping Send
+    ) {
+        self.connection = connection
+        self.send = send
+        self.policy = policy
+        self.sleep = sleep
+        self.now = now
+    }
+
+    /// The client's `download` as a blocking `Send`.
+    public static func blocking(_ client: AppStoreConnectClient) -> Send {
+        { request in
+            let done = DispatchSemaphore(value: 0)
+            let reply = Mutex<AppStoreConnectClient.Reply?>(nil)
+            client.download(request) { answer in
+                reply.withLock { $0 = answer }
+                done.signal()
+            }
+            done.wait()
+            return reply.withLock { $0! }
+        }
+    }
+
+    /// Downloads and stores `requests` in order, telling `progress` of each; stops early (throwing `Stopped`)
+    /// when the key is refused or Apple's hourly budget is spent.
+    public func download(
+        _ requests: [AppStoreConnectReportRequest],
+        progress: (AppleReportDownloadOutcome) -> Void
+    ) throws -> [AppleReportDownloadOutcome] {
+        var outcomes: [AppleReportDownloadOutcome] = []
+        for request in requests {
+            let result: AppleReportDownloadOutcome.Result
+            if try isStored(request) {
+                result = .alreadyStored
+            } else {
+                result = try fetch(request)
+            }
+            let outcome = AppleReportDownloadOutcome(label: request.label, result: result)
+            outcomes.append(outcome)
+            progress(outcome)
+        }
+        return outcomes
+    }
+
+    /// One report through the attempt plan, stored when a file comes.
+    func fetch(_ request: AppStoreConnectReportRequest) throws -> AppleReportDownloadOutcome.Result {
+        var plan = AttemptPlan(policy: policy)
+        var step = plan.start()
+        while true {
+            switch step {
+            case .send:
+                break
+            case .retry(_, _, let wait, _):
+                sleep(wait)
+            case .finished(let end):
+                return .failed("gave up after \(plan.requests) requests: \(end)")
+            }
+            let reply = send(request)
+            if reply.remainingThisHour == 0 {
+                throw Stopped(description: "Apple's hourly request budget for this key is spent; run again later")
+            }
+            switch reply.answer {
+            case .file(let bytes):
+                return store(bytes, request)
+            case .noSales:
+                return .noSales
+            case .notYetAvailable(let detail):
+                return .notYetAvailable(detail)
+            case .gone(let detail):
+                return .gone(detail)
+            case .refused(let status, let code, let detail) where status == 401 || status == 403:
+                throw Stopped(description: "App Store Connect refused the key (HTTP \(status) \(code)): \(detail)")
+            case .refused(let status, let code, let detail):
+                return .failed("HTTP \(status) \(code): \(detail)")
+            case .retryable(let notBefore, _):
+                step = plan.next(after: .retryable(notBefore: notBefore), now: now())
+            }
+        }
+    }
+
+    /// Parses and stores a downloaded file; a file that does not read stores nothing and says why.
+    func store(_ bytes: [UInt8], _ request: AppStoreConnectReportRequest) -> AppleReportDownloadOutcome.Result {
+        let name = "\(request.report.rawValue)_\(request.vendorNumber)_\(request.reportDate).txt.gz"
+        do {
+            let contents = try AppleReportParser.parse(data: Data(bytes), file: name)
+            switch try AppleReportStore(connection: connection).store(
+                contents,
+                fileName: name,
+                vendorNumber: request.vendorNumber
+            ) {
+            case .imported(let fileId, let rows): return .stored(fileId: fileId, rows: rows)
+            case .alreadyImported(let fileId, _, _): return .sameFileStoredBefore(fileId: fileId)
+            }
+        } catch var error as PostgresError {
+            error.statement = nil
+            return .failed(String(describing: error))
+        } catch {
+            return .failed(String(describing: error))
+        }
+    }
+
+    /// Whether a file of this report and period is stored: a Subscriber report of the day, a Financial report of
+    /// the fiscal month (whoever stored it: an earlier download or `import`).
+    func isStored(_ request: AppStoreConnectReportRequest) throws -> Bool {
+        let kind: AppleReportKind
+        let sql: String
+        let period: String
+        switch request.report {
+        case .subscriber:
+            kind = .subscriber
+            sql = "SELECT 1 FROM apple_report_files WHERE kind = $1 AND period_start = $2::date LIMIT 1"
+            period = request.reportDate
+        case .financial, .financeDetail:
+            kind = request.report == .financial ? .financial : .financeDetail
+            sql = "SELECT 1 FROM apple_report_files WHERE kind = $1 AND fiscal_month = $2 LIMIT 1"
+            guard let month = AppleFiscalMonth(reportDate: request.reportDate) else { return false }
+            period = month.name
+        }
+        return try connection.queryFirst(sql, [kind.rawValue, period]) != nil
+    }
+}
