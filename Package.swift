@@ -155,10 +155,11 @@ let package = Package(
             name: "ReconcilerTests",
             dependencies: [
                 "Reconciler", "ReconcilerDemo", "AppStoreSimulator", "TestSupport", "SignedDataTestSupport", "CivilTime",
+                "AppleReports", "AppStoreClient",
                 .product(name: "SystemPackage", package: "swift-system", condition: .when(platforms: [.linux])),
             ]
         ),
-        .testTarget(name: "AppleReportsTests", dependencies: ["AppleReports", "TestSupport", "CivilTime"]),
+        .testTarget(name: "AppleReportsTests", dependencies: ["AppleReports", "AppStoreClient", "TestSupport", "CivilTime"]),
         .testTarget(
             name: "AppStoreSignedDataTests",
             dependencies: [

@@ -34,6 +34,11 @@ public final class AppStoreConnectClient: Sendable {
     public struct Reply: Sendable {
         public let answer: AppStoreConnectAnswer
         public let remainingThisHour: Int?
+
+        public init(answer: AppStoreConnectAnswer, remainingThisHour: Int?) {
+            self.answer = answer
+            self.remainingThisHour = remainingThisHour
+        }
     }
 
     public let endpoint: Endpoint
