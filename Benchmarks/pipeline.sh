@@ -20,6 +20,8 @@
 #   --history K           after the second night (needs --nights 3 or more), K copies of its run and items
 #                         dated 2..K+1 days before it (before the first night): a history of K quiet nights
 #   --pg-stats            record pg_stat_statements and print each night's top statements by time
+#   --pg-cpu              log each statement's CPU (log_statement_stats) and print each night's top statements by
+#                         PostgreSQL CPU (Benchmarks/statement-cpu.py); the logging costs some CPU of its own
 #   --run-args "ARGS"     extra arguments for both runs (e.g. "--sweep-days 0")
 #   --hold FILE           after the last night, write DATABASE_URL to FILE and keep PostgreSQL and the simulator
 #                         up until FILE is removed (to EXPLAIN the night's statements by hand)
@@ -29,7 +31,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
 
-HOLD="" BIN="" N=10000 LATENCY=0 RATE=1000000 CONC=64 BATCH="" SEED=7 PERF="" BUILD=1 KEEP="" NIGHTS=1 HISTORY=0 PGSTATS=0 EXTRA=""
+HOLD="" BIN="" N=10000 LATENCY=0 RATE=1000000 CONC=64 BATCH="" SEED=7 PERF="" BUILD=1 KEEP="" NIGHTS=1 HISTORY=0 PGSTATS=0 PGCPU=0 EXTRA=""
 while [ $# -gt 0 ]; do
     case "$1" in
         --subscriptions) N=$2; shift 2 ;;
@@ -46,9 +48,10 @@ while [ $# -gt 0 ]; do
         --nights) NIGHTS=$2; shift 2 ;;
         --history) HISTORY=$2; shift 2 ;;
         --pg-stats) PGSTATS=1; shift ;;
+        --pg-cpu) PGCPU=1; shift ;;
         --run-args) EXTRA=$2; shift 2 ;;
         --hold) HOLD=$2; shift 2 ;;
-        -h|--help) sed -n '2,28p' "$0"; exit 0 ;;
+        -h|--help) sed -n '2,30p' "$0"; exit 0 ;;
         *) echo "pipeline.sh: unknown option $1" >&2; exit 64 ;;
     esac
 done
@@ -61,6 +64,10 @@ source scripts/lib/throwaway-pg.sh
 [ "$PGSTATS" = 1 ] && export THROWAWAY_PG_EXTRA_CONF="shared_preload_libraries = 'pg_stat_statements'
 pg_stat_statements.track = all
 pg_stat_statements.track_planning = on"
+[ "$PGCPU" = 1 ] && export THROWAWAY_PG_EXTRA_CONF="${THROWAWAY_PG_EXTRA_CONF:-}
+log_statement = 'all'
+log_statement_stats = on
+log_parameter_max_length = 0"
 throwaway_pg_start
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/rr-bench.XXXXXX")
 chmod 755 "$WORK"
@@ -138,6 +145,8 @@ night() {
     # so its CPU is not counted as the run's.
     q "VACUUM ANALYZE" >/dev/null
     [ "$PGSTATS" = 1 ] && q "SELECT pg_stat_statements_reset()" >/dev/null
+    local log0
+    log0=$(wc -l <"$THROWAWAY_PG_DIR/server.log")
     sleep 1
     local RUN_ARGS=(run --now "$RUN_NOW" --rate "$RATE" --concurrency "$CONC" --bundle-id "$BUNDLE"
         --verify-url "http://127.0.0.1:$PORT/verifyReceipt" --sandbox-verify-url "http://127.0.0.1:$PORT/sandbox/verifyReceipt"
@@ -252,6 +261,10 @@ PY
                   rows || ' rows | ' || left(regexp_replace(query, '\s+', ' ', 'g'), 110)
              FROM pg_stat_statements WHERE query NOT LIKE '%pg_stat_statements%'
             ORDER BY total_exec_time + total_plan_time DESC LIMIT 14" | sed "s/^/${P}  /"
+    fi
+    if [ "$PGCPU" = 1 ]; then
+        tail -n +"$((log0 + 1))" "$THROWAWAY_PG_DIR/server.log" >"$WORK/pg-$LABEL.log"
+        python3 Benchmarks/statement-cpu.py "$WORK/pg-$LABEL.log" | sed "s/^/${P}/"
     fi
     echo "${P}RESULT n=$N latency_ms=$LATENCY rate=$RATE concurrency=$CONC batch=${BATCH:-default} due=$due done=$done_count wall=$wall pipeline=$(printf '%.2f' "$elapsed") subs_s_wall=$(echo "$done_count / $wall" | bc) req_per_due=$per_due steady_req_s=$steady cpu_us_per_sub=$cpu_us pg_us_per_sub=$pg_us pg_us_per_world_sub=$pg_us_world rss_kb=$rss pipeline_rss_kb=$pipeline_rss wal_per_item=$(echo "$wal_bytes / ($done_count + ($done_count == 0))" | bc) app_updates=$((upd1 - upd0)) peak_window=$peak load=\"$(cut -d' ' -f1-3 /proc/loadavg)\""
 }
