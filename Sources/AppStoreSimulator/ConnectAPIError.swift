@@ -18,7 +18,8 @@ struct ConnectAPIError: Error, Sendable, Equatable {
         status: 429,
         code: "RATE_LIMIT_EXCEEDED",
         title: "The request rate limit has been reached.",
-        detail: "We've received too many requests for this API. Please wait and try again or slow down your request rate."
+        detail:
+            "We've received too many requests for this API. Please wait and try again or slow down your request rate."
     )
 
     static let noSales = notFound("There were no sales for the date specified.")

@@ -26,7 +26,7 @@ extension FinancialReport {
                     population.catalog.appleId(of: line.product), line.product.productId, line.product.displayName,
                     Self.developerName, Self.productType, s.country, String(event.units),
                     s.signedDecimal(line.partnerShare), s.signedDecimal(extended), s.currency,
-                    s.signedDecimal(line.customerPrice), s.currency, line.saleOrReturn, "", "", Self.region(s),
+                    s.signedDecimal(line.signedCustomerPrice), s.currency, line.saleOrReturn, "", "", Self.region(s),
                 ].joined(separator: "\t")
             )
             summary[s.code, default: (s, 0, 0)].quantity += event.units

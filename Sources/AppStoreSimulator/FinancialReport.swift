@@ -1,7 +1,8 @@
 /// The Financial reports of one fiscal month (docs/simulator.md, "App Store Connect reports"): the paid events (free
 /// trials have no sale) that Apple settled in the month, by `SalesEvent.settlementDay`. `consolidated()` is
 /// FINANCIAL / ZZ: one section per currency, a row per product, country, sale or return and unit amounts, each
-/// section ending with Apple's `Total_Rows`, `Total_Amount` and `Total_Units`; `detailed()` is FINANCE_DETAIL / Z1
+/// section ending with Apple's `Total_Rows`, `Total_Amount` and `Total_Units`; a return has a negative quantity,
+/// extended partner share and customer price, a positive partner share; `detailed()` is FINANCE_DETAIL / Z1
 /// (`FinancialReport+Detail.swift`). Formats as docs/apple-reports.md describes them; dates `MM/DD/YYYY`.
 struct FinancialReport: Sendable {
     static let consolidatedColumns = [
@@ -30,13 +31,16 @@ struct FinancialReport: Sendable {
         }
     }
 
-    /// One line of a Financial report: a sale (`S`) or return (`R`) of `quantity` units at unit amounts (positive).
+    /// One line of a Financial report: a sale (`S`) or return (`R`) of `quantity` units at unit amounts (positive;
+    /// `signedCustomerPrice` is negative for a return; docs/simulator.md, "App Store Connect reports").
     struct Line: Hashable {
         var product: SimProduct
         var storefront: Storefront
         var saleOrReturn: String
         var partnerShare: Int64
         var customerPrice: Int64
+
+        var signedCustomerPrice: Int64 { saleOrReturn == "R" ? -customerPrice : customerPrice }
     }
 
     static func line(_ event: SalesEvent) -> Line {
@@ -56,7 +60,9 @@ struct FinancialReport: Sendable {
         let currencies = Set(quantities.keys.map(\.storefront.currency)).sorted()
         var lines: [String] = []
         for currency in currencies {
-            let section = quantities.filter { $0.key.storefront.currency == currency }.sorted { Self.order($0.key, $1.key) }
+            let section = quantities.filter { $0.key.storefront.currency == currency }.sorted {
+                Self.order($0.key, $1.key)
+            }
             lines.append(Self.consolidatedColumns.joined(separator: "\t"))
             var amount: Int64 = 0
             var units = 0
@@ -86,7 +92,7 @@ struct FinancialReport: Sendable {
             s.signedDecimal(line.partnerShare), s.signedDecimal(Int64(quantity) * line.partnerShare), s.currency,
             line.saleOrReturn, population.catalog.appleId(of: line.product), Self.developerName,
             line.product.displayName, "", "", Self.productType, "", s.country, "", "",
-            s.signedDecimal(line.customerPrice), s.currency,
+            s.signedDecimal(line.signedCustomerPrice), s.currency,
         ]
     }
 }

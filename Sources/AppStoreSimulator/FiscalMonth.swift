@@ -65,7 +65,8 @@ struct FiscalMonth: Sendable, Hashable {
     }
 
     var next: FiscalMonth {
-        period == 12 ? FiscalMonth(uncheckedYear: year + 1, period: 1) : FiscalMonth(uncheckedYear: year, period: period + 1)
+        period == 12
+            ? FiscalMonth(uncheckedYear: year + 1, period: 1) : FiscalMonth(uncheckedYear: year, period: period + 1)
     }
 
     private init(uncheckedYear year: Int64, period: Int64) {

@@ -12,7 +12,9 @@ struct SalesTruth: Sendable {
         for family in population.families
         where !family.sandbox && LedgerExporter.isServed(family, bundleId: population.bundleId) {
             let storefront = Storefront.of(seed: population.seed, familyIndex: family.index)
-            let subscriber = String(7_000_000_000 + SeededRandom.hash(population.seed, 0x5B5C, UInt64(family.index)) % 1_000_000_000)
+            let subscriber = String(
+                7_000_000_000 + SeededRandom.hash(population.seed, 0x5B5C, UInt64(family.index)) % 1_000_000_000
+            )
             for plan in family.subscriptions {
                 let transactions = plan.timeline(at: asOf).transactions
                 let prices = transactions.map { storefront.price(of: $0, anchor: population.anchor) }
@@ -37,7 +39,9 @@ struct SalesTruth: Sendable {
                 }
             }
         }
-        return events.sorted { ($0.at, $0.transaction.transactionId, $0.units) < ($1.at, $1.transaction.transactionId, $1.units) }
+        return events.sorted {
+            ($0.at, $0.transaction.transactionId, $0.units) < ($1.at, $1.transaction.transactionId, $1.units)
+        }
     }
 
     /// The refund of a purchase, if it was refunded: the refunded amount (prorated or full) and its proceeds at the

@@ -41,7 +41,11 @@ struct ReportClient: Sendable {
         }.joined(separator: "&")
     }
 
-    func get(_ path: String, accept: String = "application/a-gzip", token: TestAPIToken? = nil) async throws
+    func get(
+        _ path: String,
+        accept: String = "application/a-gzip",
+        token: TestAPIToken? = nil
+    ) async throws
         -> TestResponse
     {
         let c = try await TestConnection.connect(port: server.port)
@@ -53,7 +57,9 @@ struct ReportClient: Sendable {
     func text(_ path: String) async throws -> String {
         let response = try await get(path)
         guard response.status == 200, response.header("Content-Type") == "application/a-gzip" else {
-            throw TestClientError(description: "\(path): \(response.status) \(String(decoding: response.body, as: UTF8.self))")
+            throw TestClientError(
+                description: "\(path): \(response.status) \(String(decoding: response.body, as: UTF8.self))"
+            )
         }
         let outcome = try await ChildProcess.run("/usr/bin/env", ["gzip", "-dc"], input: Data(response.body))
         guard outcome.status == 0 else { throw TestClientError(description: "gzip -dc: \(outcome)") }

@@ -28,8 +28,18 @@ import Testing
     ) {
         let error = ReportClient.error(response)
         #expect(response.status == status, sourceLocation: sourceLocation)
-        #expect(error?.status == String(status) && error?.code == code, "\(String(describing: error))", sourceLocation: sourceLocation)
-        if let detail { #expect(error?.detail.contains(detail) == true, "\(String(describing: error))", sourceLocation: sourceLocation) }
+        #expect(
+            error?.status == String(status) && error?.code == code,
+            "\(String(describing: error))",
+            sourceLocation: sourceLocation
+        )
+        if let detail {
+            #expect(
+                error?.detail.contains(detail) == true,
+                "\(String(describing: error))",
+                sourceLocation: sourceLocation
+            )
+        }
         if let parameter { #expect(error?.parameter == parameter, sourceLocation: sourceLocation) }
         #expect(Self.isRateLimit(response.header("X-Rate-Limit")), sourceLocation: sourceLocation)
     }
@@ -71,7 +81,10 @@ import Testing
             let cases: [(String, String, String?)] = [
                 (c.subscriberPath("2026-11-19", ["reportDate": nil]), "filter[reportDate]", nil),
                 (c.subscriberPath("2026-11-31"), "filter[reportDate]", nil),
-                (c.subscriberPath("2026-11-19", ["version": "1_2"]), "filter[version]", "latest version for this report is 1_3"),
+                (
+                    c.subscriberPath("2026-11-19", ["version": "1_2"]), "filter[version]",
+                    "latest version for this report is 1_3"
+                ),
                 (c.subscriberPath("2026-11-19", ["version": nil]), "filter[version]", "include the version"),
                 (c.subscriberPath("2026-11-19", ["vendorNumber": "80000001"]), "filter[vendorNumber]", nil),
                 (c.subscriberPath("2026-11-19", ["frequency": "WEEKLY"]), "filter[frequency]", nil),
@@ -83,7 +96,11 @@ import Testing
             for (path, parameter, detail) in cases {
                 expectError(try await c.get(path), 400, "PARAMETER_ERROR.INVALID", detail: detail, parameter: parameter)
             }
-            expectError(try await c.get(c.subscriberPath("2026-11-19"), accept: "application/json"), 406, "NOT_ACCEPTABLE")
+            expectError(
+                try await c.get(c.subscriberPath("2026-11-19"), accept: "application/json"),
+                406,
+                "NOT_ACCEPTABLE"
+            )
         }
     }
 
@@ -91,8 +108,18 @@ import Testing
         let before = SimTime.parseRFC3339("2026-11-21T15:59:59Z")!  // 07:59:59 PST on 21 November
         try await withSimulator(subscriptions: 2000, now: before, configure: { $0.anchor = PopulationTests.now }) {
             let client = ReportClient($0)
-            expectError(try await client.get(client.subscriberPath("2026-11-20")), 404, "NOT_FOUND", detail: "not available yet")
-            expectError(try await client.get(client.subscriberPath("2026-12-01")), 404, "NOT_FOUND", detail: "not available yet")
+            expectError(
+                try await client.get(client.subscriberPath("2026-11-20")),
+                404,
+                "NOT_FOUND",
+                detail: "not available yet"
+            )
+            expectError(
+                try await client.get(client.subscriberPath("2026-12-01")),
+                404,
+                "NOT_FOUND",
+                detail: "not available yet"
+            )
             #expect(try await client.get(client.subscriberPath("2026-11-19")).status == 200)
             expectError(try await client.get(client.subscriberPath("2025-11-19")), 410, "GONE")
             #expect(try await client.get(client.subscriberPath("2025-11-21")).status != 410)
