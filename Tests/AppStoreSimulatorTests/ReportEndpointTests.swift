@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 @testable import AppStoreSimulator
@@ -21,8 +22,8 @@ import Testing
         #expect(rows.allSatisfy { $0["Event Date"] == date }, "\(date)")
         for row in rows {
             // Proceeds: 70% of the price, 85% with "Rate After One Year", to within the minor unit.
-            let price = Truth.milliunits(row["Customer Price"] ?? "")
-            let proceeds = Truth.milliunits(row["Developer Proceeds"] ?? "")
+            let price = AppleReportFixtures.milliunits(row["Customer Price"] ?? "")
+            let proceeds = AppleReportFixtures.milliunits(row["Developer Proceeds"] ?? "")
             let share: Int64 = row["Proceeds Reason"] == "Rate After One Year" ? 85 : 70
             #expect(abs(proceeds * 100 - price * share) <= 1000 * 100, "\(row)")
             #expect(row["Proceeds Currency"] == row["Customer Currency"])
@@ -71,7 +72,7 @@ import Testing
             func totals(_ rows: [[String: String]], _ share: String) -> [String: (Int64, Int)] {
                 rows.reduce(into: [:]) { sums, row in
                     let currency = row["Partner Share Currency"] ?? ""
-                    sums[currency, default: (0, 0)].0 += Truth.milliunits(row[share] ?? "")
+                    sums[currency, default: (0, 0)].0 += AppleReportFixtures.milliunits(row[share] ?? "")
                     sums[currency, default: (0, 0)].1 += Int(row["Quantity"] ?? "") ?? 0
                 }
             }
@@ -94,8 +95,13 @@ import Testing
                 .filter { $0["Customer Price"] != "0.00" && $0["Customer Price"] != "0" }
             let rows = detailed.filter { $0["Transaction Date"] == day.us }
             #expect(rows.count == daily.count, "\(day.iso)")
-            let proceeds = daily.reduce(Int64(0)) { $0 + Truth.milliunits($1["Developer Proceeds"] ?? "") }
-            #expect(rows.reduce(Int64(0)) { $0 + Truth.milliunits($1["Extended Partner Share"] ?? "") } == proceeds)
+            let proceeds = daily.reduce(Int64(0)) {
+                $0 + AppleReportFixtures.milliunits($1["Developer Proceeds"] ?? "")
+            }
+            #expect(
+                rows.reduce(Int64(0)) { $0 + AppleReportFixtures.milliunits($1["Extended Partner Share"] ?? "") }
+                    == proceeds
+            )
             let settled = rows.compactMap { row -> Int64? in
                 let p = (row["Settlement Date"] ?? "").split(separator: "/").compactMap { Int64($0) }
                 return p.count == 3 ? ReportDay(year: p[2], month: p[0], day: p[1]).map { $0.number - day.number } : nil

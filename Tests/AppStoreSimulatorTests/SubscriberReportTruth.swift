@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 
 @testable import AppStoreSimulator
 
@@ -57,15 +58,5 @@ enum SubscriberReportTruth {
             }
         }
         return keys.sorted()
-    }
-
-    /// Milliunits of a report amount (`-6.99`, `1400`).
-    static func milliunits(_ text: String) -> Int64 {
-        let negative = text.hasPrefix("-")
-        let parts = text.dropFirst(negative ? 1 : 0).split(separator: ".", omittingEmptySubsequences: false)
-        let whole = Int64(parts[0]) ?? 0
-        let fraction = parts.count > 1 ? String(parts[1]).padding(toLength: 3, withPad: "0", startingAt: 0) : "000"
-        let value = whole * 1000 + (Int64(fraction) ?? 0)
-        return negative ? -value : value
     }
 }

@@ -112,7 +112,7 @@ import Testing
         else { return [:] }
         var totals: Totals = [:]
         for fields in lines where fields.count == header.count && fields != header {
-            totals[fields[c], default: (0, 0)].amount += Self.milliunits(fields[a])
+            totals[fields[c], default: (0, 0)].amount += AppleReportFixtures.milliunits(fields[a])
             totals[fields[c], default: (0, 0)].units += Int64(fields[u]) ?? 0
         }
         return totals
@@ -141,13 +141,5 @@ import Testing
 
     func describe(_ totals: Totals) -> [String] {
         totals.keys.sorted().map { "\($0) \(totals[$0]!.amount) \(totals[$0]!.units)" }
-    }
-
-    static func milliunits(_ text: String) -> Int64 {
-        let negative = text.hasPrefix("-")
-        let parts = text.dropFirst(negative ? 1 : 0).split(separator: ".", omittingEmptySubsequences: false)
-        let fraction = parts.count > 1 ? String(parts[1]).padding(toLength: 3, withPad: "0", startingAt: 0) : "000"
-        let value = (Int64(parts[0]) ?? 0) * 1000 + (Int64(fraction) ?? 0)
-        return negative ? -value : value
     }
 }
