@@ -38,7 +38,7 @@ let package = Package(
             pkgConfig: "libcurl",
             providers: [.apt(["libcurl4-openssl-dev"])]
         ),
-        // gunzip for Apple's report files (Foundation on Linux has no gzip decoder).
+        // gunzip for Apple's report files, gzip for the simulator's (Foundation on Linux has no gzip).
         .systemLibrary(
             name: "CZlib",
             pkgConfig: "zlib",
@@ -112,6 +112,8 @@ let package = Package(
         .target(
             name: "AppStoreSimulator",
             dependencies: [
+                // gzip for the App Store Connect report downloads (the C library only, no reconciler code).
+                "CZlib",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),

@@ -1,10 +1,12 @@
 import Crypto
 import Foundation
 
-/// Checks the `Authorization: Bearer <JWT>` of a Server API request as Apple does (docs/simulator.md,
-/// "Authentication"): header `alg` ES256 and `kid` the population's key id; claims `iss` the issuer id,
-/// `aud` appstoreconnect-v1, `bid` the bundle id, `iat` not in the future, `exp` in the future and at most
-/// 60 minutes after `iat`; an ES256 (r||s) signature by the In-App Purchase key. Any defect is HTTP 401.
+/// Checks the `Authorization: Bearer <JWT>` of a request as Apple does (docs/simulator.md, "Authentication"): header
+/// `alg` ES256 and `kid` the key's id; claims `iss` the issuer id, `aud` appstoreconnect-v1, `iat` not in the future,
+/// `exp` in the future; an ES256 (r||s) signature by the key. For the App Store Server API (`Scope.serverAPI`) the key
+/// is the In-App Purchase key, `bid` must be the bundle id and `exp` at most 60 minutes after `iat`; for the App Store
+/// Connect API's reports (`Scope.appStoreConnect`) the key is the team key, there is no `bid`, and `exp` is at most
+/// 20 minutes after `iat`. Any defect is HTTP 401.
 ///
 /// Times are the real clock, whatever `--now` says: clients sign tokens with their own clock.
 public struct APITokenAuthenticator: Sendable {
@@ -18,7 +20,13 @@ public struct APITokenAuthenticator: Sendable {
         case expired
         case notYetValid = "iat_in_future"
         case lifetime = "exp_over_60_minutes"
+        case connectLifetime = "exp_over_20_minutes"
         case signature
+    }
+
+    /// Which API the tokens are for.
+    public enum Scope: Sendable {
+        case serverAPI, appStoreConnect
     }
 
     /// A verified token and the instant (ms) it stops being valid, for reuse on the same connection.
@@ -28,19 +36,29 @@ public struct APITokenAuthenticator: Sendable {
     }
 
     public static let maxLifetimeSeconds: Int64 = 3600
+    /// The App Store Connect API's longest token.
+    public static let maxConnectLifetimeSeconds: Int64 = 1200
     /// Allowance for clocks that run a little ahead of the simulator's.
     public static let skewSeconds: Int64 = 60
 
     let publicKey: P256.Signing.PublicKey
     let keyId: String
     let issuerId: String
-    let bundleId: String
+    /// The required `bid`, or nil when the scope forbids one.
+    let bundleId: String?
 
-    public init(identity: ServerAPIIdentity) {
-        publicKey = identity.apiKey.publicKey
-        keyId = identity.keyId
+    public init(identity: ServerAPIIdentity, scope: Scope = .serverAPI) {
         issuerId = identity.issuerId
-        bundleId = identity.bundleId
+        switch scope {
+        case .serverAPI:
+            publicKey = identity.apiKey.publicKey
+            keyId = identity.keyId
+            bundleId = identity.bundleId
+        case .appStoreConnect:
+            publicKey = identity.teamKey.publicKey
+            keyId = identity.teamKeyId
+            bundleId = nil
+        }
     }
 
     /// Checks the header value (`Bearer <JWT>`) at `now` (ms).
@@ -85,12 +103,26 @@ public struct APITokenAuthenticator: Sendable {
                 || (audience as? [String]) == [ServerAPIIdentity.audience]
         else { return .audience }
         guard claims["bid"] as? String == bundleId else { return .bundleId }
+        return timesAndSignature(token: token, parts: parts, claims: claims, signature: signature, now: now)
+    }
+
+    private func timesAndSignature(
+        token: [UInt8],
+        parts: [ArraySlice<UInt8>],
+        claims: [String: Any],
+        signature: [UInt8],
+        now: Int64
+    ) -> Failure? {
         guard let iat = (claims["iat"] as? NSNumber)?.int64Value, let exp = (claims["exp"] as? NSNumber)?.int64Value
         else { return .malformed }
         let nowSeconds = now / 1000
         guard exp > nowSeconds else { return .expired }
         guard iat <= nowSeconds + Self.skewSeconds else { return .notYetValid }
-        guard exp - iat <= Self.maxLifetimeSeconds else { return .lifetime }
+        if bundleId == nil {
+            guard exp - iat <= Self.maxConnectLifetimeSeconds else { return .connectLifetime }
+        } else {
+            guard exp - iat <= Self.maxLifetimeSeconds else { return .lifetime }
+        }
         guard let sig = try? P256.Signing.ECDSASignature(rawRepresentation: signature),
             publicKey.isValidSignature(sig, for: Array(token[..<parts[1].endIndex]))
         else { return .signature }

@@ -8,10 +8,8 @@ struct CatalogExporter: Sendable {
 
     /// The file's text (CRLF line ends, header first; rows by product, then currency in `Storefront.all` order).
     func csv() -> String {
-        let c = population.catalog
-        let products = [c.proMonthly, c.proYearly, c.proPlusMonthly, c.newsWeekly, c.newsMonthly, c.newsYearly]
         var lines = ["product_id,currency,price,period,intro_price,subscription_group_id,display_name"]
-        for product in products {
+        for product in population.catalog.all {
             let period: String
             switch product.period {
             case .week: period = "P1W"
@@ -24,7 +22,7 @@ struct CatalogExporter: Sendable {
                     [
                         product.productId, storefront.currency, storefront.decimal(list), period,
                         storefront.decimal(storefront.introPrice(list: list)), product.groupId,
-                        String(product.productId.split(separator: ".").suffix(2).joined(separator: " ")),
+                        product.displayName,
                     ].joined(separator: ",")
                 )
             }

@@ -49,6 +49,16 @@ public struct ProductCatalog: Sendable {
         )
     }
 
+    /// Every product, in a fixed order.
+    public var all: [SimProduct] { [proMonthly, proYearly, proPlusMonthly, newsWeekly, newsMonthly, newsYearly] }
+
+    /// The product's Apple id in App Store Connect (the reports' `Subscription Apple ID` and `Apple Identifier`):
+    /// ten digits from its group and its place in `all`.
+    public func appleId(of product: SimProduct) -> String {
+        let place = all.firstIndex(of: product) ?? 9
+        return String(6_000_000_000 + (Int(product.groupId) ?? 0) * 10 + place)
+    }
+
     /// A product chosen with realistic weights (monthly most common).
     func pick(_ rng: inout SeededRandom) -> SimProduct {
         let u = rng.unit()

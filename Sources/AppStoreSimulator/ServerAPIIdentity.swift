@@ -27,6 +27,12 @@ public struct ServerAPIIdentity: Sendable {
     public let appAppleId: Int64
     /// The In-App Purchase private key (exported as `key.p8`; the simulator verifies JWTs with its public half).
     public let apiKey: P256.Signing.PrivateKey
+    /// The team's App Store Connect API key (sales and finance reports; docs/simulator.md, "App Store Connect
+    /// reports") and its key id; the same issuer id.
+    public let teamKey: P256.Signing.PrivateKey
+    public let teamKeyId: String
+    /// The vendor number App Store Connect's reports are filed under (`filter[vendorNumber]`).
+    public let vendorNumber: String
     public let root: Certificate
     public let intermediate: Certificate
     public let leaf: Certificate
@@ -49,6 +55,9 @@ public struct ServerAPIIdentity: Sendable {
         self.issuerId = Self.issuerId(seed: seed)
         self.appAppleId = Self.appAppleId(seed: seed)
         self.apiKey = Self.derivedKey(seed: seed, label: "in-app-purchase-key")
+        self.teamKey = Self.derivedKey(seed: seed, label: "app-store-connect-team-key")
+        self.teamKeyId = Self.keyId(seed: seed, salt: 0x7EA3)
+        self.vendorNumber = String(80_000_000 + SeededRandom.hash(seed, 0x7E4D) % 10_000_000)
         let rootKey = Self.derivedKey(seed: seed, label: "root")
         let intermediateKey = Self.derivedKey(seed: seed, label: "intermediate")
         let leafKey = Self.derivedKey(seed: seed, label: "leaf")
@@ -269,9 +278,9 @@ public struct ServerAPIIdentity: Sendable {
     }
 
     /// Ten characters of A-Z and 0-9, like the key ids App Store Connect shows.
-    static func keyId(seed: UInt64) -> String {
+    static func keyId(seed: UInt64, salt: UInt64 = 0x4B1D) -> String {
         let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789")
-        var rng = SeededRandom(seed, 0x4B1D)
+        var rng = SeededRandom(seed, salt)
         return String((0..<10).map { _ in alphabet[Int(rng.next() % UInt64(alphabet.count))] })
     }
 
@@ -311,7 +320,7 @@ public struct ServerAPIIdentity: Sendable {
     /// The In-App Purchase key as Apple issues it (`key.p8`): PKCS#8 PEM.
     public var apiKeyPEM: String { apiKey.pemRepresentation + "\n" }
 
-    /// `server-api/api.json`: `{"key_id", "issuer_id", "bundle_id", "app_apple_id"}`.
+    /// `server-api/api.json`: `{"key_id", "issuer_id", "bundle_id", "app_apple_id", "team_key_id", "vendor_number"}`.
     public func apiJSON() -> [UInt8] {
         var w = JSONWriter(capacity: 200)
         w.beginObject()
@@ -320,12 +329,14 @@ public struct ServerAPIIdentity: Sendable {
         w.field("bundle_id", bundleId)
         w.key("app_apple_id")
         w.int(appAppleId)
+        w.field("team_key_id", teamKeyId)
+        w.field("vendor_number", vendorNumber)
         w.endObject()
         w.bytes.append(10)
         return w.bytes
     }
 
-    /// Writes `root.pem`, `key.p8` (mode 0600) and `api.json` into `directory` (created if missing).
+    /// Writes `root.pem`, `key.p8` and `team-key.p8` (mode 0600) and `api.json` into `directory` (created if missing).
     public func export(to directory: String) throws {
         do {
             try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
@@ -334,7 +345,7 @@ public struct ServerAPIIdentity: Sendable {
         }
         let files: [(String, [UInt8], Int)] = [
             ("root.pem", Array(rootPEM.utf8), 0o644), ("key.p8", Array(apiKeyPEM.utf8), 0o600),
-            ("api.json", apiJSON(), 0o644),
+            ("team-key.p8", Array((teamKey.pemRepresentation + "\n").utf8), 0o600), ("api.json", apiJSON(), 0o644),
         ]
         for (name, bytes, mode) in files {
             let path = directory + "/" + name
@@ -351,7 +362,13 @@ public struct ServerAPIIdentity: Sendable {
     /// A client's API token (JWT, ES256) signed with the population's In-App Purchase key, for tools such as
     /// curl and wrk (`appstore-simulator token`); a real client signs its own with `key.p8`.
     public func apiToken(issuedAt: Int64, lifetimeSeconds: Int64) -> String {
-        let header = #"{"alg":"ES256","kid":"\#(keyId)","typ":"JWT"}"#
+        token(issuedAt: issuedAt, lifetimeSeconds: lifetimeSeconds, scope: .serverAPI)
+    }
+
+    /// A token for `scope`: the In-App Purchase key's with `bid`, or the team key's without it.
+    public func token(issuedAt: Int64, lifetimeSeconds: Int64, scope: APITokenAuthenticator.Scope) -> String {
+        let team = scope == .appStoreConnect
+        let header = #"{"alg":"ES256","kid":"\#(team ? teamKeyId : keyId)","typ":"JWT"}"#
         var claims = JSONWriter(capacity: 200)
         claims.beginObject()
         claims.field("iss", issuerId)
@@ -360,11 +377,11 @@ public struct ServerAPIIdentity: Sendable {
         claims.key("exp")
         claims.int(issuedAt + lifetimeSeconds)
         claims.field("aud", Self.audience)
-        claims.field("bid", bundleId)
+        if !team { claims.field("bid", bundleId) }
         claims.endObject()
         var input = Base64URL.encode(Array(header.utf8)) + [46] + Base64URL.encode(claims.bytes)
         // Signing bytes in memory with a valid P-256 key cannot fail.
-        let signature = try! apiKey.signature(for: input)
+        let signature = try! (team ? teamKey : apiKey).signature(for: input)
         input.append(46)
         input += Base64URL.encode(Array(signature.rawRepresentation))
         return String(decoding: input, as: UTF8.self)

@@ -30,6 +30,10 @@ public struct SimProduct: Sendable, Hashable {
         }
     }
 
+    /// The name a developer gives it in App Store Connect (`pro monthly`): `catalog.csv`'s `display_name` and the
+    /// reports' subscription name and title.
+    public var displayName: String { productId.split(separator: ".").suffix(2).joined(separator: " ") }
+
     /// Nominal length, for choosing times; not used for expiry arithmetic.
     public func nominalLength(sandbox: Bool) -> Int64 { periodEnd(from: 0, sandbox: sandbox) }
 }

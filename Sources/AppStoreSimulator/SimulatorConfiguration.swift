@@ -23,6 +23,8 @@ public struct SimulatorConfiguration: Sendable {
     /// The Server API's per-endpoint limits (Apple's figures unless changed).
     public var serverAPILimits = ServerAPILimits.apple
     public var threads: Int = System.coreCount
+    /// The App Store Connect API's report downloads per rolling hour (Apple: 3600 per key); lower it to reach the 429.
+    public var reportsHourlyLimit = 3600
 
     public init(seed: UInt64 = 1, subscriptions: Int = 1000, now: Int64? = nil) {
         self.seed = seed

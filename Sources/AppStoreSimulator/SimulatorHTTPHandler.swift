@@ -12,6 +12,10 @@ final class SimulatorHTTPHandler: ChannelInboundHandler, RemovableChannelHandler
     private let service: VerifyService
     let serverAPI: ServerAPIService
     let authenticator: APITokenAuthenticator
+    /// The App Store Connect API's reports: the team key's tokens, the truth, the hourly budget.
+    let connectAuthenticator: APITokenAuthenticator
+    let reports: ReportsService
+    let reportsHourlyLimit: Int
     let stats: SimulatorStats
     let faults: FaultPlan
     /// The last API token this connection presented that verified, and when it expires (ms): a keep-alive
@@ -29,9 +33,14 @@ final class SimulatorHTTPHandler: ChannelInboundHandler, RemovableChannelHandler
         serverAPI: ServerAPIService,
         stats: SimulatorStats,
         faults: FaultPlan,
-        limits: ServerAPILimits = .apple
+        limits: ServerAPILimits = .apple,
+        reports: ReportsService,
+        reportsHourlyLimit: Int = 3600
     ) {
         self.limits = limits
+        self.reports = reports
+        self.reportsHourlyLimit = reportsHourlyLimit
+        self.connectAuthenticator = APITokenAuthenticator(identity: serverAPI.identity, scope: .appStoreConnect)
         self.service = service
         self.serverAPI = serverAPI
         self.authenticator = APITokenAuthenticator(identity: serverAPI.identity)
@@ -77,6 +86,8 @@ final class SimulatorHTTPHandler: ChannelInboundHandler, RemovableChannelHandler
         switch path {
         case "/verifyReceipt", "/sandbox/verifyReceipt":
             verify(context: context, head: head, path: path, body: body, keepAlive: keepAlive)
+        case _ where Self.reportPaths.contains(path):
+            reportRequest(context: context, head: head, path: path, keepAlive: keepAlive)
         case _ where path.hasPrefix("/inApps/") || path.hasPrefix("/sandbox/inApps/"):
             serverAPIRequest(context: context, head: head, path: path, body: body, keepAlive: keepAlive)
         case "/_health":

@@ -50,6 +50,7 @@ public final class SimulatorServer: Sendable {
             clock: clock,
             faultySubscriptionRate: configuration.faults.faultySubscriptionRate
         )
+        let reports = ReportsService(population: pop, identity: identity, clock: clock)
         let stats = SimulatorStats(maxRequestsPerSecond: configuration.maxRequestsPerSecond)
         let group = MultiThreadedEventLoopGroup(numberOfThreads: max(1, configuration.threads))
         let faults = configuration.faults
@@ -67,7 +68,9 @@ public final class SimulatorServer: Sendable {
                             serverAPI: serverAPI,
                             stats: stats,
                             faults: faults,
-                            limits: configuration.serverAPILimits
+                            limits: configuration.serverAPILimits,
+                            reports: reports,
+                            reportsHourlyLimit: configuration.reportsHourlyLimit
                         )
                     )
                 }

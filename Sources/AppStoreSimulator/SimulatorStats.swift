@@ -17,15 +17,17 @@ public final class SimulatorStats: Sendable {
         var apple: [Int: Int] = [:]
     }
 
-    /// Timestamps (monotonic ns) within the last second, oldest first, to find the busiest second.
+    /// Timestamps (monotonic ns) within the last `span` (a second, or an hour for the report downloads), oldest
+    /// first, to find the busiest span.
     struct Window {
+        var span: UInt64 = 1_000_000_000
         var times: [UInt64] = []
         var head = 0
         var peak = 0
 
         mutating func add(_ now: UInt64) {
             times.append(now)
-            while head < times.count, times[head] + 1_000_000_000 <= now { head += 1 }
+            while head < times.count, times[head] + span <= now { head += 1 }
             peak = max(peak, times.count - head)
             if head > 4096, head * 2 > times.count {
                 times.removeFirst(head)
@@ -33,9 +35,9 @@ public final class SimulatorStats: Sendable {
             }
         }
 
-        /// Number of timestamps in (now - 1 s, now].
+        /// Number of timestamps in (now - span, now].
         mutating func count(at now: UInt64) -> Int {
-            while head < times.count, times[head] + 1_000_000_000 <= now { head += 1 }
+            while head < times.count, times[head] + span <= now { head += 1 }
             return times.count - head
         }
     }
@@ -53,6 +55,9 @@ public final class SimulatorStats: Sendable {
         var apiLimited: [String: Int] = [:]
         var apiLimits: [String: Int] = [:]
         var apiFaults: [String: Int] = [:]
+        /// App Store Connect report downloads admitted in the last hour (one team key), and the 429s.
+        var reports = Window(span: 3_600_000_000_000)
+        var reportsLimited = 0
         var connectionsAccepted = 0
         var connectionsOpen = 0
         var peakConnections = 0
@@ -108,6 +113,26 @@ public final class SimulatorStats: Sendable {
             }
             s.apiWindows[key, default: Window()].add(now)
             return (true, now)
+        }
+    }
+
+    /// The App Store Connect API's hourly budget (`X-Rate-Limit: user-hour-lim:L;user-hour-rem:N;`): admitted only
+    /// if fewer than `limit` downloads were admitted in the hour before `now`; `remaining` is what is left after it.
+    /// With `consume` false (a request refused before it counts, a 401) nothing is added.
+    public func admitReport(
+        limit: Int,
+        consume: Bool = true,
+        now: UInt64 = DispatchTimeNanos.now()
+    ) -> (admitted: Bool, remaining: Int) {
+        state.withLock { s in
+            let used = s.reports.count(at: now)
+            guard consume else { return (used < limit, max(0, limit - used)) }
+            guard used < limit else {
+                s.reportsLimited += 1
+                return (false, 0)
+            }
+            s.reports.add(now)
+            return (true, limit - used - 1)
         }
     }
 

@@ -1,19 +1,22 @@
 /// An App Store storefront and its price list (docs/simulator.md, "Prices"): every family buys in one
 /// storefront chosen by the seed; the Server API reports each transaction's customer price in milliunits of the
 /// storefront's currency. Prices rose once, `priceRiseBefore` the anchor: earlier purchases paid the old price.
-public struct Storefront: Sendable, Equatable {
+public struct Storefront: Sendable, Hashable {
     /// ISO 3166-1 alpha-3 code (`storefront`).
     public let code: String
     /// Apple's storefront id (`storefrontId`).
     public let id: String
     /// ISO 4217 currency (`currency`).
     public let currency: String
+    /// ISO 3166-1 alpha-2 code: the `Country` of App Store Connect's reports.
+    public var country: String { Self.alpha2[code] ?? "" }
     /// Current prices in milliunits: weekly, monthly, yearly, and the top-tier monthly.
     let prices: (week: Int64, month: Int64, year: Int64, plusMonth: Int64)
     /// The smallest amount of the currency in milliunits (10 for cents, 1000 for yen).
     let minorUnit: Int64
 
     public static func == (a: Storefront, b: Storefront) -> Bool { a.code == b.code }
+    public func hash(into hasher: inout Hasher) { hasher.combine(code) }
 
     public static let all: [Storefront] = [
         Storefront(code: "USA", id: "143441", currency: "USD", prices: (2990, 9990, 79990, 14990), minorUnit: 10),
@@ -72,6 +75,13 @@ public struct Storefront: Sendable, Equatable {
     /// the minor unit.
     public func introPrice(list: Int64) -> Int64 {
         list / 2 / minorUnit * minorUnit
+    }
+
+    private static let alpha2 = ["USA": "US", "GBR": "GB", "DEU": "DE", "JPN": "JP", "CAN": "CA", "BRA": "BR"]
+
+    /// `decimal`, with a leading `-` for a negative amount (a refund's row in App Store Connect's reports).
+    public func signedDecimal(_ milliunits: Int64) -> String {
+        milliunits < 0 ? "-" + decimal(-milliunits) : decimal(milliunits)
     }
 
     /// `milliunits` as a plain decimal with the currency's minor-unit places (`9990` -> `9.99`, JPY `1500000` ->

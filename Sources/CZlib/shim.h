@@ -8,4 +8,10 @@ static inline int czlib_inflate_init_gzip(z_streamp stream) {
     return inflateInit2_(stream, 15 + 16, ZLIB_VERSION, (int)sizeof(z_stream));
 }
 
+/* deflateInit2 is a macro too: a stream writing gzip (window bits 15 + 16) at `level`, default memory and strategy
+   (the simulator's App Store Connect report downloads). */
+static inline int czlib_deflate_init_gzip(z_streamp stream, int level) {
+    return deflateInit2_(stream, level, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY, ZLIB_VERSION, (int)sizeof(z_stream));
+}
+
 #endif

@@ -176,6 +176,11 @@ struct Serve: ParsableCommand {
         help: "Server API: Get Refund History per second (production)."
     )
     var maxRPSRefundHistory: Int = 10
+    @Option(
+        name: .customLong("reports-hourly-limit"),
+        help: "App Store Connect report downloads per rolling hour before 429 RATE_LIMIT_EXCEEDED (Apple: 3600)."
+    )
+    var reportsHourlyLimit: Int = 3600
 
     func serverAPILimits() -> ServerAPILimits {
         let given: [(ServerAPIService.Endpoint, Int)] = [
@@ -202,6 +207,7 @@ struct Serve: ParsableCommand {
             throw ValidationError("fault rate \(name.rawValue) must be within 0...1 (got \(rate))")
         }
         if let maxRPS, maxRPS < 1 { throw ValidationError("--max-rps must be >= 1") }
+        guard reportsHourlyLimit >= 1 else { throw ValidationError("--reports-hourly-limit must be >= 1") }
         guard threads >= 1, hangMs >= 0, retryAfter >= 0 else {
             throw ValidationError("--threads must be >= 1; --hang-ms and --retry-after >= 0")
         }
@@ -248,6 +254,7 @@ struct Serve: ParsableCommand {
         config.threads = threads
         config.maxRequestsPerSecond = maxRPS
         config.serverAPILimits = serverAPILimits()
+        config.reportsHourlyLimit = reportsHourlyLimit
         config.secretMismatchForAll = secretMismatchForAll
         config.faults = FaultPlan(
             seed: population.seed,
@@ -340,23 +347,33 @@ struct Export: ParsableCommand {
 /// `appstore-simulator token`: an API token for the population's key, for curl and wrk.
 struct Token: ParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Print a Server API token (JWT) signed with the population's In-App Purchase key (for curl, wrk)."
+        abstract: """
+            Print a Server API token (JWT) signed with the population's In-App Purchase key, or with \
+            --app-store-connect an App Store Connect API token of its team key (for curl, wrk).
+            """
     )
 
     @OptionGroup var population: PopulationOptions
 
-    @Option(help: "Seconds the token is valid (Apple allows at most 3600).")
-    var lifetime: Int64 = 3600
+    @Option(help: "Seconds the token is valid (Apple allows at most 3600, 1200 with --app-store-connect).")
+    var lifetime: Int64?
+
+    @Flag(
+        name: .customLong("app-store-connect"),
+        help: "A token of the team key for the App Store Connect API's report downloads (no bid)."
+    )
+    var appStoreConnect = false
 
     func validate() throws {
         try population.validateCommon()
-        guard lifetime > 0 else { throw ValidationError("--lifetime must be > 0") }
+        guard (lifetime ?? 1) > 0 else { throw ValidationError("--lifetime must be > 0") }
     }
 
     func run() throws {
         // Keys and ids depend on the seed and bundle id only; the anchor only moves certificate validity.
         let identity = ServerAPIIdentity(seed: population.seed, anchor: 0, bundleId: population.bundleId)
         let now = Int64(Date().timeIntervalSince1970)
-        print(identity.apiToken(issuedAt: now, lifetimeSeconds: lifetime))
+        let scope: APITokenAuthenticator.Scope = appStoreConnect ? .appStoreConnect : .serverAPI
+        print(identity.token(issuedAt: now, lifetimeSeconds: lifetime ?? (appStoreConnect ? 1200 : 3600), scope: scope))
     }
 }

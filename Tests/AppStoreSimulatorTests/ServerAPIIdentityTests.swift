@@ -55,7 +55,9 @@ import X509
 
         let apiData = try Data(contentsOf: URL(fileURLWithPath: dir + "/server-api/api.json"))
         let api = try #require(try JSONSerialization.jsonObject(with: apiData) as? [String: Any])
-        #expect(Set(api.keys) == ["key_id", "issuer_id", "bundle_id", "app_apple_id"])
+        #expect(Set(api.keys) == ["key_id", "issuer_id", "bundle_id", "app_apple_id", "team_key_id", "vendor_number"])
+        #expect(api["team_key_id"] as? String == identity.teamKeyId && identity.teamKeyId != identity.keyId)
+        #expect(api["vendor_number"] as? String == identity.vendorNumber)
         #expect(api["key_id"] as? String == identity.keyId)
         #expect(api["issuer_id"] as? String == identity.issuerId)
         #expect(api["bundle_id"] as? String == "com.example.renewals")
@@ -67,6 +69,16 @@ import X509
         #expect(key.publicKey.rawRepresentation == identity.apiKey.publicKey.rawRepresentation)
         let mode = try FileManager.default.attributesOfItem(atPath: dir + "/server-api/key.p8")[.posixPermissions]
         #expect((mode as? NSNumber)?.intValue == 0o600)
+        // The team's App Store Connect key (report downloads): another key, also 0600.
+        let team = try P256.Signing.PrivateKey(
+            pemRepresentation: try String(contentsOfFile: dir + "/server-api/team-key.p8", encoding: .utf8)
+        )
+        #expect(team.publicKey.rawRepresentation == identity.teamKey.publicKey.rawRepresentation)
+        #expect(team.publicKey.rawRepresentation != key.publicKey.rawRepresentation)
+        let teamMode = try FileManager.default.attributesOfItem(atPath: dir + "/server-api/team-key.p8")[
+            .posixPermissions
+        ]
+        #expect((teamMode as? NSNumber)?.intValue == 0o600)
 
         let rootPEM = try String(contentsOfFile: dir + "/server-api/root.pem", encoding: .utf8)
         let root = try Certificate(pemEncoded: rootPEM)

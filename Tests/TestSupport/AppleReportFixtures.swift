@@ -74,6 +74,16 @@ public enum AppleReportFixtures {
         return lines.joined(separator: "\n") + "\n"
     }
 
+    /// The milliunits of an amount as the reports write it (`-6.99` is -6990, `1400` is 1400000), for tests that sum a
+    /// served file's columns; 0 for text that is not a plain decimal.
+    public static func milliunits(_ text: String) -> Int64 {
+        let negative = text.hasPrefix("-")
+        let parts = text.dropFirst(negative ? 1 : 0).split(separator: ".", omittingEmptySubsequences: false)
+        let fraction = parts.count > 1 ? String(parts[1]).padding(toLength: 3, withPad: "0", startingAt: 0) : "000"
+        let value = (Int64(parts[0]) ?? 0) * 1000 + (Int64(fraction) ?? 0)
+        return negative ? -value : value
+    }
+
     /// Writes `text` as `name` in `directory`; with `gzip`, compresses it with the system's gzip (`name.gz`).
     public static func write(
         _ text: String,

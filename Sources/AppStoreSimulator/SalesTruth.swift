@@ -1,0 +1,70 @@
+/// The events App Store Connect's reports are made of, from the population's timelines (docs/simulator.md, "App Store
+/// Connect reports"): the production transactions of the served customers (`LedgerExporter.isServed`, the same ones
+/// `ledger.jsonl` lists), without a family member's copies (the purchaser's transaction is the sale), and their
+/// refunds (a family revocation is no refund). One-time purchases are not in it.
+struct SalesTruth: Sendable {
+    let population: Population
+
+    /// The events at or after `from` and before `until` (UTC ms), as the world stood at `asOf`, by instant then
+    /// transaction id (purchases before refunds).
+    func events(from: Int64, until: Int64, asOf: Int64) -> [SalesEvent] {
+        var events: [SalesEvent] = []
+        for family in population.families
+        where !family.sandbox && LedgerExporter.isServed(family, bundleId: population.bundleId) {
+            let storefront = Storefront.of(seed: population.seed, familyIndex: family.index)
+            let subscriber = String(
+                7_000_000_000 + SeededRandom.hash(population.seed, 0x5B5C, UInt64(family.index)) % 1_000_000_000
+            )
+            for plan in family.subscriptions {
+                let transactions = plan.timeline(at: asOf).transactions
+                let prices = transactions.map { storefront.price(of: $0, anchor: population.anchor) }
+                let flags = ProceedsRule.afterOneYear(transactions, prices: prices)
+                for (index, t) in transactions.enumerated() where !t.familyShared {
+                    let base = SalesEvent(
+                        kind: .purchase,
+                        at: t.purchase,
+                        transaction: t,
+                        storefront: storefront,
+                        customerPrice: prices[index],
+                        proceeds: ProceedsRule.proceeds(
+                            of: prices[index],
+                            afterOneYear: flags[index],
+                            minorUnit: storefront.minorUnit
+                        ),
+                        afterOneYear: flags[index],
+                        subscriberId: subscriber
+                    )
+                    if t.purchase >= from, t.purchase < until { events.append(base) }
+                    if let refund = refundEvent(base), refund.at >= from, refund.at < until { events.append(refund) }
+                }
+            }
+        }
+        return events.sorted {
+            ($0.at, $0.transaction.transactionId, $0.units) < ($1.at, $1.transaction.transactionId, $1.units)
+        }
+    }
+
+    /// The refund of a purchase, if it was refunded: the refunded amount (prorated or full) and its proceeds at the
+    /// purchase's commission rate (a refund takes back what Apple paid for it).
+    private func refundEvent(_ purchase: SalesEvent) -> SalesEvent? {
+        guard let revocation = ServerAPIRenderer.revocation(of: purchase.transaction, seed: population.seed),
+            revocation.type != "FAMILY_REVOKE"
+        else { return nil }
+        let amount = LedgerExporter.refunded(
+            price: purchase.customerPrice,
+            revocation.percentage,
+            minorUnit: purchase.storefront.minorUnit
+        )
+        guard amount > 0 else { return nil }
+        var refund = purchase
+        refund.kind = .refund
+        refund.at = revocation.date
+        refund.customerPrice = -amount
+        refund.proceeds = ProceedsRule.proceeds(
+            of: -amount,
+            afterOneYear: purchase.afterOneYear,
+            minorUnit: purchase.storefront.minorUnit
+        )
+        return refund
+    }
+}
