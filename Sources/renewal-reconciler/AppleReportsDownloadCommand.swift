@@ -146,9 +146,30 @@ struct AppleReportsDownloadCommand: ParsableCommand {
                 budget ? ReconcilerExitCode.appleUnavailable.rawValue : ReconcilerExitCode.configuration.rawValue
             )
         }
-        let failed = outcomes.filter(\.isFailure).count
-        print("\(outcomes.count) reports: \(outcomes.count - failed) fine, \(failed) failed")
-        if failed > 0 { throw ExitCode(ReconcilerExitCode.failure.rawValue) }
+        print(summary(outcomes))
+        if outcomes.contains(where: \.isFailure) { throw ExitCode(ReconcilerExitCode.failure.rawValue) }
+    }
+
+    /// `39 reports: 35 stored, 2 already stored, 2 not available yet`: each kind of ending that occurred.
+    static func summary(_ outcomes: [AppleReportDownloadOutcome]) -> String {
+        var counts: [(String, Int)] = []
+        func add(_ name: String, _ matches: (AppleReportDownloadOutcome.Result) -> Bool) {
+            let n = outcomes.filter { matches($0.result) }.count
+            if n > 0 { counts.append((name, n)) }
+        }
+        add("stored") { if case .stored = $0 { true } else { false } }
+        add("already stored") {
+            switch $0 {
+            case .alreadyStored, .sameFileStoredBefore: true
+            default: false
+            }
+        }
+        add("without sales") { $0 == .noSales }
+        add("not available yet") { if case .notYetAvailable = $0 { true } else { false } }
+        add("gone") { if case .gone = $0 { true } else { false } }
+        add("FAILED") { if case .failed = $0 { true } else { false } }
+        let parts = counts.map { "\($0.1) \($0.0)" }
+        return "\(outcomes.count) reports" + (parts.isEmpty ? "" : ": " + parts.joined(separator: ", "))
     }
 
     static func line(_ outcome: AppleReportDownloadOutcome) -> String {
