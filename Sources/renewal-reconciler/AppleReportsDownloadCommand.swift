@@ -138,7 +138,10 @@ struct AppleReportsDownloadCommand: ParsableCommand {
     static func download(_ requests: [AppStoreConnectReportRequest], _ downloader: AppleReportDownloader) throws {
         let outcomes: [AppleReportDownloadOutcome]
         do {
-            outcomes = try downloader.download(requests) { print(line($0)) }
+            outcomes = try downloader.download(requests) {
+                print(line($0))
+                CrashPoints.reach("report-downloaded")
+            }
         } catch let stopped as AppleReportDownloader.Stopped {
             let budget = stopped.description.contains("budget")
             FileHandle.standardError.write(Data("error: \(Redactor.shared.redact(stopped.description))\n".utf8))

@@ -8,7 +8,8 @@ import Foundation
 /// (a result batch's subscription updates done, its transaction not yet committed), `batch-committed`
 /// (right after a batch commit), `notifications-page` (right after a page of notification history
 /// commits), `report-folder` (a report folder's files written to its temporary folder, not yet renamed
-/// into place). Unset (always, in production) it costs one load per call.
+/// into place), `report-downloaded` (`apple-reports download`: a report's file stored and committed, or its
+/// answer listed). Unset (always, in production) it costs one load per call.
 public enum CrashPoints {
     private static let target: (name: String, count: Int)? = {
         guard let spec = ProcessInfo.processInfo.environment["RENEWAL_RECONCILER_CRASH_AT"] else { return nil }

@@ -71,4 +71,43 @@ import Testing
         #expect(refused.stderr.contains("refused the key (HTTP 401"), "\(refused)")
         #expect(!(refused.stdout + refused.stderr).contains("PRIVATE KEY"))
     }
+
+    @Test func aDownloadKilledMidwayIsFinishedByTheNextWithEveryDayStoredOnce() async throws {
+        let world = try await EndToEndFixture(subscriptions: 0)
+        var config = SimulatorConfiguration(
+            seed: 7,
+            subscriptions: 800,
+            now: SimTime.parseRFC3339("2026-12-01T12:00:00Z")
+        )
+        config.anchor = SimTime.parseRFC3339("2026-11-21T03:00:00Z")
+        config.threads = 1
+        let server = try SimulatorServer.start(configuration: config)
+        defer { try? server.shutdown() }
+        let identity = server.serverAPI.identity
+        let key = world.directory.appendingPathComponent("team-key.p8").path
+        try Data(identity.teamKey.pemRepresentation.utf8).write(to: URL(fileURLWithPath: key))
+        let arguments = [
+            "apple-reports", "download", "--api-url", server.baseURL, "--from", "2026-11-10", "--to", "2026-11-14",
+            "--reports", "subscriber", "--key-file", key, "--key-id", identity.teamKeyId, "--issuer-id",
+            identity.issuerId, "--vendor-number", identity.vendorNumber,
+        ]
+        let killed = await world.runReconciler(
+            arguments,
+            extraEnvironment: ["RENEWAL_RECONCILER_CRASH_AT": "report-downloaded:2"]
+        )
+        #expect(killed.killedBySIGKILL, "\(killed)")
+        let conn = try world.connect()
+        defer { conn.close() }
+        func days() throws -> [String] {
+            try conn.query("SELECT period_start::text AS day FROM apple_report_files ORDER BY period_start").map {
+                try $0.decode("day", as: String.self)
+            }
+        }
+        #expect(try days() == ["2026-11-10", "2026-11-11"])
+
+        let resumed = await world.runReconciler(arguments)
+        #expect(resumed.status == 0, "\(resumed)")
+        #expect(resumed.stdout.contains("5 reports: 3 stored, 2 already stored"), "\(resumed)")
+        #expect(try days() == ["2026-11-10", "2026-11-11", "2026-11-12", "2026-11-13", "2026-11-14"])
+    }
 }
