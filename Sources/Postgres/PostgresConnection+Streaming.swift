@@ -17,8 +17,8 @@ extension PostgresConnection {
         return try withExclusiveUse {
             let (conn, handled) = try readyHandleLocked(for: sql)
             if handled != nil { return 0 }
-            let sent = try withParameters(values, statement: sql) { count, types, pointers in
-                PQsendQueryParams(conn, sql, count, types, pointers, nil, nil, 0)
+            let sent = try withParameters(values, statement: sql) { p in
+                PQsendQueryParams(conn, sql, p.count, p.types, p.values, p.lengths, p.formats, 0)
             }
             guard sent == 1 else {
                 let broken = PQstatus(conn) == CONNECTION_BAD

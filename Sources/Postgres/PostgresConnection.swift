@@ -234,17 +234,24 @@ public final class PostgresConnection: @unchecked Sendable {
     ) throws
         -> PostgresResult
     {
-        let result = try withParameters(values, statement: sql) { count, types, pointers in
-            PQexecParams(conn, sql, count, types, pointers, nil, nil, 0)
+        let result = try withParameters(values, statement: sql) { p in
+            PQexecParams(conn, sql, p.count, p.types, p.values, p.lengths, p.formats, 0)
         }
         return try consumeResult(conn, result, statement: sql)
     }
 
-    /// Encodes parameters as NUL-terminated text in one buffer that lives only for the call.
+    /// libpq's parameter arrays for one call: the declared types, each value's bytes, their lengths and formats.
+    typealias ParameterArrays = (
+        count: Int32, types: UnsafePointer<Oid>?, values: UnsafePointer<UnsafePointer<CChar>?>?,
+        lengths: UnsafePointer<Int32>?, formats: UnsafePointer<Int32>?
+    )
+
+    /// Encodes parameters in one buffer that lives only for the call: NUL-terminated text, or binary for text arrays
+    /// (`PostgresValue.sendsBinary`).
     func withParameters<T>(
         _ values: [PostgresValue],
         statement: String,
-        _ body: (Int32, UnsafePointer<Oid>?, UnsafePointer<UnsafePointer<CChar>?>?) -> T
+        _ body: (ParameterArrays) -> T
     ) throws -> T {
         guard values.count <= 65_535 else {
             throw PostgresError(
@@ -255,23 +262,33 @@ public final class PostgresConnection: @unchecked Sendable {
         }
         var buffer: [UInt8] = []
         var offsets: [Int?] = []
+        var lengths: [Int32] = []
+        var formats: [Int32] = []
         offsets.reserveCapacity(values.count)
         for (index, value) in values.enumerated() {
             let start = buffer.count
+            let binary = value.sendsBinary
             let present: Bool
             do {
-                present = try value.appendTextRepresentation(to: &buffer)
+                if binary {
+                    try value.appendBinaryTextArray(to: &buffer)
+                    present = true
+                } else {
+                    present = try value.appendTextRepresentation(to: &buffer)
+                }
             } catch var error as PostgresError {
                 error.message = "parameter $\(index + 1): " + error.message
                 error.statement = statement
                 throw error
             }
+            lengths.append(Int32(clamping: buffer.count - start))
+            formats.append(binary ? 1 : 0)
             guard present else {
                 offsets.append(nil)
                 continue
             }
             offsets.append(start)
-            buffer.append(0)
+            if !binary { buffer.append(0) }
         }
         buffer.append(0)  // never empty, so baseAddress is never nil
         let types: [Oid] = values.map { Oid($0.typeOID) }
@@ -283,7 +300,11 @@ public final class PostgresConnection: @unchecked Sendable {
             }
             return pointers.withUnsafeBufferPointer { p in
                 types.withUnsafeBufferPointer { t in
-                    body(Int32(values.count), t.baseAddress, p.baseAddress)
+                    lengths.withUnsafeBufferPointer { l in
+                        formats.withUnsafeBufferPointer { f in
+                            body((Int32(values.count), t.baseAddress, p.baseAddress, l.baseAddress, f.baseAddress))
+                        }
+                    }
                 }
             }
         }

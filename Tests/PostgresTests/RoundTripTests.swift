@@ -134,6 +134,43 @@ import Testing
         #expect(try withNull.decode("a", as: [String?].self) == ["x", nil])
     }
 
+    /// Text arrays are sent in the binary array format (`PostgresValue.sendsBinary`): what the statement receives is
+    /// the same array, whatever its elements (quotes, backslashes, commas, braces, the word NULL, UTF-8, a NULL, a
+    /// 100 KB receipt-sized element), empty or all NULL, through `query` and `forEachRow` alike.
+    @Test func textArraysTravelInBinaryAndArriveUnchanged() throws {
+        let big = String(repeating: "QUJD", count: 25_000)
+        let cases: [[String?]] = [
+            ["a", "b'c", "d\"e", "f\\g", "h,i", "NULL", "{}", " x y ", "é€😀", "", nil, big],
+            [], [nil, nil], [big],
+        ]
+        for elements in cases {
+            #expect(PostgresValue.textArray(elements).sendsBinary)
+            let row = try #require(
+                try conn.queryFirst(
+                    """
+                    SELECT $1::text[] AS a, cardinality($1::text[]) AS n, array_lower($1::text[], 1) AS lower,
+                           (SELECT count(*) FROM unnest($1::text[]) AS e WHERE e IS NULL) AS nulls
+                    """,
+                    [PostgresValue.textArray(elements)]
+                )
+            )
+            #expect(try row.decode("a", as: [String?].self) == elements)
+            #expect(try row.decode("n", as: Int.self) == elements.count)
+            #expect(try row.decode("lower", as: Int?.self) == (elements.isEmpty ? nil : 1))
+            #expect(try row.decode("nulls", as: Int.self) == elements.filter { $0 == nil }.count)
+            var streamed: [String?] = []
+            try conn.forEachRow(
+                "SELECT e FROM unnest($1::text[]) WITH ORDINALITY AS u(e, k) ORDER BY k",
+                [
+                    PostgresValue.textArray(elements)
+                ]
+            ) { streamed.append(try $0.decode("e", as: String?.self)) }
+            #expect(streamed == elements)
+        }
+        // A bigint array stays text (only text arrays go binary).
+        #expect(!PostgresValue.int64Array([1, nil]).sendsBinary)
+    }
+
     @Test func byteaRoundTrips() throws {
         let bytes = Data([0, 1, 2, 0xfe, 0xff, 0x5c, 0x27])
         let row = try #require(try conn.queryFirst("SELECT $1::bytea AS b", [bytes]))
