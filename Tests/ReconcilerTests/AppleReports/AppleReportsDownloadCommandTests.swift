@@ -10,16 +10,12 @@ import Testing
 @Suite struct AppleReportsDownloadCommandTests {
     @Test func reportsAreStoredOnceLateOnesListedAndAWrongKeyStopsWith78() async throws {
         let world = try await EndToEndFixture(subscriptions: 0)
-        let now = try #require(SimTime.parseRFC3339("2026-12-01T12:00:00Z"))
-        var config = SimulatorConfiguration(seed: 42, subscriptions: 1500, now: now)
-        config.anchor = SimTime.parseRFC3339("2026-11-21T03:00:00Z")
-        config.threads = 1
-        let server = try SimulatorServer.start(configuration: config)
+        let simulator = try ReportSimulator.start(seed: 42, subscriptions: 1500, in: world.directory)
+        let server = simulator.server
         defer { try? server.shutdown() }
-        let identity = server.serverAPI.identity
-        let teamKey = world.directory.appendingPathComponent("team-key.p8").path
+        let identity = simulator.identity
+        let teamKey = simulator.teamKeyFile
         let inAppKey = world.directory.appendingPathComponent("in-app-key.p8").path
-        try Data(identity.teamKey.pemRepresentation.utf8).write(to: URL(fileURLWithPath: teamKey))
         try Data(identity.apiKey.pemRepresentation.utf8).write(to: URL(fileURLWithPath: inAppKey))
         // 31 October is the last day of fiscal October (out by the end of fiscal November, 28 November); 1 November
         // starts fiscal November, whose reports are not out on 1 December.
@@ -74,18 +70,11 @@ import Testing
 
     @Test func aDownloadKilledMidwayIsFinishedByTheNextWithEveryDayStoredOnce() async throws {
         let world = try await EndToEndFixture(subscriptions: 0)
-        var config = SimulatorConfiguration(
-            seed: 7,
-            subscriptions: 800,
-            now: SimTime.parseRFC3339("2026-12-01T12:00:00Z")
-        )
-        config.anchor = SimTime.parseRFC3339("2026-11-21T03:00:00Z")
-        config.threads = 1
-        let server = try SimulatorServer.start(configuration: config)
+        let simulator = try ReportSimulator.start(seed: 7, subscriptions: 800, in: world.directory)
+        let server = simulator.server
         defer { try? server.shutdown() }
-        let identity = server.serverAPI.identity
-        let key = world.directory.appendingPathComponent("team-key.p8").path
-        try Data(identity.teamKey.pemRepresentation.utf8).write(to: URL(fileURLWithPath: key))
+        let identity = simulator.identity
+        let key = simulator.teamKeyFile
         let arguments = [
             "apple-reports", "download", "--api-url", server.baseURL, "--from", "2026-11-10", "--to", "2026-11-14",
             "--reports", "subscriber", "--key-file", key, "--key-id", identity.teamKeyId, "--issuer-id",

@@ -15,11 +15,7 @@ import Testing
 
     @Test func downloadedReportsImportAndTheStoredSumsEqualTheServedTotals() async throws {
         let world = try await EndToEndFixture(subscriptions: 0)
-        let now = try #require(SimTime.parseRFC3339("2026-12-01T12:00:00Z"))
-        var config = SimulatorConfiguration(seed: 42, subscriptions: 1500, now: now)
-        config.anchor = SimTime.parseRFC3339("2026-11-21T03:00:00Z")
-        config.threads = 1
-        let server = try SimulatorServer.start(configuration: config)
+        let server = try ReportSimulator.start(seed: 42, subscriptions: 1500, in: world.directory).server
         defer { try? server.shutdown() }
         let identity = server.serverAPI.identity
         let signer = try APITokenSigner(
