@@ -58,22 +58,32 @@ public struct AppleReportDownloader {
         progress: (AppleReportDownloadOutcome) -> Void
     ) throws -> [AppleReportDownloadOutcome] {
         var outcomes: [AppleReportDownloadOutcome] = []
-        for request in requests {
+        for (index, request) in requests.enumerated() {
+            var budgetSpent = false
             let result: AppleReportDownloadOutcome.Result
             if try isStored(request) {
                 result = .alreadyStored
             } else {
-                result = try fetch(request)
+                (result, budgetSpent) = try fetch(request)
             }
             let outcome = AppleReportDownloadOutcome(label: request.label, result: result)
             outcomes.append(outcome)
             progress(outcome)
+            // The answer that spent the hour's last request is kept; the next request waits for another run.
+            if budgetSpent, index < requests.count - 1 { throw Self.budgetSpent }
         }
         return outcomes
     }
 
-    /// One report through the attempt plan, stored when a file comes.
-    func fetch(_ request: AppStoreConnectReportRequest) throws -> AppleReportDownloadOutcome.Result {
+    static let budgetSpent = Stopped(
+        description: "Apple's hourly request budget for this key is spent; run again later"
+    )
+
+    /// One report through the attempt plan, stored when a file comes; whether Apple said no request is left this
+    /// hour (`X-Rate-Limit`) with the last answer.
+    func fetch(
+        _ request: AppStoreConnectReportRequest
+    ) throws -> (result: AppleReportDownloadOutcome.Result, budgetSpent: Bool) {
         var plan = AttemptPlan(policy: policy)
         var step = plan.start()
         while true {
@@ -83,26 +93,25 @@ public struct AppleReportDownloader {
             case .retry(_, _, let wait, _):
                 sleep(wait)
             case .finished(let end):
-                return .failed("gave up after \(plan.requests) requests: \(end)")
+                return (.failed("gave up after \(plan.requests) requests: \(end)"), false)
             }
             let reply = send(request)
-            if reply.remainingThisHour == 0 {
-                throw Stopped(description: "Apple's hourly request budget for this key is spent; run again later")
-            }
+            let spent = reply.remainingThisHour == 0
             switch reply.answer {
             case .file(let bytes):
-                return store(bytes, request)
+                return (store(bytes, request), spent)
             case .noSales:
-                return .noSales
+                return (.noSales, spent)
             case .notYetAvailable(let detail):
-                return .notYetAvailable(detail)
+                return (.notYetAvailable(detail), spent)
             case .gone(let detail):
-                return .gone(detail)
+                return (.gone(detail), spent)
             case .refused(let status, let code, let detail) where status == 401 || status == 403:
                 throw Stopped(description: "App Store Connect refused the key (HTTP \(status) \(code)): \(detail)")
             case .refused(let status, let code, let detail):
-                return .failed("HTTP \(status) \(code): \(detail)")
+                return (.failed("HTTP \(status) \(code): \(detail)"), spent)
             case .retryable(let notBefore, _):
+                if spent { throw Self.budgetSpent }
                 step = plan.next(after: .retryable(notBefore: notBefore), now: now())
             }
         }

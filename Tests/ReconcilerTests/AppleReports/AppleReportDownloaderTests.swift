@@ -143,15 +143,24 @@ import Testing
         }
         #expect(refused.asked.withLock { $0 } == ["subscriber 2026-11-18", "subscriber 2026-11-19"])
 
-        let spent = Script(["subscriber 2026-11-19": [Self.reply(.noSales, remaining: 0)]])
+        // The answer that spends the hour's last request is kept (its file stored); the next report is not asked for.
+        let spent = Script([
+            "subscriber 2026-11-19": [Self.reply(.file(Self.file(day: "2026-11-19")), remaining: 0)]
+        ])
         let error = #expect(throws: AppleReportDownloader.Stopped.self) {
             try downloader(world, spent).download(Self.days) { _ in }
         }
         #expect(error?.description.contains("hourly request budget") == true)
+        #expect(spent.asked.withLock { $0 } == ["subscriber 2026-11-19"])
         #expect(
             try world.connection.queryFirst("SELECT count(*) AS n FROM apple_report_files")?.decode("n", as: Int.self)
-                == 1
+                == 2
         )
+
+        // Spent on the download's last report: nothing is left to stop, so it ends as usual.
+        let lastOne = Script(["subscriber 2026-11-20": [Self.reply(.noSales, remaining: 0)]])
+        let outcomes = try downloader(world, lastOne).download(Self.days) { _ in }
+        #expect(outcomes.map(\.result) == [.alreadyStored, .alreadyStored, .noSales])
     }
 
     @Test func aFileThatDoesNotReadStoresNothingAndSaysWhy() throws {
