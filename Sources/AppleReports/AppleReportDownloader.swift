@@ -14,6 +14,8 @@ public struct AppleReportDownloader {
 
     /// The key was refused or the hour's requests are spent: nothing more can be asked now.
     public struct Stopped: Error, CustomStringConvertible {
+        /// True when Apple's hourly budget is spent (a later run goes on); false when the key was refused.
+        public let budgetSpent: Bool
         public let description: String
     }
 
@@ -70,12 +72,13 @@ public struct AppleReportDownloader {
             outcomes.append(outcome)
             progress(outcome)
             // The answer that spent the hour's last request is kept; the next request waits for another run.
-            if budgetSpent, index < requests.count - 1 { throw Self.budgetSpent }
+            if budgetSpent, index < requests.count - 1 { throw Self.budgetStop }
         }
         return outcomes
     }
 
-    static let budgetSpent = Stopped(
+    static let budgetStop = Stopped(
+        budgetSpent: true,
         description: "Apple's hourly request budget for this key is spent; run again later"
     )
 
@@ -107,11 +110,14 @@ public struct AppleReportDownloader {
             case .gone(let detail):
                 return (.gone(detail), spent)
             case .refused(let status, let code, let detail) where status == 401 || status == 403:
-                throw Stopped(description: "App Store Connect refused the key (HTTP \(status) \(code)): \(detail)")
+                throw Stopped(
+                    budgetSpent: false,
+                    description: "App Store Connect refused the key (HTTP \(status) \(code)): \(detail)"
+                )
             case .refused(let status, let code, let detail):
                 return (.failed("HTTP \(status) \(code): \(detail)"), spent)
             case .retryable(let notBefore, _):
-                if spent { throw Self.budgetSpent }
+                if spent { throw Self.budgetStop }
                 step = plan.next(after: .retryable(notBefore: notBefore), now: now())
             }
         }

@@ -143,10 +143,10 @@ struct AppleReportsDownloadCommand: ParsableCommand {
                 CrashPoints.reach("report-downloaded")
             }
         } catch let stopped as AppleReportDownloader.Stopped {
-            let budget = stopped.description.contains("budget")
             FileHandle.standardError.write(Data("error: \(Redactor.shared.redact(stopped.description))\n".utf8))
             throw ExitCode(
-                budget ? ReconcilerExitCode.appleUnavailable.rawValue : ReconcilerExitCode.configuration.rawValue
+                stopped.budgetSpent
+                    ? ReconcilerExitCode.appleUnavailable.rawValue : ReconcilerExitCode.configuration.rawValue
             )
         }
         print(summary(outcomes))

@@ -99,4 +99,29 @@ import Testing
         #expect(resumed.stdout.contains("5 reports: 3 stored, 2 already stored"), "\(resumed)")
         #expect(try days() == ["2026-11-10", "2026-11-11", "2026-11-12", "2026-11-13", "2026-11-14"])
     }
+
+    @Test func anHourlyBudgetSpentStopsWith69AndTheNextHourFinishes() async throws {
+        let world = try await EndToEndFixture(subscriptions: 0)
+        let simulator = try ReportSimulator.start(seed: 7, subscriptions: 800, hourlyLimit: 3, in: world.directory)
+        let server = simulator.server
+        defer { try? server.shutdown() }
+        let identity = simulator.identity
+        let arguments = [
+            "apple-reports", "download", "--api-url", server.baseURL, "--from", "2026-11-10", "--to", "2026-11-14",
+            "--reports", "subscriber", "--key-file", simulator.teamKeyFile, "--key-id", identity.teamKeyId,
+            "--issuer-id", identity.issuerId, "--vendor-number", identity.vendorNumber,
+        ]
+        let spent = await world.runReconciler(arguments)
+        #expect(spent.status == 69, "\(spent)")
+        #expect(spent.stderr.contains("hourly request budget"), "\(spent)")
+        let conn = try world.connect()
+        defer { conn.close() }
+        #expect(try conn.queryFirst("SELECT count(*) AS n FROM apple_report_files")?.decode("n", as: Int.self) == 3)
+
+        // A new hour (the simulator's window reset): the next download asks only for the two days left.
+        _ = try await ChildProcess.run("/usr/bin/env", ["curl", "-sS", "-X", "POST", server.baseURL + "/_stats/reset"])
+        let finished = await world.runReconciler(arguments)
+        #expect(finished.status == 0, "\(finished)")
+        #expect(finished.stdout.contains("5 reports: 2 stored, 3 already stored"), "\(finished)")
+    }
 }
