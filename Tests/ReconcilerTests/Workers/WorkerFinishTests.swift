@@ -48,13 +48,13 @@ import Testing
         )
         // `finish` waits 1.1 s before it marks the worker stopped (its last sends leave Apple's window): off the pool,
         // on a thread of its own (the connection is used by one thread at a time).
-        nonisolated(unsafe) let completed = Self.ending(
+        let completed = Self.ending(
             world,
             runId: runId,
             stopRequested: nil,
             runEndedElsewhere: true
         )
-        nonisolated(unsafe) let signalled = Self.ending(
+        let signalled = Self.ending(
             world,
             runId: runId,
             stopRequested: "SIGTERM",
