@@ -19,8 +19,18 @@ public struct Population: Sendable {
     public let massExtensions: [MassExtension]
     /// RESCIND_CONSENT and the undocumented notification type.
     public let notices: [PopulationNotice]
+    /// Customers whose purchases never reached the app's database (docs/simulator.md, "Lost orders"): in Apple's
+    /// reports (`SalesTruth`), nowhere else the app could see (no stored row, no receipt, no notification).
+    public let lostOrders: [ReceiptFamily]
 
-    public init(seed: UInt64, subscriptions: Int, anchor: Int64, bundleId: String = "com.example.renewals") {
+    /// `lostOrders`: how many lost customers to add beside the `subscriptions` (each one subscription).
+    public init(
+        seed: UInt64,
+        subscriptions: Int,
+        anchor: Int64,
+        bundleId: String = "com.example.renewals",
+        lostOrders: Int = 0
+    ) {
         self.seed = seed
         self.anchor = anchor
         self.bundleId = bundleId
@@ -38,6 +48,7 @@ public struct Population: Sendable {
             foreignCatalog: foreign
         )
         var families = generator.generate(subscriptions: max(0, subscriptions))
+        self.lostOrders = generator.lostOrders(count: lostOrders, firstIndex: families.count)
         let idBase = 1_000_000_000_000_000 + (SeededRandom.mix(seed) % 90) * 10_000_000_000_000
         let decorator = PopulationDecorator(
             seed: seed,

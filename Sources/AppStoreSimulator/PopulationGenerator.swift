@@ -53,6 +53,13 @@ struct PopulationGenerator {
         return families
     }
 
+    /// `count` customers whose purchases never reached the app's database (docs/simulator.md, "Lost orders"):
+    /// ordinary active subscribers (`active_not_renewed` histories) with family indexes from `firstIndex` on, so
+    /// the population's own families do not change. Apple's reports hold their sales; the app stored nothing.
+    mutating func lostOrders(count: Int, firstIndex: Int) -> [ReceiptFamily] {
+        (0..<max(0, count)).map { makeFamily(index: firstIndex + $0, scenario: .activeNotRenewed) }
+    }
+
     private mutating func newPlan(_ product: SimProduct, start: Int64, sandbox: Bool) -> SubscriptionPlan {
         let n = nextSubscription
         nextSubscription += 1

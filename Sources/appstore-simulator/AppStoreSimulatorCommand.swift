@@ -38,8 +38,18 @@ struct PopulationOptions: ParsableArguments {
     )
     var faultySubscriptions: Double = 0
 
+    @Option(
+        name: .customLong("lost-orders"),
+        help: """
+            Also this many customers whose purchases never reached the app's database: in the App Store Connect \
+            reports only; export lists them in server-api/lost-orders.jsonl.
+            """
+    )
+    var lostOrders: Int = 0
+
     func validateCommon() throws {
         guard subscriptions >= 0 else { throw ValidationError("--subscriptions must be >= 0") }
+        guard lostOrders >= 0 else { throw ValidationError("--lost-orders must be >= 0") }
         guard (0...1).contains(faultySubscriptions) else {
             throw ValidationError("--signature-faulty-subscriptions must be within 0...1")
         }
@@ -250,6 +260,7 @@ struct Serve: ParsableCommand {
         config.port = port
         config.anchor = population.anchor.flatMap(SimTime.parseRFC3339)
         config.bundleId = population.bundleId
+        config.lostOrders = population.lostOrders
         config.sharedSecret = try sharedSecret()
         config.threads = threads
         config.maxRequestsPerSecond = maxRPS
@@ -326,7 +337,8 @@ struct Export: ParsableCommand {
             seed: population.seed,
             subscriptions: population.subscriptions,
             anchor: anchor,
-            bundleId: population.bundleId
+            bundleId: population.bundleId,
+            lostOrders: population.lostOrders
         )
         let summary = try PopulationExporter(population: pop).export(
             to: out,
