@@ -16,6 +16,7 @@ struct SalesTruth: Sendable {
     /// transaction id (purchases before refunds).
     func events(from: Int64, until: Int64, asOf: Int64) -> [SalesEvent] {
         var events: [SalesEvent] = []
+        let lost = Set(population.lostOrders.map(\.index))
         for family in reportedFamilies {
             let storefront = Storefront.of(seed: population.seed, familyIndex: family.index)
             let subscriber = String(
@@ -38,7 +39,8 @@ struct SalesTruth: Sendable {
                             storefront: storefront
                         ),
                         afterOneYear: flags[index],
-                        subscriberId: subscriber
+                        subscriberId: subscriber,
+                        lostOrder: lost.contains(family.index)
                     )
                     if t.purchase >= from, t.purchase < until { events.append(base) }
                     if let refund = refundEvent(base), refund.at >= from, refund.at < until { events.append(refund) }

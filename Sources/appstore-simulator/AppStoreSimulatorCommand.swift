@@ -322,9 +322,25 @@ struct Export: ParsableCommand {
     )
     var trendNights: Int?
 
+    @Option(
+        name: .customLong("sales-truth-days"),
+        help: ArgumentHelp(
+            """
+            Also write DIR/server-api/\(SalesTruthExporter.fileName): every event of Apple's reports in the N days \
+            before --now with its tax, commission tier, settlement day and lost-order flag, and the family copies \
+            Apple never reports.
+            """,
+            valueName: "n"
+        )
+    )
+    var salesTruthDays: Int?
+
     func validate() throws {
         try population.validateCommon()
         if SimTime.parseRFC3339(now) == nil { throw ValidationError("--now is not RFC 3339: \(now)") }
+        if let salesTruthDays, !(1...400).contains(salesTruthDays) {
+            throw ValidationError("--sales-truth-days must be within 1...400 (got \(salesTruthDays))")
+        }
         if let trendNights, !(1...366).contains(trendNights) {
             throw ValidationError("--trend-nights must be within 1...366 (got \(trendNights))")
         }
@@ -350,6 +366,14 @@ struct Export: ParsableCommand {
                 to: out + "/" + TrendTruthExporter.fileName,
                 from: t,
                 nights: trendNights
+            )
+        }
+        if let salesTruthDays {
+            try SalesTruthExporter(population: pop).export(
+                to: out + "/server-api/" + SalesTruthExporter.fileName,
+                from: t - Int64(salesTruthDays) * SimTime.day,
+                until: t,
+                asOf: t
             )
         }
         FileHandle.standardError.write(Data("appstore-simulator export: \(summary)\n".utf8))
