@@ -35,7 +35,8 @@ public final class SimulatorServer: Sendable {
                 subscriptions: configuration.subscriptions,
                 anchor: configuration.effectiveAnchor,
                 bundleId: configuration.bundleId,
-                lostOrders: configuration.lostOrders
+                lostOrders: configuration.lostOrders,
+                mix: configuration.mix
             )
         let clock: SimClock = configuration.now.map { .frozen($0) } ?? .real
         let service = VerifyService(

@@ -47,6 +47,14 @@ struct PopulationOptions: ParsableArguments {
     )
     var lostOrders: Int = 0
 
+    @Option(
+        help: """
+            The world: scenarios (every case the reconciler must get right, in test proportions) or retail (a \
+            month like a real app's: renewals on every day, churn, refunds and billing failures at a few percent).
+            """
+    )
+    var mix: PopulationMix = .scenarios
+
     func validateCommon() throws {
         guard subscriptions >= 0 else { throw ValidationError("--subscriptions must be >= 0") }
         guard lostOrders >= 0 else { throw ValidationError("--lost-orders must be >= 0") }
@@ -261,6 +269,7 @@ struct Serve: ParsableCommand {
         config.anchor = population.anchor.flatMap(SimTime.parseRFC3339)
         config.bundleId = population.bundleId
         config.lostOrders = population.lostOrders
+        config.mix = population.mix
         config.sharedSecret = try sharedSecret()
         config.threads = threads
         config.maxRequestsPerSecond = maxRPS
@@ -354,7 +363,8 @@ struct Export: ParsableCommand {
             subscriptions: population.subscriptions,
             anchor: anchor,
             bundleId: population.bundleId,
-            lostOrders: population.lostOrders
+            lostOrders: population.lostOrders,
+            mix: population.mix
         )
         let summary = try PopulationExporter(population: pop).export(
             to: out,
@@ -413,3 +423,5 @@ struct Token: ParsableCommand {
         print(identity.token(issuedAt: now, lifetimeSeconds: lifetime ?? (appStoreConnect ? 1200 : 3600), scope: scope))
     }
 }
+
+extension PopulationMix: ExpressibleByArgument {}
