@@ -68,3 +68,8 @@ public struct TieOutResult: Sendable {
         fiscalMonth.map { "\($0.name) (fiscal month, \(from) to \(to))" } ?? "\(from) to \(to)"
     }
 }
+
+extension TieOutResult {
+    /// The period as the files' `period` column names it: the fiscal month (`2026-10`) or `FROM..TO`.
+    public var periodLabel: String { fiscalMonth?.name ?? "\(from)..\(to)" }
+}
