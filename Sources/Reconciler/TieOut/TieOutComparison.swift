@@ -203,7 +203,7 @@ public struct TieOutComparison {
     }
 
     /// Why an Apple event is unexplained: a lost order, or an Apple ID that maps to no product.
-    static func lostOrderText(_ event: TieOutAppleEvent) -> String {
+    public static func lostOrderText(_ event: TieOutAppleEvent) -> String {
         let what = event.isRefund ? "refund" : "purchase"
         guard event.productId != nil else {
             return "\(event.source): Subscription Apple ID \(event.subscriptionAppleId) maps to no product (add apple_id "
