@@ -1,4 +1,5 @@
 import AppleReports
+import Foundation
 
 /// Which ledger event each Subscriber report event was matched with, and how (docs/tie-out.md, "Matching").
 ///
@@ -8,7 +9,9 @@ import AppleReports
 /// id) order that its pass allows:
 ///
 /// 1. **same day**: the ledger event's Pacific day is Apple's day (`matched`);
-/// 2. **neighbouring day**: one day before, else one day after (`timing`);
+/// 2. **neighbouring day**: one day before, else one day after, when the ledger's instant lies within
+///    `neighbourHours` of the Pacific midnight between the two days: an instant near midnight, or a day read in UTC
+///    instead of Pacific time (7 or 8 hours) (`timing`);
 /// 3. **refund by purchase**: a refund whose ledger refund has the purchase day Apple's row names (`Purchase Date`),
 ///    booked on any other day (`refund_other_period`).
 public struct TieOutMatching: Sendable, Equatable {
@@ -44,12 +47,22 @@ public struct TieOutMatching: Sendable, Equatable {
             (apple[$0].day, apple[$0].fileName, apple[$0].line) < (apple[$1].day, apple[$1].fileName, apple[$1].line)
         }
         var taken = Set<Int>()
-        func take(_ candidates: [Int]?) -> Int? {
-            candidates?.first { !taken.contains($0) }
+        func take(_ candidates: [Int]?, near midnight: Date? = nil) -> Int? {
+            candidates?.first { index in
+                guard !taken.contains(index) else { return false }
+                guard let midnight else { return true }
+                return abs(ledger[index].instant.timeIntervalSince(midnight)) < Self.neighbourHours * 3600
+            }
         }
         let passes: [(Kind, (TieOutAppleEvent, [Int64: [Int]]?, [Int64: [Int]]?) -> Int?)] = [
             (.sameDay, { event, days, _ in take(days?[event.day.days]) }),
-            (.neighbouringDay, { event, days, _ in take(days?[event.day.days - 1]) ?? take(days?[event.day.days + 1]) }),
+            (
+                .neighbouringDay,
+                { event, days, _ in
+                    take(days?[event.day.days - 1], near: event.day.start)
+                        ?? take(days?[event.day.days + 1], near: event.day.next.start)
+                }
+            ),
             (
                 .refundByPurchase,
                 { event, _, purchases in
@@ -70,6 +83,9 @@ public struct TieOutMatching: Sendable, Equatable {
             }
         }
     }
+
+    /// How near the Pacific midnight between two days a ledger instant must be for a neighbouring-day match.
+    public static let neighbourHours: Double = 9
 
     static func key(_ refund: Bool, _ product: String, _ country: String, _ currency: String, _ amount: Int64) -> String {
         "\(refund ? "R" : "S")\u{0}\(product)\u{0}\(country)\u{0}\(currency)\u{0}\(amount)"

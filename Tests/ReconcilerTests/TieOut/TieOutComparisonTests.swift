@@ -192,7 +192,7 @@ import Testing
             ledger: [
                 Self.ledger("sold", "2026-10-20T18:00:00Z"),
                 Self.ledger("sold", "2026-11-10T18:00:00Z", amount: -9990, kind: .refund, purchased: "2026-10-20"),
-                Self.ledger("other", "2026-11-15T18:00:00Z", amount: -9990, kind: .refund, purchased: "2026-10-25"),
+                Self.ledger("other", "2026-11-16T05:00:00Z", amount: -9990, kind: .refund, purchased: "2026-10-25"),
             ],
             apple: [
                 Self.apple(2, "2026-11-20", amount: -9990, proceeds: -6990, purchased: "2026-10-20"),
@@ -344,9 +344,16 @@ import Testing
         #expect(two.ledgerOfApple[0]?.index == 0 && two.ledgerOfApple[1]?.index == 1)
         // A neighbouring day is taken the day before first.
         let neighbour = TieOutMatching(
-            ledger: [Self.ledger("after", "2026-11-22T18:00:00Z"), Self.ledger("before", "2026-11-20T18:00:00Z")],
+            // 22:00 PST on the 20th and 02:00 PST on the 22nd, each two hours from a midnight of the 21st.
+            ledger: [Self.ledger("after", "2026-11-22T10:00:00Z"), Self.ledger("before", "2026-11-21T06:00:00Z")],
             apple: [Self.apple(2, "2026-11-21")]
         )
         #expect(neighbour.ledgerOfApple[0]?.index == 1 && neighbour.ledgerOfApple[0]?.kind == .neighbouringDay)
+        // A sale at 10:00 PST on the day before is 14 hours from midnight: no timing, two unexplained events.
+        let far = TieOutMatching(ledger: [Self.ledger("far", "2026-11-20T18:00:00Z")], apple: [Self.apple(2, "2026-11-21")])
+        #expect(far.ledgerOfApple.isEmpty && far.appleOfLedger.isEmpty)
+        // Within nine hours of it (17:00 PST on the 20th, already the 21st in UTC), timing.
+        let utc = TieOutMatching(ledger: [Self.ledger("utc", "2026-11-21T01:00:00Z")], apple: [Self.apple(2, "2026-11-21")])
+        #expect(utc.ledgerOfApple[0]?.kind == .neighbouringDay)
     }
 }
