@@ -68,7 +68,10 @@ let package = Package(
         ),
 
         // MARK: verifyReceipt client (HTTP + classification)
-        .target(name: "AppStoreClient", dependencies: ["CivilTime", "CurlHTTP", "ReceiptDomain", "AppStoreSignedData"]),
+        .target(
+            name: "AppStoreClient",
+            dependencies: ["CivilTime", "CurlHTTP", "ReceiptDomain", "AppStoreSignedData"]
+        ),
 
         // MARK: App Store Connect's report files (Sales and Trends, Financial): parsed into typed rows, stored once
         // (docs/apple-reports.md); the nightly run never reads them, the tie-out does
@@ -157,12 +160,16 @@ let package = Package(
         .testTarget(
             name: "ReconcilerTests",
             dependencies: [
-                "Reconciler", "ReconcilerDemo", "AppStoreSimulator", "TestSupport", "SignedDataTestSupport", "CivilTime",
+                "Reconciler", "ReconcilerDemo", "AppStoreSimulator", "TestSupport", "SignedDataTestSupport",
+                "CivilTime",
                 "AppleReports", "AppStoreClient",
                 .product(name: "SystemPackage", package: "swift-system", condition: .when(platforms: [.linux])),
             ]
         ),
-        .testTarget(name: "AppleReportsTests", dependencies: ["AppleReports", "AppStoreClient", "TestSupport", "CivilTime"]),
+        .testTarget(
+            name: "AppleReportsTests",
+            dependencies: ["AppleReports", "AppStoreClient", "TestSupport", "CivilTime"]
+        ),
         .testTarget(
             name: "AppStoreSignedDataTests",
             dependencies: [

@@ -146,7 +146,8 @@ public enum CatalogFile {
                 return .init(
                     line: line,
                     field: "apple_id",
-                    message: "Apple ID \(appleId) is \(other.productId)'s on line \(other.line) (one product per Apple ID)"
+                    message:
+                        "Apple ID \(appleId) is \(other.productId)'s on line \(other.line) (one product per Apple ID)"
                 )
             }
             appleIds[price.productId] = appleIds[price.productId] ?? (appleId, line)

@@ -8,7 +8,8 @@
 public struct ProductAppleIds: Sendable, Equatable {
     /// Where a pair came from.
     public enum Source: String, Sendable, Codable {
-        case catalog, financialReport = "financial_report"
+        case catalog
+        case financialReport = "financial_report"
     }
 
     public struct Entry: Sendable, Equatable {

@@ -99,7 +99,12 @@ public struct TieOutComparison {
                 difference: event.amount,
                 detail: detail
             )
-            set.add(row(.proceeds, .familySharing), ledgerAmount: event.proceeds, difference: event.proceeds, detail: detail)
+            set.add(
+                row(.proceeds, .familySharing),
+                ledgerAmount: event.proceeds,
+                difference: event.proceeds,
+                detail: detail
+            )
             return
         }
         guard let appleIndex = matching.appleOfLedger[index], let pair = matching.ledgerOfApple[appleIndex] else {
@@ -113,7 +118,12 @@ public struct TieOutComparison {
                 difference: event.amount,
                 detail: detail
             )
-            set.add(row(.proceeds, .unexplained), ledgerAmount: event.proceeds, difference: event.proceeds, detail: detail)
+            set.add(
+                row(.proceeds, .unexplained),
+                ledgerAmount: event.proceeds,
+                difference: event.proceeds,
+                detail: detail
+            )
             return
         }
         let apple = input.apple[appleIndex]
@@ -155,7 +165,16 @@ public struct TieOutComparison {
     mutating func dailyApple(_ index: Int, _ event: TieOutAppleEvent) {
         let day = event.day.description
         func row(_ measure: TieOutRow.Measure, _ cause: TieOutCause, _ appleCurrency: String? = nil) -> TieOutRow.Key {
-            key(.daily, day, event.productKey, event.country, event.currency, measure, cause, appleCurrency: appleCurrency)
+            key(
+                .daily,
+                day,
+                event.productKey,
+                event.country,
+                event.currency,
+                measure,
+                cause,
+                appleCurrency: appleCurrency
+            )
         }
         headlines[event.currency, default: TieOutCurrencyHeadline(currency: event.currency)].appleMoney += abs(
             event.amount
@@ -206,7 +225,8 @@ public struct TieOutComparison {
     public static func lostOrderText(_ event: TieOutAppleEvent) -> String {
         let what = event.isRefund ? "refund" : "purchase"
         guard event.productId != nil else {
-            return "\(event.source): Subscription Apple ID \(event.subscriptionAppleId) maps to no product (add apple_id "
+            return
+                "\(event.source): Subscription Apple ID \(event.subscriptionAppleId) maps to no product (add apple_id "
                 + "to the catalog, or import a Financial report naming it)"
         }
         return "\(event.source): \(what) not in the ledger (subscriber \(event.subscriberId ?? "unknown"))"
@@ -226,7 +246,16 @@ public struct TieOutComparison {
     ) {
         let measure: TieOutRow.Measure = view == .daily ? .proceeds : .partnerShare
         func row(_ cause: TieOutCause, _ appleCurrency: String? = nil) -> TieOutRow.Key {
-            key(view, period, ledger.productId, ledger.country, ledger.currency, measure, cause, appleCurrency: appleCurrency)
+            key(
+                view,
+                period,
+                ledger.productId,
+                ledger.country,
+                ledger.currency,
+                measure,
+                cause,
+                appleCurrency: appleCurrency
+            )
         }
         if apple.proceedsCurrency != ledger.currency {
             if ledgerSide {
@@ -244,7 +273,8 @@ public struct TieOutComparison {
                     appleUnits: apple.units,
                     appleAmount: apple.proceeds,
                     difference: 0,
-                    detail: "\(apple.source): proceeds paid in \(apple.proceedsCurrency) for a price in \(ledger.currency)"
+                    detail:
+                        "\(apple.source): proceeds paid in \(apple.proceedsCurrency) for a price in \(ledger.currency)"
                 )
             }
             return
@@ -286,8 +316,16 @@ public struct TieOutComparison {
         }
         // Keys Apple pays in another currency are one exchange_rate row each.
         var foreign: [Group: String] = [:]
-        for share in input.partnerShares where months.contains(share.fiscalMonth) && share.shareCurrency != share.currency {
-            foreign[Group(month: share.fiscalMonth.name, product: share.productId, country: share.country, currency: share.currency)] =
+        for share in input.partnerShares
+        where months.contains(share.fiscalMonth) && share.shareCurrency != share.currency {
+            foreign[
+                Group(
+                    month: share.fiscalMonth.name,
+                    product: share.productId,
+                    country: share.country,
+                    currency: share.currency
+                )
+            ] =
                 share.shareCurrency
         }
         for event in input.apple where event.proceedsCurrency != event.currency {
@@ -297,7 +335,16 @@ public struct TieOutComparison {
         }
         func fxKey(_ group: Group) -> TieOutRow.Key? {
             foreign[group].map {
-                key(.monthly, group.month, group.product, group.country, group.currency, .partnerShare, .exchangeRate, appleCurrency: $0)
+                key(
+                    .monthly,
+                    group.month,
+                    group.product,
+                    group.country,
+                    group.currency,
+                    .partnerShare,
+                    .exchangeRate,
+                    appleCurrency: $0
+                )
             }
         }
         var subscriber: [Group: (units: Int, proceeds: Int64)] = [:]
@@ -334,20 +381,34 @@ public struct TieOutComparison {
             }
             let apple = input.apple[appleIndex]
             if month(apple.day) == m {
-                addProceeds(view: .monthly, period: m.name, ledger: event, apple: apple, lead: .matched, ledgerSide: true, appleSide: true)
+                addProceeds(
+                    view: .monthly,
+                    period: m.name,
+                    ledger: event,
+                    apple: apple,
+                    lead: .matched,
+                    ledgerSide: true,
+                    appleSide: true
+                )
             } else {
                 set.add(
                     row(crossCause(pair.kind)),
                     ledgerUnits: event.units,
                     ledgerAmount: event.proceeds,
                     difference: event.proceeds,
-                    detail: "\(described); Apple books it on \(apple.day), fiscal month \(AppleFiscalMonth(containing: apple.day).name)"
+                    detail:
+                        "\(described); Apple books it on \(apple.day), fiscal month \(AppleFiscalMonth(containing: apple.day).name)"
                 )
             }
         }
         for (index, event) in input.apple.enumerated() {
             guard let m = month(event.day) else { continue }
-            let group = Group(month: m.name, product: event.productKey, country: event.country, currency: event.currency)
+            let group = Group(
+                month: m.name,
+                product: event.productKey,
+                country: event.country,
+                currency: event.currency
+            )
             if fxKey(group) != nil { continue }
             subscriber[group, default: (0, 0)].units += event.units
             subscriber[group, default: (0, 0)].proceeds += event.proceeds
@@ -363,20 +424,34 @@ public struct TieOutComparison {
             }
             let ledger = input.ledger[pair.index]
             guard month(ledger.day) != m else { continue }  // counted with its ledger event
-            addProceeds(view: .monthly, period: m.name, ledger: ledger, apple: event, lead: crossCause(pair.kind), ledgerSide: false, appleSide: true)
+            addProceeds(
+                view: .monthly,
+                period: m.name,
+                ledger: ledger,
+                apple: event,
+                lead: crossCause(pair.kind),
+                ledgerSide: false,
+                appleSide: true
+            )
         }
         // Apple's two reports against each other: the Financial report's partner share less the Subscriber report's
         // proceeds of the same key.
         var financial: [Group: (units: Int, amount: Int64, lines: Int)] = [:]
         for share in input.partnerShares where months.contains(share.fiscalMonth) {
-            let group = Group(month: share.fiscalMonth.name, product: share.productId, country: share.country, currency: share.currency)
+            let group = Group(
+                month: share.fiscalMonth.name,
+                product: share.productId,
+                country: share.country,
+                currency: share.currency
+            )
             if let fx = fxKey(group) {
                 set.add(
                     fx,
                     appleUnits: share.quantity,
                     appleAmount: share.amount,
                     difference: 0,
-                    detail: "partner share paid in \(share.shareCurrency) for prices in \(share.currency): compare at Apple's rate"
+                    detail:
+                        "partner share paid in \(share.shareCurrency) for prices in \(share.currency): compare at Apple's rate"
                 )
                 continue
             }

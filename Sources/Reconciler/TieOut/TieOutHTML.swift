@@ -29,21 +29,22 @@ enum TieOutHTML {
         ReportHTML.documentStart(title: "Tie-out with Apple (\(result.periodLabel))") + header(result)
             + headline(result) + notes(result) + causesChart(result) + daysCharts(result) + unexplained(result)
             + differences(result, view: .daily) + differences(result, view: .monthly)
-            + """
-            <footer>Written by renewal-reconciler tie-out from the ledger (subscription_transactions) and Apple's \
-            imported reports. Every column and cause: docs/tie-out.md. tieout.csv holds every row, tieout.json the \
-            same with the totals.</footer>
-            </body>
-            </html>
+                + """
+                <footer>Written by renewal-reconciler tie-out from the ledger (subscription_transactions) and Apple's \
+                imported reports. Every column and cause: docs/tie-out.md. tieout.csv holds every row, tieout.json the \
+                same with the totals.</footer>
+                </body>
+                </html>
 
-            """
+                """
     }
 
     private static func header(_ result: TieOutResult) -> String {
         var meta = "Pacific days \(e(result.from.description)) to \(e(result.to.description))"
         if let month = result.fiscalMonth { meta = "Fiscal month <b>\(e(month.name))</b>: " + meta }
         let months = result.fiscalMonthsCompared.map(\.name)
-        meta += months.isEmpty
+        meta +=
+            months.isEmpty
             ? ". No fiscal month's Financial report compared."
             : ". Financial report compared for fiscal month(s) \(e(months.joined(separator: ", ")))."
         meta += " Proceeds estimate: \(e(result.commission.label))."
@@ -54,7 +55,8 @@ enum TieOutHTML {
         var html = "<section><h2>Matched share of money</h2><div class=\"headline\">\n"
         if result.headline.isEmpty { html += "<p class=\"note\">No money on either side in these days.</p>\n" }
         for line in result.headline {
-            html += "<div class=\"card\"><div class=\"num\">\(e(TieOutCurrencyHeadline.percent(line.matchedShare)))</div>"
+            html +=
+                "<div class=\"card\"><div class=\"num\">\(e(TieOutCurrencyHeadline.percent(line.matchedShare)))</div>"
             html += "<div class=\"lbl\">\(e(line.currency)) matched (\(e(money(line.matchedMoney, line.currency))) of "
             html += "\(e(money(line.ledgerMoney + line.appleMoney, line.currency))) on both sides); "
             html += "\(e(TieOutCurrencyHeadline.percent(line.explainedShare))) explained</div></div>\n"

@@ -45,11 +45,15 @@ public struct TieOutLoader {
         let products = bundleId == nil ? nil : Set(ledger.map(\.productId))
         let map = try appleIds()
         for (appleId, named) in map.conflicts.sorted(by: { $0.key < $1.key }) {
-            notes.append("Apple ID \(appleId) is named for several products (\(named.joined(separator: ", "))): \(named[0]) is used")
+            notes.append(
+                "Apple ID \(appleId) is named for several products (\(named.joined(separator: ", "))): \(named[0]) is used"
+            )
         }
         var apple = try appleEvents(from: first, to: last, map: map)
         if let products { apple = apple.filter { $0.productId.map(products.contains) ?? true } }
-        let unmapped = Set(apple.filter { $0.productId == nil && $0.day >= from && $0.day <= to }.map(\.subscriptionAppleId))
+        let unmapped = Set(
+            apple.filter { $0.productId == nil && $0.day >= from && $0.day <= to }.map(\.subscriptionAppleId)
+        )
         if !unmapped.isEmpty {
             notes.append(
                 "Subscription Apple ID(s) \(unmapped.sorted().joined(separator: ", ")) map to no product: compared as "
@@ -96,7 +100,10 @@ public struct TieOutLoader {
     /// Paid, non-Sandbox subscription transactions with a signed price: a sale on the purchase instant, a refund on
     /// the refund instant (a family-sharing revocation is no refund), each with its estimated proceeds.
     func ledgerEvents(from: Date, to: Date) throws -> ([TieOutLedgerEvent], Int) {
-        let app = bundleId == nil ? "" : """
+        let app =
+            bundleId == nil
+            ? ""
+            : """
                AND EXISTS (SELECT 1 FROM subscriptions s
                             WHERE s.original_transaction_id = t.original_transaction_id AND s.bundle_id = $3)
             """
@@ -171,15 +178,27 @@ public struct TieOutLoader {
 
     /// The catalog's Apple IDs, then the Financial reports' (`ProductAppleIds`).
     func appleIds() throws -> ProductAppleIds {
-        let catalog = try connection.query("SELECT DISTINCT apple_id, product_id FROM products WHERE apple_id IS NOT NULL")
-            .map { (appleId: try $0.decode("apple_id", as: String.self), productId: try $0.decode("product_id", as: String.self)) }
+        let catalog = try connection.query(
+            "SELECT DISTINCT apple_id, product_id FROM products WHERE apple_id IS NOT NULL"
+        )
+        .map {
+            (
+                appleId: try $0.decode("apple_id", as: String.self),
+                productId: try $0.decode("product_id", as: String.self)
+            )
+        }
         let financial = try connection.query(
             """
             SELECT DISTINCT apple_identifier AS apple_id, vendor_identifier AS product_id FROM apple_financial_rows
             UNION SELECT DISTINCT apple_identifier, sku FROM apple_finance_detail_rows
             """
         )
-        .map { (appleId: try $0.decode("apple_id", as: String.self), productId: try $0.decode("product_id", as: String.self)) }
+        .map {
+            (
+                appleId: try $0.decode("apple_id", as: String.self),
+                productId: try $0.decode("product_id", as: String.self)
+            )
+        }
         return ProductAppleIds(catalog: catalog, financial: financial)
     }
 

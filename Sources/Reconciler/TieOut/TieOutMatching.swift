@@ -41,7 +41,9 @@ public struct TieOutMatching: Sendable, Equatable {
             let event = ledger[index]
             let key = Self.key(event.kind == .refund, event.productId, event.country, event.currency, event.amount)
             byDay[key, default: [:]][event.day.days, default: []].append(index)
-            if event.kind == .refund { byPurchase[key, default: [:]][event.purchaseDay.days, default: []].append(index) }
+            if event.kind == .refund {
+                byPurchase[key, default: [:]][event.purchaseDay.days, default: []].append(index)
+            }
         }
         let appleOrder = apple.indices.sorted {
             (apple[$0].day, apple[$0].fileName, apple[$0].line) < (apple[$1].day, apple[$1].fileName, apple[$1].line)
@@ -87,7 +89,8 @@ public struct TieOutMatching: Sendable, Equatable {
     /// How near the Pacific midnight between two days a ledger instant must be for a neighbouring-day match.
     public static let neighbourHours: Double = 9
 
-    static func key(_ refund: Bool, _ product: String, _ country: String, _ currency: String, _ amount: Int64) -> String {
+    static func key(_ refund: Bool, _ product: String, _ country: String, _ currency: String, _ amount: Int64) -> String
+    {
         "\(refund ? "R" : "S")\u{0}\(product)\u{0}\(country)\u{0}\(currency)\u{0}\(amount)"
     }
 }

@@ -43,7 +43,8 @@ struct TieOutProceedsSplit: Equatable {
                 Part(
                     cause: .commissionTier,
                     difference: tier,
-                    detail: "\(ledger.transactionId): Apple's commission \(CommissionPolicy.percent(appleRate))% (\(why)), "
+                    detail:
+                        "\(ledger.transactionId): Apple's commission \(CommissionPolicy.percent(appleRate))% (\(why)), "
                         + "the ledger's estimate \(CommissionPolicy.percent(ledger.commissionRate))%"
                 )
             )
@@ -58,7 +59,8 @@ struct TieOutProceedsSplit: Equatable {
                 Part(
                     cause: .tax,
                     difference: rest,
-                    detail: "\(ledger.transactionId): Apple's proceeds \(CurrencyFormat.format(milliunits: apple.proceeds, currency: currency)) "
+                    detail:
+                        "\(ledger.transactionId): Apple's proceeds \(CurrencyFormat.format(milliunits: apple.proceeds, currency: currency)) "
                         + "below price less \(CommissionPolicy.percent(appleRate))% commission "
                         + "\(CurrencyFormat.format(milliunits: atAppleRate, currency: currency)) (\(apple.country) tax)"
                 )
@@ -68,7 +70,8 @@ struct TieOutProceedsSplit: Equatable {
                 Part(
                     cause: .unexplained,
                     difference: rest,
-                    detail: "\(ledger.transactionId): Apple's proceeds \(CurrencyFormat.format(milliunits: apple.proceeds, currency: currency)) "
+                    detail:
+                        "\(ledger.transactionId): Apple's proceeds \(CurrencyFormat.format(milliunits: apple.proceeds, currency: currency)) "
                         + "above price less \(CommissionPolicy.percent(appleRate))% commission ("
                         + "\(apple.source))"
                 )

@@ -58,8 +58,10 @@ import Testing
     @Test func anAppleIdIsReadPerProductAndMustBeDigitsTheSameOnEveryRowAndOneProductsOnly() throws {
         let header = "product_id,currency,price,period,apple_id\n"
         let rows = try CatalogFile.parse(
-            Array((header + "pro.monthly,USD,9.99,P1M,6400000001\npro.monthly,EUR,9.99,P1M,6400000001\n"
-                + "news.weekly,EUR,2.99,P1W,\n").utf8),
+            Array(
+                (header + "pro.monthly,USD,9.99,P1M,6400000001\npro.monthly,EUR,9.99,P1M,6400000001\n"
+                    + "news.weekly,EUR,2.99,P1W,\n").utf8
+            ),
             file: "prices.csv"
         )
         #expect(rows.map(\.appleId) == ["6400000001", "6400000001", nil])

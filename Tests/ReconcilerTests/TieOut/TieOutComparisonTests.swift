@@ -92,7 +92,11 @@ import Testing
     }
 
     /// The difference per cause of the rows of one view and measure (every day and key).
-    static func causes(_ result: TieOutResult, _ view: TieOutRow.View, _ measure: TieOutRow.Measure) -> [TieOutCause: Int64] {
+    static func causes(
+        _ result: TieOutResult,
+        _ view: TieOutRow.View,
+        _ measure: TieOutRow.Measure
+    ) -> [TieOutCause: Int64] {
         var out: [TieOutCause: Int64] = [:]
         for row in result.rows where row.key.view == view && row.key.measure == measure {
             guard let difference = row.difference, difference != 0 else { continue }
@@ -166,7 +170,14 @@ import Testing
         let november = october.next
         #expect(october.end == Self.day("2026-10-31") && november.start == Self.day("2026-11-01"))
         let shares = [
-            TieOutPartnerShare(fiscalMonth: november, productId: "pro.monthly", country: "US", currency: "USD", quantity: 1, amount: 6990)
+            TieOutPartnerShare(
+                fiscalMonth: november,
+                productId: "pro.monthly",
+                country: "US",
+                currency: "USD",
+                quantity: 1,
+                amount: 6990
+            )
         ]
         let result = Self.compare(
             "2026-11-01",
@@ -266,7 +277,15 @@ import Testing
             ],
             apple: [
                 Self.apple(2, "2026-11-20", amount: 19990, proceeds: 13990),  // a lost order
-                Self.apple(3, "2026-11-20", amount: 10000, proceeds: 7600, currency: "CHF", proceedsCurrency: "USD", country: "CH"),
+                Self.apple(
+                    3,
+                    "2026-11-20",
+                    amount: 10000,
+                    proceeds: 7600,
+                    currency: "CHF",
+                    proceedsCurrency: "USD",
+                    country: "CH"
+                ),
                 Self.apple(4, "2026-11-20", appleId: "6499999999", mapped: false),
             ]
         )
@@ -292,7 +311,14 @@ import Testing
         let november = try #require(AppleFiscalMonth(named: "2026-11"))
         let shares = [
             // Apple's Financial report: two units, 6.99 + 5.83 ... but 0.50 less than the Subscriber report says.
-            TieOutPartnerShare(fiscalMonth: november, productId: "pro.monthly", country: "US", currency: "USD", quantity: 2, amount: 12320),
+            TieOutPartnerShare(
+                fiscalMonth: november,
+                productId: "pro.monthly",
+                country: "US",
+                currency: "USD",
+                quantity: 2,
+                amount: 12320
+            ),
             TieOutPartnerShare(
                 fiscalMonth: november,
                 productId: "pro.monthly",
@@ -326,7 +352,9 @@ import Testing
         let fx = result.rows.filter { $0.key.view == .monthly && $0.key.cause == .exchangeRate }
         #expect(fx.count == 1)
         #expect(fx.first?.ledgerAmount == 1_050_000 && fx.first?.appleAmount == 6000 && fx.first?.appleUnits == 1)
-        let usd = try #require(result.totals.first { $0.view == .monthly && $0.currency == "USD" && $0.appleCurrency == "USD" })
+        let usd = try #require(
+            result.totals.first { $0.view == .monthly && $0.currency == "USD" && $0.appleCurrency == "USD" }
+        )
         #expect(usd.appleAmount == 12320)
         #expect(usd.ledgerAmount == 3 * 6990)
         Self.expectTotalsAddUp(result)
@@ -350,10 +378,16 @@ import Testing
         )
         #expect(neighbour.ledgerOfApple[0]?.index == 1 && neighbour.ledgerOfApple[0]?.kind == .neighbouringDay)
         // A sale at 10:00 PST on the day before is 14 hours from midnight: no timing, two unexplained events.
-        let far = TieOutMatching(ledger: [Self.ledger("far", "2026-11-20T18:00:00Z")], apple: [Self.apple(2, "2026-11-21")])
+        let far = TieOutMatching(
+            ledger: [Self.ledger("far", "2026-11-20T18:00:00Z")],
+            apple: [Self.apple(2, "2026-11-21")]
+        )
         #expect(far.ledgerOfApple.isEmpty && far.appleOfLedger.isEmpty)
         // Within nine hours of it (17:00 PST on the 20th, already the 21st in UTC), timing.
-        let utc = TieOutMatching(ledger: [Self.ledger("utc", "2026-11-21T01:00:00Z")], apple: [Self.apple(2, "2026-11-21")])
+        let utc = TieOutMatching(
+            ledger: [Self.ledger("utc", "2026-11-21T01:00:00Z")],
+            apple: [Self.apple(2, "2026-11-21")]
+        )
         #expect(utc.ledgerOfApple[0]?.kind == .neighbouringDay)
     }
 }

@@ -64,10 +64,24 @@ import Testing
     }
 
     /// A consolidated Financial report row of fiscal November 2026 (1 to 28 November).
-    static func financial(_ quantity: String, _ share: String, _ extended: String, _ saleOrReturn: String = "S", currency: String = "USD", country: String = "US") -> String {
-        F.financialRow(quantity: quantity, share: share, extended: extended, saleOrReturn: saleOrReturn, currency: currency, country: country)
-            .replacingOccurrences(of: "09/27/2026", with: "11/01/2026")
-            .replacingOccurrences(of: "10/31/2026", with: "11/28/2026")
+    static func financial(
+        _ quantity: String,
+        _ share: String,
+        _ extended: String,
+        _ saleOrReturn: String = "S",
+        currency: String = "USD",
+        country: String = "US"
+    ) -> String {
+        F.financialRow(
+            quantity: quantity,
+            share: share,
+            extended: extended,
+            saleOrReturn: saleOrReturn,
+            currency: currency,
+            country: country
+        )
+        .replacingOccurrences(of: "09/27/2026", with: "11/01/2026")
+        .replacingOccurrences(of: "10/31/2026", with: "11/28/2026")
     }
 
     /// The planted world of fiscal November 2026; returns the tie-out's output folder.
@@ -98,7 +112,10 @@ import Testing
         let products = await world.runReconciler(["products", "import", catalog])
         #expect(products.status == 0, "\(products)")
         #expect(
-            try conn.queryFirst("SELECT count(*) AS n FROM products WHERE apple_id = '6400000001'")?.decode("n", as: Int.self)
+            try conn.queryFirst("SELECT count(*) AS n FROM products WHERE apple_id = '6400000001'")?.decode(
+                "n",
+                as: Int.self
+            )
                 == 2
         )
 
@@ -160,7 +177,11 @@ import Testing
         #expect(proceeds["commission_tier"] == ["2026-11-09": -1500])
         #expect(proceeds["tax"] == ["2026-11-16": 1160])
         #expect(proceeds["unexplained"] == ["2026-11-06": -6990, "2026-11-07": 6990])
-        #expect(Set(proceeds.keys) == ["commission_tier", "tax", "unexplained", "family_sharing", "refund_other_period", "timing"])
+        #expect(
+            Set(proceeds.keys) == [
+                "commission_tier", "tax", "unexplained", "family_sharing", "refund_other_period", "timing",
+            ]
+        )
 
         let unexplained = try #require(json["unexplained"] as? [String: Any])
         let lost = try #require(unexplained["apple_only"] as? [[String: Any]])

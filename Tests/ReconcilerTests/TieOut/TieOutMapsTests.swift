@@ -25,7 +25,10 @@ import Testing
         // The simulator keeps its own map (an independent witness): every storefront it sells in agrees.
         #expect(!Storefront.all.isEmpty)
         for storefront in Storefront.all {
-            #expect(StorefrontCountry.country(ofStorefront: storefront.code) == storefront.country, "\(storefront.code)")
+            #expect(
+                StorefrontCountry.country(ofStorefront: storefront.code) == storefront.country,
+                "\(storefront.code)"
+            )
         }
     }
 
