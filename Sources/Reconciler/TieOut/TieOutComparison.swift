@@ -90,46 +90,8 @@ public struct TieOutComparison {
             event.amount
         )
         let described = "\(event.kind.rawValue) \(event.transactionId) at \(RFC3339.string(event.instant))"
-        if event.familyShared {
-            let detail = "\(described): FAMILY_SHARED, Apple bills the purchaser's transaction"
-            set.add(
-                row(.customerPrice, .familySharing),
-                ledgerUnits: event.units,
-                ledgerAmount: event.amount,
-                difference: event.amount,
-                detail: detail
-            )
-            set.add(
-                row(.proceeds, .familySharing),
-                ledgerAmount: event.proceeds,
-                difference: event.proceeds,
-                detail: detail
-            )
-            return
-        }
-        guard let appleIndex = matching.appleOfLedger[index], let pair = matching.ledgerOfApple[appleIndex] else {
-            headlines[event.currency]?.unexplainedMoney += abs(event.amount)
-            ledgerOnly.append(event)
-            let detail = "\(described): not in Apple's Subscriber report"
-            set.add(
-                row(.customerPrice, .unexplained),
-                ledgerUnits: event.units,
-                ledgerAmount: event.amount,
-                difference: event.amount,
-                detail: detail
-            )
-            set.add(
-                row(.proceeds, .unexplained),
-                ledgerAmount: event.proceeds,
-                difference: event.proceeds,
-                detail: detail
-            )
-            return
-        }
-        let apple = input.apple[appleIndex]
-        guard pair.kind == .sameDay else {
-            let cause = crossCause(pair.kind)
-            let detail = "\(described) is \(day) Pacific; Apple books it on \(apple.day) (\(apple.source))"
+        /// The event's price and estimated proceeds alone on `cause`'s rows: Apple has no part in them on this day.
+        func alone(_ cause: TieOutCause, _ detail: String) {
             set.add(
                 row(.customerPrice, cause),
                 ledgerUnits: event.units,
@@ -138,6 +100,23 @@ public struct TieOutComparison {
                 detail: detail
             )
             set.add(row(.proceeds, cause), ledgerAmount: event.proceeds, difference: event.proceeds, detail: detail)
+        }
+        if event.familyShared {
+            alone(.familySharing, "\(described): FAMILY_SHARED, Apple bills the purchaser's transaction")
+            return
+        }
+        guard let appleIndex = matching.appleOfLedger[index], let pair = matching.ledgerOfApple[appleIndex] else {
+            headlines[event.currency]?.unexplainedMoney += abs(event.amount)
+            ledgerOnly.append(event)
+            alone(.unexplained, "\(described): not in Apple's Subscriber report")
+            return
+        }
+        let apple = input.apple[appleIndex]
+        guard pair.kind == .sameDay else {
+            alone(
+                crossCause(pair.kind),
+                "\(described) is \(day) Pacific; Apple books it on \(apple.day) (\(apple.source))"
+            )
             return
         }
         headlines[event.currency]?.matchedMoney += 2 * abs(event.amount)

@@ -74,12 +74,21 @@ enum TieOutHTML {
             + result.notes.map { "<li>\(e($0))</li>\n" }.joined() + "</ul></section>\n"
     }
 
+    /// The daily view's customer-price rows with a difference, each with its absolute difference in minor units.
+    private static func dailyDifferences(_ result: TieOutResult) -> [(TieOutRow, Int)] {
+        result.rows.compactMap { row in
+            guard row.key.view == .daily, row.key.measure == .customerPrice, let difference = row.difference,
+                difference != 0
+            else { return nil }
+            return (row, minorUnits(difference, row.key.currency))
+        }
+    }
+
     /// Absolute differences per currency and cause of the daily customer price, in minor units.
     private static func causesChart(_ result: TieOutResult) -> String {
         var bars: [String: [TieOutCause: Int]] = [:]
-        for row in result.rows where row.key.view == .daily && row.key.measure == .customerPrice {
-            guard let difference = row.difference, difference != 0 else { continue }
-            bars[row.key.currency, default: [:]][row.key.cause, default: 0] += minorUnits(difference, row.key.currency)
+        for (row, units) in dailyDifferences(result) {
+            bars[row.key.currency, default: [:]][row.key.cause, default: 0] += units
         }
         let causes = TieOutCause.allCases.filter { $0 != .matched }
         let chart = SVGBarChart(
@@ -96,10 +105,8 @@ enum TieOutHTML {
     /// Per currency, the absolute differences of each day by cause.
     private static func daysCharts(_ result: TieOutResult) -> String {
         var byCurrency: [String: [String: [TieOutCause: Int]]] = [:]
-        for row in result.rows where row.key.view == .daily && row.key.measure == .customerPrice {
-            guard let difference = row.difference, difference != 0 else { continue }
-            byCurrency[row.key.currency, default: [:]][row.key.period, default: [:]][row.key.cause, default: 0] +=
-                minorUnits(difference, row.key.currency)
+        for (row, units) in dailyDifferences(result) {
+            byCurrency[row.key.currency, default: [:]][row.key.period, default: [:]][row.key.cause, default: 0] += units
         }
         var html = "<section><h2>Differences by day</h2>\n"
         if byCurrency.isEmpty { html += "<p class=\"note\">No differences in these days.</p>\n" }
