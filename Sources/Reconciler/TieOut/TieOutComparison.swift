@@ -46,10 +46,10 @@ public struct TieOutComparison {
     // MARK: The daily view (docs/tie-out.md, "The daily view")
 
     mutating func daily() {
-        for (index, event) in input.ledger.enumerated() where input.contains(event.day) {
+        for (index, event) in input.ledger.enumerated() where input.comparesDaily(event.day) {
             dailyLedger(index, event)
         }
-        for (index, event) in input.apple.enumerated() where input.contains(event.day) {
+        for (index, event) in input.apple.enumerated() where input.comparesDaily(event.day) {
             dailyApple(index, event)
         }
     }

@@ -10,6 +10,9 @@ public struct TieOutInput: Sendable {
     public var ledger: [TieOutLedgerEvent]
     /// Subscriber report events of the same days.
     public var apple: [TieOutAppleEvent]
+    /// The window's days no imported Subscriber report covers: the daily view leaves their ledger events out (they
+    /// would all read as unexplained) and a note names them.
+    public var daysWithoutReport: Set<PacificDay>
     /// The fiscal months of the monthly view: those wholly inside the window whose Financial report is imported.
     public var fiscalMonths: [AppleFiscalMonth]
     public var partnerShares: [TieOutPartnerShare]
@@ -21,6 +24,7 @@ public struct TieOutInput: Sendable {
         to: PacificDay,
         ledger: [TieOutLedgerEvent],
         apple: [TieOutAppleEvent],
+        daysWithoutReport: Set<PacificDay> = [],
         fiscalMonths: [AppleFiscalMonth] = [],
         partnerShares: [TieOutPartnerShare] = [],
         commission: CommissionPolicy = .standard
@@ -29,6 +33,7 @@ public struct TieOutInput: Sendable {
         self.to = to
         self.ledger = ledger
         self.apple = apple
+        self.daysWithoutReport = daysWithoutReport
         self.fiscalMonths = fiscalMonths
         self.partnerShares = partnerShares
         self.commission = commission
@@ -36,4 +41,7 @@ public struct TieOutInput: Sendable {
 
     /// Whether `day` is one of the days compared.
     public func contains(_ day: PacificDay) -> Bool { day >= from && day <= to }
+
+    /// Whether the daily view compares `day`: in the window, with a Subscriber report.
+    public func comparesDaily(_ day: PacificDay) -> Bool { contains(day) && !daysWithoutReport.contains(day) }
 }

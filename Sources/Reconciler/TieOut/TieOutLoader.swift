@@ -62,8 +62,10 @@ public struct TieOutLoader {
         }
         let missing = try daysWithoutSubscriberReport(from: from, to: to)
         if !missing.isEmpty {
+            let left = ledger.filter { Set(missing).contains($0.day) }.count
             notes.append(
-                "no Subscriber report imported for \(missing.count) day(s): \(Self.list(missing.map(\.description)))"
+                "no Subscriber report imported for \(missing.count) day(s): \(Self.list(missing.map(\.description))); "
+                    + "the daily view leaves out their \(left) ledger event(s)"
             )
         }
         var months: [AppleFiscalMonth] = []
@@ -85,6 +87,7 @@ public struct TieOutLoader {
                 to: to,
                 ledger: ledger,
                 apple: apple,
+                daysWithoutReport: Set(missing),
                 fiscalMonths: months,
                 partnerShares: shares,
                 commission: commission
@@ -97,6 +100,10 @@ public struct TieOutLoader {
         items.count <= 10 ? items.joined(separator: ", ") : items.prefix(10).joined(separator: ", ") + ", ..."
     }
 
+    /// A subscription's transaction: it has an expiry. A one-time purchase (kind `one_time`, and `refund` once
+    /// refunded) has none; the Subscriber report does not carry them.
+    static let subscriptionSQL = "t.kind <> 'one_time' AND t.expires_date IS NOT NULL"
+
     /// Paid, non-Sandbox subscription transactions with a signed price: a sale on the purchase instant, a refund on
     /// the refund instant (a family-sharing revocation is no refund), each with its estimated proceeds.
     func ledgerEvents(from: Date, to: Date) throws -> ([TieOutLedgerEvent], Int) {
@@ -107,7 +114,8 @@ public struct TieOutLoader {
                AND EXISTS (SELECT 1 FROM subscriptions s
                             WHERE s.original_transaction_id = t.original_transaction_id AND s.bundle_id = $3)
             """
-        let refundDate = "COALESCE(t.revocation_date, t.cancellation_date)"
+        // A transaction replaced by an upgrade carries the upgrade's time as its cancellation date: no refund.
+        let refundDate = "CASE WHEN NOT t.is_upgraded THEN COALESCE(t.revocation_date, t.cancellation_date) END"
         let inRange = "(t.purchase_date >= $1 AND t.purchase_date < $2 OR \(refundDate) >= $1 AND \(refundDate) < $2)"
         var params: [(any PostgresEncodable)?] = [from, to]
         if let bundleId { params.append(bundleId) }
@@ -120,7 +128,7 @@ public struct TieOutLoader {
                      WHERE p.original_transaction_id = t.original_transaction_id
                        AND \(ReportLoader.paidServiceSQL("p", serverAPI: true))) AS first_paid_date
               FROM subscription_transactions t
-             WHERE t.kind <> 'one_time' AND NOT t.is_trial AND t.price_milliunits > 0 AND t.currency IS NOT NULL
+             WHERE \(Self.subscriptionSQL) AND NOT t.is_trial AND t.price_milliunits > 0 AND t.currency IS NOT NULL
                AND t.purchase_date IS NOT NULL AND COALESCE(t.environment, '') <> 'Sandbox' AND \(inRange)\(app)
              ORDER BY t.transaction_id
             """,
@@ -130,7 +138,7 @@ public struct TieOutLoader {
             try connection.queryFirst(
                 """
                 SELECT count(*) AS n FROM subscription_transactions t
-                 WHERE t.kind <> 'one_time' AND NOT t.is_trial AND t.price_milliunits IS NULL
+                 WHERE \(Self.subscriptionSQL) AND NOT t.is_trial AND t.price_milliunits IS NULL
                    AND COALESCE(t.environment, '') <> 'Sandbox' AND \(inRange)\(app)
                 """,
                 params

@@ -27,9 +27,10 @@ import Testing
         try conn.execute(
             """
             INSERT INTO subscription_transactions (transaction_id, original_transaction_id, product_id, kind,
-                   purchase_date, price_milliunits, currency, storefront, ownership_type, revocation_date,
-                   revocation_type, environment)
-            VALUES ($1, $2, $3, 'renewal', $4::timestamptz, $5, $6, $7, $8, $9::timestamptz,
+                   purchase_date, expires_date, price_milliunits, currency, storefront, ownership_type,
+                   revocation_date, revocation_type, environment)
+            VALUES ($1, $2, $3, 'renewal', $4::timestamptz, $4::timestamptz + interval '1 month', $5, $6, $7, $8,
+                    $9::timestamptz,
                     CASE WHEN $9::text IS NOT NULL THEN 'REFUND_FULL' END, 'Production')
             """,
             [
@@ -99,6 +100,27 @@ import Testing
         // 23:30 PST on 14 November; Apple books it on the 15th.
         try ledger(conn, "t-timing", "2026-11-15T07:30:00Z")
         try ledger(conn, "t-gb", "2026-11-16T12:00:00Z", currency: "GBP", storefront: "GBR")
+        // Never compared: a one-time purchase (no expiry; refunded, so of kind refund), a Sandbox purchase, and the
+        // cancellation date an upgrade gives the transaction it replaced (no refund).
+        try conn.execute(
+            """
+            INSERT INTO subscription_transactions (transaction_id, original_transaction_id, product_id, kind,
+                   purchase_date, price_milliunits, currency, storefront, revocation_date, revocation_type)
+            VALUES ('t-coins', 't-coins', 'coins.100', 'refund', '2026-11-11T18:00:00Z', 990, 'USD', 'USA',
+                    '2026-11-12T18:00:00Z', 'REFUND_FULL')
+            """
+        )
+        try ledger(conn, "t-sandbox", "2026-11-12T18:00:00Z")
+        try conn.execute(
+            "UPDATE subscription_transactions SET environment = 'Sandbox' WHERE transaction_id = 't-sandbox'"
+        )
+        try ledger(conn, "t-upgraded", "2026-10-20T18:00:00Z")
+        try conn.execute(
+            """
+            UPDATE subscription_transactions SET is_upgraded = true, cancellation_date = '2026-11-12T18:00:00Z'
+             WHERE transaction_id = 't-upgraded'
+            """
+        )
         // The catalog names the product's Apple ID (products import, apple_id).
         let catalog = world.directory.appendingPathComponent("prices.csv").path
         try Data(
