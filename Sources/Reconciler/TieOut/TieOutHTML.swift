@@ -47,7 +47,7 @@ enum TieOutHTML {
             months.isEmpty
             ? ". No fiscal month's Financial report compared."
             : ". Financial report compared for fiscal month(s) \(e(months.joined(separator: ", ")))."
-        meta += " Proceeds estimate: \(e(result.commission.label))."
+        meta += " Proceeds: \(e(result.commission.label))."
         return "<h1>Tie-out with Apple</h1>\n<p class=\"meta\">\(meta)</p>\n"
     }
 

@@ -279,6 +279,15 @@ import Testing
         // is (1 to 28 November).
         #expect((json["period"] as? [String: Any])?["fiscal_months_compared"] as? [String] == ["2026-11"])
 
+        // Another app's tie-out: none of this ledger is its, nor are Apple's rows of this ledger's products.
+        let other = world.directory.appendingPathComponent("other").path
+        let otherApp = await world.runReconciler([
+            "tie-out", "--fiscal-month", "2026-11", "--bundle-id", "com.example.other", "--out", other,
+        ])
+        #expect(otherApp.status == 0, "\(otherApp)")
+        #expect(otherApp.stdout.contains("no money on either side"), "\(otherApp)")
+        #expect((try Self.json("\(other)/tieout.json")["rows"] as? [Any])?.isEmpty == true)
+
         for bad in [
             ["tie-out", "--fiscal-month", "2026-13"], ["tie-out", "--from", "2026-11-05", "--to", "2026-11-01"],
             ["tie-out", "--fiscal-month", "2026-11", "--from", "2026-11-01", "--to", "2026-11-02"], ["tie-out"],
