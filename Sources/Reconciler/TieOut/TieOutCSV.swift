@@ -2,7 +2,7 @@ import AppleReports
 import CivilTime
 
 /// tieout.csv: one row per key and cause (`TieOutRow`), amounts as decimals in the currency's minor unit, for a
-/// spreadsheet (docs/tie-out.md, "tieout.csv"). Text cells are neutralised against formulas by `CSVWriter`.
+/// spreadsheet (docs/tie-out.md, "Reading the files"). Text cells are neutralised against formulas by `CSVWriter`.
 enum TieOutCSV {
     static let columns = [
         "period", "view", "day_or_month", "product_id", "country", "currency", "measure", "ledger_units",

@@ -1,4 +1,5 @@
-/// The tie-out could not read the database or write its files; the description names the table or the path.
+/// The tie-out could not read the database or write its files; the description names the table or the path, and the
+/// exit status is the one docs/tie-out.md gives (1 the database, 78 an --out that cannot be written).
 public struct TieOutError: Error, Sendable, Equatable, CustomStringConvertible, ExitCodeProviding {
     public var exitCode: ReconcilerExitCode
     public var message: String

@@ -3,7 +3,7 @@ import CivilTime
 
 /// tieout.html: one self-contained page (the reports' stylesheet, inline SVG, no scripts): the matched share of money
 /// per currency, charts of the differences by cause and by day, the unexplained events one by one and every row
-/// with a difference (docs/tie-out.md, "tieout.html"). Every value is escaped.
+/// with a difference (docs/tie-out.md, "Reading the files"). Every value is escaped.
 enum TieOutHTML {
     /// The `id`s of the charts always present; one `chart-tieout-days-<CUR>` follows per currency.
     static let chartIds = ["chart-tieout-causes"]

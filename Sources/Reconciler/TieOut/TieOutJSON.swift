@@ -2,7 +2,7 @@ import AppleReports
 import CivilTime
 import Foundation
 
-/// tieout.json: the result whole (docs/tie-out.md, "tieout.json"). Every amount is written twice, as in summary.json:
+/// tieout.json: the result whole (docs/tie-out.md, "Reading the files"). Every amount is written twice, as in summary.json:
 /// an exact decimal in the currency's minor unit and the same amount in integer milliunits (`*_milliunits`).
 struct TieOutJSON: Encodable {
     struct Period: Encodable {

@@ -1,6 +1,6 @@
 import Foundation
 
-/// Writes tieout.csv, tieout.json and tieout.html into a directory (docs/tie-out.md, "The files"). Each file is
+/// Writes tieout.csv, tieout.json and tieout.html into a directory (docs/tie-out.md, "Reading the files"). Each file is
 /// written to a temporary name in the same directory, fsynced and renamed over the old one, so a reader never sees
 /// half a file.
 public enum TieOutReport {

@@ -1,4 +1,5 @@
-/// The tie-out's rows as the comparison adds events to them, one row per key and cause (`TieOutRow`).
+/// The tie-out's rows as the comparison adds events to them, one row per key and cause (`TieOutRow`; docs/tie-out.md,
+/// "Reading the files").
 struct TieOutRowSet {
     private(set) var rows: [TieOutRow.Key: TieOutRow] = [:]
 
