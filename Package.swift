@@ -68,10 +68,13 @@ let package = Package(
         ),
 
         // MARK: verifyReceipt client (HTTP + classification)
-        .target(name: "AppStoreClient", dependencies: ["CivilTime", "CurlHTTP", "ReceiptDomain", "AppStoreSignedData"]),
+        .target(
+            name: "AppStoreClient",
+            dependencies: ["CivilTime", "CurlHTTP", "ReceiptDomain", "AppStoreSignedData"]
+        ),
 
         // MARK: App Store Connect's report files (Sales and Trends, Financial): parsed into typed rows, stored once
-        // (docs/apple-reports.md); apart from the nightly run, which never reads them
+        // (docs/apple-reports.md); the nightly run never reads them, the tie-out does
         .target(
             name: "AppleReports",
             dependencies: [
@@ -80,11 +83,12 @@ let package = Package(
             ]
         ),
 
-        // MARK: The reconciler: schema, pipeline, persistence, import, reports
+        // MARK: The reconciler: schema, pipeline, persistence, import, reports; the tie-out reads Apple's reports
+        // (AppleReports: Pacific days, the fiscal calendar, the stored rows; docs/tie-out.md)
         .target(
             name: "Reconciler",
             dependencies: [
-                "Postgres", "AppStoreClient", "ReceiptDomain", "AppStoreSignedData", "CivilTime",
+                "Postgres", "AppStoreClient", "ReceiptDomain", "AppStoreSignedData", "CivilTime", "AppleReports",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Crypto", package: "swift-crypto"),
             ]
@@ -156,12 +160,16 @@ let package = Package(
         .testTarget(
             name: "ReconcilerTests",
             dependencies: [
-                "Reconciler", "ReconcilerDemo", "AppStoreSimulator", "TestSupport", "SignedDataTestSupport", "CivilTime",
+                "Reconciler", "ReconcilerDemo", "AppStoreSimulator", "TestSupport", "SignedDataTestSupport",
+                "CivilTime",
                 "AppleReports", "AppStoreClient",
                 .product(name: "SystemPackage", package: "swift-system", condition: .when(platforms: [.linux])),
             ]
         ),
-        .testTarget(name: "AppleReportsTests", dependencies: ["AppleReports", "AppStoreClient", "TestSupport", "CivilTime"]),
+        .testTarget(
+            name: "AppleReportsTests",
+            dependencies: ["AppleReports", "AppStoreClient", "TestSupport", "CivilTime"]
+        ),
         .testTarget(
             name: "AppStoreSignedDataTests",
             dependencies: [

@@ -73,6 +73,7 @@ struct RenewalReconciler: ParsableCommand {
             RunsCommand.self,
             PruneCommand.self,
             AppleReportsCommand.self,
+            TieOutCommand.self,
             DemoCommand.self,
             CompareTruthCommand.self,
         ]

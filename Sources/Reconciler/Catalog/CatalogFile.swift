@@ -12,12 +12,14 @@ import ReceiptDomain
 ///
 /// `product_id` (`ProductIdRule`, the same rule as `import`'s), `currency` (ISO 4217: `ISO4217Currency`), `price` (the customer price per period) and `period` (`P1W`, `P1M`, `P2M`,
 /// `P3M`, `P6M`, `P1Y`) are required; `intro_price` (the pay-as-you-go introductory price per period),
-/// `subscription_group_id` and `display_name` are optional (an empty cell is none). Prices are plain decimals
+/// `subscription_group_id`, `display_name` and `apple_id` (the product's Apple ID in App Store Connect, digits: the
+/// Subscriber report's `Subscription Apple ID`, the same on every currency row of a product; docs/tie-out.md) are
+/// optional (an empty cell is none). Prices are plain decimals
 /// with a dot and at most the currency's minor-unit places (`9.99`, JPY `1500`), as App Store Connect lists them.
 /// One row per product and currency. Every problem is named by line and column, and one problem loads nothing.
 public enum CatalogFile {
     public static let requiredColumns = ["product_id", "currency", "price", "period"]
-    public static let optionalColumns = ["intro_price", "subscription_group_id", "display_name"]
+    public static let optionalColumns = ["intro_price", "subscription_group_id", "display_name", "apple_id"]
     /// The periods the `products` table accepts.
     public static let periods: Set<String> = ["P1W", "P1M", "P2M", "P3M", "P6M", "P1Y"]
 
@@ -82,6 +84,10 @@ public enum CatalogFile {
         var problems: [CatalogFileError.Problem] = []
         /// The line of each product and currency's row, to name the first when one repeats.
         var firstLine: [String: Int] = [:]
+        /// Each product's Apple ID and the line that gave it first: one product has one Apple ID, one Apple ID one
+        /// product.
+        var appleIds: [String: (appleId: String, line: Int)] = [:]
+        var productOfAppleId: [String: (productId: String, line: Int)] = [:]
 
         /// Takes a record's trimmed cells: the header first, then a price row per record.
         mutating func add(_ cells: [String], line: Int) {
@@ -116,11 +122,37 @@ public enum CatalogFile {
                                 "\(price.productId) in \(price.currency) already appeared on line \(first) (one row per product and currency)"
                         )
                     )
+                } else if let problem = appleIdProblem(price, line: line) {
+                    problems.append(problem)
                 } else {
                     firstLine[key] = line
                     prices.append(price)
                 }
             }
+        }
+
+        /// A row whose Apple ID differs from another row's of the same product, or names another product too; records
+        /// it otherwise.
+        mutating func appleIdProblem(_ price: ProductPrice, line: Int) -> CatalogFileError.Problem? {
+            guard let appleId = price.appleId else { return nil }
+            if let known = appleIds[price.productId], known.appleId != appleId {
+                return .init(
+                    line: line,
+                    field: "apple_id",
+                    message: "\(price.productId) has Apple ID \(known.appleId) on line \(known.line), here \(appleId)"
+                )
+            }
+            if let other = productOfAppleId[appleId], other.productId != price.productId {
+                return .init(
+                    line: line,
+                    field: "apple_id",
+                    message:
+                        "Apple ID \(appleId) is \(other.productId)'s on line \(other.line) (one product per Apple ID)"
+                )
+            }
+            appleIds[price.productId] = appleIds[price.productId] ?? (appleId, line)
+            productOfAppleId[appleId] = productOfAppleId[appleId] ?? (price.productId, line)
+            return nil
         }
 
         /// The prices, once the whole file is read; throws every problem, an empty file or a header alone.
@@ -183,6 +215,10 @@ public enum CatalogFile {
         case .failure(let problem): return fail("price", problem.message)
         case .success(let value): price = value
         }
+        let appleId = values["apple_id"]
+        if let appleId, appleId.count > 20 || !appleId.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) {
+            return fail("apple_id", "\(appleId.debugDescription) is not an Apple ID (digits, like 6400000001)")
+        }
         var intro: Decimal?
         if let text = values["intro_price"] {
             switch amount(text, currency: currency) {
@@ -198,7 +234,8 @@ public enum CatalogFile {
                 period: period,
                 displayName: values["display_name"],
                 introPrice: intro,
-                subscriptionGroupId: values["subscription_group_id"]
+                subscriptionGroupId: values["subscription_group_id"],
+                appleId: appleId
             )
         )
     }

@@ -40,9 +40,10 @@ public struct CatalogImporter {
         func text(_ value: Decimal?) -> String? { value.map { "\($0)" } }
         _ = try db.execute(
             """
-            INSERT INTO products (product_id, currency, price, period, intro_price, subscription_group_id, display_name)
+            INSERT INTO products (product_id, currency, price, period, intro_price, subscription_group_id, display_name,
+                                  apple_id)
             SELECT * FROM unnest($1::text[], $2::text[], $3::numeric[], $4::text[], $5::numeric[], $6::text[],
-                                 $7::text[])
+                                 $7::text[], $8::text[])
             """,
             [
                 prices.map { Optional($0.productId) },
@@ -52,6 +53,7 @@ public struct CatalogImporter {
                 prices.map { text($0.introPrice) },
                 prices.map { $0.subscriptionGroupId },
                 prices.map { $0.displayName },
+                prices.map { $0.appleId },
             ]
         )
         return Result(

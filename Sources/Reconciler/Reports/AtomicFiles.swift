@@ -37,6 +37,21 @@ enum AtomicFiles {
         }
     }
 
+    /// Writes `data` to a temporary name beside `path`, fsyncs it and renames it over `path`: a reader sees the old
+    /// file or the new one, never half of one.
+    static func replace(_ path: String, _ data: Data) throws(ReportError) {
+        let directory = (path as NSString).deletingLastPathComponent
+        let name = (path as NSString).lastPathComponent
+        let temporary = "\(directory)/.tmp-\(name)-\(uniqueSuffix())"
+        try writeNewFile(temporary, data)
+        do throws(ReportError) {
+            try rename(temporary, path)
+        } catch {
+            removeTree(temporary)
+            throw error
+        }
+    }
+
     /// Creates the directory `path` and its missing parents.
     static func makeDirectories(_ path: String) throws(ReportError) {
         var isDirectory: ObjCBool = false

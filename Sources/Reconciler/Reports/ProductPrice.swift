@@ -17,5 +17,7 @@ public struct ProductPrice: Sendable, Equatable {
     /// Price per period of the pay-as-you-go introductory offer in `currency`; nil: unknown.
     public var introPrice: Decimal?
     public var subscriptionGroupId: String?
-
+    /// The product's Apple ID in App Store Connect (the Subscriber report's `Subscription Apple ID`), digits; nil:
+    /// not given (docs/tie-out.md, "Products: the Apple ID map").
+    public var appleId: String? = nil
 }

@@ -37,21 +37,8 @@ public struct TrendsReport {
             throw ReportError(.encoding, path: "\(directory)/\(csvName)", "cannot encode trends.csv: \(error)")
         }
         try AtomicFiles.makeDirectories(directory)
-        try replace("\(directory)/\(csvName)", Data(csv.utf8))
-        try replace("\(directory)/\(htmlName)", Data(TrendsHTML.render(rows: rows, days: days).utf8))
+        try AtomicFiles.replace("\(directory)/\(csvName)", Data(csv.utf8))
+        try AtomicFiles.replace("\(directory)/\(htmlName)", Data(TrendsHTML.render(rows: rows, days: days).utf8))
         AtomicFiles.syncDirectory(directory)
-    }
-
-    private static func replace(_ path: String, _ data: Data) throws(ReportError) {
-        let directory = (path as NSString).deletingLastPathComponent
-        let name = (path as NSString).lastPathComponent
-        let temporary = "\(directory)/.tmp-\(name)-\(AtomicFiles.uniqueSuffix())"
-        try AtomicFiles.writeNewFile(temporary, data)
-        do throws(ReportError) {
-            try AtomicFiles.rename(temporary, path)
-        } catch {
-            AtomicFiles.removeTree(temporary)
-            throw error
-        }
     }
 }

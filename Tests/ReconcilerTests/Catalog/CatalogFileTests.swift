@@ -55,6 +55,27 @@ import Testing
         )
     }
 
+    @Test func anAppleIdIsReadPerProductAndMustBeDigitsTheSameOnEveryRowAndOneProductsOnly() throws {
+        let header = "product_id,currency,price,period,apple_id\n"
+        let rows = try CatalogFile.parse(
+            Array(
+                (header + "pro.monthly,USD,9.99,P1M,6400000001\npro.monthly,EUR,9.99,P1M,6400000001\n"
+                    + "news.weekly,EUR,2.99,P1W,\n").utf8
+            ),
+            file: "prices.csv"
+        )
+        #expect(rows.map(\.appleId) == ["6400000001", "6400000001", nil])
+        let twoIds = problems(header + "pro.monthly,USD,9.99,P1M,6400000001\npro.monthly,EUR,9.99,P1M,6400000002\n")
+        #expect(twoIds.map(\.line) == [3])
+        #expect(twoIds.first?.field == "apple_id")
+        #expect(twoIds.first?.message.contains("has Apple ID 6400000001 on line 2") == true)
+        let shared = problems(header + "pro.monthly,USD,9.99,P1M,6400000001\npro.yearly,USD,79.99,P1Y,6400000001\n")
+        #expect(shared.first?.message.contains("is pro.monthly's on line 2") == true)
+        let letters = problems(header + "pro.monthly,USD,9.99,P1M,pro-1\n")
+        #expect(letters.first?.field == "apple_id")
+        #expect(letters.first?.message.contains("is not an Apple ID") == true)
+    }
+
     @Test func badValuesNameTheLineAndTheColumn() {
         let cases: [(String, Int, String, String)] = [
             ("pro.monthly,usd,9.99,P1M,,,\n", 2, "currency", "\"usd\" is not an ISO 4217 code"),

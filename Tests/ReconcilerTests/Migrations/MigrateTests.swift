@@ -63,7 +63,11 @@ import Testing
         let conn = try database.connect()
         defer { conn.close() }
         let rows = try migrationRows(conn)
-        #expect(rows.map { $0.split(separator: "|")[0] } == Self.sqlFiles.indices.map { Substring(String($0 + 1)) })
+        #expect(
+            rows.map { $0.split(separator: "|")[0] }
+                == Self.sqlFiles.map { Substring(String(Int($0.lastPathComponent.prefix(3)) ?? 0)) }
+        )
+        #expect(SchemaRequirement.versions == Self.sqlFiles.map { Int($0.lastPathComponent.prefix(3)) ?? 0 })
 
         var env = ProcessInfo.processInfo.environment
         env["DATABASE_URL"] = database.url

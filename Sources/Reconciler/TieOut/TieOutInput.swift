@@ -1,0 +1,47 @@
+import AppleReports
+
+/// What the comparison reads: the ledger's and Apple's events of the window and the days around it, and the Financial
+/// report rows of the fiscal months the monthly view covers (docs/tie-out.md, "What is compared").
+public struct TieOutInput: Sendable {
+    /// The days compared (Pacific), inclusive.
+    public var from: PacificDay
+    public var to: PacificDay
+    /// Ledger events dated in the window and the horizon around it (matching looks there for partners).
+    public var ledger: [TieOutLedgerEvent]
+    /// Subscriber report events of the same days.
+    public var apple: [TieOutAppleEvent]
+    /// The window's days no imported Subscriber report covers: the daily view leaves their ledger events out (they
+    /// would all read as unexplained) and a note names them.
+    public var daysWithoutReport: Set<PacificDay>
+    /// The fiscal months of the monthly view: those wholly inside the window whose Financial report is imported.
+    public var fiscalMonths: [AppleFiscalMonth]
+    public var partnerShares: [TieOutPartnerShare]
+    /// The commission the ledger's proceeds estimate uses (`CommissionPolicy`).
+    public var commission: CommissionPolicy
+
+    public init(
+        from: PacificDay,
+        to: PacificDay,
+        ledger: [TieOutLedgerEvent],
+        apple: [TieOutAppleEvent],
+        daysWithoutReport: Set<PacificDay> = [],
+        fiscalMonths: [AppleFiscalMonth] = [],
+        partnerShares: [TieOutPartnerShare] = [],
+        commission: CommissionPolicy = .standard
+    ) {
+        self.from = from
+        self.to = to
+        self.ledger = ledger
+        self.apple = apple
+        self.daysWithoutReport = daysWithoutReport
+        self.fiscalMonths = fiscalMonths
+        self.partnerShares = partnerShares
+        self.commission = commission
+    }
+
+    /// Whether `day` is one of the days compared.
+    public func contains(_ day: PacificDay) -> Bool { day >= from && day <= to }
+
+    /// Whether the daily view compares `day`: in the window, with a Subscriber report.
+    public func comparesDaily(_ day: PacificDay) -> Bool { contains(day) && !daysWithoutReport.contains(day) }
+}
