@@ -97,7 +97,7 @@ let package = Package(
         .target(
             name: "ReconcilerDemo",
             dependencies: [
-                "Reconciler", "Postgres", "ReceiptDomain", "CivilTime",
+                "Reconciler", "AppleReports", "AppStoreClient", "CurlHTTP", "Postgres", "ReceiptDomain", "CivilTime",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Subprocess", package: "swift-subprocess"),
                 .product(name: "SystemPackage", package: "swift-system", condition: .when(platforms: [.linux])),

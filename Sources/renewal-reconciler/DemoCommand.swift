@@ -1,3 +1,4 @@
+import AppleReports
 import ArgumentParser
 import CivilTime
 import Foundation
@@ -85,6 +86,17 @@ struct DemoCommand: ParsableCommand {
     )
     var nightCount: Int = 1
 
+    @Flag(
+        name: .customLong("tie-out"),
+        help: """
+            Tie out a fiscal month with Apple's reports: a month of nights through the App Store Server API against \
+            the simulator's retail world with lost orders, its reports downloaded through the App Store Connect \
+            API, tieout.html/csv/json written, and every difference checked against the cause the simulator put \
+            there (docs/tie-out.md, "The demo"). Implies --source server-api and sets --now and --nights.
+            """
+    )
+    var tieOut = false
+
     @OptionGroup var logging: LoggingOptions
     @OptionGroup var money: MoneyReportOptions
 
@@ -110,13 +122,27 @@ struct DemoCommand: ParsableCommand {
         try runReportingErrors { try demo() }
     }
 
+    /// The fiscal month `--tie-out` ties out: the latest one ended before the demo's as-of.
+    private var tieOutMonth: AppleFiscalMonth? {
+        tieOut ? DemoTieOut.month(before: now.flatMap(RFC3339.parse) ?? Self.defaultAsOf(wallClock: Date())) : nil
+    }
+
+    /// The nights run: `--nights`, or the tie-out month's.
+    private var effectiveNights: Int { tieOutMonth.map(DemoTieOut.nightCount) ?? nightCount }
+
+    /// The simulator's world: `--tie-out` asks for a month like a real app's, with customers the app never stored.
+    private var worldArguments: [String] {
+        tieOut ? ["--mix", "retail", "--lost-orders", String(max(3, subscriptions / 400))] : []
+    }
+
     private func step(_ text: String) {
         FileHandle.standardError.write(Data("==> \(text)\n".utf8))
     }
 
     private func demo() throws {
         let logger = Logger(label: "renewal-reconciler")
-        let asOf = now.flatMap(RFC3339.parse) ?? Self.defaultAsOf(wallClock: Date())
+        let asOf =
+            tieOutMonth.map(DemoTieOut.firstNight) ?? now.flatMap(RFC3339.parse) ?? Self.defaultAsOf(wallClock: Date())
         let simulatorBinary = simulator ?? Self.siblingBinary("appstore-simulator")
         let bundleId = "com.example.renewals"
         let secret = "demo-\(UUID().uuidString.prefix(8))-shared-secret"
@@ -152,7 +178,8 @@ struct DemoCommand: ParsableCommand {
             subscriptions: subscriptions,
             now: asOf,
             into: work.path,
-            extra: forgedArguments + (nightCount > 1 ? ["--trend-nights", String(nightCount)] : [])
+            extra: forgedArguments + worldArguments
+                + (effectiveNights > 1 ? ["--trend-nights", String(effectiveNights)] : [])
         )
         let imported = try Importer(connectionString: url).importFile(
             work.appendingPathComponent("purchases.jsonl").path,
@@ -184,8 +211,8 @@ struct DemoCommand: ParsableCommand {
             "--bundle-id", bundleId,
         ]
         if let faults = simulatorFaults { simArguments += ["--faults-all", String(faults)] }
-        simArguments += forgedArguments
-        let sourceKind = AppleSourceKind(rawValue: source) ?? .verifyReceipt
+        simArguments += forgedArguments + worldArguments
+        let sourceKind = tieOut ? .serverAPI : AppleSourceKind(rawValue: source) ?? .verifyReceipt
         if sourceKind == .serverAPI {
             // Apple's per-endpoint limits, raised to the demo's rate (the reconciler keeps to the same figures).
             for limit in ["--max-rps-statuses", "--max-rps-history", "--max-rps-notification-history"] {
@@ -298,7 +325,7 @@ struct DemoCommand: ParsableCommand {
         for line in serverAPIChecks?.lines ?? [] { print("  \(line)") }
         for line in catalogMoney?.lines() ?? [] { print("  \(line)") }
         var trends: TrendTruthComparison.Report?
-        if nightCount > 1 {
+        if effectiveNights > 1 {
             trends = try laterNights(
                 first: summary,
                 request: request,
@@ -309,8 +336,20 @@ struct DemoCommand: ParsableCommand {
                 work: work
             )
         }
+        let tieOutTruth = try tieOutMonth.map { month in
+            try tieOutStep(
+                month,
+                port: sim.port,
+                first: summary.asOf,
+                arguments: simArguments,
+                secret: secret,
+                url: url,
+                work: work
+            )
+        }
         guard comparison.matched == comparison.compared, comparison.compared == subscriptions,
-            serverAPIChecks?.matches ?? true, catalogMoney?.matches ?? true, trends?.matches ?? true
+            serverAPIChecks?.matches ?? true, catalogMoney?.matches ?? true, trends?.matches ?? true,
+            tieOutTruth?.matches ?? true
         else {
             throw ExitCode.failure
         }
@@ -337,7 +376,7 @@ struct DemoCommand: ParsableCommand {
         )
         print("  nights:")
         print("    \(DemoNights.Night(index: 0, summary: first).line)")
-        _ = try nights.runLaterNights(count: nightCount, request: request, running: simulator) {
+        _ = try nights.runLaterNights(count: effectiveNights, request: request, running: simulator) {
             print("    \($0.line)")
         }
         let trendsFile = (reportDir as NSString).appendingPathComponent(TrendsReport.csvName)
@@ -356,6 +395,43 @@ struct DemoCommand: ParsableCommand {
         )
         for line in report.lines() { print("  \(line)") }
         return report
+    }
+
+    /// `--tie-out`'s last step (`DemoTieOut`): the month's reports downloaded from the simulator on `port`, the
+    /// tie-out written into the report directory, its headline and its comparison with the simulator's truth.
+    private func tieOutStep(
+        _ month: AppleFiscalMonth,
+        port: Int,
+        first: Date,
+        arguments: [String],
+        secret: String,
+        url: String,
+        work: URL
+    ) throws -> TieOutTruthComparison.Report {
+        let binary = simulator ?? Self.siblingBinary("appstore-simulator")
+        let nights = DemoNights(
+            connectionString: url,
+            logger: Logger(label: "renewal-reconciler"),
+            simulatorBinary: binary,
+            simulatorArguments: arguments,
+            sharedSecret: secret,
+            start: first
+        )
+        step("tie-out of fiscal month \(month.name): downloading Apple's reports from the simulator")
+        let outcome = try DemoTieOut(
+            month: month,
+            nights: nights,
+            exportDirectory: work,
+            reportDirectory: reportDir,
+            seed: seed,
+            subscriptions: subscriptions,
+            worldArguments: worldArguments
+        ).run(port: port, connectionString: url, sharedSecret: secret, simulatorBinary: binary)
+        print("  \(AppleReportsDownloadCommand.summary(outcome.downloads))")
+        for line in TieOutCommand.headline(outcome.result) { print("  \(line)") }
+        print("  tie-out: \((outcome.directory as NSString).appendingPathComponent(TieOutReport.htmlName))")
+        for line in outcome.truth.lines() { print("  \(line)") }
+        return outcome.truth
     }
 
     /// The demo's as-of without `--now`: the latest 23:00 UTC at or before `wallClock`. A first run's period is
