@@ -13,7 +13,7 @@ public struct TieOutComparison {
 
     public init(_ input: TieOutInput) {
         self.input = input
-        matching = TieOutMatching(ledger: input.ledger, apple: input.apple)
+        matching = TieOutMatching(ledger: input.ledger, apple: input.apple, reversals: input.reversals)
     }
 
     /// Compares; `notes` are carried into the result as they are.
@@ -159,18 +159,23 @@ public struct TieOutComparison {
             event.amount
         )
         guard let pair = matching.ledgerOfApple[index] else {
-            headlines[event.currency]?.unexplainedMoney += abs(event.amount)
-            appleOnly.append(event)
-            let detail = Self.lostOrderText(event)
+            let reversal = matching.reversalOfApple[index].map { input.reversals[$0] }
+            // A refund Apple reversed is explained: the ledger holds the purchase unrefunded.
+            let cause: TieOutCause = reversal == nil ? .unexplained : .refundReversed
+            if reversal == nil {
+                headlines[event.currency]?.unexplainedMoney += abs(event.amount)
+                appleOnly.append(event)
+            }
+            let detail = reversal.map { Self.reversalText(event, $0) } ?? Self.lostOrderText(event)
             set.add(
-                row(.customerPrice, .unexplained),
+                row(.customerPrice, cause),
                 appleUnits: event.units,
                 appleAmount: event.amount,
                 difference: -event.amount,
                 detail: detail
             )
             set.add(
-                row(.proceeds, .unexplained, event.proceedsCurrency),
+                row(.proceeds, cause, event.proceedsCurrency),
                 appleUnits: event.units,
                 appleAmount: event.proceeds,
                 difference: -event.proceeds,
@@ -198,6 +203,12 @@ public struct TieOutComparison {
             ledgerSide: false,
             appleSide: true
         )
+    }
+
+    /// An Apple refund that a reversal explains.
+    static func reversalText(_ event: TieOutAppleEvent, _ reversal: TieOutReversal) -> String {
+        "\(event.source): refund of \(reversal.transactionId), reversed by Apple at \(RFC3339.string(reversal.reversedAt)) "
+            + "(REFUND_REVERSED); the ledger holds the purchase unrefunded"
     }
 
     /// Why an Apple event is unexplained: a lost order, or an Apple ID that maps to no product.
@@ -392,12 +403,21 @@ public struct TieOutComparison {
             subscriber[group, default: (0, 0)].units += event.units
             subscriber[group, default: (0, 0)].proceeds += event.proceeds
             guard let pair = matching.ledgerOfApple[index] else {
+                let reversal = matching.reversalOfApple[index].map { input.reversals[$0] }
                 set.add(
-                    key(.monthly, m.name, event.productKey, event.country, event.currency, .partnerShare, .unexplained),
+                    key(
+                        .monthly,
+                        m.name,
+                        event.productKey,
+                        event.country,
+                        event.currency,
+                        .partnerShare,
+                        reversal == nil ? .unexplained : .refundReversed
+                    ),
                     appleUnits: event.units,
                     appleAmount: event.proceeds,
                     difference: -event.proceeds,
-                    detail: Self.lostOrderText(event)
+                    detail: reversal.map { Self.reversalText(event, $0) } ?? Self.lostOrderText(event)
                 )
                 continue
             }

@@ -13,6 +13,8 @@ public struct TieOutInput: Sendable {
     /// The window's days no imported Subscriber report covers: the daily view leaves their ledger events out (they
     /// would all read as unexplained) and a note names them.
     public var daysWithoutReport: Set<PacificDay>
+    /// Ledger transactions whose refund Apple reversed, in the horizon (`TieOutReversal`).
+    public var reversals: [TieOutReversal]
     /// The fiscal months of the monthly view: those wholly inside the window whose Financial report is imported.
     public var fiscalMonths: [AppleFiscalMonth]
     public var partnerShares: [TieOutPartnerShare]
@@ -25,6 +27,7 @@ public struct TieOutInput: Sendable {
         ledger: [TieOutLedgerEvent],
         apple: [TieOutAppleEvent],
         daysWithoutReport: Set<PacificDay> = [],
+        reversals: [TieOutReversal] = [],
         fiscalMonths: [AppleFiscalMonth] = [],
         partnerShares: [TieOutPartnerShare] = [],
         commission: CommissionPolicy = .standard
@@ -34,6 +37,7 @@ public struct TieOutInput: Sendable {
         self.ledger = ledger
         self.apple = apple
         self.daysWithoutReport = daysWithoutReport
+        self.reversals = reversals
         self.fiscalMonths = fiscalMonths
         self.partnerShares = partnerShares
         self.commission = commission

@@ -68,6 +68,7 @@ public struct TieOutLoader {
                     + "the daily view leaves out their \(left) ledger event(s)"
             )
         }
+        let reversals = try reversals(since: first.start)
         var months: [AppleFiscalMonth] = []
         var month = AppleFiscalMonth(containing: from)
         while month.start <= to {
@@ -88,6 +89,7 @@ public struct TieOutLoader {
                 ledger: ledger,
                 apple: apple,
                 daysWithoutReport: Set(missing),
+                reversals: reversals,
                 fiscalMonths: months,
                 partnerShares: shares,
                 commission: commission
@@ -182,6 +184,42 @@ public struct TieOutLoader {
             events.append(refund)
         }
         return (events, unpriced)
+    }
+
+    /// The ledger's paid subscription transactions whose refund Apple reversed (a `REFUND_REVERSED` notification
+    /// names them) since `since`, however late: a refund of the window may be reversed months after it.
+    func reversals(since: Date) throws -> [TieOutReversal] {
+        let app =
+            bundleId == nil
+            ? ""
+            : " AND EXISTS (SELECT 1 FROM subscriptions s WHERE s.original_transaction_id = t.original_transaction_id "
+                + "AND s.bundle_id = $2)"
+        var params: [(any PostgresEncodable)?] = [since]
+        if let bundleId { params.append(bundleId) }
+        return try connection.query(
+            """
+            SELECT t.transaction_id, t.product_id, t.purchase_date, t.price_milliunits, t.currency, t.storefront,
+                   min(n.signed_date) AS reversed_at
+              FROM app_store_notifications n JOIN subscription_transactions t ON t.transaction_id = n.transaction_id
+             WHERE n.notification_type = 'REFUND_REVERSED' AND n.signed_date >= $1
+               AND \(Self.subscriptionSQL) AND t.price_milliunits > 0 AND t.currency IS NOT NULL
+               AND t.purchase_date IS NOT NULL AND COALESCE(t.environment, '') <> 'Sandbox'\(app)
+             GROUP BY t.transaction_id, t.product_id, t.purchase_date, t.price_milliunits, t.currency, t.storefront
+             ORDER BY t.transaction_id
+            """,
+            params
+        )
+        .map { row in
+            TieOutReversal(
+                transactionId: try row.decode("transaction_id"),
+                productId: try row.decode("product_id"),
+                country: StorefrontCountry.country(ofStorefront: try row.decode("storefront")),
+                currency: try row.decode("currency"),
+                purchaseDay: PacificDay(of: try row.decode("purchase_date", as: Date.self)),
+                price: try row.decode("price_milliunits"),
+                reversedAt: try row.decode("reversed_at")
+            )
+        }
     }
 
     /// The catalog's Apple IDs, then the Financial reports' (`ProductAppleIds`).

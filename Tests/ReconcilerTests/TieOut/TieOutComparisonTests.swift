@@ -390,4 +390,46 @@ import Testing
         )
         #expect(utc.ledgerOfApple[0]?.kind == .neighbouringDay)
     }
+
+    @Test func aRefundAppleReversedLaterIsRefundReversedAndWithoutTheReversalUnexplained() {
+        let ledger = [Self.ledger("kept", "2026-11-02T18:00:00Z")]
+        let apple = [
+            Self.apple(2, "2026-11-02"),
+            Self.apple(3, "2026-11-04", amount: -9990, proceeds: -6990, purchased: "2026-11-02"),
+        ]
+        func reversal(_ at: String) -> TieOutReversal {
+            TieOutReversal(
+                transactionId: "kept",
+                productId: "pro.monthly",
+                country: "US",
+                currency: "USD",
+                purchaseDay: Self.day("2026-11-02"),
+                price: 9990,
+                reversedAt: Self.instant(at)
+            )
+        }
+        func compare(_ reversals: [TieOutReversal]) -> TieOutResult {
+            TieOutComparison.compare(
+                TieOutInput(
+                    from: Self.day("2026-11-01"),
+                    to: Self.day("2026-11-07"),
+                    ledger: ledger,
+                    apple: apple,
+                    reversals: reversals
+                )
+            )
+        }
+        let reversed = compare([reversal("2026-11-06T12:00:00Z")])
+        #expect(Self.causes(reversed, .daily, .customerPrice) == [.refundReversed: 9990])
+        #expect(Self.causes(reversed, .daily, .proceeds) == [.refundReversed: 6990])
+        #expect(reversed.appleOnly.isEmpty)
+        #expect(reversed.rows.first { $0.key.cause == .refundReversed }?.detail.contains("reversed by Apple") == true)
+        // A reversal signed before the refund's day cannot be its reversal; none at all leaves it unexplained.
+        for reversals in [[reversal("2026-11-03T12:00:00Z")], []] {
+            let result = compare(reversals)
+            #expect(Self.causes(result, .daily, .customerPrice) == [.unexplained: 9990])
+            #expect(result.appleOnly.map(\.line) == [3])
+        }
+        Self.expectTotalsAddUp(reversed)
+    }
 }
