@@ -8,6 +8,9 @@
 struct LedgerExporter: Sendable {
     let population: Population
 
+    /// The lost orders' subscriptions (`Population.lostOrders`), in `ledger.jsonl`'s format, when there are any.
+    static let lostOrdersFile = "lost-orders.jsonl"
+
     /// True when the Server API knows the subscription's ids (our app, account not deleted).
     static func isServed(_ family: ReceiptFamily, bundleId: String) -> Bool {
         family.bundleId == bundleId && family.fixedStatus != 21010
@@ -103,6 +106,14 @@ struct LedgerExporter: Sendable {
             }
         }
         try ledger.close()
+        // Lost orders: Apple's, never the app's (not in the totals above, which are what the app can learn).
+        if !population.lostOrders.isEmpty {
+            let lost = try BufferedFile(path: directory + "/" + Self.lostOrdersFile)
+            for family in population.lostOrders {
+                for plan in family.subscriptions { try lost.write(ledgerLine(family: family, plan: plan, now: now)) }
+            }
+            try lost.close()
+        }
         // One-time purchases: money like a subscription's transactions (never family-shared), and apart.
         let oneTimeExporter = OneTimeChargeExporter(population: population)
         let oneTime = try oneTimeExporter.export(to: directory, now: now)

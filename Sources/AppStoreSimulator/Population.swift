@@ -19,11 +19,26 @@ public struct Population: Sendable {
     public let massExtensions: [MassExtension]
     /// RESCIND_CONSENT and the undocumented notification type.
     public let notices: [PopulationNotice]
+    /// What the population is for: the test scenarios, or a month like a real app's (`PopulationMix`).
+    public let mix: PopulationMix
+    /// Customers whose purchases never reached the app's database (docs/simulator.md, "Lost orders"): in Apple's
+    /// reports (`SalesTruth`), nowhere else the app could see (no stored row, no receipt, no notification).
+    public let lostOrders: [ReceiptFamily]
 
-    public init(seed: UInt64, subscriptions: Int, anchor: Int64, bundleId: String = "com.example.renewals") {
+    /// `lostOrders`: how many lost customers to add beside the `subscriptions` (each one subscription); `mix`: which
+    /// kind of world.
+    public init(
+        seed: UInt64,
+        subscriptions: Int,
+        anchor: Int64,
+        bundleId: String = "com.example.renewals",
+        lostOrders: Int = 0,
+        mix: PopulationMix = .scenarios
+    ) {
         self.seed = seed
         self.anchor = anchor
         self.bundleId = bundleId
+        self.mix = mix
         self.foreignBundleId = bundleId == "com.example.otherapp" ? "com.example.anotherapp" : "com.example.otherapp"
         let catalog = ProductCatalog(bundleId: bundleId, groupBase: 21_000_000 + Int(seed % 900_000) * 10)
         let foreign = ProductCatalog(bundleId: foreignBundleId, groupBase: 22_000_000 + Int(seed % 900_000) * 10)
@@ -35,9 +50,11 @@ public struct Population: Sendable {
             bundleId: bundleId,
             foreignBundleId: foreignBundleId,
             catalog: catalog,
-            foreignCatalog: foreign
+            foreignCatalog: foreign,
+            mix: mix
         )
         var families = generator.generate(subscriptions: max(0, subscriptions))
+        self.lostOrders = generator.lostOrders(count: lostOrders, firstIndex: families.count)
         let idBase = 1_000_000_000_000_000 + (SeededRandom.mix(seed) % 90) * 10_000_000_000_000
         let decorator = PopulationDecorator(
             seed: seed,

@@ -10,6 +10,7 @@ struct PopulationGenerator {
     let foreignBundleId: String
     let catalog: ProductCatalog
     let foreignCatalog: ProductCatalog
+    let mix: PopulationMix
     private var nextSubscription: UInt64 = 0
     private let idBase: UInt64
 
@@ -19,7 +20,8 @@ struct PopulationGenerator {
         bundleId: String,
         foreignBundleId: String,
         catalog: ProductCatalog,
-        foreignCatalog: ProductCatalog
+        foreignCatalog: ProductCatalog,
+        mix: PopulationMix = .scenarios
     ) {
         self.seed = seed
         self.anchor = anchor
@@ -27,11 +29,13 @@ struct PopulationGenerator {
         self.foreignBundleId = foreignBundleId
         self.catalog = catalog
         self.foreignCatalog = foreignCatalog
+        self.mix = mix
         // 16-digit ids like Apple's: 1 000 0xx ... ; room for 10^9 subscriptions of 10^4 transactions each.
         self.idBase = 1_000_000_000_000_000 + (SeededRandom.mix(seed) % 90) * 10_000_000_000_000
     }
 
     mutating func generate(subscriptions: Int) -> [ReceiptFamily] {
+        if mix == .retail { return generateRetail(subscriptions: subscriptions) }
         var families: [ReceiptFamily] = []
         var remaining = subscriptions
         var deckCycle = -1
@@ -51,6 +55,71 @@ struct PopulationGenerator {
             i += 1
         }
         return families
+    }
+
+    /// The `retail` mix (`PopulationMix`): families drawn from its deck, cycle after cycle, the ordinary ones
+    /// given their events after the anchor.
+    private mutating func generateRetail(subscriptions: Int) -> [ReceiptFamily] {
+        var families: [ReceiptFamily] = []
+        var remaining = subscriptions
+        var deck: [Scenario] = []
+        var cycle = -1
+        var i = 0
+        while remaining > 0 {
+            let position = i % PopulationMix.retailDeck(seed: seed, cycle: 0).count
+            if position == 0 {
+                cycle += 1
+                deck = PopulationMix.retailDeck(seed: seed, cycle: cycle)
+            }
+            var scenario = deck[position]
+            if scenario == .multiGroup && remaining < 2 { scenario = .silentRenewal }
+            var family = makeFamily(index: i, scenario: scenario)
+            if PopulationMix.ordinary.contains(scenario) {
+                var rng = SeededRandom(seed, 0xF07E, UInt64(i))
+                for k in family.subscriptions.indices { retailFuture(&family.subscriptions[k], &rng) }
+            }
+            remaining -= family.subscriptions.count
+            families.append(family)
+            i += 1
+        }
+        return families
+    }
+
+    /// What an ordinary customer of the `retail` mix does in the 45 days after the anchor, at rates like a real
+    /// app's month (docs/simulator.md, "Mixes"): 8% turn auto-renew off, 4% get a renewal refunded a few days after
+    /// it was charged, 2% fail to bill from a day on (half of them in a grace period first); a free trial still
+    /// running at the anchor is cancelled before it converts in 30% of cases. Nothing changes before the anchor.
+    private func retailFuture(_ plan: inout SubscriptionPlan, _ rng: inout SeededRandom) {
+        let day = SimTime.day
+        let horizon = anchor + 45 * day
+        if plan.trial, plan.start + plan.trialDays * day > anchor, rng.chance(0.3) {
+            plan.autoRenewOffAt =
+                anchor + rng.between(SimTime.hour, max(2 * SimTime.hour, plan.start + plan.trialDays * day - anchor))
+            return
+        }
+        guard plan.autoRenewOffAt == nil, plan.billingFailsFrom == nil, plan.refunds.isEmpty else { return }
+        let u = rng.unit()
+        if u < 0.08 {
+            plan.autoRenewOffAt = anchor + rng.between(SimTime.hour, 45 * day)
+        } else if u < 0.12 {
+            let transactions = plan.timeline(at: horizon).transactions
+            guard let t = transactions.first(where: { $0.purchase > anchor && !$0.isTrial && $0.offer == nil }) else {
+                return
+            }
+            let at = t.purchase + rng.between(6 * SimTime.hour, 6 * day)
+            plan.refunds = [.init(transactionIndex: t.index, at: at, reason: rng.int(0...1))]
+            plan.autoRenewOffAt = at
+        } else if u < 0.14 {
+            plan.billingFailsFrom = anchor + rng.between(day, 40 * day)
+            if rng.chance(0.5) { plan.graceDays = plan.product.period == .week ? 6 : 16 }
+        }
+    }
+
+    /// `count` customers whose purchases never reached the app's database (docs/simulator.md, "Lost orders"):
+    /// ordinary active subscribers (`active_not_renewed` histories) with family indexes from `firstIndex` on, so
+    /// the population's own families do not change. Apple's reports hold their sales; the app stored nothing.
+    mutating func lostOrders(count: Int, firstIndex: Int) -> [ReceiptFamily] {
+        (0..<max(0, count)).map { makeFamily(index: firstIndex + $0, scenario: .activeNotRenewed) }
     }
 
     private mutating func newPlan(_ product: SimProduct, start: Int64, sandbox: Bool) -> SubscriptionPlan {
@@ -74,6 +143,11 @@ struct PopulationGenerator {
 
     /// A current period that started a fraction (10-80%) of a period before the anchor.
     private func currentPeriodStart(_ product: SimProduct, _ rng: inout SeededRandom) -> Int64 {
+        if mix == .retail {
+            // Anywhere in a whole period, so that renewals fall on every day (yearly ones over the year).
+            let len = product.nominalLength(sandbox: false)
+            return anchor - Int64(Double(len) * (0.02 + rng.unit() * 0.96))
+        }
         let len = min(product.nominalLength(sandbox: false), 28 * SimTime.day)
         let f = 0.1 + rng.unit() * 0.7
         return anchor - Int64(Double(len) * f)

@@ -1,8 +1,8 @@
 /// What Apple pays the developer of a sale, as the simulator's truth knows it (docs/simulator.md, "App Store Connect
-/// reports"): the customer price less Apple's commission, 30% until the subscriber has a year of paid service in the
-/// subscription and 15% from then on ("Rate After One Year"). Paid service adds up the periods of paid transactions
-/// (price above 0, refunded ones included: they were paid when sold) and starts again after a gap of more than 60
-/// days. The simulator models no taxes and no Small Business Program, so proceeds are before tax.
+/// reports"): the customer price less the tax it includes (`Storefront.taxPercent`), less Apple's commission on
+/// the rest, 30% until the subscriber has a year of paid service in the subscription and 15% from then on ("Rate
+/// After One Year"). Paid service adds up the periods of paid transactions (price above 0, refunded ones included:
+/// they were paid when sold) and starts again after a gap of more than 60 days. No Small Business Program.
 enum ProceedsRule {
     static let year: Int64 = 365 * SimTime.day
     static let retentionGap: Int64 = 60 * SimTime.day
@@ -28,12 +28,14 @@ enum ProceedsRule {
     /// Apple's commission in percent.
     static func commissionPercent(afterOneYear: Bool) -> Int64 { afterOneYear ? 15 : 30 }
 
-    /// The proceeds of `amount` (milliunits, either sign): the amount less the commission, the commission rounded to
-    /// the currency's minor unit half away from zero (the convention docs/reports.md states for estimated proceeds).
-    static func proceeds(of amount: Int64, afterOneYear: Bool, minorUnit: Int64) -> Int64 {
-        let magnitude = abs(amount)
-        let scale = 100 * minorUnit
-        let commission = (magnitude * commissionPercent(afterOneYear: afterOneYear) + scale / 2) / scale * minorUnit
-        return amount < 0 ? -(magnitude - commission) : magnitude - commission
+    /// The proceeds of `amount` (milliunits, either sign) in `storefront`: the amount without its tax, less the
+    /// commission, `amount x (100 - commission) / (100 + tax)` rounded once to the currency's minor unit half away
+    /// from zero (Apple does not document its rounding; without tax this is the price less the commission rounded
+    /// the same way, the convention docs/reports.md states for estimated proceeds).
+    static func proceeds(of amount: Int64, afterOneYear: Bool, storefront: Storefront) -> Int64 {
+        let numerator = abs(amount) * (100 - commissionPercent(afterOneYear: afterOneYear))
+        let denominator = (100 + storefront.taxPercent) * storefront.minorUnit
+        let magnitude = (numerator + denominator / 2) / denominator * storefront.minorUnit
+        return amount < 0 ? -magnitude : magnitude
     }
 }

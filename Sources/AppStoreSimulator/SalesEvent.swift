@@ -19,6 +19,8 @@ struct SalesEvent: Sendable {
     var afterOneYear: Bool
     /// The anonymised subscriber (one per customer), as the Subscriber report's `Subscriber ID`.
     var subscriberId: String
+    /// A sale of a customer the app's database never heard of (`Population.lostOrders`).
+    var lostOrder = false
 
     /// 1, or -1 for a refund.
     var units: Int { kind == .refund ? -1 : 1 }

@@ -1,16 +1,23 @@
 /// The events App Store Connect's reports are made of, from the population's timelines (docs/simulator.md, "App Store
 /// Connect reports"): the production transactions of the served customers (`LedgerExporter.isServed`, the same ones
-/// `ledger.jsonl` lists), without a family member's copies (the purchaser's transaction is the sale), and their
-/// refunds (a family revocation is no refund). One-time purchases are not in it.
+/// `ledger.jsonl` lists) and of the lost orders (`Population.lostOrders`), without a family member's copies (the
+/// purchaser's transaction is the sale), and their refunds (a family revocation is no refund). One-time purchases are
+/// not in it.
 struct SalesTruth: Sendable {
     let population: Population
+
+    /// The families whose sales Apple reports: the served production ones, then the lost orders.
+    var reportedFamilies: [ReceiptFamily] {
+        population.families.filter { !$0.sandbox && LedgerExporter.isServed($0, bundleId: population.bundleId) }
+            + population.lostOrders
+    }
 
     /// The events at or after `from` and before `until` (UTC ms), as the world stood at `asOf`, by instant then
     /// transaction id (purchases before refunds).
     func events(from: Int64, until: Int64, asOf: Int64) -> [SalesEvent] {
         var events: [SalesEvent] = []
-        for family in population.families
-        where !family.sandbox && LedgerExporter.isServed(family, bundleId: population.bundleId) {
+        let lost = Set(population.lostOrders.map(\.index))
+        for family in reportedFamilies {
             let storefront = Storefront.of(seed: population.seed, familyIndex: family.index)
             let subscriber = String(
                 7_000_000_000 + SeededRandom.hash(population.seed, 0x5B5C, UInt64(family.index)) % 1_000_000_000
@@ -29,10 +36,11 @@ struct SalesTruth: Sendable {
                         proceeds: ProceedsRule.proceeds(
                             of: prices[index],
                             afterOneYear: flags[index],
-                            minorUnit: storefront.minorUnit
+                            storefront: storefront
                         ),
                         afterOneYear: flags[index],
-                        subscriberId: subscriber
+                        subscriberId: subscriber,
+                        lostOrder: lost.contains(family.index)
                     )
                     if t.purchase >= from, t.purchase < until { events.append(base) }
                     if let refund = refundEvent(base), refund.at >= from, refund.at < until { events.append(refund) }
@@ -63,7 +71,7 @@ struct SalesTruth: Sendable {
         refund.proceeds = ProceedsRule.proceeds(
             of: -amount,
             afterOneYear: purchase.afterOneYear,
-            minorUnit: purchase.storefront.minorUnit
+            storefront: purchase.storefront
         )
         return refund
     }

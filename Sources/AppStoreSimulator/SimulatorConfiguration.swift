@@ -14,6 +14,10 @@ public struct SimulatorConfiguration: Sendable {
     /// The instant the population's scenarios are built around; nil = `now`, else the start time.
     public var anchor: Int64?
     public var bundleId: String = "com.example.renewals"
+    /// Customers whose purchases never reached the app's database (`Population.lostOrders`).
+    public var lostOrders = 0
+    /// Which kind of world: the test scenarios or a month like a real app's (`PopulationMix`).
+    public var mix = PopulationMix.scenarios
     public var sharedSecret: String = SimulatorConfiguration.defaultSharedSecret
     /// Answer 21004 (shared secret mismatch) to every well-formed verifyReceipt request.
     public var secretMismatchForAll = false

@@ -34,7 +34,9 @@ public final class SimulatorServer: Sendable {
                 seed: configuration.seed,
                 subscriptions: configuration.subscriptions,
                 anchor: configuration.effectiveAnchor,
-                bundleId: configuration.bundleId
+                bundleId: configuration.bundleId,
+                lostOrders: configuration.lostOrders,
+                mix: configuration.mix
             )
         let clock: SimClock = configuration.now.map { .frozen($0) } ?? .real
         let service = VerifyService(

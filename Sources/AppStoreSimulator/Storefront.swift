@@ -14,23 +14,63 @@ public struct Storefront: Sendable, Hashable {
     let prices: (week: Int64, month: Int64, year: Int64, plusMonth: Int64)
     /// The smallest amount of the currency in milliunits (10 for cents, 1000 for yen).
     let minorUnit: Int64
+    /// The tax included in the storefront's customer prices, in percent of the price before tax (VAT, GST or
+    /// consumption tax: 20 in the United Kingdom); 0 where the price excludes tax, which the store adds at checkout
+    /// (the United States and Canada). Apple pays proceeds on the price less this tax (`ProceedsRule`).
+    let taxPercent: Int64
 
     public static func == (a: Storefront, b: Storefront) -> Bool { a.code == b.code }
     public func hash(into hasher: inout Hasher) { hasher.combine(code) }
 
     public static let all: [Storefront] = [
-        Storefront(code: "USA", id: "143441", currency: "USD", prices: (2990, 9990, 79990, 14990), minorUnit: 10),
-        Storefront(code: "GBR", id: "143444", currency: "GBP", prices: (2490, 8990, 69990, 12990), minorUnit: 10),
-        Storefront(code: "DEU", id: "143443", currency: "EUR", prices: (2990, 9990, 89990, 14990), minorUnit: 10),
+        Storefront(
+            code: "USA",
+            id: "143441",
+            currency: "USD",
+            prices: (2990, 9990, 79990, 14990),
+            minorUnit: 10,
+            taxPercent: 0
+        ),
+        Storefront(
+            code: "GBR",
+            id: "143444",
+            currency: "GBP",
+            prices: (2490, 8990, 69990, 12990),
+            minorUnit: 10,
+            taxPercent: 20
+        ),
+        Storefront(
+            code: "DEU",
+            id: "143443",
+            currency: "EUR",
+            prices: (2990, 9990, 89990, 14990),
+            minorUnit: 10,
+            taxPercent: 19
+        ),
         Storefront(
             code: "JPN",
             id: "143462",
             currency: "JPY",
             prices: (450_000, 1_500_000, 12_000_000, 2_200_000),
-            minorUnit: 1000
+            minorUnit: 1000,
+            taxPercent: 10
         ),
-        Storefront(code: "CAN", id: "143455", currency: "CAD", prices: (3990, 12990, 109990, 19990), minorUnit: 10),
-        Storefront(code: "BRA", id: "143503", currency: "BRL", prices: (14900, 49900, 399900, 74900), minorUnit: 10),
+        Storefront(
+            code: "CAN",
+            id: "143455",
+            currency: "CAD",
+            prices: (3990, 12990, 109990, 19990),
+            minorUnit: 10,
+            taxPercent: 0
+        ),
+        Storefront(
+            code: "BRA",
+            id: "143503",
+            currency: "BRL",
+            prices: (14900, 49900, 399900, 74900),
+            minorUnit: 10,
+            taxPercent: 0
+        ),
     ]
 
     /// How long before the anchor the prices rose (about 10%).

@@ -38,8 +38,26 @@ struct PopulationOptions: ParsableArguments {
     )
     var faultySubscriptions: Double = 0
 
+    @Option(
+        name: .customLong("lost-orders"),
+        help: """
+            Also this many customers whose purchases never reached the app's database: in the App Store Connect \
+            reports only; export lists them in server-api/lost-orders.jsonl.
+            """
+    )
+    var lostOrders: Int = 0
+
+    @Option(
+        help: """
+            The world: scenarios (every case the reconciler must get right, in test proportions) or retail (a \
+            month like a real app's: renewals on every day, churn, refunds and billing failures at a few percent).
+            """
+    )
+    var mix: PopulationMix = .scenarios
+
     func validateCommon() throws {
         guard subscriptions >= 0 else { throw ValidationError("--subscriptions must be >= 0") }
+        guard lostOrders >= 0 else { throw ValidationError("--lost-orders must be >= 0") }
         guard (0...1).contains(faultySubscriptions) else {
             throw ValidationError("--signature-faulty-subscriptions must be within 0...1")
         }
@@ -250,6 +268,8 @@ struct Serve: ParsableCommand {
         config.port = port
         config.anchor = population.anchor.flatMap(SimTime.parseRFC3339)
         config.bundleId = population.bundleId
+        config.lostOrders = population.lostOrders
+        config.mix = population.mix
         config.sharedSecret = try sharedSecret()
         config.threads = threads
         config.maxRequestsPerSecond = maxRPS
@@ -311,9 +331,25 @@ struct Export: ParsableCommand {
     )
     var trendNights: Int?
 
+    @Option(
+        name: .customLong("sales-truth-days"),
+        help: ArgumentHelp(
+            """
+            Also write DIR/server-api/\(SalesTruthExporter.fileName): every event of Apple's reports in the N days \
+            before --now with its tax, commission tier, settlement day and lost-order flag, and the family copies \
+            Apple never reports.
+            """,
+            valueName: "n"
+        )
+    )
+    var salesTruthDays: Int?
+
     func validate() throws {
         try population.validateCommon()
         if SimTime.parseRFC3339(now) == nil { throw ValidationError("--now is not RFC 3339: \(now)") }
+        if let salesTruthDays, !(1...400).contains(salesTruthDays) {
+            throw ValidationError("--sales-truth-days must be within 1...400 (got \(salesTruthDays))")
+        }
         if let trendNights, !(1...366).contains(trendNights) {
             throw ValidationError("--trend-nights must be within 1...366 (got \(trendNights))")
         }
@@ -326,7 +362,9 @@ struct Export: ParsableCommand {
             seed: population.seed,
             subscriptions: population.subscriptions,
             anchor: anchor,
-            bundleId: population.bundleId
+            bundleId: population.bundleId,
+            lostOrders: population.lostOrders,
+            mix: population.mix
         )
         let summary = try PopulationExporter(population: pop).export(
             to: out,
@@ -338,6 +376,14 @@ struct Export: ParsableCommand {
                 to: out + "/" + TrendTruthExporter.fileName,
                 from: t,
                 nights: trendNights
+            )
+        }
+        if let salesTruthDays {
+            try SalesTruthExporter(population: pop).export(
+                to: out + "/server-api/" + SalesTruthExporter.fileName,
+                from: t - Int64(salesTruthDays) * SimTime.day,
+                until: t,
+                asOf: t
             )
         }
         FileHandle.standardError.write(Data("appstore-simulator export: \(summary)\n".utf8))
@@ -377,3 +423,5 @@ struct Token: ParsableCommand {
         print(identity.token(issuedAt: now, lifetimeSeconds: lifetime ?? (appStoreConnect ? 1200 : 3600), scope: scope))
     }
 }
+
+extension PopulationMix: ExpressibleByArgument {}
