@@ -13,7 +13,12 @@ public struct TieOutComparison {
 
     public init(_ input: TieOutInput) {
         self.input = input
-        matching = TieOutMatching(ledger: input.ledger, apple: input.apple, reversals: input.reversals)
+        matching = TieOutMatching(
+            ledger: input.ledger,
+            apple: input.apple,
+            reversals: input.reversals,
+            uncovered: input.daysWithoutReport
+        )
     }
 
     /// Compares; `notes` are carried into the result as they are.

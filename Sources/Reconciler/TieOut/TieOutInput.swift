@@ -10,8 +10,9 @@ public struct TieOutInput: Sendable {
     public var ledger: [TieOutLedgerEvent]
     /// Subscriber report events of the same days.
     public var apple: [TieOutAppleEvent]
-    /// The window's days no imported Subscriber report covers: the daily view leaves their ledger events out (they
-    /// would all read as unexplained) and a note names them.
+    /// The days of the window and the horizon no imported Subscriber report covers: their ledger events match by
+    /// refund purchase only (`TieOutMatching`), and the daily view leaves them out (they would all read as
+    /// unexplained).
     public var daysWithoutReport: Set<PacificDay>
     /// Ledger transactions whose refund Apple reversed, in the horizon (`TieOutReversal`).
     public var reversals: [TieOutReversal]

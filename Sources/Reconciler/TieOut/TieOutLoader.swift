@@ -60,7 +60,15 @@ public struct TieOutLoader {
                     + "apple_id:ID and unexplained (add apple_id to the catalog)"
             )
         }
-        let missing = try daysWithoutSubscriberReport(from: from, to: to)
+        let uncovered = try daysWithoutSubscriberReport(from: first, to: last)
+        let missing = uncovered.filter { $0 >= from && $0 <= to }
+        let edges = [PacificDay(days: from.days - 1), to.next].filter(uncovered.contains)
+        if !edges.isEmpty {
+            notes.append(
+                "no Subscriber report imported for \(Self.list(edges.map(\.description))) next to the days compared: "
+                    + "a purchase Apple books across that edge reads as unexplained, not timing"
+            )
+        }
         if !missing.isEmpty {
             let left = ledger.filter { Set(missing).contains($0.day) }.count
             notes.append(
@@ -88,7 +96,7 @@ public struct TieOutLoader {
                 to: to,
                 ledger: ledger,
                 apple: apple,
-                daysWithoutReport: Set(missing),
+                daysWithoutReport: Set(uncovered),
                 reversals: reversals,
                 fiscalMonths: months,
                 partnerShares: shares,

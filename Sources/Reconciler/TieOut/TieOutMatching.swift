@@ -8,6 +8,8 @@ import Foundation
 /// are taken in (day, file, line) order; each takes the first unmatched ledger event in (day, instant, transaction
 /// id) order that its pass allows:
 ///
+/// Ledger events of days no imported Subscriber report covers take part in pass 3 only.
+///
 /// 1. **same day**: the ledger event's Pacific day is Apple's day (`matched`);
 /// 2. **neighbouring day**: one day before, else one day after, when the ledger's instant lies within
 ///    `neighbourHours` of the Pacific midnight between the two days: an instant near midnight, or a day read in UTC
@@ -35,7 +37,12 @@ public struct TieOutMatching: Sendable, Equatable {
                 == rhs.ledgerOfApple.mapValues { "\($0.index)/\($0.kind)" }
     }
 
-    public init(ledger: [TieOutLedgerEvent], apple: [TieOutAppleEvent], reversals: [TieOutReversal] = []) {
+    public init(
+        ledger: [TieOutLedgerEvent],
+        apple: [TieOutAppleEvent],
+        reversals: [TieOutReversal] = [],
+        uncovered: Set<PacificDay> = []
+    ) {
         // The ledger's candidates per key and day, each list in (instant, transaction id) order.
         var byDay: [String: [Int64: [Int]]] = [:]
         var byPurchase: [String: [Int64: [Int]]] = [:]
@@ -45,7 +52,9 @@ public struct TieOutMatching: Sendable, Equatable {
         for index in ledgerOrder where !ledger[index].familyShared {
             let event = ledger[index]
             let key = Self.key(event.kind == .refund, event.productId, event.country, event.currency, event.amount)
-            byDay[key, default: [:]][event.day.days, default: []].append(index)
+            // A day no Subscriber report covers has no Apple events of its own to match first: its ledger events
+            // would take a neighbouring day's unrelated ones.
+            if !uncovered.contains(event.day) { byDay[key, default: [:]][event.day.days, default: []].append(index) }
             if event.kind == .refund {
                 byPurchase[key, default: [:]][event.purchaseDay.days, default: []].append(index)
             }

@@ -389,6 +389,13 @@ import Testing
             apple: [Self.apple(2, "2026-11-21")]
         )
         #expect(utc.ledgerOfApple[0]?.kind == .neighbouringDay)
+        // The same sale on a day no Subscriber report covers is no candidate: Apple's row stays a lost order.
+        let uncovered = TieOutMatching(
+            ledger: [Self.ledger("utc", "2026-11-21T01:00:00Z")],
+            apple: [Self.apple(2, "2026-11-21")],
+            uncovered: [Self.day("2026-11-20")]
+        )
+        #expect(uncovered.ledgerOfApple.isEmpty)
     }
 
     @Test func aRefundAppleReversedLaterIsRefundReversedAndWithoutTheReversalUnexplained() {

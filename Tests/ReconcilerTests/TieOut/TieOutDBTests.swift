@@ -159,8 +159,8 @@ import Testing
             subscriber("2026-11-13", refundOf: "2026-10-15"),
             subscriber("2026-11-15"),
             subscriber("2026-11-16", currency: "GBP", proceeds: "5.83", country: "GB"),
-            subscriber("2026-11-28", price: "0", proceeds: "0"),  // a free trial: not money; covers the month's days
-            subscriber("2026-11-01", price: "0", proceeds: "0"),
+            subscriber("2026-11-29", price: "0", proceeds: "0"),  // free trials: not money; the file covers the month
+            subscriber("2026-10-31", price: "0", proceeds: "0"),  // and the day before and after it
         ])
         let financialText = F.financialReport([
             financial("4", "6.99", "27.96"), financial("1", "8.49", "8.49"), financial("-2", "6.99", "-13.98", "R"),
@@ -240,7 +240,8 @@ import Testing
         #expect(monthly["unexplained"] == nil)
         let period = try #require(json["period"] as? [String: Any])
         #expect(period["fiscal_months_compared"] as? [String] == ["2026-11"])
-        // Every day of the month has a Subscriber report, and the Apple ID came from the catalog.
+        // Every day of the month and the days around it have a Subscriber report, and the Apple ID came from the
+        // catalog.
         #expect((json["notes"] as? [String]) == [])
     }
 
