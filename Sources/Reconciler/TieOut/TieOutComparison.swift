@@ -463,20 +463,57 @@ public struct TieOutComparison {
             financial[group, default: (0, 0, 0)].amount += share.amount
             financial[group, default: (0, 0, 0)].lines += 1
         }
-        for group in Set(financial.keys).union(subscriber.keys) {
+        var settled: [Group: TieOutSettlement] = [:]
+        for settlement in input.settlements where months.contains(settlement.fiscalMonth) {
+            settled[
+                Group(
+                    month: settlement.fiscalMonth.name,
+                    product: settlement.productId,
+                    country: settlement.country,
+                    currency: settlement.currency
+                )
+            ] = settlement
+        }
+        for group in Set(financial.keys).union(subscriber.keys).union(settled.keys) where fxKey(group) == nil {
             let reported = financial[group] ?? (0, 0, 0)
             let seen = subscriber[group] ?? (0, 0)
-            guard reported.units != seen.units || reported.amount != seen.proceeds else { continue }
             let currency = group.currency
+            func money(_ amount: Int64) -> String { CurrencyFormat.format(milliunits: amount, currency: currency) }
+            func row(_ cause: TieOutCause) -> TieOutRow.Key {
+                key(.monthly, group.month, group.product, group.country, currency, .partnerShare, cause)
+            }
+            // Settlement timing: sold in another fiscal month than Apple settled it (the detailed reports).
+            let shift = settled[group]
+            let inUnits = shift?.quantityIn ?? 0
+            let inAmount = shift?.amountIn ?? 0
+            let outUnits = shift?.quantityOut ?? 0
+            let outAmount = shift?.amountOut ?? 0
+            if inAmount != 0 || outAmount != 0 || inUnits != 0 || outUnits != 0 {
+                set.add(
+                    row(.timing),
+                    appleUnits: inUnits - outUnits,
+                    appleAmount: inAmount - outAmount,
+                    difference: outAmount - inAmount,
+                    detail: "settled in \(group.month), sold before: \(money(inAmount)) (\(inUnits) units); sold in "
+                        + "\(group.month), settled in the next fiscal month: \(money(outAmount)) (\(outUnits) units)"
+                )
+            }
+            let restUnits = reported.units - seen.units - (inUnits - outUnits)
+            let restAmount = reported.amount - seen.proceeds - (inAmount - outAmount)
+            guard restUnits != 0 || restAmount != 0 else { continue }
+            let month = months.first { $0.name == group.month }
+            let unknownLater =
+                month.map { input.settledLaterKnown.contains($0) } == false
+                ? " (the next fiscal month's detailed Financial report is not imported: what \(group.month) sold and "
+                    + "the next month settled is not known)" : ""
             set.add(
-                key(.monthly, group.month, group.product, group.country, currency, .partnerShare, .unexplained),
-                appleUnits: reported.units - seen.units,
-                appleAmount: reported.amount - seen.proceeds,
-                difference: seen.proceeds - reported.amount,
-                detail: "the Financial report's partner share "
-                    + "\(CurrencyFormat.format(milliunits: reported.amount, currency: currency)) (\(reported.units) units) "
-                    + "differs from the Subscriber report's proceeds "
-                    + "\(CurrencyFormat.format(milliunits: seen.proceeds, currency: currency)) (\(seen.units) units)"
+                row(.unexplained),
+                appleUnits: restUnits,
+                appleAmount: restAmount,
+                difference: -restAmount,
+                detail: "the Financial report's partner share \(money(reported.amount)) (\(reported.units) units) "
+                    + "differs from the Subscriber report's proceeds \(money(seen.proceeds)) (\(seen.units) units) "
+                    + "by \(money(restAmount)) beyond settlement timing\(unknownLater)"
             )
         }
     }

@@ -19,6 +19,11 @@ public struct TieOutInput: Sendable {
     /// The fiscal months of the monthly view: those wholly inside the window whose Financial report is imported.
     public var fiscalMonths: [AppleFiscalMonth]
     public var partnerShares: [TieOutPartnerShare]
+    /// Per month and key, what settled in another month than it was sold (`TieOutSettlement`).
+    public var settlements: [TieOutSettlement]
+    /// The months of `fiscalMonths` whose next month's detailed Financial report is imported: what they sold and the
+    /// next month settled is known.
+    public var settledLaterKnown: Set<AppleFiscalMonth>
     /// The commission the ledger's proceeds estimate uses (`CommissionPolicy`).
     public var commission: CommissionPolicy
 
@@ -31,6 +36,8 @@ public struct TieOutInput: Sendable {
         reversals: [TieOutReversal] = [],
         fiscalMonths: [AppleFiscalMonth] = [],
         partnerShares: [TieOutPartnerShare] = [],
+        settlements: [TieOutSettlement] = [],
+        settledLaterKnown: Set<AppleFiscalMonth> = [],
         commission: CommissionPolicy = .standard
     ) {
         self.from = from
@@ -41,6 +48,8 @@ public struct TieOutInput: Sendable {
         self.reversals = reversals
         self.fiscalMonths = fiscalMonths
         self.partnerShares = partnerShares
+        self.settlements = settlements
+        self.settledLaterKnown = settledLaterKnown
         self.commission = commission
     }
 

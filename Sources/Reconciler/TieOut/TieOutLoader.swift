@@ -90,6 +90,15 @@ public struct TieOutLoader {
         months = months.filter { imported.contains($0.name) }
         var shares = try partnerShares(months)
         if let products { shares = shares.filter { products.contains($0.productId) } }
+        let detailed = try detailedMonths()
+        var settlements = try settlements(months)
+        if let products { settlements = settlements.filter { products.contains($0.productId) } }
+        for month in months where !detailed.contains(month.name) {
+            notes.append(
+                "no detailed Financial report imported for fiscal month \(month.name): what it settled of earlier "
+                    + "months' sales is not known (read as unexplained)"
+            )
+        }
         return (
             TieOutInput(
                 from: from,
@@ -100,6 +109,8 @@ public struct TieOutLoader {
                 reversals: reversals,
                 fiscalMonths: months,
                 partnerShares: shares,
+                settlements: settlements,
+                settledLaterKnown: Set(months.filter { detailed.contains($0.next.name) }),
                 commission: commission
             ),
             notes
@@ -327,6 +338,69 @@ public struct TieOutLoader {
             )
             .map { try $0.decode("fiscal_month", as: String.self) }
         )
+    }
+
+    /// The fiscal months (`YYYY-MM`) of the imported detailed Financial reports.
+    func detailedMonths() throws -> Set<String> {
+        Set(
+            try connection.query(
+                """
+                SELECT DISTINCT fiscal_month FROM apple_report_files
+                 WHERE kind = 'finance_detail' AND fiscal_month IS NOT NULL
+                """
+            )
+            .map { try $0.decode("fiscal_month", as: String.self) }
+        )
+    }
+
+    /// Per month of `months` and key, what Apple's detailed reports show settled in another fiscal month than it was
+    /// sold: the month's own report's transactions dated before it, the next month's report's dated in it.
+    func settlements(_ months: [AppleFiscalMonth]) throws -> [TieOutSettlement] {
+        guard !months.isEmpty else { return [] }
+        let names = Set(months.map(\.name) + months.map(\.next.name))
+        let rows = try connection.query(
+            """
+            SELECT f.fiscal_month, d.sku, d.country_of_sale, d.customer_currency, d.transaction_date::text AS day,
+                   sum(d.quantity)::bigint AS quantity, sum(d.extended_partner_share_milliunits)::bigint AS amount
+              FROM apple_finance_detail_rows d JOIN apple_report_files f ON f.id = d.file_id
+             WHERE f.kind = 'finance_detail' AND f.fiscal_month = ANY($1::text[])
+               AND d.partner_share_currency = d.customer_currency
+             GROUP BY 1, 2, 3, 4, 5
+            """,
+            [names.sorted()]
+        )
+        var out: [String: TieOutSettlement] = [:]
+        for row in rows {
+            let reportMonth: String = try row.decode("fiscal_month")
+            let dayText: String = try row.decode("day")
+            guard let day = PacificDay(dayText) else {
+                throw TieOutError(.failure, "apple_finance_detail_rows: Transaction Date \(dayText) is not a day")
+            }
+            let sold = AppleFiscalMonth(containing: day)
+            let quantity = Int(try row.decode("quantity", as: Int64.self))
+            let amount: Int64 = try row.decode("amount")
+            let product: String = try row.decode("sku")
+            let country: String = try row.decode("country_of_sale")
+            let currency: String = try row.decode("customer_currency")
+            for month in months {
+                let settledIn = reportMonth == month.name && sold < month
+                let settledLater = reportMonth == month.next.name && sold == month
+                guard settledIn || settledLater else { continue }
+                let id = "\(month.name)|\(product)|\(country)|\(currency)"
+                var settlement =
+                    out[id]
+                    ?? TieOutSettlement(fiscalMonth: month, productId: product, country: country, currency: currency)
+                if settledIn {
+                    settlement.quantityIn += quantity
+                    settlement.amountIn += amount
+                } else {
+                    settlement.quantityOut += quantity
+                    settlement.amountOut += amount
+                }
+                out[id] = settlement
+            }
+        }
+        return out.keys.sorted().compactMap { out[$0] }
     }
 
     /// The consolidated Financial report rows of `months`.

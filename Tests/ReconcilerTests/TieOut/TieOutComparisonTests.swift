@@ -439,4 +439,57 @@ import Testing
         }
         Self.expectTotalsAddUp(reversed)
     }
+
+    @Test func theDetailedReportsSettlementTimingExplainsTheFinancialReportAgainstTheSubscriberReport() throws {
+        let november = try #require(AppleFiscalMonth(named: "2026-11"))
+        // Sold in November: a and b (6.99 each). Apple settled b in December, and a sale of October (6.99) in November.
+        var settlement = TieOutSettlement(
+            fiscalMonth: november,
+            productId: "pro.monthly",
+            country: "US",
+            currency: "USD"
+        )
+        settlement.quantityIn = 1
+        settlement.amountIn = 6990
+        settlement.quantityOut = 1
+        settlement.amountOut = 6990
+        func compare(_ settlements: [TieOutSettlement], financial: Int64) -> TieOutResult {
+            TieOutComparison.compare(
+                TieOutInput(
+                    from: Self.day("2026-11-01"),
+                    to: Self.day("2026-11-28"),
+                    ledger: [Self.ledger("a", "2026-11-10T18:00:00Z"), Self.ledger("b", "2026-11-27T18:00:00Z")],
+                    apple: [Self.apple(2, "2026-11-10"), Self.apple(3, "2026-11-27")],
+                    fiscalMonths: [november],
+                    partnerShares: [
+                        TieOutPartnerShare(
+                            fiscalMonth: november,
+                            productId: "pro.monthly",
+                            country: "US",
+                            currency: "USD",
+                            quantity: 2,
+                            amount: financial
+                        )
+                    ],
+                    settlements: settlements,
+                    settledLaterKnown: [november]
+                )
+            )
+        }
+        // In and out cancel: the timing row carries both, nothing unexplained.
+        let even = compare([settlement], financial: 13980)
+        #expect(Self.causes(even, .monthly, .partnerShare) == [:])
+        let timing = try #require(even.rows.first { $0.key.view == .monthly && $0.key.cause == .timing })
+        #expect(timing.detail.contains("sold before: 6.99 (1 units)"))
+        // Only the December settlement: November's report holds one unit less; timing explains it.
+        settlement.quantityIn = 0
+        settlement.amountIn = 0
+        let out = compare([settlement], financial: 6990)
+        #expect(Self.causes(out, .monthly, .partnerShare) == [.timing: 6990])
+        // Without the detailed reports, the same difference is unexplained.
+        let unknown = compare([], financial: 6990)
+        #expect(Self.causes(unknown, .monthly, .partnerShare) == [.unexplained: 6990])
+        Self.expectTotalsAddUp(out)
+        Self.expectTotalsAddUp(unknown)
+    }
 }

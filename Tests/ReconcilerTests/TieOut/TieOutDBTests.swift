@@ -241,8 +241,13 @@ import Testing
         let period = try #require(json["period"] as? [String: Any])
         #expect(period["fiscal_months_compared"] as? [String] == ["2026-11"])
         // Every day of the month and the days around it have a Subscriber report, and the Apple ID came from the
-        // catalog.
-        #expect((json["notes"] as? [String]) == [])
+        // catalog; only the detailed Financial report is missing.
+        #expect(
+            (json["notes"] as? [String]) == [
+                "no detailed Financial report imported for fiscal month 2026-11: what it settled of earlier months' "
+                    + "sales is not known (read as unexplained)"
+            ]
+        )
     }
 
     @Test func theCommandWritesThreeFilesWhoseCSVAddsUpToTheJSONsTotalsAndRefusesBadArguments() async throws {

@@ -30,7 +30,7 @@ import Testing
         defer { try? reports.server.shutdown() }
         let identity = reports.identity
         let download = await world.runReconciler([
-            "apple-reports", "download", "--api-url", reports.server.baseURL, "--from", "2026-10-31", "--to",
+            "apple-reports", "download", "--api-url", reports.server.baseURL, "--from", "2026-08-29", "--to",
             "2026-11-30", "--key-file", reports.teamKeyFile, "--key-id", identity.teamKeyId, "--issuer-id",
             identity.issuerId, "--vendor-number", identity.vendorNumber,
         ])
@@ -52,25 +52,9 @@ import Testing
 
         // Every lost order is found, and nothing else: the lost customers' paid purchases of 1 to 29 November, by
         // Pacific day, product and country.
-        let population = reports.server.population
-        var planted: [String] = []
-        let last = try #require(PacificDay("2026-11-29"))
-        for family in population.lostOrders {
-            let storefront = Storefront.of(seed: population.seed, familyIndex: family.index)
-            for plan in family.subscriptions {
-                for t in plan.timeline(at: Int64(last.next.start.timeIntervalSince1970 * 1000)).transactions
-                where storefront.price(of: t, anchor: population.anchor) > 0 {
-                    let day = PacificDay(of: Date(timeIntervalSince1970: Double(t.purchase) / 1000))
-                    guard day >= PacificDay("2026-11-01")!, day <= last else { continue }
-                    planted.append("\(day) \(t.product.productId) \(storefront.country)")
-                }
-            }
-        }
+        let planted = try Self.lostPurchases(reports.server.population, from: "2026-11-01", to: "2026-11-29")
         #expect(!planted.isEmpty)
-        let found = lost.map {
-            "\($0["day"] as? String ?? "") \($0["product_id"] as? String ?? "") \($0["country"] as? String ?? "")"
-        }
-        #expect(found.sorted() == planted.sorted())
+        #expect(Self.keys(lost) == planted)
         #expect(lost.allSatisfy { $0["refund"] as? Bool == false })
 
         // The simulator plants taxes (VAT in GB and DE, consumption tax in JP, in the price), and its Subscriber report
@@ -108,5 +92,60 @@ import Testing
             #expect((currency["explained_share"] as? Double ?? 0) >= 0.99, "\(currency)")
             #expect((currency["matched_share"] as? Double ?? 0) >= 0.95, "\(currency)")
         }
+
+        // Fiscal September (30 August to 26 September), whose consolidated and detailed Financial reports are out, and
+        // fiscal October's detailed report: the monthly view's differences are the ledger's (taxes, family sharing,
+        // the 85% rate), Apple's settlement timing between the two months, and the lost orders; the Financial report
+        // agrees with the Subscriber report once settlement timing is read from the detailed reports.
+        let september = world.directory.appendingPathComponent("tieout-september").path
+        let fiscal = await world.runReconciler(["tie-out", "--fiscal-month", "2026-09", "--out", september])
+        #expect(fiscal.status == 0, "\(fiscal)")
+        let monthJSON = try TieOutDBTests.json("\(september)/tieout.json")
+        #expect((monthJSON["period"] as? [String: Any])?["fiscal_months_compared"] as? [String] == ["2026-09"])
+        #expect(monthJSON["notes"] as? [String] == [], "\(monthJSON["notes"] ?? "")")
+        let monthLost = try #require((monthJSON["unexplained"] as? [String: Any])?["apple_only"] as? [[String: Any]])
+        #expect(
+            Self.keys(monthLost)
+                == (try Self.lostPurchases(reports.server.population, from: "2026-08-30", to: "2026-09-26"))
+        )
+        #expect(!monthLost.isEmpty)
+        var monthly: Set<String> = []
+        for row in monthJSON["rows"] as? [[String: Any]] ?? []
+        where row["view"] as? String == "monthly" && (row["difference_milliunits"] as? Int64 ?? 0) != 0 {
+            monthly.insert(row["cause"] as? String ?? "?")
+            if row["cause"] as? String == "unexplained" {
+                #expect((row["detail"] as? String ?? "").contains("purchase not in the ledger"), "\(row)")
+                #expect(!(row["detail"] as? String ?? "").contains("differs"), "\(row)")
+            }
+        }
+        #expect(monthly.isSuperset(of: ["timing", "tax", "family_sharing", "unexplained"]), "\(monthly)")
+        #expect(monthly.isSubset(of: ["matched", "timing", "tax", "family_sharing", "commission_tier", "unexplained"]))
+    }
+
+    /// The lost customers' paid purchases from `from` to `to` (Pacific days), as `day product country`, sorted.
+    static func lostPurchases(_ population: Population, from: String, to: String) throws -> [String] {
+        let first = try #require(PacificDay(from))
+        let last = try #require(PacificDay(to))
+        var planted: [String] = []
+        for family in population.lostOrders {
+            let storefront = Storefront.of(seed: population.seed, familyIndex: family.index)
+            for plan in family.subscriptions {
+                for t in plan.timeline(at: Int64(last.next.start.timeIntervalSince1970 * 1000)).transactions
+                where storefront.price(of: t, anchor: population.anchor) > 0 {
+                    let day = PacificDay(of: Date(timeIntervalSince1970: Double(t.purchase) / 1000))
+                    guard day >= first, day <= last else { continue }
+                    planted.append("\(day) \(t.product.productId) \(storefront.country)")
+                }
+            }
+        }
+        return planted.sorted()
+    }
+
+    /// The tie-out's lost orders as `day product country`, sorted.
+    static func keys(_ lost: [[String: Any]]) -> [String] {
+        lost.map {
+            "\($0["day"] as? String ?? "") \($0["product_id"] as? String ?? "") \($0["country"] as? String ?? "")"
+        }
+        .sorted()
     }
 }
