@@ -9,6 +9,12 @@ public struct LedgerCurrencyMoney: Sendable, Equatable, Codable {
     /// Written as `proceeds_source` beside the estimated proceeds (docs/reports.md, "Estimated proceeds").
     public static let proceedsSource =
         "estimate: ledger prices less Apple's commission (money.proceeds_estimate); taxes not estimated"
+    /// `proceeds_source` of ledger money some of whose proceeds Apple's measured rates gave (docs/reports.md,
+    /// "Calibrated proceeds").
+    public static let calibratedProceedsSource =
+        "calibrated: Apple's measured rate (tax and commission) of the storefront and tier from the Subscriber "
+        + "reports (money.proceeds_calibration) for calibrated_transactions; the others estimated: ledger prices "
+        + "less Apple's commission (money.proceeds_estimate), taxes not estimated"
     /// `proceeds_source` of catalog money.
     public static let catalogProceedsSource =
         "estimate: catalog prices less Apple's commission (money.proceeds_estimate); taxes not estimated"
@@ -77,7 +83,9 @@ public struct LedgerCurrencyMoney: Sendable, Equatable, Codable {
         var c = encoder.container(keyedBy: LedgerMoneyFigures.Key.self)
         try c.encode(source, forKey: .source)
         try c.encode(
-            source == Self.catalogSource ? Self.catalogProceedsSource : Self.proceedsSource,
+            source == Self.catalogSource
+                ? Self.catalogProceedsSource
+                : totals.calibratedTransactions > 0 ? Self.calibratedProceedsSource : Self.proceedsSource,
             forKey: .proceedsSource
         )
         try totals.encode(into: &c)

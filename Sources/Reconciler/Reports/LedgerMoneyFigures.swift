@@ -30,6 +30,8 @@ public struct LedgerMoneyFigures: Sendable, Equatable, Codable {
     /// Paid transactions (purchased, or refunded, here) at the first-year commission rate, and after it.
     public var firstYearTransactions = 0
     public var afterFirstYearTransactions = 0
+    /// Of those, the ones whose proceeds Apple's measured rate gave (docs/reports.md, "Calibrated proceeds").
+    public var calibratedTransactions = 0
 
     public init(currency: String, productId: String? = nil, storefront: String? = nil) {
         self.currency = currency
@@ -69,26 +71,31 @@ public struct LedgerMoneyFigures: Sendable, Equatable, Codable {
         refundedProceedsMilliunits += other.refundedProceedsMilliunits
         firstYearTransactions += other.firstYearTransactions
         afterFirstYearTransactions += other.afterFirstYearTransactions
+        calibratedTransactions += other.calibratedTransactions
     }
 
     /// Counts one ledger transaction of `currency` for `scope` (the caller groups by currency and product): its
     /// price in gross when its purchase counts in `scope`, its refund when its refund does (docs/reports.md,
     /// "The period"). A payment purchased and refunded in the period is in both gross and refunded. Its
-    /// estimated proceeds, and those its refund reverses, at its `commission` rate.
-    mutating func add(_ transaction: ReportTransaction, scope: PeriodScope, commission: CommissionPolicy) {
+    /// estimated proceeds, and those its refund reverses, by `estimate` at its tier.
+    mutating func add(_ transaction: ReportTransaction, scope: PeriodScope, estimate: ProceedsEstimate) {
         guard let price = transaction.priceMilliunits, price > 0 else { return }
         let after = CommissionPolicy.isAfterFirstYear(
             purchase: transaction.purchaseDate,
             firstPaid: transaction.firstPaidDate
         )
-        let rate = after ? commission.afterFirstYearRate : commission.firstYearRate
+        let currency = currency
+        let proceeds = { (amount: Int64) in
+            estimate.proceeds(of: amount, currency: currency, storefront: transaction.storefront, afterFirstYear: after)
+        }
         if transaction.purchaseScope == scope || transaction.refundScope == scope {
             if after { afterFirstYearTransactions += 1 } else { firstYearTransactions += 1 }
+            if proceeds(price).calibrated { calibratedTransactions += 1 }
         }
         if transaction.purchaseScope == scope {
             paidTransactions += 1
             grossMilliunits += price
-            proceedsMilliunits += CommissionPolicy.proceeds(of: price, rate: rate, currency: currency)
+            proceedsMilliunits += proceeds(price).milliunits
         }
         guard transaction.refundScope == scope else { return }
         let refunded: Int64
@@ -101,7 +108,7 @@ public struct LedgerMoneyFigures: Sendable, Equatable, Codable {
             refunded = price
             fullRefundedMilliunits += price
         }
-        refundedProceedsMilliunits += CommissionPolicy.proceeds(of: refunded, rate: rate, currency: currency)
+        refundedProceedsMilliunits += proceeds(refunded).milliunits
     }
 
     // MARK: Coding (flat: the currency's object in summary.json holds these keys beside `source` and `products`)
@@ -130,6 +137,7 @@ public struct LedgerMoneyFigures: Sendable, Equatable, Codable {
         case netProceedsMilliunits = "net_proceeds_milliunits"
         case firstYearTransactions = "first_year_transactions"
         case afterFirstYearTransactions = "after_first_year_transactions"
+        case calibratedTransactions = "calibrated_transactions"
         case proceedsSource = "proceeds_source"
         case storefronts, storefront
     }
@@ -154,6 +162,7 @@ public struct LedgerMoneyFigures: Sendable, Equatable, Codable {
         refundedProceedsMilliunits = try c.decodeIfPresent(Int64.self, forKey: .proceedsRefundedMilliunits) ?? 0
         firstYearTransactions = try c.decodeIfPresent(Int.self, forKey: .firstYearTransactions) ?? 0
         afterFirstYearTransactions = try c.decodeIfPresent(Int.self, forKey: .afterFirstYearTransactions) ?? 0
+        calibratedTransactions = try c.decodeIfPresent(Int.self, forKey: .calibratedTransactions) ?? 0
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -182,6 +191,7 @@ public struct LedgerMoneyFigures: Sendable, Equatable, Codable {
         try c.encode(netMilliunits, forKey: .netMilliunits)
         try c.encode(firstYearTransactions, forKey: .firstYearTransactions)
         try c.encode(afterFirstYearTransactions, forKey: .afterFirstYearTransactions)
+        try c.encode(calibratedTransactions, forKey: .calibratedTransactions)
         try c.encode(proceeds, forKey: .proceeds)
         try c.encode(proceedsMilliunits, forKey: .proceedsMilliunits)
         try c.encode(proceedsRefunded, forKey: .proceedsRefunded)

@@ -32,12 +32,12 @@ public struct MoneyByCurrency: Sendable, Equatable, Codable {
     }
 
     /// Folds one paid ledger-priced transaction (price > 0 and a currency, not Sandbox) for `scope` (the period,
-    /// or history found), with its estimated proceeds at `commission`; others, and transactions counting nowhere
-    /// in `scope`, are ignored.
+    /// or history found), with its proceeds by `estimate`; others, and transactions counting nowhere in `scope`,
+    /// are ignored.
     static func add(
         _ transaction: ReportTransaction,
         scope: PeriodScope,
-        commission: CommissionPolicy,
+        estimate: ProceedsEstimate,
         to lines: inout Lines
     ) {
         guard transaction.isMoney, let price = transaction.priceMilliunits, price > 0,
@@ -48,7 +48,7 @@ public struct MoneyByCurrency: Sendable, Equatable, Codable {
         lines[currency, default: [:]][
             LineKey(productId: transaction.productId, storefront: storefront),
             default: LedgerMoneyFigures(currency: currency, productId: transaction.productId, storefront: storefront)
-        ].add(transaction, scope: scope, commission: commission)
+        ].add(transaction, scope: scope, estimate: estimate)
     }
 
     /// ISO codes present, sorted.

@@ -95,6 +95,9 @@ public struct MoneySummary: Sendable, Equatable, Codable {
     /// The commission the estimated proceeds of `byCurrency` and `historyFound` use, and their label
     /// (docs/reports.md, "Estimated proceeds").
     public var proceedsEstimate: CommissionPolicy
+    /// Apple's measured proceeds rates the estimates used where they knew one (docs/reports.md, "Calibrated
+    /// proceeds"); empty without imported Subscriber reports.
+    public var proceedsCalibration: ProceedsCalibration
     /// The period's ledger money converted with the user's rates (`--fx-rates`); nil without them.
     public var converted: ConvertedMoney?
 
@@ -109,6 +112,7 @@ public struct MoneySummary: Sendable, Equatable, Codable {
         case catalog = "catalog_by_currency"
         case catalogUnpriced = "catalog_unpriced"
         case proceedsEstimate = "proceeds_estimate"
+        case proceedsCalibration = "proceeds_calibration"
         case converted
     }
 
@@ -125,6 +129,8 @@ public struct MoneySummary: Sendable, Equatable, Codable {
         catalog = try c.decodeIfPresent(MoneyByCurrency.self, forKey: .catalog) ?? MoneyByCurrency()
         catalogUnpriced = try c.decodeIfPresent([CatalogUnpricedLine].self, forKey: .catalogUnpriced) ?? []
         proceedsEstimate = try c.decodeIfPresent(CommissionPolicy.self, forKey: .proceedsEstimate) ?? .standard
+        proceedsCalibration =
+            try c.decodeIfPresent(ProceedsCalibration.self, forKey: .proceedsCalibration) ?? .none
         converted = try c.decodeIfPresent(ConvertedMoney.self, forKey: .converted)
     }
 
@@ -141,6 +147,7 @@ public struct MoneySummary: Sendable, Equatable, Codable {
         try c.encode(catalog, forKey: .catalog)
         try c.encode(catalogUnpriced, forKey: .catalogUnpriced)
         try c.encode(proceedsEstimate, forKey: .proceedsEstimate)
+        try c.encode(proceedsCalibration, forKey: .proceedsCalibration)
         try c.encode(converted, forKey: .converted)
     }
 
@@ -155,12 +162,14 @@ public struct MoneySummary: Sendable, Equatable, Codable {
         byCurrency: MoneyByCurrency = MoneyByCurrency(),
         historyFound: MoneyByCurrency = MoneyByCurrency(),
         proceedsEstimate: CommissionPolicy = .standard,
+        proceedsCalibration: ProceedsCalibration = .none,
         fxRates: FXRates? = nil
     ) {
         converted = fxRates.map { ConvertedMoney(byCurrency, rates: $0) }
         self.byCurrency = byCurrency
         self.historyFound = historyFound
         self.proceedsEstimate = proceedsEstimate
+        self.proceedsCalibration = proceedsCalibration
         self.catalog = catalog
         self.catalogUnpriced = catalogUnpriced.sorted {
             ($0.productId, $0.reason.rawValue) < ($1.productId, $1.reason.rawValue)

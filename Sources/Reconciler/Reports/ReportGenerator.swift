@@ -111,6 +111,19 @@ public struct ReportGenerator {
         }
     }
 
+    /// `moneyOptions` with Apple's measured proceeds rates up to the run's as-of (docs/reports.md, "Calibrated
+    /// proceeds"), read in the report's snapshot; unchanged with a configured `--commission-rate`.
+    static func calibrated(
+        _ moneyOptions: ReportMoneyOptions,
+        _ db: PostgresConnection,
+        run: ReportRun
+    ) throws -> ReportMoneyOptions {
+        guard moneyOptions.commission.name != CommissionPolicy.fixed(0).name else { return moneyOptions }
+        var options = moneyOptions
+        options.calibration = try ProceedsCalibration.load(db, through: run.asOf)
+        return options
+    }
+
     // MARK: Passes
 
     static func summarize(
@@ -122,6 +135,7 @@ public struct ReportGenerator {
     ) throws
         -> RunSummary
     {
+        let moneyOptions = try calibrated(moneyOptions, db, run: run)
         var accumulator = RunSummaryAccumulator(moneyOptions: moneyOptions, prices: prices)
         try ReportLoader.forEachItem(db, runId: run.id, schema: schema) { accumulator.add($0) }
         try ReportLoader.forEachTransaction(db, run: run, schema: schema) { accumulator.add($0) }
@@ -139,6 +153,7 @@ public struct ReportGenerator {
         moneyOptions: ReportMoneyOptions,
         into directory: String
     ) throws -> RunSummary {
+        let moneyOptions = try calibrated(moneyOptions, db, run: run)
         var accumulator = RunSummaryAccumulator(moneyOptions: moneyOptions, prices: prices)
         let changes = try ReportCSVFile(
             path: "\(directory)/changes.csv",

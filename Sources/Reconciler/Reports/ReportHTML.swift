@@ -321,7 +321,7 @@ public enum ReportHTML {
     static func moneySection(_ m: MoneySummary, period: ReportPeriod?) -> String {
         var out = "<section id=\"money\"><h2>Money</h2>\n"
         out += "<p id=\"money-period\">" + periodText(period) + "</p>\n"
-        out += ledgerMoney(m.byCurrency, commission: m.proceedsEstimate)
+        out += ledgerMoney(m.byCurrency, commission: m.proceedsEstimate, calibration: m.proceedsCalibration)
         if let converted = m.converted { out += convertedMoney(converted) }
         out += historyFound(m.historyFound)
         out += catalogMoney(m)
@@ -378,7 +378,11 @@ public enum ReportHTML {
 
     /// Money per currency from the prices Apple signed into the ledger: one row per currency (never summed
     /// across currencies), then per product within each currency.
-    static func ledgerMoney(_ m: MoneyByCurrency, commission: CommissionPolicy) -> String {
+    static func ledgerMoney(
+        _ m: MoneyByCurrency,
+        commission: CommissionPolicy,
+        calibration: ProceedsCalibration = .none
+    ) -> String {
         var out = "<h3 id=\"money-per-currency\">Money per currency (source: \(e(LedgerCurrencyMoney.source)))</h3>\n"
         out += "<p class=\"note\">Gross = paid transactions purchased in the period at the price Apple signed; "
         out += "refunded = full refunds at that price plus prorated refunds (price × refunded percentage, rounded to "
@@ -388,6 +392,7 @@ public enum ReportHTML {
         out += "Apple's commission, the refunds' proceeds reversed at the refunded transaction's rate. Taxes, which "
         out += "Apple withholds in many storefronts, are not estimated: App Store Connect's financial report is the "
         out += "source of record for proceeds.</p>\n"
+        out += calibrationNote(m, calibration)
         if m.isEmpty {
             return out + "<p>No transaction with a signed price in this run.</p>\n"
         }
@@ -403,6 +408,24 @@ public enum ReportHTML {
             numericFrom: 2
         )
         return out + "</div>\n"
+    }
+
+    /// How many estimates Apple's measured rates gave, and those rates (docs/reports.md, "Calibrated proceeds");
+    /// empty when none did.
+    static func calibrationNote(_ m: MoneyByCurrency, _ calibration: ProceedsCalibration) -> String {
+        let totals = m.codes.compactMap { m.currencies[$0]?.totals }
+        let calibrated = totals.reduce(0) { $0 + $1.calibratedTransactions }
+        guard calibrated > 0 else { return "" }
+        let paid = totals.reduce(0) { $0 + $1.firstYearTransactions + $1.afterFirstYearTransactions }
+        let rates = calibration.rates.sorted { $0.key < $1.key }.map { key, rate in
+            let tier = key.afterFirstYear ? "after a year" : "first year"
+            return "\(key.country) \(key.currency) \(tier) \(String(format: "%.2f", rate.share * 100))% (\(rate.units))"
+        }
+        var out = "<p class=\"note\" id=\"proceeds-calibrated\">Calibrated: the proceeds of \(calibrated) of \(paid) "
+        out += "paid transactions use Apple's own rate for their storefront, currency and tier (tax and commission "
+        out += "together), measured from the Subscriber reports of the \(ProceedsCalibration.windowDays) days to the "
+        out += "run's day; the others are the estimate above. Rates (units measured): "
+        return out + e(rates.joined(separator: "; ")) + ".</p>\n"
     }
 
     /// The period's money converted with the user's rates (`--fx-rates`), labelled so, per currency then the

@@ -152,9 +152,9 @@ public struct RunSummaryAccumulator: Sendable {
         if transaction.refundScope == .historyFound { refundsHistoryFound += 1 }
         if transaction.isTrialConversion { transactions.trialConversions += 1 }
         if transaction.isIntroConversion { transactions.introOfferConversions += 1 }
-        let commission = moneyOptions.commission
-        MoneyByCurrency.add(transaction, scope: .period, commission: commission, to: &ledgerMoney)
-        MoneyByCurrency.add(transaction, scope: .historyFound, commission: commission, to: &historyMoney)
+        let estimate = moneyOptions.estimate
+        MoneyByCurrency.add(transaction, scope: .period, estimate: estimate, to: &ledgerMoney)
+        MoneyByCurrency.add(transaction, scope: .historyFound, estimate: estimate, to: &historyMoney)
         addCatalogMoney(transaction)
     }
 
@@ -177,7 +177,7 @@ public struct RunSummaryAccumulator: Sendable {
             priced.priceMilliunits = milliunits
             priced.currency = currency
             priced.storefront = nil
-            MoneyByCurrency.add(priced, scope: .period, commission: moneyOptions.commission, to: &catalogMoney)
+            MoneyByCurrency.add(priced, scope: .period, estimate: moneyOptions.estimate, to: &catalogMoney)
             if purchase && transaction.isIntroOffer { catalogIntroPurchases[transaction.productId, default: 0] += 1 }
         case .unpriced(let reason):
             let key = CatalogUnpricedLine.Key(productId: transaction.productId, reason: reason)
@@ -205,6 +205,7 @@ public struct RunSummaryAccumulator: Sendable {
             byCurrency: MoneyByCurrency(lines: ledgerMoney),
             historyFound: MoneyByCurrency(lines: historyMoney),
             proceedsEstimate: moneyOptions.commission,
+            proceedsCalibration: moneyOptions.estimate.calibration,
             fxRates: moneyOptions.fxRates
         )
     }

@@ -281,7 +281,9 @@ import Testing
         ).map(ReportLoader.transaction)
         #expect(transactions.map(\.kind) == ["one_time"])
         var money: MoneyByCurrency.Lines = [:]
-        for t in transactions { MoneyByCurrency.add(t, scope: .period, commission: .standard, to: &money) }
+        for t in transactions {
+            MoneyByCurrency.add(t, scope: .period, estimate: ProceedsEstimate(commission: .standard), to: &money)
+        }
         let usd = try #require(MoneyByCurrency(lines: money, source: LedgerCurrencyMoney.source).currencies["USD"])
         #expect(usd.totals.grossMilliunits == 4990)
         #expect(usd.totals.paidTransactions == 1)
