@@ -16,7 +16,7 @@ struct TieOutCommand: ParsableCommand {
             day, product, country and currency it compares units, customer prices, refunds and proceeds with the \
             Subscriber report; per fiscal month (each one wholly inside the days, whose Financial report is \
             imported) the ledger's estimated proceeds with the Financial report's partner share. Every difference \
-            is attributed to a cause: timing, refund_other_period, exchange_rate, tax, family_sharing, \
+            is attributed to a cause: timing, refund_other_period, refund_reversed, exchange_rate, tax, family_sharing, \
             commission_tier or unexplained; the unexplained money is listed event by event (lost orders to \
             backfill, and ledger transactions Apple never reported). The rules: docs/tie-out.md.
 

@@ -51,6 +51,9 @@ GRANT SELECT ON reconciliation_runs, reconciliation_items, subscription_transact
                 products, trend_snapshots, run_workers, run_chunks TO renewal_reader;
 GRANT SELECT ON apple_report_files, apple_subscriber_events, apple_financial_rows, apple_finance_detail_rows
     TO renewal_reader;                                                        -- Apple's own reports (021)
+GRANT SELECT ON schema_migrations TO renewal_reader;                          -- `tie-out` checks the schema
+GRANT SELECT (notification_type, transaction_id, signed_date) ON app_store_notifications
+    TO renewal_reader;                                                        -- `tie-out`: refunds Apple reversed
 GRANT SELECT (id, user_id, bundle_id, product_id, original_transaction_id, environment, expires_at, state,
               auto_renew, auto_renew_product_id, grace_period_expires_at, updated_at, currency)
     ON subscriptions TO renewal_reader;

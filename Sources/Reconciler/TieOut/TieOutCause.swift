@@ -6,6 +6,9 @@ public enum TieOutCause: String, Sendable, CaseIterable, Codable, Comparable {
     case timing
     /// A refund one side books on another day than the other, more than a day away (another period).
     case refundOtherPeriod = "refund_other_period"
+    /// A refund in Apple's report that Apple later reversed (`REFUND_REVERSED`): the ledger holds the purchase
+    /// unrefunded.
+    case refundReversed = "refund_reversed"
     /// Apple pays the proceeds in another currency than the customer's.
     case exchangeRate = "exchange_rate"
     /// Apple's proceeds below price less commission: the storefront's tax.

@@ -13,7 +13,12 @@ public struct TieOutComparison {
 
     public init(_ input: TieOutInput) {
         self.input = input
-        matching = TieOutMatching(ledger: input.ledger, apple: input.apple)
+        matching = TieOutMatching(
+            ledger: input.ledger,
+            apple: input.apple,
+            reversals: input.reversals,
+            uncovered: input.daysWithoutReport
+        )
     }
 
     /// Compares; `notes` are carried into the result as they are.
@@ -159,18 +164,23 @@ public struct TieOutComparison {
             event.amount
         )
         guard let pair = matching.ledgerOfApple[index] else {
-            headlines[event.currency]?.unexplainedMoney += abs(event.amount)
-            appleOnly.append(event)
-            let detail = Self.lostOrderText(event)
+            let reversal = matching.reversalOfApple[index].map { input.reversals[$0] }
+            // A refund Apple reversed is explained: the ledger holds the purchase unrefunded.
+            let cause: TieOutCause = reversal == nil ? .unexplained : .refundReversed
+            if reversal == nil {
+                headlines[event.currency]?.unexplainedMoney += abs(event.amount)
+                appleOnly.append(event)
+            }
+            let detail = reversal.map { Self.reversalText(event, $0) } ?? Self.lostOrderText(event)
             set.add(
-                row(.customerPrice, .unexplained),
+                row(.customerPrice, cause),
                 appleUnits: event.units,
                 appleAmount: event.amount,
                 difference: -event.amount,
                 detail: detail
             )
             set.add(
-                row(.proceeds, .unexplained, event.proceedsCurrency),
+                row(.proceeds, cause, event.proceedsCurrency),
                 appleUnits: event.units,
                 appleAmount: event.proceeds,
                 difference: -event.proceeds,
@@ -198,6 +208,12 @@ public struct TieOutComparison {
             ledgerSide: false,
             appleSide: true
         )
+    }
+
+    /// An Apple refund that a reversal explains.
+    static func reversalText(_ event: TieOutAppleEvent, _ reversal: TieOutReversal) -> String {
+        "\(event.source): refund of \(reversal.transactionId), reversed by Apple at \(RFC3339.string(reversal.reversedAt)) "
+            + "(REFUND_REVERSED); the ledger holds the purchase unrefunded"
     }
 
     /// Why an Apple event is unexplained: a lost order, or an Apple ID that maps to no product.
@@ -392,12 +408,21 @@ public struct TieOutComparison {
             subscriber[group, default: (0, 0)].units += event.units
             subscriber[group, default: (0, 0)].proceeds += event.proceeds
             guard let pair = matching.ledgerOfApple[index] else {
+                let reversal = matching.reversalOfApple[index].map { input.reversals[$0] }
                 set.add(
-                    key(.monthly, m.name, event.productKey, event.country, event.currency, .partnerShare, .unexplained),
+                    key(
+                        .monthly,
+                        m.name,
+                        event.productKey,
+                        event.country,
+                        event.currency,
+                        .partnerShare,
+                        reversal == nil ? .unexplained : .refundReversed
+                    ),
                     appleUnits: event.units,
                     appleAmount: event.proceeds,
                     difference: -event.proceeds,
-                    detail: Self.lostOrderText(event)
+                    detail: reversal.map { Self.reversalText(event, $0) } ?? Self.lostOrderText(event)
                 )
                 continue
             }
@@ -438,20 +463,57 @@ public struct TieOutComparison {
             financial[group, default: (0, 0, 0)].amount += share.amount
             financial[group, default: (0, 0, 0)].lines += 1
         }
-        for group in Set(financial.keys).union(subscriber.keys) {
+        var settled: [Group: TieOutSettlement] = [:]
+        for settlement in input.settlements where months.contains(settlement.fiscalMonth) {
+            settled[
+                Group(
+                    month: settlement.fiscalMonth.name,
+                    product: settlement.productId,
+                    country: settlement.country,
+                    currency: settlement.currency
+                )
+            ] = settlement
+        }
+        for group in Set(financial.keys).union(subscriber.keys).union(settled.keys) where fxKey(group) == nil {
             let reported = financial[group] ?? (0, 0, 0)
             let seen = subscriber[group] ?? (0, 0)
-            guard reported.units != seen.units || reported.amount != seen.proceeds else { continue }
             let currency = group.currency
+            func money(_ amount: Int64) -> String { CurrencyFormat.format(milliunits: amount, currency: currency) }
+            func row(_ cause: TieOutCause) -> TieOutRow.Key {
+                key(.monthly, group.month, group.product, group.country, currency, .partnerShare, cause)
+            }
+            // Settlement timing: sold in another fiscal month than Apple settled it (the detailed reports).
+            let shift = settled[group]
+            let inUnits = shift?.quantityIn ?? 0
+            let inAmount = shift?.amountIn ?? 0
+            let outUnits = shift?.quantityOut ?? 0
+            let outAmount = shift?.amountOut ?? 0
+            if inAmount != 0 || outAmount != 0 || inUnits != 0 || outUnits != 0 {
+                set.add(
+                    row(.timing),
+                    appleUnits: inUnits - outUnits,
+                    appleAmount: inAmount - outAmount,
+                    difference: outAmount - inAmount,
+                    detail: "settled in \(group.month), sold before: \(money(inAmount)) (\(inUnits) units); sold in "
+                        + "\(group.month), settled in the next fiscal month: \(money(outAmount)) (\(outUnits) units)"
+                )
+            }
+            let restUnits = reported.units - seen.units - (inUnits - outUnits)
+            let restAmount = reported.amount - seen.proceeds - (inAmount - outAmount)
+            guard restUnits != 0 || restAmount != 0 else { continue }
+            let month = months.first { $0.name == group.month }
+            let unknownLater =
+                month.map { input.settledLaterKnown.contains($0) } == false
+                ? " (the next fiscal month's detailed Financial report is not imported: what \(group.month) sold and "
+                    + "the next month settled is not known)" : ""
             set.add(
-                key(.monthly, group.month, group.product, group.country, currency, .partnerShare, .unexplained),
-                appleUnits: reported.units - seen.units,
-                appleAmount: reported.amount - seen.proceeds,
-                difference: seen.proceeds - reported.amount,
-                detail: "the Financial report's partner share "
-                    + "\(CurrencyFormat.format(milliunits: reported.amount, currency: currency)) (\(reported.units) units) "
-                    + "differs from the Subscriber report's proceeds "
-                    + "\(CurrencyFormat.format(milliunits: seen.proceeds, currency: currency)) (\(seen.units) units)"
+                row(.unexplained),
+                appleUnits: restUnits,
+                appleAmount: restAmount,
+                difference: -restAmount,
+                detail: "the Financial report's partner share \(money(reported.amount)) (\(reported.units) units) "
+                    + "differs from the Subscriber report's proceeds \(money(seen.proceeds)) (\(seen.units) units) "
+                    + "by \(money(restAmount)) beyond settlement timing\(unknownLater)"
             )
         }
     }

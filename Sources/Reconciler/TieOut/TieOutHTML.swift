@@ -10,7 +10,8 @@ enum TieOutHTML {
 
     /// Fill colours of the causes in the charts.
     static let colors: [TieOutCause: String] = [
-        .matched: "#9e9e9e", .timing: "#1565c0", .refundOtherPeriod: "#6a1b9a", .exchangeRate: "#00897b",
+        .matched: "#9e9e9e", .timing: "#1565c0", .refundOtherPeriod: "#6a1b9a", .refundReversed: "#ad1457",
+        .exchangeRate: "#00897b",
         .tax: "#f9a825", .familySharing: "#2e7d32", .commissionTier: "#ef6c00", .unexplained: "#c62828",
     ]
 

@@ -10,12 +10,20 @@ public struct TieOutInput: Sendable {
     public var ledger: [TieOutLedgerEvent]
     /// Subscriber report events of the same days.
     public var apple: [TieOutAppleEvent]
-    /// The window's days no imported Subscriber report covers: the daily view leaves their ledger events out (they
-    /// would all read as unexplained) and a note names them.
+    /// The days of the window and the horizon no imported Subscriber report covers: their ledger events match by
+    /// refund purchase only (`TieOutMatching`), and the daily view leaves them out (they would all read as
+    /// unexplained).
     public var daysWithoutReport: Set<PacificDay>
+    /// Ledger transactions whose refund Apple reversed, in the horizon (`TieOutReversal`).
+    public var reversals: [TieOutReversal]
     /// The fiscal months of the monthly view: those wholly inside the window whose Financial report is imported.
     public var fiscalMonths: [AppleFiscalMonth]
     public var partnerShares: [TieOutPartnerShare]
+    /// Per month and key, what settled in another month than it was sold (`TieOutSettlement`).
+    public var settlements: [TieOutSettlement]
+    /// The months of `fiscalMonths` whose next month's detailed Financial report is imported: what they sold and the
+    /// next month settled is known.
+    public var settledLaterKnown: Set<AppleFiscalMonth>
     /// The commission the ledger's proceeds estimate uses (`CommissionPolicy`).
     public var commission: CommissionPolicy
 
@@ -25,8 +33,11 @@ public struct TieOutInput: Sendable {
         ledger: [TieOutLedgerEvent],
         apple: [TieOutAppleEvent],
         daysWithoutReport: Set<PacificDay> = [],
+        reversals: [TieOutReversal] = [],
         fiscalMonths: [AppleFiscalMonth] = [],
         partnerShares: [TieOutPartnerShare] = [],
+        settlements: [TieOutSettlement] = [],
+        settledLaterKnown: Set<AppleFiscalMonth> = [],
         commission: CommissionPolicy = .standard
     ) {
         self.from = from
@@ -34,8 +45,11 @@ public struct TieOutInput: Sendable {
         self.ledger = ledger
         self.apple = apple
         self.daysWithoutReport = daysWithoutReport
+        self.reversals = reversals
         self.fiscalMonths = fiscalMonths
         self.partnerShares = partnerShares
+        self.settlements = settlements
+        self.settledLaterKnown = settledLaterKnown
         self.commission = commission
     }
 

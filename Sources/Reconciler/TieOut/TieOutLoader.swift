@@ -60,7 +60,15 @@ public struct TieOutLoader {
                     + "apple_id:ID and unexplained (add apple_id to the catalog)"
             )
         }
-        let missing = try daysWithoutSubscriberReport(from: from, to: to)
+        let uncovered = try daysWithoutSubscriberReport(from: first, to: last)
+        let missing = uncovered.filter { $0 >= from && $0 <= to }
+        let edges = [PacificDay(days: from.days - 1), to.next].filter(uncovered.contains)
+        if !edges.isEmpty {
+            notes.append(
+                "no Subscriber report imported for \(Self.list(edges.map(\.description))) next to the days compared: "
+                    + "a purchase Apple books across that edge reads as unexplained, not timing"
+            )
+        }
         if !missing.isEmpty {
             let left = ledger.filter { Set(missing).contains($0.day) }.count
             notes.append(
@@ -68,6 +76,7 @@ public struct TieOutLoader {
                     + "the daily view leaves out their \(left) ledger event(s)"
             )
         }
+        let reversals = try reversals(since: first.start)
         var months: [AppleFiscalMonth] = []
         var month = AppleFiscalMonth(containing: from)
         while month.start <= to {
@@ -81,15 +90,27 @@ public struct TieOutLoader {
         months = months.filter { imported.contains($0.name) }
         var shares = try partnerShares(months)
         if let products { shares = shares.filter { products.contains($0.productId) } }
+        let detailed = try detailedMonths()
+        var settlements = try settlements(months)
+        if let products { settlements = settlements.filter { products.contains($0.productId) } }
+        for month in months where !detailed.contains(month.name) {
+            notes.append(
+                "no detailed Financial report imported for fiscal month \(month.name): what it settled of earlier "
+                    + "months' sales is not known (read as unexplained)"
+            )
+        }
         return (
             TieOutInput(
                 from: from,
                 to: to,
                 ledger: ledger,
                 apple: apple,
-                daysWithoutReport: Set(missing),
+                daysWithoutReport: Set(uncovered),
+                reversals: reversals,
                 fiscalMonths: months,
                 partnerShares: shares,
+                settlements: settlements,
+                settledLaterKnown: Set(months.filter { detailed.contains($0.next.name) }),
                 commission: commission
             ),
             notes
@@ -182,6 +203,42 @@ public struct TieOutLoader {
             events.append(refund)
         }
         return (events, unpriced)
+    }
+
+    /// The ledger's paid subscription transactions whose refund Apple reversed (a `REFUND_REVERSED` notification
+    /// names them) since `since`, however late: a refund of the window may be reversed months after it.
+    func reversals(since: Date) throws -> [TieOutReversal] {
+        let app =
+            bundleId == nil
+            ? ""
+            : " AND EXISTS (SELECT 1 FROM subscriptions s WHERE s.original_transaction_id = t.original_transaction_id "
+                + "AND s.bundle_id = $2)"
+        var params: [(any PostgresEncodable)?] = [since]
+        if let bundleId { params.append(bundleId) }
+        return try connection.query(
+            """
+            SELECT t.transaction_id, t.product_id, t.purchase_date, t.price_milliunits, t.currency, t.storefront,
+                   min(n.signed_date) AS reversed_at
+              FROM app_store_notifications n JOIN subscription_transactions t ON t.transaction_id = n.transaction_id
+             WHERE n.notification_type = 'REFUND_REVERSED' AND n.signed_date >= $1
+               AND \(Self.subscriptionSQL) AND t.price_milliunits > 0 AND t.currency IS NOT NULL
+               AND t.purchase_date IS NOT NULL AND COALESCE(t.environment, '') <> 'Sandbox'\(app)
+             GROUP BY t.transaction_id, t.product_id, t.purchase_date, t.price_milliunits, t.currency, t.storefront
+             ORDER BY t.transaction_id
+            """,
+            params
+        )
+        .map { row in
+            TieOutReversal(
+                transactionId: try row.decode("transaction_id"),
+                productId: try row.decode("product_id"),
+                country: StorefrontCountry.country(ofStorefront: try row.decode("storefront")),
+                currency: try row.decode("currency"),
+                purchaseDay: PacificDay(of: try row.decode("purchase_date", as: Date.self)),
+                price: try row.decode("price_milliunits"),
+                reversedAt: try row.decode("reversed_at")
+            )
+        }
     }
 
     /// The catalog's Apple IDs, then the Financial reports' (`ProductAppleIds`).
@@ -281,6 +338,69 @@ public struct TieOutLoader {
             )
             .map { try $0.decode("fiscal_month", as: String.self) }
         )
+    }
+
+    /// The fiscal months (`YYYY-MM`) of the imported detailed Financial reports.
+    func detailedMonths() throws -> Set<String> {
+        Set(
+            try connection.query(
+                """
+                SELECT DISTINCT fiscal_month FROM apple_report_files
+                 WHERE kind = 'finance_detail' AND fiscal_month IS NOT NULL
+                """
+            )
+            .map { try $0.decode("fiscal_month", as: String.self) }
+        )
+    }
+
+    /// Per month of `months` and key, what Apple's detailed reports show settled in another fiscal month than it was
+    /// sold: the month's own report's transactions dated before it, the next month's report's dated in it.
+    func settlements(_ months: [AppleFiscalMonth]) throws -> [TieOutSettlement] {
+        guard !months.isEmpty else { return [] }
+        let names = Set(months.map(\.name) + months.map(\.next.name))
+        let rows = try connection.query(
+            """
+            SELECT f.fiscal_month, d.sku, d.country_of_sale, d.customer_currency, d.transaction_date::text AS day,
+                   sum(d.quantity)::bigint AS quantity, sum(d.extended_partner_share_milliunits)::bigint AS amount
+              FROM apple_finance_detail_rows d JOIN apple_report_files f ON f.id = d.file_id
+             WHERE f.kind = 'finance_detail' AND f.fiscal_month = ANY($1::text[])
+               AND d.partner_share_currency = d.customer_currency
+             GROUP BY 1, 2, 3, 4, 5
+            """,
+            [names.sorted()]
+        )
+        var out: [String: TieOutSettlement] = [:]
+        for row in rows {
+            let reportMonth: String = try row.decode("fiscal_month")
+            let dayText: String = try row.decode("day")
+            guard let day = PacificDay(dayText) else {
+                throw TieOutError(.failure, "apple_finance_detail_rows: Transaction Date \(dayText) is not a day")
+            }
+            let sold = AppleFiscalMonth(containing: day)
+            let quantity = Int(try row.decode("quantity", as: Int64.self))
+            let amount: Int64 = try row.decode("amount")
+            let product: String = try row.decode("sku")
+            let country: String = try row.decode("country_of_sale")
+            let currency: String = try row.decode("customer_currency")
+            for month in months {
+                let settledIn = reportMonth == month.name && sold < month
+                let settledLater = reportMonth == month.next.name && sold == month
+                guard settledIn || settledLater else { continue }
+                let id = "\(month.name)|\(product)|\(country)|\(currency)"
+                var settlement =
+                    out[id]
+                    ?? TieOutSettlement(fiscalMonth: month, productId: product, country: country, currency: currency)
+                if settledIn {
+                    settlement.quantityIn += quantity
+                    settlement.amountIn += amount
+                } else {
+                    settlement.quantityOut += quantity
+                    settlement.amountOut += amount
+                }
+                out[id] = settlement
+            }
+        }
+        return out.keys.sorted().compactMap { out[$0] }
     }
 
     /// The consolidated Financial report rows of `months`.

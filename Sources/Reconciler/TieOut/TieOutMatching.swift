@@ -8,12 +8,17 @@ import Foundation
 /// are taken in (day, file, line) order; each takes the first unmatched ledger event in (day, instant, transaction
 /// id) order that its pass allows:
 ///
+/// Ledger events of days no imported Subscriber report covers take part in pass 3 only.
+///
 /// 1. **same day**: the ledger event's Pacific day is Apple's day (`matched`);
 /// 2. **neighbouring day**: one day before, else one day after, when the ledger's instant lies within
 ///    `neighbourHours` of the Pacific midnight between the two days: an instant near midnight, or a day read in UTC
 ///    instead of Pacific time (7 or 8 hours) (`timing`);
 /// 3. **refund by purchase**: a refund whose ledger refund has the purchase day Apple's row names (`Purchase Date`),
-///    booked on any other day (`refund_other_period`).
+///    booked on any other day (`refund_other_period`);
+/// 4. **reversed refund**: a refund left unmatched, with a ledger transaction of the same product, country, currency
+///    and purchase day, priced at least the refund, whose refund Apple reversed on or after the refund's day
+///    (`TieOutReversal`, in (reversal instant, transaction id) order; `refund_reversed`).
 public struct TieOutMatching: Sendable, Equatable {
     public enum Kind: String, Sendable {
         case sameDay, neighbouringDay, refundByPurchase
@@ -23,14 +28,21 @@ public struct TieOutMatching: Sendable, Equatable {
     public private(set) var ledgerOfApple: [Int: (index: Int, kind: Kind)] = [:]
     /// For each ledger event (by index), its Apple event's index.
     public private(set) var appleOfLedger: [Int: Int] = [:]
+    /// For each Apple refund event (by index) explained by a reversal, the reversal's index (pass 4).
+    public private(set) var reversalOfApple: [Int: Int] = [:]
 
     public static func == (lhs: TieOutMatching, rhs: TieOutMatching) -> Bool {
-        lhs.appleOfLedger == rhs.appleOfLedger
+        lhs.appleOfLedger == rhs.appleOfLedger && lhs.reversalOfApple == rhs.reversalOfApple
             && lhs.ledgerOfApple.mapValues { "\($0.index)/\($0.kind)" }
                 == rhs.ledgerOfApple.mapValues { "\($0.index)/\($0.kind)" }
     }
 
-    public init(ledger: [TieOutLedgerEvent], apple: [TieOutAppleEvent]) {
+    public init(
+        ledger: [TieOutLedgerEvent],
+        apple: [TieOutAppleEvent],
+        reversals: [TieOutReversal] = [],
+        uncovered: Set<PacificDay> = []
+    ) {
         // The ledger's candidates per key and day, each list in (instant, transaction id) order.
         var byDay: [String: [Int64: [Int]]] = [:]
         var byPurchase: [String: [Int64: [Int]]] = [:]
@@ -40,7 +52,9 @@ public struct TieOutMatching: Sendable, Equatable {
         for index in ledgerOrder where !ledger[index].familyShared {
             let event = ledger[index]
             let key = Self.key(event.kind == .refund, event.productId, event.country, event.currency, event.amount)
-            byDay[key, default: [:]][event.day.days, default: []].append(index)
+            // A day no Subscriber report covers has no Apple events of its own to match first: its ledger events
+            // would take a neighbouring day's unrelated ones.
+            if !uncovered.contains(event.day) { byDay[key, default: [:]][event.day.days, default: []].append(index) }
             if event.kind == .refund {
                 byPurchase[key, default: [:]][event.purchaseDay.days, default: []].append(index)
             }
@@ -83,6 +97,25 @@ public struct TieOutMatching: Sendable, Equatable {
                 ledgerOfApple[index] = (found, kind)
                 appleOfLedger[found] = index
             }
+        }
+        let reversalOrder = reversals.indices.sorted {
+            (reversals[$0].reversedAt, reversals[$0].transactionId) < (
+                reversals[$1].reversedAt, reversals[$1].transactionId
+            )
+        }
+        var reversed = Set<Int>()
+        for index in appleOrder where ledgerOfApple[index] == nil && apple[index].isRefund {
+            let event = apple[index]
+            guard let productId = event.productId, let purchaseDay = event.purchaseDay else { continue }
+            let found = reversalOrder.first {
+                let reversal = reversals[$0]
+                return !reversed.contains($0) && reversal.productId == productId && reversal.country == event.country
+                    && reversal.currency == event.currency && reversal.purchaseDay == purchaseDay
+                    && reversal.price >= abs(event.amount) && reversal.reversedAt >= event.day.start
+            }
+            guard let found else { continue }
+            reversed.insert(found)
+            reversalOfApple[index] = found
         }
     }
 

@@ -389,5 +389,107 @@ import Testing
             apple: [Self.apple(2, "2026-11-21")]
         )
         #expect(utc.ledgerOfApple[0]?.kind == .neighbouringDay)
+        // The same sale on a day no Subscriber report covers is no candidate: Apple's row stays a lost order.
+        let uncovered = TieOutMatching(
+            ledger: [Self.ledger("utc", "2026-11-21T01:00:00Z")],
+            apple: [Self.apple(2, "2026-11-21")],
+            uncovered: [Self.day("2026-11-20")]
+        )
+        #expect(uncovered.ledgerOfApple.isEmpty)
+    }
+
+    @Test func aRefundAppleReversedLaterIsRefundReversedAndWithoutTheReversalUnexplained() {
+        let ledger = [Self.ledger("kept", "2026-11-02T18:00:00Z")]
+        let apple = [
+            Self.apple(2, "2026-11-02"),
+            Self.apple(3, "2026-11-04", amount: -9990, proceeds: -6990, purchased: "2026-11-02"),
+        ]
+        func reversal(_ at: String) -> TieOutReversal {
+            TieOutReversal(
+                transactionId: "kept",
+                productId: "pro.monthly",
+                country: "US",
+                currency: "USD",
+                purchaseDay: Self.day("2026-11-02"),
+                price: 9990,
+                reversedAt: Self.instant(at)
+            )
+        }
+        func compare(_ reversals: [TieOutReversal]) -> TieOutResult {
+            TieOutComparison.compare(
+                TieOutInput(
+                    from: Self.day("2026-11-01"),
+                    to: Self.day("2026-11-07"),
+                    ledger: ledger,
+                    apple: apple,
+                    reversals: reversals
+                )
+            )
+        }
+        let reversed = compare([reversal("2026-11-06T12:00:00Z")])
+        #expect(Self.causes(reversed, .daily, .customerPrice) == [.refundReversed: 9990])
+        #expect(Self.causes(reversed, .daily, .proceeds) == [.refundReversed: 6990])
+        #expect(reversed.appleOnly.isEmpty)
+        #expect(reversed.rows.first { $0.key.cause == .refundReversed }?.detail.contains("reversed by Apple") == true)
+        // A reversal signed before the refund's day cannot be its reversal; none at all leaves it unexplained.
+        for reversals in [[reversal("2026-11-03T12:00:00Z")], []] {
+            let result = compare(reversals)
+            #expect(Self.causes(result, .daily, .customerPrice) == [.unexplained: 9990])
+            #expect(result.appleOnly.map(\.line) == [3])
+        }
+        Self.expectTotalsAddUp(reversed)
+    }
+
+    @Test func theDetailedReportsSettlementTimingExplainsTheFinancialReportAgainstTheSubscriberReport() throws {
+        let november = try #require(AppleFiscalMonth(named: "2026-11"))
+        // Sold in November: a and b (6.99 each). Apple settled b in December, and a sale of October (6.99) in November.
+        var settlement = TieOutSettlement(
+            fiscalMonth: november,
+            productId: "pro.monthly",
+            country: "US",
+            currency: "USD"
+        )
+        settlement.quantityIn = 1
+        settlement.amountIn = 6990
+        settlement.quantityOut = 1
+        settlement.amountOut = 6990
+        func compare(_ settlements: [TieOutSettlement], financial: Int64) -> TieOutResult {
+            TieOutComparison.compare(
+                TieOutInput(
+                    from: Self.day("2026-11-01"),
+                    to: Self.day("2026-11-28"),
+                    ledger: [Self.ledger("a", "2026-11-10T18:00:00Z"), Self.ledger("b", "2026-11-27T18:00:00Z")],
+                    apple: [Self.apple(2, "2026-11-10"), Self.apple(3, "2026-11-27")],
+                    fiscalMonths: [november],
+                    partnerShares: [
+                        TieOutPartnerShare(
+                            fiscalMonth: november,
+                            productId: "pro.monthly",
+                            country: "US",
+                            currency: "USD",
+                            quantity: 2,
+                            amount: financial
+                        )
+                    ],
+                    settlements: settlements,
+                    settledLaterKnown: [november]
+                )
+            )
+        }
+        // In and out cancel: the timing row carries both, nothing unexplained.
+        let even = compare([settlement], financial: 13980)
+        #expect(Self.causes(even, .monthly, .partnerShare) == [:])
+        let timing = try #require(even.rows.first { $0.key.view == .monthly && $0.key.cause == .timing })
+        #expect(timing.detail.contains("sold before: 6.99 (1 units)"))
+        // Only the December settlement: November's report holds one unit less; timing explains it.
+        settlement.quantityIn = 0
+        settlement.amountIn = 0
+        let out = compare([settlement], financial: 6990)
+        #expect(Self.causes(out, .monthly, .partnerShare) == [.timing: 6990])
+        // Without the detailed reports, the same difference is unexplained.
+        let unknown = compare([], financial: 6990)
+        #expect(Self.causes(unknown, .monthly, .partnerShare) == [.unexplained: 6990])
+        Self.expectTotalsAddUp(out)
+        Self.expectTotalsAddUp(unknown)
     }
 }
