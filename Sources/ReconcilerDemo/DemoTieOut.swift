@@ -72,10 +72,11 @@ public struct DemoTieOut {
         Int(month.end.days - month.start.days + 2 + settlementDays)
     }
 
-    /// The night index whose clock serves the month's Financial reports: the day after the following fiscal month
-    /// ends (docs/simulator.md, "When").
+    /// The night index whose clock serves the Financial reports the month's tie-out needs: its own, and the next
+    /// month's detailed report (its sales settled after the month's end), out once the month after that has ended
+    /// (docs/simulator.md, "When").
     func reportsNight() -> Int {
-        let available = month.next.end.days + 2
+        let available = month.next.next.end.days + 2
         return Int(available - (month.start.days - 1))
     }
 
