@@ -6,7 +6,7 @@ import CivilTime
 /// with a difference (docs/tie-out.md, "Reading the files"). Every value is escaped.
 enum TieOutHTML {
     /// The `id`s of the charts always present; one `chart-tieout-days-<CUR>` follows per currency.
-    static let chartIds = ["chart-tieout-causes"]
+    static let chartIds = ["chart-tieout-causes", "chart-tieout-proceeds-causes"]
 
     /// Fill colours of the causes in the charts.
     static let colors: [TieOutCause: String] = [
@@ -28,7 +28,8 @@ enum TieOutHTML {
 
     static func render(_ result: TieOutResult) -> String {
         ReportHTML.documentStart(title: "Tie-out with Apple (\(result.periodLabel))") + header(result)
-            + headline(result) + notes(result) + causesChart(result) + daysCharts(result) + unexplained(result)
+            + headline(result) + notes(result) + causesChart(result) + proceedsCausesChart(result) + daysCharts(result)
+            + unexplained(result)
             + differences(result, view: .daily) + differences(result, view: .monthly)
                 + """
                 <footer>Written by renewal-reconciler tie-out from the ledger (subscription_transactions) and Apple's \
@@ -76,9 +77,12 @@ enum TieOutHTML {
     }
 
     /// The daily view's customer-price rows with a difference, each with its absolute difference in minor units.
-    private static func dailyDifferences(_ result: TieOutResult) -> [(TieOutRow, Int)] {
+    private static func dailyDifferences(
+        _ result: TieOutResult,
+        measure: TieOutRow.Measure = .customerPrice
+    ) -> [(TieOutRow, Int)] {
         result.rows.compactMap { row in
-            guard row.key.view == .daily, row.key.measure == .customerPrice, let difference = row.difference,
+            guard row.key.view == .daily, row.key.measure == measure, let difference = row.difference,
                 difference != 0
             else { return nil }
             return (row, minorUnits(difference, row.key.currency))
@@ -101,6 +105,25 @@ enum TieOutHTML {
             }
         )
         return "<section><h2>Differences by cause</h2><figure>\(chart.render())</figure></section>\n"
+    }
+
+    /// Absolute differences per currency and cause of the daily proceeds: where tax and the commission tier show.
+    private static func proceedsCausesChart(_ result: TieOutResult) -> String {
+        var bars: [String: [TieOutCause: Int]] = [:]
+        for (row, units) in dailyDifferences(result, measure: .proceeds) {
+            bars[row.key.currency, default: [:]][row.key.cause, default: 0] += units
+        }
+        let causes = TieOutCause.allCases.filter { $0 != .matched }
+        let chart = SVGBarChart(
+            id: "chart-tieout-proceeds-causes",
+            title:
+                "Proceeds differences by cause (the ledger's estimate against Apple's proceeds, minor units, absolute)",
+            series: causes.map { SVGBarChart.Series(name: $0.rawValue, color: colors[$0] ?? "#999") },
+            rows: bars.keys.sorted().map { currency in
+                SVGBarChart.Row(label: currency, values: causes.map { bars[currency]?[$0] ?? 0 })
+            }
+        )
+        return "<section><h2>Proceeds differences by cause</h2><figure>\(chart.render())</figure></section>\n"
     }
 
     /// Per currency, the absolute differences of each day by cause.
