@@ -32,6 +32,9 @@ public struct CommissionPolicy: Sendable, Equatable, Codable {
         CommissionPolicy(name: "fixed", firstYearRate: rate, afterFirstYearRate: rate)
     }
 
+    /// A rate the user configured (`--commission-rate`): never replaced by Apple's measured rates.
+    public var isConfigured: Bool { name == "fixed" }
+
     /// Parses a `--commission-rate` value: a percentage from 0 to 100 with at most three decimals (`15`,
     /// `17.5`), as milliunits of a percent. Nil when it is not one.
     public static func parseRate(_ text: String) -> Int64? {

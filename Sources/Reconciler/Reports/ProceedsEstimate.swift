@@ -9,7 +9,7 @@ public struct ProceedsEstimate: Sendable, Equatable {
 
     public init(commission: CommissionPolicy, calibration: ProceedsCalibration = .none) {
         self.commission = commission
-        self.calibration = commission.name == CommissionPolicy.fixed(0).name ? .none : calibration
+        self.calibration = commission.isConfigured ? .none : calibration
     }
 
     /// The proceeds of `amount` (milliunits, positive) of `currency` sold in `storefront` (alpha-3, or nil) at the

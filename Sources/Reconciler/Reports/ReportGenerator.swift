@@ -118,7 +118,7 @@ public struct ReportGenerator {
         _ db: PostgresConnection,
         run: ReportRun
     ) throws -> ReportMoneyOptions {
-        guard moneyOptions.commission.name != CommissionPolicy.fixed(0).name else { return moneyOptions }
+        guard !moneyOptions.commission.isConfigured else { return moneyOptions }
         var options = moneyOptions
         options.calibration = try ProceedsCalibration.load(db, through: run.asOf)
         return options
