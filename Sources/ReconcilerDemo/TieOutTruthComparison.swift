@@ -10,7 +10,7 @@ import Reconciler
 ///   list (day, Subscription Apple ID, country, currency, amount);
 /// - **nothing else unexplained**: no ledger-only event, and per currency the daily view's unexplained money is the
 ///   lost orders' and nothing more (ledger less Apple: minus what the lost customers paid); in the monthly view the
-///   lost orders' proceeds Apple settled in the month, nothing more;
+///   proceeds of the lost orders sold in the month that Apple settled in it, nothing more;
 /// - **family sharing**: per currency, the ledger money of the `family_sharing` rows is the family copies' the world
 ///   holds in the window;
 /// - **tax**: `tax` rows in exactly the countries whose prices include a tax, among those with sales in the window.
@@ -125,7 +125,9 @@ public struct TieOutTruthComparison {
     func unexplainedMonthly() -> Check {
         var expected: [String: Int64] = [:]
         let compared = Set(result.fiscalMonthsCompared.map(\.name))
-        for event in events where event.isLost {
+        // Sold in the window and settled in a month compared: a lost sale of the month before that Apple settled in
+        // this one is that month's lost order (here it is settlement timing, sold before the window).
+        for event in inWindow where event.isLost {
             guard let settled = event.settlementDay.flatMap(PacificDay.init),
                 compared.contains(AppleFiscalMonth(containing: settled).name)
             else { continue }
