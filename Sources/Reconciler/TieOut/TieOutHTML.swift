@@ -28,7 +28,8 @@ enum TieOutHTML {
 
     static func render(_ result: TieOutResult) -> String {
         ReportHTML.documentStart(title: "Tie-out with Apple (\(result.periodLabel))") + header(result)
-            + headline(result) + notes(result) + causesChart(result) + proceedsCausesChart(result) + daysCharts(result)
+            + headline(result) + notes(result) + causesChart(result, measure: .customerPrice)
+            + causesChart(result, measure: .proceeds) + daysCharts(result)
             + unexplained(result)
             + differences(result, view: .daily) + differences(result, view: .monthly)
                 + """
@@ -89,41 +90,27 @@ enum TieOutHTML {
         }
     }
 
-    /// Absolute differences per currency and cause of the daily customer price, in minor units.
-    private static func causesChart(_ result: TieOutResult) -> String {
+    /// Absolute differences per currency and cause of the daily `measure`, in minor units: the customer price, and
+    /// the proceeds (where tax and the commission tier show).
+    private static func causesChart(_ result: TieOutResult, measure: TieOutRow.Measure) -> String {
         var bars: [String: [TieOutCause: Int]] = [:]
-        for (row, units) in dailyDifferences(result) {
+        for (row, units) in dailyDifferences(result, measure: measure) {
             bars[row.key.currency, default: [:]][row.key.cause, default: 0] += units
         }
+        let proceeds = measure == .proceeds
         let causes = TieOutCause.allCases.filter { $0 != .matched }
         let chart = SVGBarChart(
-            id: "chart-tieout-causes",
-            title: "Differences by cause (daily customer price, minor units, absolute)",
+            id: proceeds ? "chart-tieout-proceeds-causes" : "chart-tieout-causes",
+            title: proceeds
+                ? "Proceeds differences by cause (the ledger's estimate against Apple's proceeds, minor units, absolute)"
+                : "Differences by cause (daily customer price, minor units, absolute)",
             series: causes.map { SVGBarChart.Series(name: $0.rawValue, color: colors[$0] ?? "#999") },
             rows: bars.keys.sorted().map { currency in
                 SVGBarChart.Row(label: currency, values: causes.map { bars[currency]?[$0] ?? 0 })
             }
         )
-        return "<section><h2>Differences by cause</h2><figure>\(chart.render())</figure></section>\n"
-    }
-
-    /// Absolute differences per currency and cause of the daily proceeds: where tax and the commission tier show.
-    private static func proceedsCausesChart(_ result: TieOutResult) -> String {
-        var bars: [String: [TieOutCause: Int]] = [:]
-        for (row, units) in dailyDifferences(result, measure: .proceeds) {
-            bars[row.key.currency, default: [:]][row.key.cause, default: 0] += units
-        }
-        let causes = TieOutCause.allCases.filter { $0 != .matched }
-        let chart = SVGBarChart(
-            id: "chart-tieout-proceeds-causes",
-            title:
-                "Proceeds differences by cause (the ledger's estimate against Apple's proceeds, minor units, absolute)",
-            series: causes.map { SVGBarChart.Series(name: $0.rawValue, color: colors[$0] ?? "#999") },
-            rows: bars.keys.sorted().map { currency in
-                SVGBarChart.Row(label: currency, values: causes.map { bars[currency]?[$0] ?? 0 })
-            }
-        )
-        return "<section><h2>Proceeds differences by cause</h2><figure>\(chart.render())</figure></section>\n"
+        let heading = proceeds ? "Proceeds differences by cause" : "Differences by cause"
+        return "<section><h2>\(heading)</h2><figure>\(chart.render())</figure></section>\n"
     }
 
     /// Per currency, the absolute differences of each day by cause.
