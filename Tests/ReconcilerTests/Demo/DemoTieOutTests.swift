@@ -29,7 +29,7 @@ import Testing
             #expect(demo.output.contains("tie-out 2026-10 (fiscal month, 2026-09-27 to 2026-10-31)"))
             #expect(demo.output.contains("night 39: as of 2026-11-04T23:00:00Z"))
             #expect(
-                demo.output.contains("tie-out vs the simulator's truth: 6/6 checks hold"),
+                demo.output.contains("tie-out vs the simulator's truth: 9/9 checks hold"),
                 "\(demo.output.suffix(3000))"
             )
             // At least 3 lost customers, and at least one of their sales in the month, found.
