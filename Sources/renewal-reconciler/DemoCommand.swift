@@ -139,191 +139,61 @@ struct DemoCommand: ParsableCommand {
         FileHandle.standardError.write(Data("==> \(text)\n".utf8))
     }
 
+    /// What every step of one demo shares: the database, the work directory, the as-of, the app and its secret.
+    private struct Setting {
+        var url: String
+        var work: URL
+        var asOf: Date
+        var simulatorBinary: String
+        var bundleId = "com.example.renewals"
+        var secret: String
+        var sourceKind: AppleSourceKind
+        var serverAPIExport: String { work.appendingPathComponent("server-api").path }
+        var truthFile: String { work.appendingPathComponent("truth.jsonl").path }
+    }
+
     private func demo() throws {
         let logger = Logger(label: "renewal-reconciler")
-        let asOf =
-            tieOutMonth.map(DemoTieOut.firstNight) ?? now.flatMap(RFC3339.parse) ?? Self.defaultAsOf(wallClock: Date())
-        let simulatorBinary = simulator ?? Self.siblingBinary("appstore-simulator")
-        let bundleId = "com.example.renewals"
         let secret = "demo-\(UUID().uuidString.prefix(8))-shared-secret"
         Redactor.shared.register(secret)
-
         // 1. Database.
         var throwaway: ThrowawayPostgres?
-        let url: String
-        if let env = ProcessInfo.processInfo.environment["DATABASE_URL"], !env.isEmpty {
-            url = env
-            step("using DATABASE_URL (\(PostgresConnectionString.redacted(env)))")
-        } else {
-            step("starting a throwaway PostgreSQL")
-            let pg = try ThrowawayPostgres()
-            throwaway = pg
-            url = try pg.createDatabase("renewal_demo")
-        }
         defer { throwaway?.stop() }
-        let migrated = try Migrator(connectionString: url, directory: try MigrationDirectory.locate(explicit: nil))
-            .migrate()
-        step(
-            "schema: \(migrated.isEmpty ? "up to date" : "applied " + migrated.map(\.fileName).joined(separator: ", "))"
-        )
-
-        // 2. What the app stored, and what Apple knows.
+        let url = try openDatabase { throwaway = $0 }
         let work = FileManager.default.temporaryDirectory.appendingPathComponent("renewal-demo-\(getpid())")
         try FileManager.default.createDirectory(at: work, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: work) }
-        step("simulator: exporting \(subscriptions) subscriptions (seed \(seed), as of \(RFC3339.string(asOf)))")
-        try SimulatorProcess.export(
-            binary: simulatorBinary,
-            seed: seed,
-            subscriptions: subscriptions,
-            now: asOf,
-            into: work.path,
-            extra: forgedArguments + worldArguments
-                + (effectiveNights > 1 ? ["--trend-nights", String(effectiveNights)] : [])
+        let setting = Setting(
+            url: url,
+            work: work,
+            asOf: tieOutMonth.map(DemoTieOut.firstNight) ?? now.flatMap(RFC3339.parse)
+                ?? Self.defaultAsOf(wallClock: Date()),
+            simulatorBinary: simulator ?? Self.siblingBinary("appstore-simulator"),
+            secret: secret,
+            sourceKind: tieOut ? .serverAPI : AppleSourceKind(rawValue: source) ?? .verifyReceipt
         )
-        let imported = try Importer(connectionString: url).importFile(
-            work.appendingPathComponent("purchases.jsonl").path,
-            skipInvalid: false
-        )
-        guard imported.committed else {
-            throw UsageError(
-                "import of the simulator's export failed: \(imported.invalid.prefix(5).map(\.description).joined(separator: "; "))"
-            )
-        }
-        step("imported \(imported.inserted) subscriptions")
-        // The app's price list, which prices what verifyReceipt reads (docs/reports.md, "Money from the catalog").
-        let catalog = try CatalogImporter(connectionString: url).importFile(
-            work.appendingPathComponent("catalog.csv").path
-        )
-        step(
-            "price catalog: \(catalog.rows) prices of \(catalog.products) products in \(catalog.currencies.joined(separator: ", "))"
-        )
-        // Rows a previous night's run left (e.g. revoked before the customer bought again): the import has no state.
-        let seedConnection = try PostgresConnection(url)
-        let seeded = try PriorRunSeeder(connection: seedConnection)
-            .seed(truthFile: work.appendingPathComponent("truth.jsonl").path)
-        seedConnection.close()
-        if seeded > 0 { step("\(seeded) rows set as a previous night's run left them") }
-
+        // 2. What the app stored, and what Apple knows.
+        try stageApp(setting)
         // 3. Apple, on loopback.
-        var simArguments = [
-            "--seed", String(seed), "--subscriptions", String(subscriptions), "--now", RFC3339.string(asOf),
-            "--bundle-id", bundleId,
-        ]
-        if let faults = simulatorFaults { simArguments += ["--faults-all", String(faults)] }
-        simArguments += forgedArguments + worldArguments
-        let sourceKind = tieOut ? .serverAPI : AppleSourceKind(rawValue: source) ?? .verifyReceipt
-        if sourceKind == .serverAPI {
-            // Apple's per-endpoint limits, raised to the demo's rate (the reconciler keeps to the same figures).
-            for limit in ["--max-rps-statuses", "--max-rps-history", "--max-rps-notification-history"] {
-                simArguments += [limit, String(Int(rate))]
-            }
-        }
-        let sim = try SimulatorProcess(binary: simulatorBinary, arguments: simArguments, sharedSecret: secret)
+        let simArguments = simulatorArguments(setting)
+        let sim = try SimulatorProcess(
+            binary: setting.simulatorBinary,
+            arguments: simArguments,
+            sharedSecret: secret
+        )
         defer { sim.stop() }
         step("simulator listening on 127.0.0.1:\(sim.port)")
-
-        // 4. The nightly run.
-        var options = RunOptions()
-        options.rate = rate
-        options.concurrency = concurrency
-        options.requestTimeoutSeconds = requestTimeout
-        let apple = AppleConfiguration(
-            productionURL: sim.productionURL,
-            sandboxURL: sim.sandboxURL,
-            sharedSecret: Secret(secret),
-            bundleId: bundleId
-        )
-        var app = AppDefinition(bundleId: bundleId, credentials: .verifyReceipt(apple))
-        if sourceKind == .serverAPI {
-            app.credentials = .serverAPI(
-                try Self.simulatorServerAPI(
-                    exportDirectory: work.appendingPathComponent("server-api"),
-                    baseURL: "http://127.0.0.1:\(sim.port)",
-                    rate: rate
-                )
-            )
-        }
-        step(
-            "nightly run through \(sourceKind == .serverAPI ? "the App Store Server API" : "verifyReceipt") (rate \(Int(rate))/s, concurrency \(concurrency))"
-        )
-        var request = ReconciliationRunner.Request(
-            mode: .demo,
-            selection: .due(lookaheadSeconds: 86_400, lookbackSeconds: 62 * 86_400, minRecheckSeconds: 20 * 3600),
-            options: options,
-            apps: [app]
-        )
-        request.now = asOf
-        // A first deployment reads all the notification history Apple keeps (180 days): one-time purchases reach
-        // the ledger only through their notifications, and the simulator's truth counts every one.
-        request.notificationsLookback = 180 * 86_400
-        request.progressStyle = ProgressReporter.style(forTerminalOr: .lines(interval: .seconds(5)))
-        request.reportDirectory = reportDir
-        request.moneyOptions = try money.moneyOptions()
+        // 4. The nightly run (with faults, as many nights at the same instant as it takes).
+        let request = try firstRequest(setting, simulator: sim)
         let summary = try ReconciliationRunner(connectionString: url, logger: logger).run(request)
         let conn = try PostgresConnection(url)
         defer { conn.close() }
-        // With faults, rows a night could not finish (never verified) are due again: more nights at the same
-        // instant, as many as it takes (at most five), like a real week of nights would.
-        var nights = 1
-        var unresolved = try Self.neverVerified(conn)
-        while simulatorFaults != nil, nights < 5, unresolved > 0 {
-            nights += 1
-            step("night \(nights): \(unresolved) subscriptions left unresolved by faults")
-            let later = try ReconciliationRunner(connectionString: url, logger: logger).run(request)
-            step("night \(nights): run \(later.runId) \(later.status), \(later.done) of \(later.due) verified")
-            unresolved = try Self.neverVerified(conn)
-        }
-        let reportPath = summary.reportPath
-
+        let nights = try repeatUnresolved(request, conn: conn, logger: logger, url: url)
         // 5. Compare with the truth.
-        var truthComparison = TruthComparison(connection: conn, bundleId: bundleId)
-        truthComparison.serverAPI = sourceKind == .serverAPI
-        let serverAPIExport = work.appendingPathComponent("server-api").path
-        if sourceKind == .serverAPI {
-            truthComparison.forgedSubscriptions = try TruthComparison.forgedSubscriptions(
-                file: serverAPIExport + "/signature-faults.jsonl"
-            )
-        }
-        let comparison = try truthComparison.compare(truthFile: work.appendingPathComponent("truth.jsonl").path)
-        var catalogMoney: CatalogComparison.Report?
-        if sourceKind == .verifyReceipt && nights == 1 {
-            catalogMoney = try CatalogComparison(connection: conn).compare(
-                runId: summary.runId,
-                exportDirectory: serverAPIExport
-            )
-        }
-        let serverAPIChecks =
-            sourceKind == .serverAPI
-            ? try DemoServerAPIChecks.run(
-                conn,
-                export: serverAPIExport,
-                truthFile: work.appendingPathComponent("truth.jsonl").path,
-                runId: summary.runId,
-                nights: nights,
-                forged: truthComparison.forgedSubscriptions
-            ) : nil
-
-        print("")
-        print(
-            "renewal-reconciler demo: run \(summary.runId) \(summary.status) in \(String(format: "%.1f", summary.stats.elapsedSeconds)) s"
-        )
-        print("  subscriptions verified: \(summary.done) of \(summary.due)")
-        for (outcome, count) in summary.outcomes.sorted(by: { $0.value > $1.value }) {
-            print("    \(outcome.rawValue.padding(toLength: 11, withPad: " ", startingAt: 0)) \(count)")
-        }
-        print(
-            "  Apple requests: \(summary.stats.requests) (\(summary.stats.retries) retries, \(summary.stats.environmentSwitches) sandbox/production switches) at \(String(format: "%.0f", summary.stats.achievedRate))/s"
-        )
-        // Money per currency (ledger prices; catalog estimates for verifyReceipt rows), from the run's report data.
-        let moneySummary = try ReportGenerator(connection: conn, moneyOptions: request.moneyOptions)
-            .summary(runId: summary.runId).summary
-        for line in moneySummary.moneyLines() { print("  \(line)") }
-        if let reportPath { print("  reports: \(reportPath)") }
-        if nights > 1 { print("  nights: \(nights) (faults left rows for the next night)") }
-        for line in comparison.lines() { print("  \(line)") }
-        for line in serverAPIChecks?.lines ?? [] { print("  \(line)") }
-        for line in catalogMoney?.lines() ?? [] { print("  \(line)") }
+        let firstNight = try checkFirstNight(setting, summary: summary, nights: nights, conn: conn)
+        try printFirstNight(summary, request: request, nights: nights, conn: conn)
+        for line in firstNight.lines { print("  \(line)") }
+        // 6. More nights, and the tie-out.
         var trends: TrendTruthComparison.Report?
         if effectiveNights > 1 {
             trends = try laterNights(
@@ -347,12 +217,216 @@ struct DemoCommand: ParsableCommand {
                 work: work
             )
         }
-        guard comparison.matched == comparison.compared, comparison.compared == subscriptions,
-            serverAPIChecks?.matches ?? true, catalogMoney?.matches ?? true, trends?.matches ?? true,
-            tieOutTruth?.matches ?? true
-        else {
+        guard firstNight.matches, trends?.matches ?? true, tieOutTruth?.matches ?? true else {
             throw ExitCode.failure
         }
+    }
+
+    /// DATABASE_URL when set, else a throwaway PostgreSQL (handed to `started`, which stops it at the end); the
+    /// schema migrated.
+    private func openDatabase(started: (ThrowawayPostgres) -> Void) throws -> String {
+        let url: String
+        if let env = ProcessInfo.processInfo.environment["DATABASE_URL"], !env.isEmpty {
+            url = env
+            step("using DATABASE_URL (\(PostgresConnectionString.redacted(env)))")
+        } else {
+            step("starting a throwaway PostgreSQL")
+            let pg = try ThrowawayPostgres()
+            started(pg)
+            url = try pg.createDatabase("renewal_demo")
+        }
+        let migrated = try Migrator(connectionString: url, directory: try MigrationDirectory.locate(explicit: nil))
+            .migrate()
+        step(
+            "schema: \(migrated.isEmpty ? "up to date" : "applied " + migrated.map(\.fileName).joined(separator: ", "))"
+        )
+        return url
+    }
+
+    /// The simulator's export of the app's rows, imported as the app stored them, its price catalog, and the rows a
+    /// previous night's run left.
+    private func stageApp(_ setting: Setting) throws {
+        step(
+            "simulator: exporting \(subscriptions) subscriptions (seed \(seed), as of \(RFC3339.string(setting.asOf)))"
+        )
+        try SimulatorProcess.export(
+            binary: setting.simulatorBinary,
+            seed: seed,
+            subscriptions: subscriptions,
+            now: setting.asOf,
+            into: setting.work.path,
+            extra: forgedArguments + worldArguments
+                + (effectiveNights > 1 ? ["--trend-nights", String(effectiveNights)] : [])
+        )
+        let imported = try Importer(connectionString: setting.url).importFile(
+            setting.work.appendingPathComponent("purchases.jsonl").path,
+            skipInvalid: false
+        )
+        guard imported.committed else {
+            throw UsageError(
+                "import of the simulator's export failed: \(imported.invalid.prefix(5).map(\.description).joined(separator: "; "))"
+            )
+        }
+        step("imported \(imported.inserted) subscriptions")
+        // The app's price list, which prices what verifyReceipt reads (docs/reports.md, "Money from the catalog").
+        let catalog = try CatalogImporter(connectionString: setting.url).importFile(
+            setting.work.appendingPathComponent("catalog.csv").path
+        )
+        step(
+            "price catalog: \(catalog.rows) prices of \(catalog.products) products in \(catalog.currencies.joined(separator: ", "))"
+        )
+        // Rows a previous night's run left (e.g. revoked before the customer bought again): the import has no state.
+        let seedConnection = try PostgresConnection(setting.url)
+        defer { seedConnection.close() }
+        let seeded = try PriorRunSeeder(connection: seedConnection).seed(truthFile: setting.truthFile)
+        if seeded > 0 { step("\(seeded) rows set as a previous night's run left them") }
+    }
+
+    /// The simulator's arguments: the same world the export came from, and for the Server API Apple's
+    /// per-endpoint limits raised to the demo's rate (the reconciler keeps to the same figures).
+    private func simulatorArguments(_ setting: Setting) -> [String] {
+        var arguments = [
+            "--seed", String(seed), "--subscriptions", String(subscriptions), "--now", RFC3339.string(setting.asOf),
+            "--bundle-id", setting.bundleId,
+        ]
+        if let faults = simulatorFaults { arguments += ["--faults-all", String(faults)] }
+        arguments += forgedArguments + worldArguments
+        if setting.sourceKind == .serverAPI {
+            for limit in ["--max-rps-statuses", "--max-rps-history", "--max-rps-notification-history"] {
+                arguments += [limit, String(Int(rate))]
+            }
+        }
+        return arguments
+    }
+
+    /// The first night's run request against the started simulator.
+    private func firstRequest(
+        _ setting: Setting,
+        simulator sim: SimulatorProcess
+    ) throws
+        -> ReconciliationRunner.Request
+    {
+        var options = RunOptions()
+        options.rate = rate
+        options.concurrency = concurrency
+        options.requestTimeoutSeconds = requestTimeout
+        let apple = AppleConfiguration(
+            productionURL: sim.productionURL,
+            sandboxURL: sim.sandboxURL,
+            sharedSecret: Secret(setting.secret),
+            bundleId: setting.bundleId
+        )
+        var app = AppDefinition(bundleId: setting.bundleId, credentials: .verifyReceipt(apple))
+        if setting.sourceKind == .serverAPI {
+            app.credentials = .serverAPI(
+                try Self.simulatorServerAPI(
+                    exportDirectory: setting.work.appendingPathComponent("server-api"),
+                    baseURL: "http://127.0.0.1:\(sim.port)",
+                    rate: rate
+                )
+            )
+        }
+        let through = setting.sourceKind == .serverAPI ? "the App Store Server API" : "verifyReceipt"
+        step("nightly run through \(through) (rate \(Int(rate))/s, concurrency \(concurrency))")
+        var request = ReconciliationRunner.Request(
+            mode: .demo,
+            selection: .due(lookaheadSeconds: 86_400, lookbackSeconds: 62 * 86_400, minRecheckSeconds: 20 * 3600),
+            options: options,
+            apps: [app]
+        )
+        request.now = setting.asOf
+        // A first deployment reads all the notification history Apple keeps (180 days): one-time purchases reach
+        // the ledger only through their notifications, and the simulator's truth counts every one.
+        request.notificationsLookback = 180 * 86_400
+        request.progressStyle = ProgressReporter.style(forTerminalOr: .lines(interval: .seconds(5)))
+        request.reportDirectory = reportDir
+        request.moneyOptions = try money.moneyOptions()
+        return request
+    }
+
+    /// With faults, rows a night could not finish (never verified) are due again: more nights at the same instant,
+    /// as many as it takes (at most five), like a real week of nights would. Returns the nights run.
+    private func repeatUnresolved(
+        _ request: ReconciliationRunner.Request,
+        conn: PostgresConnection,
+        logger: Logger,
+        url: String
+    ) throws -> Int {
+        var nights = 1
+        var unresolved = try Self.neverVerified(conn)
+        while simulatorFaults != nil, nights < 5, unresolved > 0 {
+            nights += 1
+            step("night \(nights): \(unresolved) subscriptions left unresolved by faults")
+            let later = try ReconciliationRunner(connectionString: url, logger: logger).run(request)
+            step("night \(nights): run \(later.runId) \(later.status), \(later.done) of \(later.due) verified")
+            unresolved = try Self.neverVerified(conn)
+        }
+        return nights
+    }
+
+    /// The first night's checks: every row against the simulator's truth, the Server API's own checks, and the
+    /// catalog's money for a single verifyReceipt night.
+    private func checkFirstNight(
+        _ setting: Setting,
+        summary: ReconciliationRunner.Summary,
+        nights: Int,
+        conn: PostgresConnection
+    ) throws -> (matches: Bool, lines: [String]) {
+        var truthComparison = TruthComparison(connection: conn, bundleId: setting.bundleId)
+        truthComparison.serverAPI = setting.sourceKind == .serverAPI
+        if setting.sourceKind == .serverAPI {
+            truthComparison.forgedSubscriptions = try TruthComparison.forgedSubscriptions(
+                file: setting.serverAPIExport + "/signature-faults.jsonl"
+            )
+        }
+        let comparison = try truthComparison.compare(truthFile: setting.truthFile)
+        var catalogMoney: CatalogComparison.Report?
+        if setting.sourceKind == .verifyReceipt && nights == 1 {
+            catalogMoney = try CatalogComparison(connection: conn).compare(
+                runId: summary.runId,
+                exportDirectory: setting.serverAPIExport
+            )
+        }
+        let serverAPIChecks =
+            setting.sourceKind == .serverAPI
+            ? try DemoServerAPIChecks.run(
+                conn,
+                export: setting.serverAPIExport,
+                truthFile: setting.truthFile,
+                runId: summary.runId,
+                nights: nights,
+                forged: truthComparison.forgedSubscriptions
+            ) : nil
+        let matches =
+            comparison.matched == comparison.compared && comparison.compared == subscriptions
+            && serverAPIChecks?.matches ?? true && catalogMoney?.matches ?? true
+        return (matches, comparison.lines() + (serverAPIChecks?.lines ?? []) + (catalogMoney?.lines() ?? []))
+    }
+
+    /// The first night's summary on stdout: the run, its outcomes, Apple's requests, money per currency, the report.
+    private func printFirstNight(
+        _ summary: ReconciliationRunner.Summary,
+        request: ReconciliationRunner.Request,
+        nights: Int,
+        conn: PostgresConnection
+    ) throws {
+        print("")
+        print(
+            "renewal-reconciler demo: run \(summary.runId) \(summary.status) in \(String(format: "%.1f", summary.stats.elapsedSeconds)) s"
+        )
+        print("  subscriptions verified: \(summary.done) of \(summary.due)")
+        for (outcome, count) in summary.outcomes.sorted(by: { $0.value > $1.value }) {
+            print("    \(outcome.rawValue.padding(toLength: 11, withPad: " ", startingAt: 0)) \(count)")
+        }
+        print(
+            "  Apple requests: \(summary.stats.requests) (\(summary.stats.retries) retries, \(summary.stats.environmentSwitches) sandbox/production switches) at \(String(format: "%.0f", summary.stats.achievedRate))/s"
+        )
+        // Money per currency (ledger prices; catalog estimates for verifyReceipt rows), from the run's report data.
+        let moneySummary = try ReportGenerator(connection: conn, moneyOptions: request.moneyOptions)
+            .summary(runId: summary.runId).summary
+        for line in moneySummary.moneyLines() { print("  \(line)") }
+        if let reportPath = summary.reportPath { print("  reports: \(reportPath)") }
+        if nights > 1 { print("  nights: \(nights) (faults left rows for the next night)") }
     }
 
     /// `--nights`: nights 1 through N - 1 (`DemoNights`), a line per night, the trends files and their comparison
