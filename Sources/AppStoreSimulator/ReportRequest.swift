@@ -1,13 +1,15 @@
 import Foundation
 
-/// A report download request taken apart and checked (docs/simulator.md, "App Store Connect reports"): the Subscriber
-/// report of a Pacific day, or a Financial report (consolidated or detailed) of a fiscal month. Anything else is
-/// Apple's 400 `PARAMETER_ERROR.INVALID` naming the parameter.
+/// A report download request taken apart and checked (docs/simulator.md, "App Store Connect reports"): the Subscriber,
+/// Subscription Event or Subscription report of a Pacific day, or a Financial report (consolidated or detailed) of a
+/// fiscal month. Anything else is Apple's 400 `PARAMETER_ERROR.INVALID` naming the parameter.
 enum ReportRequest: Sendable, Equatable {
     case subscriber(ReportDay)
+    case subscriptionEvent(ReportDay)
+    case subscription(ReportDay)
     case financial(FiscalMonth, detailed: Bool)
 
-    /// The version of the Subscriber report the simulator writes.
+    /// The version of the Sales and Trends reports the simulator writes.
     static let subscriberVersion = "1_3"
 
     /// The filters of `query` (percent-decoded); a repeated parameter keeps its first value.
@@ -41,12 +43,13 @@ enum ReportRequest: Sendable, Equatable {
         return value
     }
 
-    /// `GET /v1/salesReports`: SUBSCRIBER, DETAILED, DAILY, version 1_3, a `YYYY-MM-DD` day.
+    /// `GET /v1/salesReports`: SUBSCRIBER with DETAILED, or SUBSCRIPTION_EVENT or SUBSCRIPTION with SUMMARY; DAILY,
+    /// version 1_3, a `YYYY-MM-DD` day.
     static func sales(_ query: Substring, vendorNumber: String) throws(ConnectAPIError) -> ReportRequest {
         let f = filters(query)
         _ = try value(f, "vendorNumber", [vendorNumber])
-        _ = try value(f, "reportType", ["SUBSCRIBER"])
-        _ = try value(f, "reportSubType", ["DETAILED"])
+        let type = try value(f, "reportType", ["SUBSCRIBER", "SUBSCRIPTION_EVENT", "SUBSCRIPTION"])
+        _ = try value(f, "reportSubType", [type == "SUBSCRIBER" ? "DETAILED" : "SUMMARY"])
         _ = try value(f, "frequency", ["DAILY"])
         guard let version = f["filter[version]"], !version.isEmpty else {
             throw .invalid(
@@ -64,7 +67,11 @@ enum ReportRequest: Sendable, Equatable {
         guard let day = ReportDay(parsing: date[...]) else {
             throw .invalid("filter[reportDate]", "'\(date)' is not a date of the form YYYY-MM-DD.")
         }
-        return .subscriber(day)
+        switch type {
+        case "SUBSCRIPTION_EVENT": return .subscriptionEvent(day)
+        case "SUBSCRIPTION": return .subscription(day)
+        default: return .subscriber(day)
+        }
     }
 
     /// `GET /v1/financeReports`: FINANCIAL with region ZZ or FINANCE_DETAIL with Z1, a `YYYY-MM` fiscal month.

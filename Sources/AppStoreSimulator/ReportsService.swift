@@ -1,6 +1,6 @@
 /// The App Store Connect API's report downloads, answered from the population's truth (docs/simulator.md, "App Store
 /// Connect reports"): a request's report as gzip bytes, or Apple's error. Availability follows the simulator's clock:
-/// a day's Subscriber report from 8 a.m. Pacific the next day, for a year; a fiscal month's Financial reports once
+/// a day's Sales and Trends reports from 8 a.m. Pacific the next day, for a year; a fiscal month's Financial reports once
 /// the following fiscal month has ended.
 struct ReportsService: Sendable {
     let truth: SalesTruth
@@ -24,18 +24,39 @@ struct ReportsService: Sendable {
         switch request {
         case .subscriber(let day):
             return try subscriber(day: day, now: now)
+        case .subscriptionEvent(let day):
+            try checkDaily(day, now: now)
+            let events = truth.subscriptionEvents(on: day)
+            guard !events.isEmpty else { throw .noSales }
+            return SubscriptionEventReport(population: truth.population, appAppleId: identity.appAppleId).text(
+                day: day,
+                events: events
+            )
+        case .subscription(let day):
+            try checkDaily(day, now: now)
+            let text = SubscriptionReport(population: truth.population, appAppleId: identity.appAppleId).text(
+                plans: truth.reportedPlans(asOf: day.end - 1),
+                at: day.end - 1
+            )
+            guard text.contains("\n"), text.split(separator: "\n").count > 1 else { throw .noSales }
+            return text
         case .financial(let month, let detailed):
             return try financial(month: month, detailed: detailed, now: now)
         }
     }
 
-    private func subscriber(day: ReportDay, now: Int64) throws(ConnectAPIError) -> String {
+    /// A daily report is out from 8 a.m. Pacific the next day, for `dailyRetentionDays`.
+    private func checkDaily(_ day: ReportDay, now: Int64) throws(ConnectAPIError) {
         guard now >= day.adding(1).at(hour: 8) else {
             throw .notFound(
                 "The report you requested is not available yet. Daily reports for \(day.iso) are available after 8 a.m. Pacific time on \(day.adding(1).iso)."
             )
         }
         guard day.number >= ReportDay.containing(now).number - Self.dailyRetentionDays else { throw .gone }
+    }
+
+    private func subscriber(day: ReportDay, now: Int64) throws(ConnectAPIError) -> String {
+        try checkDaily(day, now: now)
         let events = truth.events(from: day.start, until: day.end, asOf: day.end - 1)
         guard !events.isEmpty else { throw .noSales }
         return SubscriberReport(population: truth.population, appAppleId: identity.appAppleId).text(

@@ -5,12 +5,16 @@ public struct AppleReportContents: Sendable {
         case subscriber([SubscriberReportRow])
         case financial([FinancialReportRow])
         case financeDetail([FinanceDetailReportRow])
+        case subscriptionEvent([SubscriptionEventReportRow])
+        case subscription([SubscriptionReportRow])
 
         public var count: Int {
             switch self {
             case .subscriber(let rows): rows.count
             case .financial(let rows): rows.count
             case .financeDetail(let rows): rows.count
+            case .subscriptionEvent(let rows): rows.count
+            case .subscription(let rows): rows.count
             }
         }
     }

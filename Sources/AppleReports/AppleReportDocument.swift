@@ -52,8 +52,8 @@ struct AppleReportDocument {
     }
 
     static func unknownHeader(_ what: String) -> String {
-        "\(what) is not that of a report this command reads: a Subscriber report (Sales and Trends, "
-            + "SUBSCRIBER, DETAILED) or a Financial report (FINANCIAL or FINANCE_DETAIL) as a TSV file, gzip or plain"
+        "\(what) is not that of a report this command reads: a Subscriber report, Subscription Event report or "
+            + "Subscription report (Sales and Trends) or a Financial report (FINANCIAL or FINANCE_DETAIL) as a TSV file, gzip or plain"
     }
 
     static func requiredColumns(_ kind: AppleReportKind) -> [String] {
@@ -61,6 +61,8 @@ struct AppleReportDocument {
         case .subscriber: SubscriberReportRow.requiredColumns
         case .financial: FinancialReportRow.requiredColumns
         case .financeDetail: FinanceDetailReportRow.requiredColumns
+        case .subscriptionEvent: SubscriptionEventReportRow.requiredColumns
+        case .subscription: SubscriptionReportRow.requiredColumns
         }
     }
 

@@ -127,7 +127,8 @@ public struct AppleReportDownloader {
     func store(_ bytes: [UInt8], _ request: AppStoreConnectReportRequest) -> AppleReportDownloadOutcome.Result {
         let name = "\(request.report.rawValue)_\(request.vendorNumber)_\(request.reportDate).txt.gz"
         do {
-            let contents = try AppleReportParser.parse(data: Data(bytes), file: name)
+            let date = request.report.isDaily ? request.reportDate : nil  // the Subscription report has no date column
+            let contents = try AppleReportParser.parse(data: Data(bytes), file: name, date: date)
             switch try AppleReportStore(connection: connection).store(
                 contents,
                 fileName: name,
@@ -144,19 +145,17 @@ public struct AppleReportDownloader {
         }
     }
 
-    /// Whether a file of this report and period is stored: a Subscriber report of the day, a Financial report of
-    /// the fiscal month (whoever stored it: an earlier download or `import`).
+    /// Whether a file of this report and period is stored: a Sales and Trends report of the day, a Financial report
+    /// of the fiscal month (whoever stored it: an earlier download or `import`).
     func isStored(_ request: AppStoreConnectReportRequest) throws -> Bool {
-        let kind: AppleReportKind
+        // The request's report names are the stored kinds' (`subscriber`, `subscription_event`, ...).
+        guard let kind = AppleReportKind(rawValue: request.report.rawValue) else { return false }
         let sql: String
         let period: String
-        switch request.report {
-        case .subscriber:
-            kind = .subscriber
+        if kind.isDaily {
             sql = "SELECT 1 FROM apple_report_files WHERE kind = $1 AND period_start = $2::date LIMIT 1"
             period = request.reportDate
-        case .financial, .financeDetail:
-            kind = request.report == .financial ? .financial : .financeDetail
+        } else {
             sql = "SELECT 1 FROM apple_report_files WHERE kind = $1 AND fiscal_month = $2 LIMIT 1"
             guard let month = AppleFiscalMonth(reportDate: request.reportDate) else { return false }
             period = month.name

@@ -23,6 +23,8 @@ public struct AppleReportError: Error, Sendable, Equatable, CustomStringConverti
         case unstorableValue
         /// Apple's own row count at the end of the file disagrees with the rows read.
         case totalMismatch
+        /// A Subscription report (no date column) whose day neither the file name nor `--date` gives.
+        case missingDate
     }
 
     /// The file as the caller named it.

@@ -24,11 +24,12 @@ public struct AppleReportImporter {
         store = AppleReportStore(connection: connection)
     }
 
-    /// Reads, checks and stores the file at `path`; never throws: the result says what happened.
-    public func importFile(_ path: String, vendorNumber: String?) -> FileResult {
+    /// Reads, checks and stores the file at `path`; never throws: the result says what happened. `date`
+    /// (`YYYY-MM-DD`) is a Subscription report's day when its file name does not state it.
+    public func importFile(_ path: String, vendorNumber: String?, date: String? = nil) -> FileResult {
         let contents: AppleReportContents
         do {
-            contents = try AppleReportParser.parse(path: path)
+            contents = try AppleReportParser.parse(path: path, date: date)
         } catch {
             return FileResult(
                 file: path,

@@ -6,7 +6,12 @@ import Foundation
 /// line, every row typed and checked. The first problem stops the file (`AppleReportError`): nothing of it is stored.
 public enum AppleReportParser {
     /// Reads and parses the file at `path`; `name` is how messages name it (default: the path).
-    public static func parse(path: String, name: String? = nil) throws(AppleReportError) -> AppleReportContents {
+    /// `date` (`YYYY-MM-DD`) is a Subscription report's day when its file name does not state it; other kinds ignore it.
+    public static func parse(
+        path: String,
+        name: String? = nil,
+        date: String? = nil
+    ) throws(AppleReportError) -> AppleReportContents {
         let file = name ?? path
         let data: Data
         do {
@@ -18,11 +23,15 @@ public enum AppleReportParser {
                 problem: "cannot be read: \(error.localizedDescription)"
             )
         }
-        return try parse(data: data, file: file)
+        return try parse(data: data, file: file, date: date)
     }
 
-    /// Parses a file's bytes.
-    public static func parse(data: Data, file: String) throws(AppleReportError) -> AppleReportContents {
+    /// Parses a file's bytes; `date` as `parse(path:name:date:)` says.
+    public static func parse(
+        data: Data,
+        file: String,
+        date: String? = nil
+    ) throws(AppleReportError) -> AppleReportContents {
         let compressed = GzipDecoder.isGzip(data)
         var text = data
         if compressed {
@@ -38,7 +47,8 @@ public enum AppleReportParser {
         if string.hasPrefix("\u{FEFF}") { string.removeFirst() }
         let document = try AppleReportDocument(text: string, file: file)
         let rows = try typedRows(document, file: file)
-        let period = period(rows, preamble: document.preamble)
+        let day = document.kind == .subscription ? try subscriptionDay(file: file, date: date) : nil
+        let period = period(rows, preamble: document.preamble, day: day)
         return AppleReportContents(
             file: file,
             kind: document.kind,
@@ -47,7 +57,7 @@ public enum AppleReportParser {
             rows: rows,
             periodStart: period?.start,
             periodEnd: period?.end,
-            fiscalMonth: document.kind == .subscriber ? nil : period.flatMap { fiscalMonth($0.end) }
+            fiscalMonth: document.kind.isDaily ? nil : period.flatMap { fiscalMonth($0.end) }
         )
     }
 
@@ -55,35 +65,40 @@ public enum AppleReportParser {
         _ document: AppleReportDocument,
         file: String
     ) throws(AppleReportError) -> AppleReportContents.Rows {
-        func readers() -> [AppleReportRowReader] {
-            document.rows.map {
-                AppleReportRowReader(file: file, line: $0.line, fields: $0.fields, columns: document.columns)
+        func read<Row>(
+            _ make: (AppleReportRowReader) throws(AppleReportError) -> Row
+        ) throws(AppleReportError) -> [Row] {
+            var rows: [Row] = []
+            for row in document.rows {
+                rows.append(
+                    try make(
+                        AppleReportRowReader(file: file, line: row.line, fields: row.fields, columns: document.columns)
+                    )
+                )
             }
+            return rows
         }
         switch document.kind {
-        case .subscriber:
-            var rows: [SubscriberReportRow] = []
-            for reader in readers() { rows.append(try SubscriberReportRow(reader)) }
-            return .subscriber(rows)
-        case .financial:
-            var rows: [FinancialReportRow] = []
-            for reader in readers() { rows.append(try FinancialReportRow(reader)) }
-            return .financial(rows)
-        case .financeDetail:
-            var rows: [FinanceDetailReportRow] = []
-            for reader in readers() { rows.append(try FinanceDetailReportRow(reader)) }
-            return .financeDetail(rows)
+        case .subscriber: return .subscriber(try read(SubscriberReportRow.init))
+        case .financial: return .financial(try read(FinancialReportRow.init))
+        case .financeDetail: return .financeDetail(try read(FinanceDetailReportRow.init))
+        case .subscriptionEvent: return .subscriptionEvent(try read(SubscriptionEventReportRow.init))
+        case .subscription: return .subscription(try read(SubscriptionReportRow.init))
         }
     }
 
-    /// The first and last day of the rows; a detailed Financial report's preamble `Start Date` / `End Date` win.
+    /// The first and last day of the rows; a detailed Financial report's preamble `Start Date` / `End Date` win; a
+    /// Subscription report's day is `day` (it has no date column).
     static func period(
         _ rows: AppleReportContents.Rows,
-        preamble: [String: String]
+        preamble: [String: String],
+        day: String? = nil
     ) -> (start: String, end: String)? {
         let days: [(String, String)]
         switch rows {
         case .subscriber(let rows): days = rows.map { ($0.eventDate, $0.eventDate) }
+        case .subscriptionEvent(let rows): days = rows.map { ($0.eventDate, $0.eventDate) }
+        case .subscription: return day.map { ($0, $0) }
         case .financial(let rows): days = rows.map { ($0.startDate, $0.endDate) }
         case .financeDetail(let rows):
             if let start = preamble["start date"].flatMap(AppleReportValue.isoDate),
@@ -95,6 +110,44 @@ public enum AppleReportParser {
         }
         guard let start = days.map(\.0).min(), let end = days.map(\.1).max() else { return nil }
         return (start, end)
+    }
+
+    /// The day of a Subscription report: `date` (`YYYY-MM-DD`, the request's or `--date`) when given, else the one
+    /// Apple's file name states (`Subscription_<vendor>_<YYYYMMDD>.txt`, optionally `.gz`; docs/apple-reports.md,
+    /// "The Subscription report's day").
+    static func subscriptionDay(file: String, date: String?) throws(AppleReportError) -> String {
+        if let date {
+            guard let day = PacificDay(date) else {
+                throw AppleReportError(
+                    file: file,
+                    code: .missingDate,
+                    problem: "the date \(AppleReportRowReader.quoted(Substring(date))) is not a day (YYYY-MM-DD)"
+                )
+            }
+            return day.description
+        }
+        if let day = dayInFileName(file) { return day }
+        throw AppleReportError(
+            file: file,
+            code: .missingDate,
+            problem: "is a Subscription report, which has no date column, and its name is not Apple's "
+                + "Subscription_<vendor>_<YYYYMMDD>.txt(.gz): give its day with --date YYYY-MM-DD"
+        )
+    }
+
+    /// `2026-11-20` from `.../Subscription_85012345_20261120.txt.gz`; nil for any other name.
+    static func dayInFileName(_ file: String) -> String? {
+        var name = Substring(file.split(separator: "/").last ?? "")
+        if name.hasSuffix(".gz") { name = name.dropLast(3) }
+        guard name.hasSuffix(".txt") else { return nil }
+        let parts = name.dropLast(4).split(separator: "_", omittingEmptySubsequences: false)
+        guard parts.count == 3, parts[0] == "Subscription", !parts[1].isEmpty, parts[1].allSatisfy(\.isASCII),
+            parts[1].allSatisfy(\.isNumber), parts[2].count == 8, parts[2].allSatisfy(\.isASCII),
+            parts[2].allSatisfy(\.isNumber)
+        else { return nil }
+        let digits = parts[2]
+        let text = "\(digits.prefix(4))-\(digits.dropFirst(4).prefix(2))-\(digits.suffix(2))"
+        return AppleReportValue.isoDate(text)
     }
 
     /// `YYYY-MM` of the Apple fiscal month holding the period's last day (`AppleFiscalMonth`): a consolidated report

@@ -1,8 +1,8 @@
 import AppStoreClient
 
 /// Which reports `apple-reports download` asks for over a range of Pacific days (docs/apple-reports.md,
-/// "Downloading"): the Subscriber report of every day, and the Financial reports of every fiscal month that holds
-/// one of the days, oldest first.
+/// "Downloading"): the Subscriber, Subscription Event and Subscription reports of every day, and the Financial
+/// reports of every fiscal month that holds one of the days, oldest first.
 public enum AppleReportRequests {
     public static func covering(
         from first: PacificDay,
@@ -12,12 +12,15 @@ public enum AppleReportRequests {
     ) -> [AppStoreConnectReportRequest] {
         guard first <= last else { return [] }
         var requests: [AppStoreConnectReportRequest] = []
-        if reports.contains(.subscriber) {
-            var day = first
-            while day <= last {
-                requests.append(.init(report: .subscriber, reportDate: day.description, vendorNumber: vendorNumber))
-                day = day.next
+        let daily = [AppStoreConnectReportRequest.Report.subscriber, .subscriptionEvent, .subscription].filter(
+            reports.contains
+        )
+        var day = first
+        while !daily.isEmpty, day <= last {
+            for report in daily {
+                requests.append(.init(report: report, reportDate: day.description, vendorNumber: vendorNumber))
             }
+            day = day.next
         }
         let financial = [AppStoreConnectReportRequest.Report.financial, .financeDetail].filter(reports.contains)
         var month = AppleFiscalMonth(containing: first)

@@ -9,6 +9,7 @@ struct AppleReportRowReader {
     static let aliases: [String: [String]] = [
         "Sale or Return": ["Sales or Return"],
         "Country of Sale": ["Country Of Sale"],
+        "Subscription Offer Name": ["Promotional Offer Name"],
     ]
 
     let file: String
@@ -50,6 +51,18 @@ struct AppleReportRowReader {
     /// A whole number (units, quantity), negative for a refund.
     func integer(_ column: String) throws(AppleReportError) -> Int32 {
         try parsed(column, try required(column), "a whole number") { Int32($0) }
+    }
+
+    /// A whole number, nil when the column is absent or the field empty.
+    func optionalInteger(_ column: String) throws(AppleReportError) -> Int32? {
+        guard let text = try optional(column) else { return nil }
+        return try parsed(column, text, "a whole number") { Int32($0) }
+    }
+
+    /// A count column of the Subscription report: nil when the header lacks it, 0 when the field is blank.
+    func count(_ column: String) throws(AppleReportError) -> Int32? {
+        guard columns.position(column, aliases: Self.aliases[column] ?? []) != nil else { return nil }
+        return try optionalInteger(column) ?? 0
     }
 
     /// An ISO 4217 currency code.

@@ -1,4 +1,5 @@
-/// Which field of each typed row goes into which column of its table (`sql/021_apple_reports.sql`).
+/// Which field of each typed row goes into which column of its table (`sql/021_apple_reports.sql`,
+/// `sql/023_subscription_reports.sql`).
 extension AppleReportStore {
     static func subscriberColumns(_ rows: [SubscriberReportRow]) -> [AppleReportStoredColumn] {
         [
@@ -75,5 +76,67 @@ extension AppleReportStore {
             .init("customer_currency", "text", rows) { $0.customerCurrency },
             .init("sale_or_return", "text", rows) { $0.saleOrReturn.rawValue },
         ]
+    }
+
+    static func subscriptionEventColumns(_ rows: [SubscriptionEventReportRow]) -> [AppleReportStoredColumn] {
+        [
+            .init("line", "integer", rows) { Int64($0.line) },
+            .init("event_date", "date", rows) { $0.eventDate },
+            .init("event", "text", rows) { $0.event },
+            .init("app_name", "text", rows) { $0.appName },
+            .init("app_apple_id", "text", rows) { $0.appAppleId },
+            .init("subscription_name", "text", rows) { $0.subscriptionName },
+            .init("subscription_apple_id", "text", rows) { $0.subscriptionAppleId },
+            .init("subscription_group_id", "text", rows) { $0.subscriptionGroupId },
+            .init("standard_subscription_duration", "text", rows) { $0.standardSubscriptionDuration },
+            .init("subscription_offer_type", "text", rows) { $0.subscriptionOfferType },
+            .init("subscription_offer_duration", "text", rows) { $0.subscriptionOfferDuration },
+            .init("marketing_opt_in", "boolean", rows) { $0.marketingOptIn },
+            .init("marketing_opt_in_duration", "text", rows) { $0.marketingOptInDuration },
+            .init("preserved_pricing", "boolean", rows) { $0.preservedPricing },
+            .init("proceeds_reason", "text", rows) { $0.proceedsReason },
+            .init("subscription_offer_name", "text", rows) { $0.subscriptionOfferName },
+            .init("promotional_offer_id", "text", rows) { $0.promotionalOfferId },
+            .init("consecutive_paid_periods", "integer", rows) { $0.consecutivePaidPeriods.map(Int64.init) },
+            .init("original_start_date", "date", rows) { $0.originalStartDate },
+            .init("client", "text", rows) { $0.client },
+            .init("device", "text", rows) { $0.device },
+            .init("state", "text", rows) { $0.state },
+            .init("country", "text", rows) { $0.country },
+            .init("previous_subscription_name", "text", rows) { $0.previousSubscriptionName },
+            .init("previous_subscription_apple_id", "text", rows) { $0.previousSubscriptionAppleId },
+            .init("days_before_canceling", "integer", rows) { $0.daysBeforeCanceling.map(Int64.init) },
+            .init("cancellation_reason", "text", rows) { $0.cancellationReason },
+            .init("days_canceled", "integer", rows) { $0.daysCanceled.map(Int64.init) },
+            .init("quantity", "integer", rows) { Int64($0.quantity) },
+        ]
+    }
+
+    static func subscriptionColumns(_ rows: [SubscriptionReportRow]) -> [AppleReportStoredColumn] {
+        let fields: [AppleReportStoredColumn] = [
+            .init("line", "integer", rows) { Int64($0.line) },
+            .init("app_name", "text", rows) { $0.appName },
+            .init("app_apple_id", "text", rows) { $0.appAppleId },
+            .init("subscription_name", "text", rows) { $0.subscriptionName },
+            .init("subscription_apple_id", "text", rows) { $0.subscriptionAppleId },
+            .init("subscription_group_id", "text", rows) { $0.subscriptionGroupId },
+            .init("standard_subscription_duration", "text", rows) { $0.standardSubscriptionDuration },
+            .init("subscription_offer_name", "text", rows) { $0.subscriptionOfferName },
+            .init("promotional_offer_id", "text", rows) { $0.promotionalOfferId },
+            .init("customer_price_milliunits", "bigint", rows) { $0.customerPriceMilliunits },
+            .init("customer_currency", "text", rows) { $0.customerCurrency },
+            .init("developer_proceeds_milliunits", "bigint", rows) { $0.developerProceedsMilliunits },
+            .init("proceeds_currency", "text", rows) { $0.proceedsCurrency },
+            .init("preserved_pricing", "boolean", rows) { $0.preservedPricing },
+            .init("proceeds_reason", "text", rows) { $0.proceedsReason },
+            .init("client", "text", rows) { $0.client },
+            .init("device", "text", rows) { $0.device },
+            .init("state", "text", rows) { $0.state },
+            .init("country", "text", rows) { $0.country },
+        ]
+        let counts = SubscriptionCounts.columns.enumerated().map { index, column in
+            AppleReportStoredColumn(column.stored, "integer", rows) { $0.counts.values[index].map(Int64.init) }
+        }
+        return fields + counts
     }
 }

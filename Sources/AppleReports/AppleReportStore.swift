@@ -1,10 +1,12 @@
 import Foundation
 import Postgres
 
-/// Stores parsed report files in PostgreSQL (`sql/021_apple_reports.sql`): each file in one transaction, once.
+/// Stores parsed report files in PostgreSQL (`sql/021_apple_reports.sql`, `sql/023_subscription_reports.sql`): each
+/// file in one transaction, once.
 ///
-/// The file row is inserted first with `ON CONFLICT (sha256) DO NOTHING`: a checksum already stored (an earlier
-/// import, or another import committing the same file meanwhile) loads nothing and reports the earlier import.
+/// The file row is inserted first with `ON CONFLICT DO NOTHING`: a checksum already stored (an earlier import, or
+/// another import committing the same file meanwhile), or a Subscription or Subscription Event report of a day
+/// already stored (one file a day, whatever its bytes), loads nothing and reports the earlier import.
 public struct AppleReportStore {
     /// How one file ended.
     public enum Outcome: Sendable, Equatable {
@@ -35,7 +37,7 @@ public struct AppleReportStore {
                 INSERT INTO apple_report_files (kind, file_name, sha256, compressed, period_start, period_end,
                                                 fiscal_month, vendor_number, row_count)
                 VALUES ($1, $2, $3, $4, $5::date, $6::date, $7, $8, $9)
-                ON CONFLICT (sha256) DO NOTHING
+                ON CONFLICT DO NOTHING
                 RETURNING id
                 """,
                 [
@@ -45,11 +47,16 @@ public struct AppleReportStore {
             )
             guard let fileId = try inserted?.decode("id", as: Int64.self) else {
                 let earlier = try conn.queryFirst(
-                    "SELECT id, file_name, imported_at FROM apple_report_files WHERE sha256 = $1",
-                    [contents.sha256]
+                    """
+                    SELECT id, file_name, imported_at FROM apple_report_files
+                    WHERE sha256 = $1 OR (kind = $2 AND kind IN ('subscription', 'subscription_event')
+                                          AND period_start = $3::date)
+                    ORDER BY sha256 = $1 DESC LIMIT 1
+                    """,
+                    [contents.sha256, contents.kind.rawValue, contents.periodStart]
                 )
                 guard let earlier else {
-                    throw PostgresError(code: .transaction, message: "apple_report_files: checksum conflict not found")
+                    throw PostgresError(code: .transaction, message: "apple_report_files: conflicting file not found")
                 }
                 return .alreadyImported(
                     fileId: try earlier.decode("id", as: Int64.self),
@@ -70,6 +77,10 @@ public struct AppleReportStore {
             try insert(rows, into: "apple_financial_rows", fileId: fileId, conn, Self.financialColumns)
         case .financeDetail(let rows):
             try insert(rows, into: "apple_finance_detail_rows", fileId: fileId, conn, Self.financeDetailColumns)
+        case .subscriptionEvent(let rows):
+            try insert(rows, into: "apple_subscription_event_rows", fileId: fileId, conn, Self.subscriptionEventColumns)
+        case .subscription(let rows):
+            try insert(rows, into: "apple_subscription_rows", fileId: fileId, conn, Self.subscriptionColumns)
         }
     }
 

@@ -10,10 +10,10 @@ import Reconciler
 struct AppleReportsDownloadCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "download",
-        abstract: "Download App Store Connect reports (Subscriber, Financial) into the database.",
+        abstract: "Download App Store Connect reports (Subscriber, Subscription, Financial) into the database.",
         discussion: """
-            Asks the App Store Connect API for the Subscriber report of every Pacific day from --from through \
-            --to and for the consolidated and detailed Financial reports of every Apple fiscal month holding one \
+            Asks the App Store Connect API for the Subscriber, Subscription Event and Subscription reports of \
+            every Pacific day from --from through --to and for the consolidated and detailed Financial reports of every Apple fiscal month holding one \
             of those days, and stores each file as `apple-reports import` does. A report already stored (downloaded \
             before, or imported by hand) is not asked for again, so running the command every morning over the \
             last weeks fetches only what is new, and a download stopped anywhere resumes where it left off.
@@ -46,7 +46,7 @@ struct AppleReportsDownloadCommand: ParsableCommand {
     @Option(
         parsing: .upToNextOption,
         help: ArgumentHelp(
-            "Which reports: subscriber, financial, finance_detail (default: all three).",
+            "Which reports: subscriber, subscription_event, subscription, financial, finance_detail (default: all).",
             valueName: "report"
         )
     )
@@ -88,7 +88,8 @@ struct AppleReportsDownloadCommand: ParsableCommand {
         }
         for report in reports where AppStoreConnectReportRequest.Report(rawValue: report) == nil {
             throw ValidationError(
-                "--reports: unknown report \(report.prefix(40)) (subscriber, financial, finance_detail)"
+                "--reports: unknown report \(report.prefix(40)) (subscriber, subscription_event, subscription, "
+                    + "financial, finance_detail)"
             )
         }
     }

@@ -9,11 +9,13 @@ import Reconciler
 struct AppleReportsImportCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "import",
-        abstract: "Load App Store Connect report files (Subscriber report, Financial reports) into the database.",
+        abstract:
+            "Load App Store Connect report files (Subscriber, Subscription, Financial reports) into the database.",
         discussion: """
             Give it the report files as you downloaded them from App Store Connect, as many as you like, \
-            gzip (.gz) or not: the Subscriber report (Sales and Trends, Subscriber, daily, detailed) and the \
-            Financial reports (Payments and Financial Reports, the consolidated report and the detailed one). \
+            gzip (.gz) or not: the Subscriber, Subscription Event and Subscription reports (Sales and Trends, \
+            daily) and the Financial reports (Payments and Financial Reports, the consolidated report and the \
+            detailed one). \
             The command sees which report a file is from its header line (the column names), not from its name; \
             a file that is none of these is refused and named.
 
@@ -22,6 +24,10 @@ struct AppleReportsImportCommand: ParsableCommand {
             column to look at. The other files still load. A file loaded before (the same content, even \
             renamed or compressed differently) is reported as already imported and loads nothing again, so \
             running the command twice on the same folder is safe.
+
+            The Subscription report has no date column: its day is read from Apple's file name \
+            (Subscription_<vendor>_<YYYYMMDD>.txt or .txt.gz); a file renamed otherwise needs --date. A \
+            Subscription or Subscription Event report of a day already loaded loads nothing again.
 
             Amounts are stored exactly (to a thousandth of the currency) with their currency; a refund is a \
             negative customer price and units (Subscriber report) or an R row with a negative quantity \
@@ -44,6 +50,14 @@ struct AppleReportsImportCommand: ParsableCommand {
     )
     var vendorNumber: String?
 
+    @Option(
+        help: ArgumentHelp(
+            "The Pacific day (YYYY-MM-DD) of the Subscription reports given, when their file names do not say it.",
+            valueName: "day"
+        )
+    )
+    var date: String?
+
     @Argument(help: ArgumentHelp("The report files (.txt, .tsv or .gz).", valueName: "file"))
     var files: [String]
 
@@ -51,6 +65,9 @@ struct AppleReportsImportCommand: ParsableCommand {
         guard !files.isEmpty else { throw ValidationError("name at least one report file") }
         if let vendorNumber, vendorNumber.isEmpty || !vendorNumber.allSatisfy(\.isNumber) {
             throw ValidationError("--vendor-number: digits only, like 85012345")
+        }
+        if let date, PacificDay(date) == nil {
+            throw ValidationError("--date: not a day: \(date.prefix(40)) (expected YYYY-MM-DD)")
         }
     }
 
@@ -62,7 +79,7 @@ struct AppleReportsImportCommand: ParsableCommand {
             let importer = AppleReportImporter(connection: conn)
             var worst: ReconcilerExitCode = .success
             for file in files {
-                let result = importer.importFile(file, vendorNumber: vendorNumber)
+                let result = importer.importFile(file, vendorNumber: vendorNumber, date: date)
                 switch result.outcome {
                 case .success(let outcome):
                     print(Self.line(result, outcome))

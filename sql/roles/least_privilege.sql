@@ -44,6 +44,8 @@ GRANT SELECT, INSERT, UPDATE ON run_chunks TO renewal_reconciler;             --
 GRANT SELECT, INSERT ON apple_report_files, apple_subscriber_events, apple_financial_rows, apple_finance_detail_rows
     TO renewal_reconciler;                                                    -- `apple-reports import` (021)
 GRANT USAGE ON SEQUENCE apple_report_files_id_seq TO renewal_reconciler;
+GRANT SELECT, INSERT ON apple_subscription_event_rows, apple_subscription_rows
+    TO renewal_reconciler;                                                    -- the Subscription (Event) reports (023)
 
 -- Finance and dashboards: the facts, never the receipts.
 GRANT USAGE ON SCHEMA public TO renewal_reader;
@@ -51,6 +53,8 @@ GRANT SELECT ON reconciliation_runs, reconciliation_items, subscription_transact
                 products, trend_snapshots, run_workers, run_chunks TO renewal_reader;
 GRANT SELECT ON apple_report_files, apple_subscriber_events, apple_financial_rows, apple_finance_detail_rows
     TO renewal_reader;                                                        -- Apple's own reports (021)
+GRANT SELECT ON apple_subscription_event_rows, apple_subscription_rows
+    TO renewal_reader;                                                        -- the Subscription (Event) reports (023)
 GRANT SELECT ON schema_migrations TO renewal_reader;                          -- `tie-out` checks the schema
 GRANT SELECT (notification_type, transaction_id, signed_date) ON app_store_notifications
     TO renewal_reader;                                                        -- `tie-out`: refunds Apple reversed

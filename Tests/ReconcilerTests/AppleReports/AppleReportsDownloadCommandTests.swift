@@ -23,7 +23,8 @@ import Testing
             await world.runReconciler(
                 [
                     "apple-reports", "download", "--api-url", server.baseURL, "--from", from, "--to", to,
-                    "--key-id", identity.teamKeyId, "--issuer-id", identity.issuerId, "--vendor-number",
+                    "--reports", "subscriber", "financial", "finance_detail", "--key-id", identity.teamKeyId,
+                    "--issuer-id", identity.issuerId, "--vendor-number",
                     identity.vendorNumber,
                 ],
                 extraEnvironment: ["APP_STORE_CONNECT_KEY_FILE": key]
