@@ -5,23 +5,13 @@ extension AppleReportStore {
         [
             .init("line", "integer", rows) { Int64($0.line) },
             .init("event_date", "date", rows) { $0.eventDate },
-            .init("app_name", "text", rows) { $0.appName },
-            .init("app_apple_id", "text", rows) { $0.appAppleId },
-            .init("subscription_name", "text", rows) { $0.subscriptionName },
-            .init("subscription_apple_id", "text", rows) { $0.subscriptionAppleId },
-            .init("subscription_group_id", "text", rows) { $0.subscriptionGroupId },
-            .init("standard_subscription_duration", "text", rows) { $0.standardSubscriptionDuration },
+        ] + SalesReportSubscription.columns(rows.map(\.subscription)) + [
             .init("subscription_offer_name", "text", rows) { $0.subscriptionOfferName },
             .init("promotional_offer_id", "text", rows) { $0.promotionalOfferId },
             .init("subscription_offer_type", "text", rows) { $0.subscriptionOfferType },
             .init("subscription_offer_duration", "text", rows) { $0.subscriptionOfferDuration },
             .init("marketing_opt_in_duration", "text", rows) { $0.marketingOptInDuration },
-            .init("customer_price_milliunits", "bigint", rows) { $0.customerPriceMilliunits },
-            .init("customer_currency", "text", rows) { $0.customerCurrency },
-            .init("developer_proceeds_milliunits", "bigint", rows) { $0.developerProceedsMilliunits },
-            .init("proceeds_currency", "text", rows) { $0.proceedsCurrency },
-            .init("preserved_pricing", "boolean", rows) { $0.preservedPricing },
-            .init("proceeds_reason", "text", rows) { $0.proceedsReason },
+        ] + SalesReportPrice.columns(rows.map(\.price)) + [
             .init("client", "text", rows) { $0.client },
             .init("device", "text", rows) { $0.device },
             .init("country", "text", rows) { $0.country },
@@ -83,12 +73,7 @@ extension AppleReportStore {
             .init("line", "integer", rows) { Int64($0.line) },
             .init("event_date", "date", rows) { $0.eventDate },
             .init("event", "text", rows) { $0.event },
-            .init("app_name", "text", rows) { $0.appName },
-            .init("app_apple_id", "text", rows) { $0.appAppleId },
-            .init("subscription_name", "text", rows) { $0.subscriptionName },
-            .init("subscription_apple_id", "text", rows) { $0.subscriptionAppleId },
-            .init("subscription_group_id", "text", rows) { $0.subscriptionGroupId },
-            .init("standard_subscription_duration", "text", rows) { $0.standardSubscriptionDuration },
+        ] + SalesReportSubscription.columns(rows.map(\.subscription)) + [
             .init("subscription_offer_type", "text", rows) { $0.subscriptionOfferType },
             .init("subscription_offer_duration", "text", rows) { $0.subscriptionOfferDuration },
             .init("marketing_opt_in", "boolean", rows) { $0.marketingOptIn },
@@ -113,27 +98,18 @@ extension AppleReportStore {
     }
 
     static func subscriptionColumns(_ rows: [SubscriptionReportRow]) -> [AppleReportStoredColumn] {
-        let fields: [AppleReportStoredColumn] = [
-            .init("line", "integer", rows) { Int64($0.line) },
-            .init("app_name", "text", rows) { $0.appName },
-            .init("app_apple_id", "text", rows) { $0.appAppleId },
-            .init("subscription_name", "text", rows) { $0.subscriptionName },
-            .init("subscription_apple_id", "text", rows) { $0.subscriptionAppleId },
-            .init("subscription_group_id", "text", rows) { $0.subscriptionGroupId },
-            .init("standard_subscription_duration", "text", rows) { $0.standardSubscriptionDuration },
-            .init("subscription_offer_name", "text", rows) { $0.subscriptionOfferName },
-            .init("promotional_offer_id", "text", rows) { $0.promotionalOfferId },
-            .init("customer_price_milliunits", "bigint", rows) { $0.customerPriceMilliunits },
-            .init("customer_currency", "text", rows) { $0.customerCurrency },
-            .init("developer_proceeds_milliunits", "bigint", rows) { $0.developerProceedsMilliunits },
-            .init("proceeds_currency", "text", rows) { $0.proceedsCurrency },
-            .init("preserved_pricing", "boolean", rows) { $0.preservedPricing },
-            .init("proceeds_reason", "text", rows) { $0.proceedsReason },
-            .init("client", "text", rows) { $0.client },
-            .init("device", "text", rows) { $0.device },
-            .init("state", "text", rows) { $0.state },
-            .init("country", "text", rows) { $0.country },
-        ]
+        let fields: [AppleReportStoredColumn] =
+            [
+                .init("line", "integer", rows) { Int64($0.line) }
+            ] + SalesReportSubscription.columns(rows.map(\.subscription)) + [
+                .init("subscription_offer_name", "text", rows) { $0.subscriptionOfferName },
+                .init("promotional_offer_id", "text", rows) { $0.promotionalOfferId },
+            ] + SalesReportPrice.columns(rows.map(\.price)) + [
+                .init("client", "text", rows) { $0.client },
+                .init("device", "text", rows) { $0.device },
+                .init("state", "text", rows) { $0.state },
+                .init("country", "text", rows) { $0.country },
+            ]
         let counts = SubscriptionCounts.columns.enumerated().map { index, column in
             AppleReportStoredColumn(column.stored, "integer", rows) { $0.counts.values[index].map(Int64.init) }
         }

@@ -4,23 +4,15 @@ public struct SubscriberReportRow: Sendable, Equatable {
     public var line: Int
     /// `YYYY-MM-DD`, a Pacific-time day.
     public var eventDate: String
-    public var appName: String?
-    public var appAppleId: String
-    public var subscriptionName: String?
-    public var subscriptionAppleId: String
-    public var subscriptionGroupId: String?
-    public var standardSubscriptionDuration: String?
+    /// App, subscription, group and standard duration.
+    public var subscription: SalesReportSubscription
     public var subscriptionOfferName: String?
     public var promotionalOfferId: String?
     public var subscriptionOfferType: String?
     public var subscriptionOfferDuration: String?
     public var marketingOptInDuration: String?
-    public var customerPriceMilliunits: Int64
-    public var customerCurrency: String
-    public var developerProceedsMilliunits: Int64
-    public var proceedsCurrency: String
-    public var preservedPricing: Bool
-    public var proceedsReason: String?
+    /// Price, proceeds, their currencies, preserved pricing and the proceeds reason.
+    public var price: SalesReportPrice
     public var client: String?
     public var device: String?
     public var country: String
@@ -40,23 +32,13 @@ public struct SubscriberReportRow: Sendable, Equatable {
     init(_ row: AppleReportRowReader) throws(AppleReportError) {
         line = row.line
         eventDate = try row.date("Event Date")
-        appName = try row.optional("App Name")
-        appAppleId = try row.required("App Apple ID")
-        subscriptionName = try row.optional("Subscription Name")
-        subscriptionAppleId = try row.required("Subscription Apple ID")
-        subscriptionGroupId = try row.optional("Subscription Group ID")
-        standardSubscriptionDuration = try row.optional("Standard Subscription Duration")
+        subscription = try SalesReportSubscription(row)
         subscriptionOfferName = try row.optional("Subscription Offer Name")
         promotionalOfferId = try row.optional("Promotional Offer ID")
         subscriptionOfferType = try row.optional("Subscription Offer Type")
         subscriptionOfferDuration = try row.optional("Subscription Offer Duration")
         marketingOptInDuration = try row.optional("Marketing Opt-In Duration")
-        customerPriceMilliunits = try row.milliunits("Customer Price")
-        customerCurrency = try row.currency("Customer Currency")
-        developerProceedsMilliunits = try row.milliunits("Developer Proceeds")
-        proceedsCurrency = try row.currency("Proceeds Currency")
-        preservedPricing = try row.flag("Preserved Pricing")
-        proceedsReason = try row.optional("Proceeds Reason")
+        price = try SalesReportPrice(row)
         client = try row.optional("Client")
         device = try row.optional("Device")
         country = try row.country("Country")

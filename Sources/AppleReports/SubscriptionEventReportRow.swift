@@ -8,12 +8,8 @@ public struct SubscriptionEventReportRow: Sendable, Equatable {
     public var eventDate: String
     /// Apple's event name, as written (docs/apple-reports.md, "Subscription Event report").
     public var event: String
-    public var appName: String?
-    public var appAppleId: String
-    public var subscriptionName: String?
-    public var subscriptionAppleId: String
-    public var subscriptionGroupId: String?
-    public var standardSubscriptionDuration: String?
+    /// App, subscription, group and standard duration.
+    public var subscription: SalesReportSubscription
     public var subscriptionOfferType: String?
     public var subscriptionOfferDuration: String?
     public var marketingOptIn: Bool
@@ -46,12 +42,7 @@ public struct SubscriptionEventReportRow: Sendable, Equatable {
         line = row.line
         eventDate = try row.date("Event Date")
         event = try row.required("Event")
-        appName = try row.optional("App Name")
-        appAppleId = try row.required("App Apple ID")
-        subscriptionName = try row.optional("Subscription Name")
-        subscriptionAppleId = try row.required("Subscription Apple ID")
-        subscriptionGroupId = try row.optional("Subscription Group ID")
-        standardSubscriptionDuration = try row.optional("Standard Subscription Duration")
+        subscription = try SalesReportSubscription(row)
         subscriptionOfferType = try row.optional("Subscription Offer Type")
         subscriptionOfferDuration = try row.optional("Subscription Offer Duration")
         marketingOptIn = try row.flag("Marketing Opt-In")

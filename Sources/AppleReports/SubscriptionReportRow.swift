@@ -4,20 +4,12 @@
 /// request's or the file name's (docs/apple-reports.md, "The Subscription report's day").
 public struct SubscriptionReportRow: Sendable, Equatable {
     public var line: Int
-    public var appName: String?
-    public var appAppleId: String
-    public var subscriptionName: String?
-    public var subscriptionAppleId: String
-    public var subscriptionGroupId: String?
-    public var standardSubscriptionDuration: String?
+    /// App, subscription, group and standard duration.
+    public var subscription: SalesReportSubscription
     public var subscriptionOfferName: String?
     public var promotionalOfferId: String?
-    public var customerPriceMilliunits: Int64
-    public var customerCurrency: String
-    public var developerProceedsMilliunits: Int64
-    public var proceedsCurrency: String
-    public var preservedPricing: Bool
-    public var proceedsReason: String?
+    /// Price, proceeds, their currencies, preserved pricing and the proceeds reason.
+    public var price: SalesReportPrice
     public var client: String?
     public var device: String?
     public var state: String?
@@ -33,20 +25,10 @@ public struct SubscriptionReportRow: Sendable, Equatable {
     /// Reads one data row (the Subscription report's parser).
     init(_ row: AppleReportRowReader) throws(AppleReportError) {
         line = row.line
-        appName = try row.optional("App Name")
-        appAppleId = try row.required("App Apple ID")
-        subscriptionName = try row.optional("Subscription Name")
-        subscriptionAppleId = try row.required("Subscription Apple ID")
-        subscriptionGroupId = try row.optional("Subscription Group ID")
-        standardSubscriptionDuration = try row.optional("Standard Subscription Duration")
+        subscription = try SalesReportSubscription(row)
         subscriptionOfferName = try row.optional("Subscription Offer Name")
         promotionalOfferId = try row.optional("Promotional Offer ID")
-        customerPriceMilliunits = try row.milliunits("Customer Price")
-        customerCurrency = try row.currency("Customer Currency")
-        developerProceedsMilliunits = try row.milliunits("Developer Proceeds")
-        proceedsCurrency = try row.currency("Proceeds Currency")
-        preservedPricing = try row.flag("Preserved Pricing")
-        proceedsReason = try row.optional("Proceeds Reason")
+        price = try SalesReportPrice(row)
         client = try row.optional("Client")
         device = try row.optional("Device")
         state = try row.optional("State")

@@ -35,8 +35,8 @@ import Testing
             return
         }
         #expect(rows.map(\.line) == [2, 3])
-        #expect(rows.map(\.customerPriceMilliunits) == [9990, -9990])
-        #expect(rows.map(\.developerProceedsMilliunits) == [6990, -6990])
+        #expect(rows.map(\.price.customerPriceMilliunits) == [9990, -9990])
+        #expect(rows.map(\.price.developerProceedsMilliunits) == [6990, -6990])
         #expect(rows.map(\.refund) == [false, true])
         #expect(rows.map(\.units) == [1, -1])
         #expect(rows[1].eventDate == "2026-11-21")

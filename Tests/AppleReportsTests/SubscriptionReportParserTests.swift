@@ -65,7 +65,7 @@ import Testing
         #expect(rows.map(\.counts.billingRetry) == [0, 2])
         #expect(rows.map(\.counts.subscribers) == [12, 2])
         #expect(rows[0].counts.freeTrialWinBack == nil)  // a column the header lacks
-        #expect(rows[0].customerPriceMilliunits == 9990)
+        #expect(rows[0].price.customerPriceMilliunits == 9990)
         let given = try parse(text, file: "renamed.txt", date: "2026-11-19")
         #expect(given.periodStart == "2026-11-19")
         #expect(given.sha256 == named.sha256)
