@@ -46,6 +46,7 @@ GRANT SELECT, INSERT ON apple_report_files, apple_subscriber_events, apple_finan
 GRANT USAGE ON SEQUENCE apple_report_files_id_seq TO renewal_reconciler;
 GRANT SELECT, INSERT ON apple_subscription_event_rows, apple_subscription_rows
     TO renewal_reconciler;                                                    -- the Subscription (Event) reports (023)
+GRANT SELECT, INSERT ON subscription_events TO renewal_reconciler;           -- the outbox, written with each change (024)
 
 -- Finance and dashboards: the facts, never the receipts.
 GRANT USAGE ON SCHEMA public TO renewal_reader;
@@ -61,4 +62,5 @@ GRANT SELECT (notification_type, transaction_id, signed_date) ON app_store_notif
 GRANT SELECT (id, user_id, bundle_id, product_id, original_transaction_id, environment, expires_at, state,
               auto_renew, auto_renew_product_id, grace_period_expires_at, updated_at, currency)
     ON subscriptions TO renewal_reader;
+GRANT SELECT ON subscription_events TO renewal_reader;                       -- what changed, for exports (024)
 GRANT SELECT ON subscription_checks, subscription_verification TO renewal_reader; -- when each row was verified (018)

@@ -130,7 +130,7 @@ public final class RunStore: PipelineStore, @unchecked Sendable {
                s.user_id, s.product_id, s.bundle_id, s.environment, s.latest_receipt, s.expires_at, s.state,
                s.auto_renew, s.auto_renew_product_id, s.grace_period_expires_at, s.latest_transaction_id,
                s.revoked_at, s.expiration_intent, s.in_billing_retry, s.subscription_group_id,
-               c.history_through, i.due_reason, c.ledger_digest
+               c.history_through, i.due_reason, c.ledger_digest, s.price_increase_status, s.app_account_token
           FROM reconciliation_items i
           LEFT JOIN LATERAL (SELECT * FROM subscriptions s WHERE s.id = i.subscription_id OFFSET 0) s ON true
           LEFT JOIN LATERAL (
@@ -183,6 +183,8 @@ public final class RunStore: PipelineStore, @unchecked Sendable {
             item.historyThrough = try row.decode("history_through")
             item.dueReason = try row.decode("due_reason", as: String?.self).flatMap(DueReason.init(rawValue:))
             item.storedLedgerDigest = try row.decode("ledger_digest")
+            item.storedPriceIncreaseStatus = try row.decode("price_increase_status", as: Int?.self)
+            item.storedAppAccountToken = try row.decode("app_account_token")
             return item
         }
         if loadsLedger, !items.isEmpty {
@@ -393,6 +395,10 @@ public final class RunStore: PipelineStore, @unchecked Sendable {
                 for (result, _) in decided where !updated.contains(result.item.subscriptionId) {
                     conflicts.insert(result.item.subscriptionId)
                 }
+                try EventOutbox(runId: runId, seenAt: verifiedAt).insert(
+                    decided.filter { updated.contains($0.0.item.subscriptionId) }.map(Self.change),
+                    conn
+                )
             }
             if !rejected.isEmpty {
                 let updated = try updateRejected(rejected, conn)
@@ -654,6 +660,27 @@ public final class RunStore: PipelineStore, @unchecked Sendable {
             ]
         )
         return Set(try rows.map { try $0.decode("id", as: Int64.self) })
+    }
+
+    /// The change a written decision made, for its events (`EventOutbox`): the stored row before, the decision
+    /// after, and what found it (a notification or a backfill's selection, else the run).
+    static func change(_ result: ItemResult, _ decision: Decision) -> EventOutbox.Change {
+        let source: EventOutbox.Source =
+            switch result.item.dueReason {
+            case .notification: .notification
+            case .backfill: .backfill
+            default: .run
+            }
+        return EventOutbox.Change(
+            subscriptionId: result.item.subscriptionId,
+            transitions: SubscriptionTransitions(
+                before: result.item.stored,
+                beforePriceIncreaseStatus: result.item.storedPriceIncreaseStatus,
+                after: decision
+            ),
+            appAccountToken: decision.customer.appAccountToken ?? result.item.storedAppAccountToken,
+            source: source
+        )
     }
 
     private func insertLedger(_ entries: [(ItemResult, LedgerEntry)], _ conn: PostgresConnection) throws {

@@ -24,4 +24,8 @@ public struct WorkItem: Sendable {
     /// The digest of the ledger the reconciler last wrote for it (`subscription_checks.ledger_digest`, `LedgerDigest`):
     /// when the new decision's ledger has the same, none of its rows is sent again.
     public var storedLedgerDigest: String? = nil
+    /// The stored `price_increase_status` and `app_account_token`: what the events of a change compare and name
+    /// (docs/events.md), beside the row the engine compares.
+    public var storedPriceIncreaseStatus: Int? = nil
+    public var storedAppAccountToken: String? = nil
 }

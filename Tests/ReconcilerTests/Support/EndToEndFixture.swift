@@ -71,13 +71,15 @@ final class EndToEndFixture: @unchecked Sendable {
         now: String = EndToEndFixture.defaultNow,
         anchor: String? = nil,
         seedPriorRuns: Bool = false,
-        server: String? = nil
+        server: String? = nil,
+        world: [String] = []
     ) async throws {
         database = try TestDatabase.make(server: server)
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("rr-e2e-" + UUID().uuidString)
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         self.now = now
         self.anchor = anchor
+        self.world = world
         self.seed = seed
         self.subscriptions = subscriptions
         secret = "e2e-\(UUID().uuidString.prefix(8))-secret"
@@ -91,7 +93,7 @@ final class EndToEndFixture: @unchecked Sendable {
                 subscriptions: subscriptions,
                 now: date,
                 into: directory.path,
-                extra: anchorArguments
+                extra: anchorArguments + world
             )
             let imported = await runReconciler(["import", "--file", purchasesFile])
             guard imported.status == 0 else { throw FixtureError("import failed: \(imported)") }
@@ -112,13 +114,15 @@ final class EndToEndFixture: @unchecked Sendable {
 
     /// Starts (or restarts) the simulator for the same population with extra arguments (faults, rates).
     @discardableResult
-    func startSimulator(_ extra: [String] = []) async throws -> SimulatorProcess {
+    /// Starts (or restarts) the simulator; `clock`: its `--now` instead of the fixture's (a later night of the same
+    /// world: give the fixture an `anchor`).
+    func startSimulator(_ extra: [String] = [], clock: String? = nil) async throws -> SimulatorProcess {
         let previous = simulator
         let arguments =
             [
-                "--seed", String(seed), "--subscriptions", String(max(subscriptions, 1)), "--now", now,
+                "--seed", String(seed), "--subscriptions", String(max(subscriptions, 1)), "--now", clock ?? now,
                 "--bundle-id", Self.bundleId,
-            ] + anchorArguments + extra
+            ] + anchorArguments + world + extra
         await previous?.stopped()
         let sim = try await SimulatorProcess.started(
             binary: Self.simulatorBinary,
@@ -131,6 +135,8 @@ final class EndToEndFixture: @unchecked Sendable {
 
     /// `--anchor` for the simulator's export and serve, when the fixture has one.
     var anchorArguments: [String] { anchor.map { ["--anchor", $0] } ?? [] }
+    /// The simulator's world options for export and serve (`--mix retail`, ...), from `init`'s `world`.
+    let world: [String]
 
     /// The reconciler's environment: the database, the simulator's URLs, the secret, the bundle id.
     var environment: [String: String] {

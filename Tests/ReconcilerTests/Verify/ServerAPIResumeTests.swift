@@ -36,6 +36,9 @@ import Testing
         var ledger: [String]
         var notifications: [String]
         var items: [String]
+        /// `subscription_events` without their ids (the identity counts up in commit order): each change's events
+        /// once, whatever the crash.
+        var events: [String]
         var run: String
         var cursors: [String]
     }
@@ -169,6 +172,8 @@ import Testing
         Self.expectEqual(actual.ledger, expected.snapshot.ledger, "subscription_transactions")
         Self.expectEqual(actual.notifications, expected.snapshot.notifications, "app_store_notifications")
         Self.expectEqual(actual.items, expected.snapshot.items, "reconciliation_items")
+        Self.expectEqual(actual.events, expected.snapshot.events, "subscription_events")
+        #expect(!actual.events.isEmpty, "the world's changes write events")
         #expect(actual.run == expected.snapshot.run)
         #expect(actual.cursors == expected.snapshot.cursors)
         #expect(try world.summary(runId: 1)["by_outcome"] as? [String: Int] == expected.byOutcome)
@@ -255,6 +260,13 @@ import Testing
                            previous_expires_at, new_expires_at, previous_product_id, product_id, previous_auto_renew,
                            auto_renew, environment, apple_status, expiry_moved_backwards)::text AS line
                   FROM reconciliation_items ORDER BY run_id, original_transaction_id
+                """
+            ),
+            events: try lines(
+                """
+                SELECT ROW(original_transaction_id, sequence, kind, user_id, app_account_token, before, after, reason,
+                           transaction_id, price_milliunits, currency, occurred_at, seen_at, source, run_id)::text AS line
+                  FROM subscription_events ORDER BY original_transaction_id, sequence
                 """
             ),
             run: try lines(
