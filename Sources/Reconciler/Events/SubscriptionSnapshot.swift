@@ -17,32 +17,14 @@ public struct SubscriptionSnapshot: Sendable, Equatable {
         self.autoRenew = autoRenew
     }
 
-    /// `{"state": ..., "expires_at": RFC 3339 or null, "product_id": ..., "auto_renew": true/false/null}`, keys in
-    /// that order.
+    /// `{"auto_renew": true/false/null, "expires_at": RFC 3339 or null, "product_id": ..., "state": ...}`.
     public var json: String {
-        func text(_ value: String?) -> String { value.map(Self.quoted) ?? "null" }
-        return "{\"state\": \(text(state?.rawValue)), \"expires_at\": \(text(expiresAt.map { RFC3339.string($0) })), "
-            + "\"product_id\": \(Self.quoted(productId)), \"auto_renew\": \(autoRenew.map(String.init) ?? "null")}"
-    }
-
-    /// A JSON string literal.
-    static func quoted(_ value: String) -> String {
-        var out = "\""
-        for scalar in value.unicodeScalars {
-            switch scalar {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case "\n": out += "\\n"
-            case "\r": out += "\\r"
-            case "\t": out += "\\t"
-            default:
-                if scalar.value < 0x20 {
-                    out += String(format: "\\u%04x", scalar.value)
-                } else {
-                    out.unicodeScalars.append(scalar)
-                }
-            }
-        }
-        return out + "\""
+        func text(_ value: String?) -> JSONValue { value.map(JSONValue.string) ?? .null }
+        return JSONValue.object([
+            "state": text(state?.rawValue),
+            "expires_at": text(expiresAt.map { RFC3339.string($0) }),
+            "product_id": .string(productId),
+            "auto_renew": autoRenew.map(JSONValue.bool) ?? .null,
+        ]).jsonText
     }
 }
