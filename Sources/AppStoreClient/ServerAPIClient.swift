@@ -74,7 +74,8 @@ public final class ServerAPIClient: Sendable {
         environment: AppleEnvironment = .production,
         completion: @escaping @Sendable (ServerAPIResult<OrderLookupResponse>) -> Void
     ) {
-        send(.get, "/inApps/v1/lookup/" + Self.percentEncoded(orderId), query: [], body: nil, environment: environment) {
+        send(.get, "/inApps/v1/lookup/" + Self.percentEncoded(orderId), query: [], body: nil, environment: environment)
+        {
             completion(ServerAPIResult(attempt: $0, decode: OrderLookupResponse.decode))
         }
     }

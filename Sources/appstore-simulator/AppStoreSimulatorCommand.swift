@@ -221,7 +221,7 @@ struct Serve: ParsableCommand {
                 maxRPSStatuses, maxRPSHistory, maxRPSTransactionInfo, maxRPSNotificationHistory, maxRPSRefundHistory,
                 maxRPSOrderLookup,
             ]
-                .allSatisfy({ $0 >= 0 })
+            .allSatisfy({ $0 >= 0 })
         else { throw ValidationError("--max-rps-* must be >= 0 (0: no limit)") }
         if let now, SimTime.parseRFC3339(now) == nil { throw ValidationError("--now is not RFC 3339: \(now)") }
         if let latency, LatencyDistribution(parsing: latency) == nil {

@@ -92,7 +92,9 @@ struct CustomerCommand: ParsableCommand {
             )
         }
         let http = CurlHTTPClient(
-            configuration: CurlHTTPClient.Configuration(caFile: try HTTPSCAFileConfiguration.load(flag: pipeline.caFile))
+            configuration: CurlHTTPClient.Configuration(
+                caFile: try HTTPSCAFileConfiguration.load(flag: pipeline.caFile)
+            )
         )
         defer { http.shutdown() }
         var unknown: CustomerLookupError?

@@ -39,7 +39,9 @@ import Testing
             #expect(signed.count == 1)
             let payload = try await client.verifier.verify(signed[0])
             #expect(payload["transactionId"] as? String == String(transaction.transactionId))
-            #expect(payload["originalTransactionId"] as? String == String(family.subscriptions[0].originalTransactionId))
+            #expect(
+                payload["originalTransactionId"] as? String == String(family.subscriptions[0].originalTransactionId)
+            )
 
             // Unknown to Apple: status 1 and no transactions; so is every order asked of the sandbox.
             let unknown = try #require(try await client.get("/inApps/v1/lookup/MZZZZZZZZZ").json)

@@ -73,7 +73,8 @@ public enum CustomerStoryText {
         if t["offer"] != .null { line += " offer \(t.text("offer"))" }
         if t["ownership_type"] == .string("FAMILY_SHARED") { line += " family-shared" }
         if t["revocation_date"] != .null || t["cancellation_date"] != .null {
-            line += " REFUNDED/REVOKED \(t.text(t["revocation_date"] != .null ? "revocation_date" : "cancellation_date"))"
+            line +=
+                " REFUNDED/REVOKED \(t.text(t["revocation_date"] != .null ? "revocation_date" : "cancellation_date"))"
             line += " (\(t.text("revocation_type")), \(milliunits(t["revocation_percentage"], unit: 1000))%)"
         }
         return line

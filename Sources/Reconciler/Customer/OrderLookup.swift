@@ -46,7 +46,8 @@ public struct OrderLookup: Sendable {
     }
 
     /// Every signed transaction verified and within bounds; status 1 (or 0 without transactions) is no such order.
-    func verified(_ response: OrderLookupResponse, orderId: String) throws(CustomerLookupError) -> [ReceiptTransaction] {
+    func verified(_ response: OrderLookupResponse, orderId: String) throws(CustomerLookupError) -> [ReceiptTransaction]
+    {
         guard response.status == OrderLookupResponse.valid, !response.signedTransactions.isEmpty else {
             throw CustomerLookupError(.unknownOrder, "Apple knows no order \(orderId) for this app (status 1)")
         }
