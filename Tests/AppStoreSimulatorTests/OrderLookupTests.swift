@@ -62,6 +62,7 @@ import Testing
         try await withSimulator(subscriptions: 20) { server in
             let client = try await ServerAPIClient.connect(to: server)
             var limited = 0
+            let started = Date()
             for _ in 0..<25 {
                 let r = try await client.get("/inApps/v1/lookup/MZZZZZZZZZ")
                 if r.status == 429 {
@@ -69,7 +70,9 @@ import Testing
                     #expect(r.json?["errorCode"] as? Int == 4_290_000 && r.header("Retry-After") != nil)
                 }
             }
-            #expect(limited > 0)
+            // 25 in a row within a second: some are limited (a loaded machine may spread them over several
+            // seconds; the peak below is the hard check).
+            if Date().timeIntervalSince(started) < 1 { #expect(limited > 0) }
             let stats = try #require(try await TestConnection.once(port: server.port, .GET, "/_stats").json)
             let limits = try #require(stats["server_api_limits"] as? [String: [String: Any]])
             #expect(limits["/inApps/v1/lookup"]?["limit_per_second"] as? Int == 10)
