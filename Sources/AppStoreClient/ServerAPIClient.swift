@@ -4,7 +4,7 @@ import Foundation
 import ReceiptDomain
 
 /// The App Store Server API on the project's libcurl layer: typed endpoints (statuses, a transaction history
-/// page, a notification history page), one request per call, authenticated with a short-lived ES256 token
+/// page, a notification history page, an order lookup), one request per call, authenticated with a short-lived ES256 token
 /// (`APITokenSigner`, reused until a minute before it expires), answered on a global queue with the body
 /// decoded for a 200 (`ServerAPIResult`). It does not verify the signed data (the caller does, before
 /// believing anything) and does not retry (the caller's `AttemptPlan` decides, and the caller sends under
@@ -63,6 +63,20 @@ public final class ServerAPIClient: Sendable {
         let query = paginationToken.map { [("paginationToken", $0)] } ?? []
         send(.post, "/inApps/v1/notifications/history", query: query, body: request.json, environment: environment) {
             completion(ServerAPIResult(attempt: $0, decode: NotificationHistoryResponse.decode))
+        }
+    }
+
+    /// Look Up Order ID (`GET /inApps/v1/lookup/{orderId}`): the transactions of the order id on a customer's App
+    /// Store receipt. Production only (Apple has no such endpoint in the sandbox). As with every other endpoint the
+    /// signed transactions are not verified here: the caller verifies each before believing it.
+    public func lookUpOrder(
+        orderId: String,
+        environment: AppleEnvironment = .production,
+        completion: @escaping @Sendable (ServerAPIResult<OrderLookupResponse>) -> Void
+    ) {
+        send(.get, "/inApps/v1/lookup/" + Self.percentEncoded(orderId), query: [], body: nil, environment: environment)
+        {
+            completion(ServerAPIResult(attempt: $0, decode: OrderLookupResponse.decode))
         }
     }
 

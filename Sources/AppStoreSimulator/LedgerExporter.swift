@@ -34,11 +34,14 @@ struct LedgerExporter: Sendable {
         w.field("storefront", storefront.code)
         w.field("currency", storefront.currency)
         let token = AppAccountToken.of(seed: population.seed, family: family)
+        let orderIds = OrderIdCodec(seed: population.seed)
         w.key("transactions")
         w.beginArray()
         for t in plan.timeline(at: now).transactions {
             w.beginObject()
             w.field("transaction_id", String(t.transactionId))
+            // The receipt's order id: Look Up Order ID answers it in production (the sandbox has none).
+            w.optionalField("order_id", family.sandbox ? nil : orderIds.orderId(of: t.transactionId))
             w.field("product_id", t.product.productId)
             w.field("purchase_date", SimTime.rfc3339(t.purchase))
             w.field("expires_date", SimTime.rfc3339(t.expires))

@@ -1,6 +1,6 @@
 /// Apple's per-endpoint rate limits for the Server API, in requests per second (docs/simulator.md, "Limits"):
 /// production 50/s for statuses, history, transaction info and notification history and 10/s for refund
-/// history; sandbox 10% of those (at least 1). Over the limit in any one-second window: HTTP 429, errorCode
+/// history and Look Up Order ID; sandbox 10% of those (at least 1). Over the limit in any one-second window: HTTP 429, errorCode
 /// 4290000, `Retry-After` as a UNIX time in milliseconds.
 public struct ServerAPILimits: Sendable, Equatable {
     /// Production limits; an endpoint missing here is not limited.
@@ -8,6 +8,7 @@ public struct ServerAPILimits: Sendable, Equatable {
 
     public static let apple = ServerAPILimits(production: [
         .subscriptions: 50, .history: 50, .transactions: 50, .notificationHistory: 50, .refundHistory: 10,
+        .orderLookup: 10,
     ])
     public static let unlimited = ServerAPILimits(production: [:])
 

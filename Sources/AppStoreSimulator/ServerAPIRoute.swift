@@ -2,7 +2,7 @@
 struct ServerAPIRoute: Sendable {
     var endpoint: ServerAPIService.Endpoint
     var sandbox: Bool
-    /// The `{transactionId}` segment (empty for notification history).
+    /// The `{transactionId}` (or `{orderId}`) segment (empty for notification history).
     var id: Substring
     var query: Substring
     /// The `/_stats` key: the path without the id, e.g. `/sandbox/inApps/v1/subscriptions`.
@@ -23,6 +23,7 @@ struct ServerAPIRoute: Sendable {
         let prefixes: [(String, ServerAPIService.Endpoint)] = [
             ("/inApps/v1/subscriptions/", .subscriptions), ("/inApps/v1/transactions/", .transactions),
             ("/inApps/v2/history/", .history), ("/inApps/v2/refund/lookup/", .refundHistory),
+            ("/inApps/v1/lookup/", .orderLookup),
         ]
         for (prefix, endpoint) in prefixes where rest.hasPrefix(prefix) {
             guard isGET else { return nil }

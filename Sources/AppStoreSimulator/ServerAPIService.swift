@@ -13,6 +13,7 @@ public final class ServerAPIService: Sendable {
         case subscriptions, transactions, history
         case refundHistory = "refund_history"
         case notificationHistory = "notification_history"
+        case orderLookup = "order_lookup"
     }
 
     public struct Outcome: Sendable {
@@ -37,7 +38,9 @@ public final class ServerAPIService: Sendable {
     /// Subscription number (original id minus the population's base, over 10,000) to family and plan indices.
     private let plans: [UInt64: (family: Int, plan: Int)]
     /// One-time purchase id to its index in `population.oneTimePurchases`.
-    private let oneTime: [UInt64: Int]
+    let oneTime: [UInt64: Int]
+    /// The order ids of the world's transactions (Look Up Order ID).
+    public let orderIds: OrderIdCodec
     /// Signed answers and their total size; cleared when either limit is reached.
     private let cache = Mutex<(entries: [CacheKey: Outcome], bytes: Int)>(([:], 0))
     private static let cacheLimit = 50_000
@@ -57,6 +60,7 @@ public final class ServerAPIService: Sendable {
         self.identity = identity
         self.renderer = ServerAPIRenderer(population: population, identity: identity)
         self.clock = clock
+        self.orderIds = OrderIdCodec(seed: population.seed)
         var plans: [UInt64: (Int, Int)] = [:]
         for (f, family) in population.families.enumerated() {
             for (p, plan) in family.subscriptions.enumerated() { plans[plan.originalTransactionId] = (f, p) }
@@ -154,7 +158,7 @@ public final class ServerAPIService: Sendable {
             }
         case .history: outcome = history(location, query: query, now: now, fault: fault)
         case .refundHistory: outcome = refundHistory(location, query: query, now: now, fault: fault)
-        case .notificationHistory: outcome = Self.error(4_040_010)
+        case .notificationHistory, .orderLookup: outcome = Self.error(4_040_010)
         }
         cache.withLock { c in
             if c.entries.count >= Self.cacheLimit || c.bytes >= Self.cacheByteLimit {

@@ -124,23 +124,7 @@ extension SimulatorHTTPHandler {
         switch fault {
         case nil, .truncated:
             let signatureFault = fault == nil ? faults.decideSignature(sequence: sequence) : nil
-            let outcome =
-                route.endpoint == .notificationHistory
-                ? body.withUnsafeReadableBytes {
-                    serverAPI.notificationHistory(
-                        body: Array($0),
-                        sandbox: route.sandbox,
-                        query: route.query,
-                        fault: signatureFault
-                    )
-                }
-                : serverAPI.answer(
-                    route.endpoint,
-                    sandbox: route.sandbox,
-                    idText: route.id,
-                    query: route.query,
-                    fault: signatureFault
-                )
+            let outcome = serverAPIOutcome(route: route, body: body, fault: signatureFault)
             stats.record(path: path, httpStatus: outcome.httpStatus, appleStatus: outcome.errorCode, fault: fault)
             if let signatureFault, outcome.httpStatus == 200 { stats.recordServerAPIFault(signatureFault.rawValue) }
             if fault == .truncated {
@@ -187,6 +171,30 @@ extension SimulatorHTTPHandler {
             stats.record(path: path, httpStatus: 200, appleStatus: nil, fault: fault)
             let garbage = #"{"signedTransactionInfo":"eyJhbGciOi"#
             respond(context: context, status: .ok, body: Self.bytes(Array(garbage.utf8)), keepAlive: keepAlive)
+        }
+    }
+
+    /// The service's answer to a routed request the limits and the fault plan let through.
+    private func serverAPIOutcome(
+        route: ServerAPIRoute,
+        body: ByteBuffer,
+        fault: SignatureFault?
+    ) -> ServerAPIService.Outcome {
+        switch route.endpoint {
+        case .notificationHistory:
+            return body.withUnsafeReadableBytes {
+                serverAPI.notificationHistory(body: Array($0), sandbox: route.sandbox, query: route.query, fault: fault)
+            }
+        case .orderLookup:
+            return serverAPI.orderLookup(route.id, sandbox: route.sandbox, fault: fault)
+        default:
+            return serverAPI.answer(
+                route.endpoint,
+                sandbox: route.sandbox,
+                idText: route.id,
+                query: route.query,
+                fault: fault
+            )
         }
     }
 

@@ -195,6 +195,11 @@ struct Serve: ParsableCommand {
     )
     var maxRPSRefundHistory: Int = 10
     @Option(
+        name: .customLong("max-rps-order-lookup"),
+        help: "Server API: Look Up Order ID per second (production)."
+    )
+    var maxRPSOrderLookup: Int = 10
+    @Option(
         name: .customLong("reports-hourly-limit"),
         help: "App Store Connect report downloads per rolling hour before 429 RATE_LIMIT_EXCEEDED (Apple: 3600)."
     )
@@ -204,6 +209,7 @@ struct Serve: ParsableCommand {
         let given: [(ServerAPIService.Endpoint, Int)] = [
             (.subscriptions, maxRPSStatuses), (.history, maxRPSHistory), (.transactions, maxRPSTransactionInfo),
             (.notificationHistory, maxRPSNotificationHistory), (.refundHistory, maxRPSRefundHistory),
+            (.orderLookup, maxRPSOrderLookup),
         ]
         return ServerAPILimits(production: Dictionary(uniqueKeysWithValues: given.filter { $0.1 > 0 }))
     }
@@ -211,8 +217,11 @@ struct Serve: ParsableCommand {
     func validate() throws {
         try population.validateCommon()
         guard
-            [maxRPSStatuses, maxRPSHistory, maxRPSTransactionInfo, maxRPSNotificationHistory, maxRPSRefundHistory]
-                .allSatisfy({ $0 >= 0 })
+            [
+                maxRPSStatuses, maxRPSHistory, maxRPSTransactionInfo, maxRPSNotificationHistory, maxRPSRefundHistory,
+                maxRPSOrderLookup,
+            ]
+            .allSatisfy({ $0 >= 0 })
         else { throw ValidationError("--max-rps-* must be >= 0 (0: no limit)") }
         if let now, SimTime.parseRFC3339(now) == nil { throw ValidationError("--now is not RFC 3339: \(now)") }
         if let latency, LatencyDistribution(parsing: latency) == nil {

@@ -68,6 +68,7 @@ struct RenewalReconciler: ParsableCommand {
             NotificationsCommand.self,
             BackfillCommand.self,
             ExplainCommand.self,
+            CustomerCommand.self,
             CheckAPIKeyCommand.self,
             ReportCommand.self,
             RunsCommand.self,
