@@ -49,7 +49,7 @@ public struct CustomerLookup {
         )
     }
 
-    /// Every subscription of `userIds`, by id, each with its checks, ledger, notifications and run history.
+    /// Every subscription of `userIds`, by id, each with its checks, ledger, notifications, run history and events.
     public func subscriptions(of userIds: [String]) throws -> [CustomerSubscription] {
         let rows = try connection.query(
             """
@@ -75,7 +75,8 @@ public struct CustomerLookup {
                 checks: try checks(id),
                 transactions: try records(Self.transactionsSQL, [otid]),
                 notifications: try records(Self.notificationsSQL, [otid]),
-                history: try records(Self.historySQL, [id])
+                history: try records(Self.historySQL, [id]),
+                events: try records(Self.eventsSQL, [id])
             )
         }
     }
@@ -115,6 +116,12 @@ public struct CustomerLookup {
                i.finished_at
           FROM reconciliation_items i JOIN reconciliation_runs r ON r.id = i.run_id
          WHERE i.subscription_id = $1 ORDER BY i.run_id
+        """
+
+    static let eventsSQL = """
+        SELECT id, sequence, kind, reason, before::text AS before, after::text AS after, transaction_id,
+               price_milliunits, currency, occurred_at, seen_at, source, run_id
+          FROM subscription_events WHERE subscription_id = $1 ORDER BY sequence
         """
 
     private func records(_ sql: String, _ params: [(any PostgresEncodable)?]) throws -> [CustomerRecord] {

@@ -62,9 +62,19 @@ public enum CustomerStoryText {
         }
         lines.append("  History (\(s.history.count) runs):")
         lines += s.history.map { "    " + historyLine($0) }
-        // docs/customer.md, "Events": the section is reserved until the events are recorded.
-        lines.append("  Events: not recorded yet")
+        lines.append("  Events (\(s.events.count)):")
+        lines += s.events.map { "    " + eventLine($0) }
         return lines
+    }
+
+    /// `#2 2026-11-22T02:30:00Z renewal transaction 1002 9.99 USD (run 3, found by notification)`.
+    static func eventLine(_ e: CustomerRecord) -> String {
+        var line = "#\(e.text("sequence")) \(e.text("seen_at")) \(e.text("kind"))"
+        if e["reason"] != .null { line += " (\(e.text("reason")))" }
+        if e["transaction_id"] != .null { line += " transaction \(e.text("transaction_id"))" }
+        if e["price_milliunits"] != .null { line += " \(milliunits(e["price_milliunits"])) \(e.text("currency"))" }
+        if e["occurred_at"] != .null { line += " at Apple \(e.text("occurred_at"))" }
+        return line + " (run \(e.text("run_id")), found by \(e.text("source")))"
     }
 
     static func transactionLine(_ t: CustomerRecord) -> String {

@@ -1,6 +1,6 @@
 /// One subscription of a customer, everything the database holds about it (docs/customer.md): the app's row as
-/// stored, its `subscription_checks` row, its ledger, the notifications naming it, and what each run's item
-/// recorded for it.
+/// stored, its `subscription_checks` row, its ledger, the notifications naming it, what each run's item recorded for
+/// it, and its events.
 public struct CustomerSubscription: Sendable, Equatable {
     /// The `subscriptions` row (the receipt and signed payloads left out: their lengths instead).
     public var row: CustomerRecord
@@ -12,6 +12,8 @@ public struct CustomerSubscription: Sendable, Equatable {
     public var notifications: [CustomerRecord]
     /// `reconciliation_items` of every run that selected the subscription, oldest run first.
     public var history: [CustomerRecord]
+    /// `subscription_events`: each change the reconciler wrote, in order (docs/events.md).
+    public var events: [CustomerRecord]
 
     public var originalTransactionId: String { row.text("original_transaction_id") }
 
@@ -22,8 +24,7 @@ public struct CustomerSubscription: Sendable, Equatable {
             ("transactions", .array(transactions.map(\.json))),
             ("notifications", .array(notifications.map(\.json))),
             ("history", .array(history.map(\.json))),
-            // The subscription's events (docs/customer.md, "Events"): not recorded yet; the section is reserved.
-            ("events", .null),
+            ("events", .array(events.map(\.json))),
         ])
     }
 }

@@ -159,5 +159,28 @@ import Testing
         #expect(dry.status == 0, "\(dry)")
         #expect(try Self.events(conn).count == afterBackfill)
         #expect(all.count > night0Events)
+        try await Self.customerShowsEvents(fixture, conn)
+    }
+
+    /// `customer` shows a subscription's events in order, as text and JSON (docs/customer.md).
+    static func customerShowsEvents(_ fixture: EndToEndFixture, _ conn: PostgresConnection) async throws {
+        let events = Dictionary(grouping: try Self.events(conn), by: \.subscriptionId)
+        let (id, theirs) = try #require(events.max { ($0.value.count, $1.key) < ($1.value.count, $0.key) })
+        let who = try #require(
+            try conn.queryFirst("SELECT user_id, original_transaction_id FROM subscriptions WHERE id = $1", [id])
+        )
+        let user: String = try who.decode("user_id")
+        let otid: String = try who.decode("original_transaction_id")
+        let json = await fixture.runReconciler(["customer", "--json", "--user-id", user])
+        #expect(json.status == 0, "\(json)")
+        let story = try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any]
+        let subscription = (story?["subscriptions"] as? [[String: Any]])?.first {
+            ($0["subscription"] as? [String: Any])?["original_transaction_id"] as? String == otid
+        }
+        let shown = subscription?["events"] as? [[String: Any]] ?? []
+        #expect(shown.map { $0["kind"] as? String } == theirs.map(\.kind), "\(shown)")
+        let text = await fixture.runReconciler(["customer", "--user-id", user])
+        #expect(text.stdout.contains("Events (\(theirs.count)):"), "\(text.stdout)")
+        #expect(text.stdout.contains("#1 ") && text.stdout.contains(theirs[0].kind))
     }
 }
