@@ -31,8 +31,21 @@ CREATE TABLE subscription_events (
     source                   text NOT NULL CHECK (source IN ('run', 'notification', 'backfill')),
     run_id                   bigint,                  -- the run that found it
     created_at               timestamptz NOT NULL DEFAULT now(),
+    -- Delivery by webhook (`renewal-reconciler events deliver`, docs/events.md "Delivery"): pending until the
+    -- receiver answered 2xx, dead after the attempts allowed (replayed by `events replay`). A deliverer leases the
+    -- events it sends (`lease_owner` until `lease_until`), so several on several hosts never send one at once.
+    delivery_status          text NOT NULL DEFAULT 'pending' CHECK (delivery_status IN ('pending', 'delivered', 'dead')),
+    delivery_attempts        integer NOT NULL DEFAULT 0,
+    next_attempt_at          timestamptz,
+    lease_owner              text,
+    lease_until              timestamptz,
+    last_delivery_error      text,
+    delivered_at             timestamptz,
     UNIQUE (subscription_id, sequence)
 );
 CREATE INDEX subscription_events_created_idx ON subscription_events (created_at);
+-- The events not delivered yet: the deliverer's work, small however long the history.
+CREATE INDEX subscription_events_undelivered_idx ON subscription_events (subscription_id, sequence)
+    WHERE delivery_status <> 'delivered';
 
 INSERT INTO schema_migrations (version, name) VALUES (24, 'subscription_events') ON CONFLICT (version) DO NOTHING;

@@ -69,6 +69,7 @@ struct RenewalReconciler: ParsableCommand {
             BackfillCommand.self,
             ExplainCommand.self,
             CustomerCommand.self,
+            EventsCommand.self,
             CheckAPIKeyCommand.self,
             ReportCommand.self,
             RunsCommand.self,

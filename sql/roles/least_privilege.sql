@@ -47,6 +47,8 @@ GRANT USAGE ON SEQUENCE apple_report_files_id_seq TO renewal_reconciler;
 GRANT SELECT, INSERT ON apple_subscription_event_rows, apple_subscription_rows
     TO renewal_reconciler;                                                    -- the Subscription (Event) reports (023)
 GRANT SELECT, INSERT ON subscription_events TO renewal_reconciler;           -- the outbox, written with each change (024)
+GRANT UPDATE (delivery_status, delivery_attempts, next_attempt_at, lease_owner, lease_until, last_delivery_error,
+              delivered_at) ON subscription_events TO renewal_reconciler;  -- `events deliver` and `events replay`
 
 -- Finance and dashboards: the facts, never the receipts.
 GRANT USAGE ON SCHEMA public TO renewal_reader;
