@@ -8,8 +8,8 @@ struct EventsCommand: ParsableCommand {
         discussion: """
             Every change a run writes to a subscription is also written, in the same transaction, as events in \
             subscription_events (docs/events.md). `events deliver` posts them to a receiver, signed as Standard \
-            Webhooks says; `events replay` gives dead ones another round.
+            Webhooks says; `events replay` gives dead ones another round; `events export` writes them for a warehouse.
             """,
-        subcommands: [EventsDeliverCommand.self, EventsReplayCommand.self]
+        subcommands: [EventsDeliverCommand.self, EventsReplayCommand.self, EventsExportCommand.self]
     )
 }

@@ -58,7 +58,13 @@ public struct EventPayload: Sendable {
         JSONValue.writeString("subscription.\(kind)", to: &out)
         out += ",\"timestamp\":"
         JSONValue.writeString(RFC3339.string(timestamp), to: &out)
-        out += ",\"data\":{\"event_id\":"
+        return Data((out + ",\"data\":" + data + "}").utf8)
+    }
+
+    /// The `data` object: the event's id, subscription, sequence, kind, `before` and `after`, then the other
+    /// columns (docs/events.md, "Delivery"). Also a line of `events export --format jsonl`.
+    public var data: String {
+        var out = "{\"event_id\":"
         JSONValue.writeString(webhookId, to: &out)
         out += ",\"subscription_id\":\(subscriptionId),\"sequence\":\(sequence),\"kind\":"
         JSONValue.writeString(kind, to: &out)
@@ -68,6 +74,6 @@ public struct EventPayload: Sendable {
             JSONValue.writeString(name, to: &out)
             out += ":" + value.jsonText
         }
-        return Data((out + "}}").utf8)
+        return out + "}"
     }
 }

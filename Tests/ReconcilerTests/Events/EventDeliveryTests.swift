@@ -178,4 +178,33 @@ import Testing
         Self.expectComplete(receiver.records())
         #expect(try Self.status(conn) == ["delivered": 12])
     }
+
+    @Test func exportWritesTheEventsAsJSONLinesOrCSVFromAPoint() async throws {
+        let (fixture, conn, _) = try await Self.world()
+        defer { conn.close() }
+        let jsonl = await fixture.runReconciler(["events", "export"])
+        #expect(jsonl.status == 0 && jsonl.stderr.contains("12 exported"), "\(jsonl)")
+        let lines = jsonl.stdout.split(separator: "\n").compactMap {
+            try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
+        }
+        #expect(lines.count == 12)
+        let ids = lines.compactMap { ($0["event_id"] as? String)?.dropFirst(4) }.compactMap { Int($0) }
+        #expect(ids == ids.sorted() && ids.count == 12, "\(ids)")
+        #expect((lines.first?["before"] as? [String: Any])?["state"] as? String == "active")
+        // From a point: the events after the sixth, as CSV with one column per field.
+        let csvFile = fixture.directory.appendingPathComponent("events.csv").path
+        let csv = await fixture.runReconciler([
+            "events", "export", "--format", "csv", "--after-id", String(ids[5]), "--out", csvFile,
+        ])
+        #expect(csv.status == 0, "\(csv)")
+        let rows = try String(contentsOfFile: csvFile, encoding: .utf8).split(whereSeparator: \.isNewline)
+        #expect(rows.count == 7, "a header and six events")
+        #expect(rows.first?.hasPrefix("event_id,subscription_id,sequence,kind,") == true)
+        #expect(rows.allSatisfy { $0.split(separator: ",", omittingEmptySubsequences: false).count == 25 })
+        #expect(rows.dropFirst().first?.hasPrefix("evt_\(ids[6]),") == true)
+        let none = await fixture.runReconciler(["events", "export", "--since", "2099-01-01T00:00:00Z"])
+        #expect(none.status == 0 && none.stdout.isEmpty && none.stderr.contains("0 exported"), "\(none)")
+        let bad = await fixture.runReconciler(["events", "export", "--format", "xml"])
+        #expect(bad.status == 64, "\(bad)")
+    }
 }
