@@ -41,7 +41,9 @@ final class WebhookReceiver: Sendable {
                 data = event.get("data", {})
                 record = {"id": msg_id, "status": status, "type": event.get("type"),
                           "event_id": data.get("event_id"), "subscription_id": data.get("subscription_id"),
-                          "sequence": data.get("sequence"), "kind": data.get("kind")}
+                          "sequence": data.get("sequence"), "kind": data.get("kind"),
+                          "run_id": data.get("run_id"),
+                          "original_transaction_id": data.get("original_transaction_id")}
                 log("attempts.jsonl", record)
                 if status == 200:
                     log("received.jsonl", record)
