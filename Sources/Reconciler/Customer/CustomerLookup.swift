@@ -118,6 +118,19 @@ public struct CustomerLookup {
          WHERE i.subscription_id = $1 ORDER BY i.run_id
         """
 
+    /// What a `--refresh` run (a dry-run backfill) found for each subscription: its outcome and the stored values
+    /// beside Apple's answer now.
+    public func refreshed(runId: Int64) throws -> [CustomerRecord] {
+        try records(
+            """
+            SELECT original_transaction_id, status, outcome, previous_state, new_state, previous_expires_at,
+                   new_expires_at, previous_product_id, product_id, previous_auto_renew, auto_renew, reason
+              FROM reconciliation_items WHERE run_id = $1 ORDER BY subscription_id
+            """,
+            [runId]
+        )
+    }
+
     static let eventsSQL = """
         SELECT id, sequence, kind, reason, before::text AS before, after::text AS after, transaction_id,
                price_milliunits, currency, occurred_at, seen_at, source, run_id

@@ -67,6 +67,26 @@ public enum CustomerStoryText {
         return lines
     }
 
+    /// `--refresh`'s lines: for each subscription, what Apple says now against the stored row (a dry run: nothing
+    /// was written).
+    public static func refreshLines(_ items: [CustomerRecord]) -> [String] {
+        var lines = ["", "Asked Apple now (a dry run: nothing written to the subscriptions):"]
+        for item in items {
+            var changes: [String] = []
+            for (old, new, name) in [
+                ("previous_state", "new_state", "state"), ("previous_expires_at", "new_expires_at", "expires"),
+                ("previous_product_id", "product_id", "product"), ("previous_auto_renew", "auto_renew", "auto-renew"),
+            ] where item[new] != .null && item[old] != item[new] {
+                changes.append("\(name) \(item.text(old)) -> \(item.text(new))")
+            }
+            let outcome = item.text(item["outcome"] == .null ? "status" : "outcome")
+            let what = changes.isEmpty ? "no change" : changes.joined(separator: ", ")
+            let why = item["reason"] == .null ? "" : " (\(item.text("reason")))"
+            lines.append("  \(item.text("original_transaction_id")): \(outcome): \(what)\(why)")
+        }
+        return lines
+    }
+
     /// `#2 2026-11-22T02:30:00Z renewal transaction 1002 9.99 USD (run 3, found by notification)`.
     static func eventLine(_ e: CustomerRecord) -> String {
         var line = "#\(e.text("sequence")) \(e.text("seen_at")) \(e.text("kind"))"

@@ -94,6 +94,32 @@ import Testing
         #expect(text.stdout.contains("Subscription \(customer.originalTransactionId)"), "\(text.stdout)")
         #expect(text.stdout.contains("Transactions (") && text.stdout.contains("History ("))
 
+        // --refresh: Apple asked now through a dry-run backfill; the rows are not written.
+        let conn = try fixture.connect()
+        defer { conn.close() }
+        let versions = "SELECT string_agg(id || ':' || version, ',' ORDER BY id) AS v FROM subscriptions"
+        let versionsBefore = try conn.queryFirst(versions)?.decode("v", as: String.self)
+        let refreshed = await fixture.runReconciler(
+            ["customer", "--json", "--refresh", "--user-id", customer.userId] + Self.fast,
+            extraEnvironment: env
+        )
+        #expect(refreshed.status == 0, "\(refreshed)")
+        let refreshedStory = try JSONSerialization.jsonObject(with: Data(refreshed.stdout.utf8)) as? [String: Any]
+        let items = refreshedStory?["refresh"] as? [[String: Any]] ?? []
+        let subscriptionCount = (refreshedStory?["subscriptions"] as? [Any])?.count
+        #expect(items.count == subscriptionCount && !items.isEmpty, "\(items)")
+        #expect(items.contains { $0["original_transaction_id"] as? String == customer.originalTransactionId })
+        #expect(items.allSatisfy { $0["status"] as? String == "done" }, "\(items)")
+        #expect(try conn.queryFirst(versions)?.decode("v", as: String.self) == versionsBefore, "nothing written")
+        let dryRuns = try conn.queryFirst("SELECT count(*) AS n FROM reconciliation_runs WHERE dry_run")
+        #expect(try dryRuns?.decode("n", as: Int.self) == 1)
+        let refreshedText = await fixture.runReconciler(
+            ["customer", "--refresh", "--user-id", customer.userId] + Self.fast,
+            extraEnvironment: env
+        )
+        #expect(refreshedText.stdout.contains("Asked Apple now (a dry run"), "\(refreshedText)")
+        #expect(refreshedText.stdout.contains("\(customer.originalTransactionId): "), "\(refreshedText)")
+
         // Nobody: exit 1 with a clear message; an order Apple does not know: exit 1.
         let nobody = await fixture.runReconciler(["customer", "--user-id", "no-such-user"], extraEnvironment: env)
         #expect(nobody.status == 1 && nobody.stderr.contains("no such customer"), "\(nobody)")
