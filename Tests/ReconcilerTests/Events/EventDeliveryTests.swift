@@ -207,4 +207,24 @@ import Testing
         let bad = await fixture.runReconciler(["events", "export", "--format", "xml"])
         #expect(bad.status == 64, "\(bad)")
     }
+
+    @Test func twoDeliverersAtOnceNeverSendOneEventTwice() async throws {
+        let (fixture, conn, secretFile) = try await Self.world()
+        defer { conn.close() }
+        let receiver = try await WebhookReceiver(secret: Self.secret, mode: "slow")
+        let arguments = [
+            "events", "deliver", "--once", "--url", receiver.url, "--secret-file", secretFile, "--batch-size", "2",
+        ]
+        let deliverers = [
+            try await ChildProcess(EndToEndFixture.reconcilerBinary, arguments, environment: fixture.environment),
+            try await ChildProcess(EndToEndFixture.reconcilerBinary, arguments, environment: fixture.environment),
+        ]
+        for deliverer in deliverers {
+            let outcome = await deliverer.outcome()
+            #expect(outcome.status == 0, "\(outcome)")
+        }
+        let ids = receiver.records().compactMap { $0["id"] as? String }
+        #expect(ids.count == 12 && Set(ids).count == 12, "each event sent once: \(ids)")
+        Self.expectComplete(receiver.records())
+    }
 }
