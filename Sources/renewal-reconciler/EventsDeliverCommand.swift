@@ -57,7 +57,7 @@ struct EventsDeliverCommand: ParsableCommand {
     @Option(help: ArgumentHelp("Longest wait between two attempts, in seconds.", valueName: "seconds"))
     var maxRetryDelay: Double = 3600
 
-    @Option(help: "Attempts before an event is dead (20: about 15 hours with the defaults).")
+    @Option(help: "Attempts before an event is dead (20: about 13 hours with the defaults).")
     var maxAttempts: Int = 20
 
     @Option(help: "Events leased per database round trip.")
