@@ -109,8 +109,11 @@ let package = Package(
                 "Reconciler", "ReconcilerDemo", "AppleReports", "CivilTime",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
-            ]
+            ],
+            // BuildInfo: the commit and every sql/ migration, generated before each build (docs/packaging.md).
+            plugins: ["BuildInfoPlugin"]
         ),
+        .plugin(name: "BuildInfoPlugin", capability: .buildTool(), path: "Sources/BuildInfoPlugin"),
 
         // MARK: App Store simulator (independent witness: no ReceiptDomain here)
         .target(

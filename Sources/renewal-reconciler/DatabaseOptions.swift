@@ -46,4 +46,11 @@ struct DatabaseOptions: ParsableArguments {
         }
         return connection
     }
+
+    /// The connection string, once the schema is checked as `migratedConnection` does: for commands whose own type
+    /// opens the database.
+    func checkedConnectionString() throws -> String {
+        try migratedConnection().close()
+        return try connectionString()
+    }
 }

@@ -235,8 +235,8 @@ struct DemoCommand: ParsableCommand {
             started(pg)
             url = try pg.createDatabase("renewal_demo")
         }
-        let migrated = try Migrator(connectionString: url, directory: try MigrationDirectory.locate(explicit: nil))
-            .migrate()
+        let source = try MigrationSource.resolve(explicit: nil, builtIn: BuildInfo.migrations)
+        let migrated = try Migrator(connectionString: url, source: source).migrate()
         step(
             "schema: \(migrated.isEmpty ? "up to date" : "applied " + migrated.map(\.fileName).joined(separator: ", "))"
         )

@@ -87,7 +87,7 @@ struct EventsDeliverCommand: ParsableCommand {
         logging.bootstrap()
         try runReportingErrors {
             let signer = try WebhookSigner(secret: try readSecret())
-            let conn = try PostgresConnection(try database.connectionString())
+            let conn = try database.migratedConnection()
             defer { conn.close() }
             let store = EventDeliveryStore(
                 connection: conn,

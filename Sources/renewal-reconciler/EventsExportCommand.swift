@@ -42,7 +42,7 @@ struct EventsExportCommand: ParsableCommand {
     func run() throws {
         logging.bootstrap()
         try runReportingErrors {
-            let conn = try PostgresConnection(try database.connectionString())
+            let conn = try database.migratedConnection()
             defer { conn.close() }
             let handle: FileHandle
             if let out {

@@ -18,7 +18,7 @@ struct EventsReplayCommand: ParsableCommand {
     func run() throws {
         logging.bootstrap()
         try runReportingErrors {
-            let conn = try PostgresConnection(try database.connectionString())
+            let conn = try database.migratedConnection()
             defer { conn.close() }
             let store = EventDeliveryStore(connection: conn, owner: "replay", policy: .init())
             print("events: \(try store.replay(subscriptionId: subscriptionId)) dead events pending again")

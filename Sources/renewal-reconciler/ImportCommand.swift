@@ -34,7 +34,7 @@ struct ImportCommand: ParsableCommand {
     func run() throws {
         logging.bootstrap()
         try runReportingErrors {
-            let importer = Importer(connectionString: try database.connectionString())
+            let importer = Importer(connectionString: try database.checkedConnectionString())
             let result = try importer.importFile(file, format: format, skipInvalid: skipInvalid)
             for warning in result.warnings {
                 // The parser's warning names the file itself.

@@ -5,41 +5,55 @@ import Reconciler
 struct MigrateCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "migrate",
-        abstract: "Apply pending schema migrations from sql/ (idempotent).",
+        abstract: "Apply pending schema migrations (built into the binary; idempotent).",
         discussion: """
-            Applies the numbered files in the migrations directory (NNN_name.sql) that are not yet recorded in \
-            schema_migrations, in order, each inside its own transaction. Running it twice changes nothing. \
-            Concurrent invocations are serialised by an advisory lock. Migrations are forward-only.
+            Applies the migrations (NNN_name.sql) not yet recorded in schema_migrations, in order, each inside its \
+            own transaction, recording each with its checksum. Running it twice changes nothing. Several processes \
+            at once (hosts starting together after an upgrade) are serialised by an advisory lock: one applies, the \
+            others wait and then find nothing to do. Migrations are forward-only.
 
-            The directory is, in order: --sql-dir, $RENEWAL_RECONCILER_SQL_DIR, ./sql, the sql/ folder of the \
-            source tree the binary was built in, /usr/share/renewal-reconciler/sql.
+            The migrations are the ones built into this binary (`renewal-reconciler version` names the newest); \
+            --sql-dir or $RENEWAL_RECONCILER_SQL_DIR reads them from a directory instead.
+
+            A database migrated by a newer build: when every migration this build does not know is marked \
+            rollback-compatible, nothing is applied and it exits 0; otherwise it exits 78 (docs/operations.md, \
+            "Schema and migrations").
             """
     )
 
     @OptionGroup var database: DatabaseOptions
     @OptionGroup var logging: LoggingOptions
 
-    @Option(name: .long, help: "Directory holding NNN_name.sql migration files.")
+    @Option(name: .long, help: "Read the migrations from this directory of NNN_name.sql files instead.")
     var sqlDir: String?
 
-    @Flag(name: .long, help: "List applied and pending migrations without applying anything.")
+    @Flag(name: .long, help: "List applied, pending and newer migrations without applying anything.")
     var status = false
 
     func run() throws {
         logging.bootstrap()
         try runReportingErrors {
             let url = try database.connectionString()
-            let directory = try MigrationDirectory.locate(explicit: sqlDir)
-            let migrator = Migrator(connectionString: url, directory: directory)
+            let source = try MigrationSource.resolve(explicit: sqlDir, builtIn: BuildInfo.migrations)
+            let migrator = Migrator(connectionString: url, source: source)
             if status {
-                for line in try migrator.status() { print(line) }
+                for line in try migrator.status().lines { print(line) }
                 return
             }
-            let applied = try migrator.migrate()
-            if applied.isEmpty {
-                print("schema is up to date (\(try migrator.currentVersion().map(String.init) ?? "empty"))")
-            } else {
-                for m in applied { print("applied \(m.fileName)") }
+            let applied = try migrator.migrate {
+                FileHandle.standardError.write(
+                    Data("migrate: another process is applying migrations; waiting for it to finish\n".utf8)
+                )
+            }
+            for m in applied { print("applied \(m.fileName)") }
+            let current = try migrator.currentVersion() ?? 0
+            if current > source.newestVersion {
+                print(
+                    "schema is up to date for this build (\(source.newestVersion)); the database is at \(current), "
+                        + "migrated by a newer build whose newer migrations are rollback-compatible"
+                )
+            } else if applied.isEmpty {
+                print("schema is up to date (\(current))")
             }
         }
     }

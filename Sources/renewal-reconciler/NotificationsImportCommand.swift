@@ -64,7 +64,7 @@ struct NotificationsImportCommand: ParsableCommand {
             }
             let roots = try TrustedRootsConfiguration.load(flagFiles: rootCA, only: rootCAOnly)
             let importer = NotificationImporter(
-                connectionString: try database.connectionString(),
+                connectionString: try database.checkedConnectionString(),
                 roots: roots,
                 bundleId: bundle,
                 appAppleId: appleId

@@ -59,8 +59,9 @@ struct RenewalReconciler: ParsableCommand {
 
             \(ReconcilerExitCode.helpText)
             """,
-        version: "0.1.0",
+        version: Release.versionLine,
         subcommands: [
+            VersionCommand.self,
             MigrateCommand.self,
             ImportCommand.self,
             ProductsCommand.self,

@@ -62,7 +62,7 @@ struct ReportCommand: ParsableCommand {
         try runReportingErrors {
             // A bad rates file is exit 64 before anything is read.
             let moneyOptions = try money.moneyOptions()
-            let conn = try PostgresConnection(try database.connectionString())
+            let conn = try database.migratedConnection()
             defer { conn.close() }
             guard let runId else {
                 if rebuild, let range = try TrendSnapshotWriter(connection: conn).range(days: days) {

@@ -22,7 +22,7 @@ struct RunsCommand: ParsableCommand {
     func run() throws {
         logging.bootstrap()
         try runReportingErrors {
-            let conn = try PostgresConnection(try database.connectionString())
+            let conn = try database.migratedConnection()
             defer { conn.close() }
             let rows = try RunListing(connection: conn).recent(limit: limit)
             print(rows.isEmpty ? "no runs yet" : RunListing.format(rows), terminator: rows.isEmpty ? "\n" : "")

@@ -8,46 +8,11 @@ public struct MigrationFile: Sendable, Equatable {
     public var fileName: String { (path as NSString).lastPathComponent }
 }
 
-/// Finds and lists the migration files (`sql/NNN_name.sql`).
+/// Lists and reads the migration files of a directory (`sql/NNN_name.sql`): `--sql-dir`, and the tests.
 public struct MigrationDirectory: Sendable {
     public let path: String
 
     public init(path: String) { self.path = path }
-
-    /// The directory to use: `explicit` (from `--sql-dir`), `$RENEWAL_RECONCILER_SQL_DIR`, `./sql`, the
-    /// `sql/` folder of the source tree the binary was built in, `/usr/share/renewal-reconciler/sql`.
-    /// - Throws: `ConfigurationError` listing every place it looked.
-    public static func locate(
-        explicit: String?,
-        environment: [String: String] = ProcessInfo.processInfo.environment
-    ) throws -> MigrationDirectory {
-        if let explicit {
-            guard isDirectory(explicit) else { throw ConfigurationError("--sql-dir: \(explicit) is not a directory") }
-            return MigrationDirectory(path: explicit)
-        }
-        if let env = nonEmpty(environment["RENEWAL_RECONCILER_SQL_DIR"]) {
-            guard isDirectory(env) else {
-                throw ConfigurationError("RENEWAL_RECONCILER_SQL_DIR: \(env) is not a directory")
-            }
-            return MigrationDirectory(path: env)
-        }
-        var candidates = [FileManager.default.currentDirectoryPath + "/sql"]
-        // .build/<triple>/<config>/renewal-reconciler -> the package root is three levels up.
-        let exe = URL(fileURLWithPath: CommandLine.arguments.first ?? "").resolvingSymlinksInPath()
-        candidates.append(
-            exe.deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-                .deletingLastPathComponent().appendingPathComponent("sql").path
-        )
-        candidates.append("/usr/share/renewal-reconciler/sql")
-        for candidate in candidates where isDirectory(candidate) {
-            let dir = MigrationDirectory(path: candidate)
-            if let files = try? dir.files(), !files.isEmpty { return dir }
-        }
-        throw ConfigurationError(
-            "no migrations directory found (looked in \(candidates.joined(separator: ", "))): "
-                + "pass --sql-dir or set RENEWAL_RECONCILER_SQL_DIR"
-        )
-    }
 
     /// The migration files, sorted by version.
     /// - Throws: `ConfigurationError` for a file that does not follow `NNN_name.sql` or a duplicated version.
@@ -79,9 +44,15 @@ public struct MigrationDirectory: Sendable {
         }
         return result
     }
-}
 
-private func isDirectory(_ path: String) -> Bool {
-    var isDir: ObjCBool = false
-    return FileManager.default.fileExists(atPath: path, isDirectory: &isDir) && isDir.boolValue
+    /// The files' migrations, sorted by version.
+    /// - Throws: `ConfigurationError` as `files()` does, or for a file that cannot be read as UTF-8.
+    public func migrations() throws -> [Migration] {
+        try files().map { file in
+            guard let data = FileManager.default.contents(atPath: file.path),
+                let sql = String(data: data, encoding: .utf8)
+            else { throw ConfigurationError("cannot read migration \(file.path) as UTF-8 text") }
+            return Migration(version: file.version, name: file.name, sql: sql)
+        }
+    }
 }

@@ -1,97 +1,97 @@
 import Foundation
 import Postgres
 
-/// Applies the numbered migration files in order, each in its own transaction, recording them in
-/// `schema_migrations`. Idempotent (a second run applies nothing) and serialised across processes by
-/// an advisory lock, so two hosts starting at once cannot apply the same file twice.
+/// Applies the pending migrations in order, each in its own transaction, recording them in `schema_migrations`
+/// with their checksum and whether older builds may run against them. Idempotent (a second run applies nothing)
+/// and serialised across processes by an advisory lock, so several hosts starting at once apply each migration
+/// once: one applies, the others wait, then find nothing to do (docs/operations.md, "Schema and migrations").
 public struct Migrator {
     /// Advisory lock key for migrations (distinct from the run lock).
     public static let lockKey: Int64 = 0x5245_4E45_5741_4D49  // "RENEWAMI"
 
     public let connectionString: String
-    public let directory: MigrationDirectory
+    public let source: MigrationSource
 
-    public init(connectionString: String, directory: MigrationDirectory) {
+    public init(connectionString: String, source: MigrationSource) {
         self.connectionString = connectionString
-        self.directory = directory
+        self.source = source
     }
 
-    /// Applies the pending migrations; returns the files applied now (empty when up to date).
+    /// Applies the pending migrations; returns those applied now (empty when up to date). `waiting` is called
+    /// once when another process holds the lock, before this one waits for it. Does no DDL when nothing is
+    /// pending, so a role without DDL rights can run it on an up-to-date schema.
+    /// - Throws: `ConfigurationError` (exit 78) when the database has a migration this source lacks that is not
+    ///   rollback-compatible (`SchemaState.refuseIfNewer`); `MigrationError` for a migration that failed.
     @discardableResult
-    public func migrate() throws -> [MigrationFile] {
-        let files = try directory.files()
+    public func migrate(waiting: () -> Void = {}) throws -> [Migration] {
         let conn = try PostgresConnection(connectionString)
         defer { conn.close() }
-        try conn.execute("SELECT pg_advisory_lock($1)", [Self.lockKey])
+        let locked =
+            try conn.queryFirst("SELECT pg_try_advisory_lock($1) AS locked", [Self.lockKey])?
+            .decode("locked", as: Bool.self) ?? false
+        if !locked {
+            waiting()
+            try conn.execute("SELECT pg_advisory_lock($1)", [Self.lockKey])
+        }
         defer { _ = try? conn.execute("SELECT pg_advisory_unlock($1)", [Self.lockKey]) }
+        let state = try SchemaState.read(conn)
+        try state.refuseIfNewer(known: Set(source.migrations.map(\.version)))
+        let done = Set(state.applied.map(\.version))
+        let pending = source.migrations.filter { !done.contains($0.version) }
+        guard !pending.isEmpty else { return [] }
         try ensureTable(conn)
-        let applied = try appliedVersions(conn)
-        var done: [MigrationFile] = []
-        for file in files where !applied.contains(file.version) {
-            guard let data = FileManager.default.contents(atPath: file.path),
-                let sql = String(data: data, encoding: .utf8)
-            else {
-                throw ConfigurationError("cannot read migration \(file.path)")
-            }
+        for migration in pending {
             do {
                 try conn.transaction { tx in
-                    try tx.executeScript(sql)
+                    try tx.executeScript(migration.sql)
                     try tx.execute(
-                        "INSERT INTO schema_migrations (version, name) VALUES ($1, $2) ON CONFLICT (version) DO NOTHING",
-                        [Int64(file.version), file.name]
+                        """
+                        INSERT INTO schema_migrations (version, name, checksum, rollback_compatible)
+                        VALUES ($1, $2, $3, $4)
+                        ON CONFLICT (version) DO UPDATE
+                            SET checksum = EXCLUDED.checksum, rollback_compatible = EXCLUDED.rollback_compatible
+                        """,
+                        [Int64(migration.version), migration.name, migration.checksum, migration.rollbackCompatible]
                     )
                 }
             } catch {
-                throw MigrationError(file: file.fileName, underlying: error)
+                throw MigrationError(file: migration.fileName, underlying: error)
             }
-            done.append(file)
         }
-        return done
+        return pending
     }
 
-    /// The highest applied version, or nil for an empty database.
+    /// The newest applied version, or nil for an empty database.
     public func currentVersion() throws -> Int? {
         let conn = try PostgresConnection(connectionString)
         defer { conn.close() }
-        try ensureTable(conn)
-        return try appliedVersions(conn).max()
+        return try SchemaState.read(conn).applied.last?.version
     }
 
-    /// One line per migration file (`applied` / `pending`), plus any applied version this build lacks.
-    public func status() throws -> [String] {
-        let files = try directory.files()
+    /// The source's migrations and the database's, compared; read only.
+    public func status() throws -> MigrationStatus {
         let conn = try PostgresConnection(connectionString)
         defer { conn.close() }
-        let exists =
-            try conn.queryFirst("SELECT to_regclass('schema_migrations') IS NOT NULL AS e")?
-            .decode("e", as: Bool.self) ?? false
-        let applied = exists ? try appliedVersions(conn) : []
-        var lines = files.map { "\(applied.contains($0.version) ? "applied" : "pending")  \($0.fileName)" }
-        let known = Set(files.map(\.version))
-        for version in applied.sorted() where !known.contains(version) {
-            lines.append("unknown  version \(version) is applied but has no file in \(directory.path) (newer build?)")
-        }
-        return lines
+        return MigrationStatus(source: source, state: try SchemaState.read(conn))
     }
 
+    /// `schema_migrations` with the columns this build records (001 creates the table without the last two).
     private func ensureTable(_ conn: PostgresConnection) throws {
-        try conn.execute(
+        try conn.executeScript(
             """
             CREATE TABLE IF NOT EXISTS schema_migrations (
                 version    integer     PRIMARY KEY,
                 name       text        NOT NULL,
                 applied_at timestamptz NOT NULL DEFAULT now()
-            )
+            );
+            ALTER TABLE schema_migrations ADD COLUMN IF NOT EXISTS checksum text;
+            ALTER TABLE schema_migrations ADD COLUMN IF NOT EXISTS rollback_compatible boolean;
             """
         )
     }
-
-    private func appliedVersions(_ conn: PostgresConnection) throws -> Set<Int> {
-        Set(try conn.query("SELECT version FROM schema_migrations").map { try $0.decode("version", as: Int.self) })
-    }
 }
 
-/// A migration file failed: names the file and carries the server's message (SQLSTATE included).
+/// A migration failed: names the file and carries the server's message (SQLSTATE included).
 public struct MigrationError: Error, CustomStringConvertible {
     public let file: String
     public let underlying: any Error

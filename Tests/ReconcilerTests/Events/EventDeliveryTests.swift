@@ -154,24 +154,26 @@ import Testing
     @Test func aDelivererKilledMidBatchLeavesEveryEventToTheNext() async throws {
         let (fixture, conn, secretFile) = try await Self.world()
         defer { conn.close() }
-        let receiver = try await WebhookReceiver(secret: Self.secret, mode: "slow")
+        // 1.5 s a request: the 12 take 18 s, so the kill lands mid-way even when this test wakes late on a
+        // loaded machine.
+        let receiver = try await WebhookReceiver(secret: Self.secret, mode: "slow:1.5")
         let first = try await ChildProcess(
             EndToEndFixture.reconcilerBinary,
             [
                 "events", "deliver", "--url", receiver.url, "--secret-file", secretFile, "--batch-size", "4",
-                "--request-timeout", "1",
+                "--request-timeout", "3",
             ],
             environment: fixture.environment
         )
-        for _ in 0..<100 where receiver.records("attempts.jsonl").count < 3 {
+        for _ in 0..<300 where receiver.records("attempts.jsonl").count < 3 {
             try await Task.sleep(for: .milliseconds(100))
         }
         first.signal(SIGKILL)
         let killed = await first.outcome()
         #expect(killed.killedBySIGKILL, "\(killed)")
         #expect(receiver.records().count < 12, "killed mid-batch")
-        // The killed deliverer's leases (4 requests of at most 1 s, plus 10 s) run out; the next one sends the rest.
-        try await Task.sleep(for: .seconds(15))
+        // The killed deliverer's leases (4 requests of at most 3 s, plus 10 s) run out; the next one sends the rest.
+        try await Task.sleep(for: .seconds(23))
         try receiver.set(mode: "ok")
         let next = await Self.deliver(fixture, receiver.url, secretFile)
         #expect(next.status == 0, "\(next)")

@@ -4,7 +4,7 @@ import TestSupport
 /// A webhook receiver written independently of the sender, in Python's standard library: it verifies each
 /// request's Standard Webhooks signature (standardwebhooks.com) with its own copy of the secret and records what it
 /// got. Its behaviour is read from `mode` before each request: `ok`, `503`, `400`, `flaky:N` (the first N requests
-/// 503), `slow` (0.4 s, then 200). A request whose signature or timestamp does not verify is answered 401.
+/// 503), `slow` (0.4 s, then 200), `slow:S` (S seconds, then 200). A request whose signature or timestamp does not verify is answered 401.
 final class WebhookReceiver: Sendable {
     static let script = #"""
         import base64, hashlib, hmac, http.server, json, os, sys, time
@@ -35,8 +35,8 @@ final class WebhookReceiver: Sendable {
                     status = 503
                 elif mode == "400":
                     status = 400
-                elif mode == "slow":
-                    time.sleep(0.4)
+                elif mode == "slow" or mode.startswith("slow:"):
+                    time.sleep(float(mode[5:]) if mode.startswith("slow:") else 0.4)
                 event = json.loads(body) if verified else {}
                 data = event.get("data", {})
                 record = {"id": msg_id, "status": status, "type": event.get("type"),

@@ -27,8 +27,15 @@ import Testing
         let status = await world.runReconciler(["migrate", "--status"])
         #expect(status.status == 0, "\(status)")
         let lines = status.stdout.split(separator: "\n").map(String.init)
-        #expect(lines.count == Self.sqlFiles.count, "\(status.stdout)")
-        #expect(lines.allSatisfy { $0.hasPrefix("applied") }, "\(status.stdout)")
+        #expect(lines.count == Self.sqlFiles.count + 1, "\(status.stdout)")
+        #expect(lines.dropLast().allSatisfy { $0.hasPrefix("applied") }, "\(status.stdout)")
+        #expect(lines.last == "\(Self.sqlFiles.count) applied, 0 pending; migrations: built in", "\(status.stdout)")
+
+        // A migration file edited after it was applied: --status says so.
+        try conn.execute("UPDATE schema_migrations SET checksum = 'not the text built in' WHERE version = 3")
+        let changed = await world.runReconciler(["migrate", "--status"])
+        let third = changed.stdout.split(separator: "\n").first { $0.contains("003_") }.map(String.init) ?? ""
+        #expect(third.contains("changed since it was applied"), "\(changed.stdout)")
     }
 
     @Test func aRunRefusesASchemaWithoutTheMigrationsItNeedsAndSaysHowToFixIt() async throws {
@@ -71,7 +78,7 @@ import Testing
 
         var env = ProcessInfo.processInfo.environment
         env["DATABASE_URL"] = database.url
-        env["RENEWAL_RECONCILER_SQL_DIR"] = EndToEndFixture.packageRoot.appendingPathComponent("sql").path
+        env.removeValue(forKey: "RENEWAL_RECONCILER_SQL_DIR")
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("rr-mig-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: dir) }

@@ -146,7 +146,8 @@ final class EndToEndFixture: @unchecked Sendable {
         env["APPLE_BUNDLE_ID"] = Self.bundleId
         env.removeValue(forKey: "APPLE_SHARED_SECRET_FILE")
         env.removeValue(forKey: "RENEWAL_RECONCILER_CRASH_AT")
-        env["RENEWAL_RECONCILER_SQL_DIR"] = Self.packageRoot.appendingPathComponent("sql").path
+        // The migrations built into the binary, as on a host: a test that wants a directory passes --sql-dir.
+        env.removeValue(forKey: "RENEWAL_RECONCILER_SQL_DIR")
         if let simulator {
             env["APPLE_VERIFY_URL"] = simulator.productionURL
             env["APPLE_SANDBOX_VERIFY_URL"] = simulator.sandboxURL
