@@ -30,11 +30,25 @@ struct MigrateCommand: ParsableCommand {
     @Flag(name: .long, help: "List applied, pending and newer migrations without applying anything.")
     var status = false
 
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "Write the migrations (built in, or --sql-dir's) into this directory as NNN_name.sql files, byte for "
+                + "byte, and exit: a copy to review or to apply with psql. Needs no database.",
+            valueName: "dir"
+        )
+    )
+    var writeSQL: String?
+
     func run() throws {
         logging.bootstrap()
         try runReportingErrors {
-            let url = try database.connectionString()
             let source = try MigrationSource.resolve(explicit: sqlDir, builtIn: BuildInfo.migrations)
+            if let writeSQL {
+                for path in try source.write(to: writeSQL) { print("wrote \(path)") }
+                return
+            }
+            let url = try database.connectionString()
             let migrator = Migrator(connectionString: url, source: source)
             if status {
                 for line in try migrator.status().lines { print(line) }

@@ -37,6 +37,31 @@ public struct MigrationSource: Sendable {
     /// The newest version, or 0 when there is none.
     public var newestVersion: Int { migrations.last?.version ?? 0 }
 
+    /// Writes each migration into `directory` (created when missing) as `NNN_name.sql`, byte for byte; returns the
+    /// paths written. An existing file with other content is not overwritten.
+    /// - Throws: `ConfigurationError` naming the path that could not be written or differs.
+    public func write(to directory: String) throws -> [String] {
+        do {
+            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        } catch {
+            throw ConfigurationError("--write-sql: cannot create \(directory): \(error.localizedDescription)")
+        }
+        return try migrations.map { migration in
+            let path = (directory as NSString).appendingPathComponent(migration.fileName)
+            let data = Data(migration.sql.utf8)
+            if let existing = FileManager.default.contents(atPath: path) {
+                guard existing == data else {
+                    throw ConfigurationError("--write-sql: \(path) exists with other content; not overwritten")
+                }
+                return path
+            }
+            guard FileManager.default.createFile(atPath: path, contents: data) else {
+                throw ConfigurationError("--write-sql: cannot write \(path)")
+            }
+            return path
+        }
+    }
+
     private static func directory(_ path: String, named setting: String) throws -> MigrationSource {
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), isDirectory.boolValue else {

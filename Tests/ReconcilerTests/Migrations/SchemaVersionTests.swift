@@ -70,6 +70,22 @@ import Testing
         #expect(object["schema"] as? Int == SchemaRequirement.version)
         #expect(object["newest_migration"] as? String == files.last?.lastPathComponent)
         #expect(object["migrations"] as? Int == files.count)
+        // --write-sql gives them back as files, identical to sql/'s.
+        let written = dir.appendingPathComponent("written")
+        let write = try await RunningProcess(
+            EndToEndFixture.reconcilerBinary,
+            ["migrate", "--write-sql", written.path],
+            environment: env,
+            directory: dir
+        )
+        .wait()
+        #expect(write.status == 0, "\(write)")
+        for file in files {
+            let copy = written.appendingPathComponent(file.lastPathComponent)
+            #expect(FileManager.default.contents(atPath: copy.path) == (try Data(contentsOf: file)), "\(copy.path)")
+        }
+        let names = try FileManager.default.contentsOfDirectory(atPath: written.path)
+        #expect(names.count == files.count, "\(names)")
         let commit = try #require(object["commit"] as? String)
         #expect(commit == "unknown" || (commit.count == 12 && commit.allSatisfy(\.isHexDigit)), "\(commit)")
     }
