@@ -38,8 +38,12 @@ public struct Migrator {
         try state.refuseIfNewer(known: Set(source.migrations.map(\.version)))
         let done = Set(state.applied.map(\.version))
         let pending = source.migrations.filter { !done.contains($0.version) }
-        guard !pending.isEmpty else { return [] }
-        try ensureTable(conn)
+        guard let first = pending.first else { return [] }
+        do {
+            try ensureTable(conn)
+        } catch {
+            throw MigrationError(file: first.fileName, underlying: error)
+        }
         for migration in pending {
             do {
                 try conn.transaction { tx in
@@ -95,5 +99,12 @@ public struct Migrator {
 public struct MigrationError: Error, CustomStringConvertible {
     public let file: String
     public let underlying: any Error
-    public var description: String { "migration \(file) failed and was rolled back: \(underlying)" }
+    public var description: String {
+        // 42501: insufficient privilege, e.g. the nightly job's role (sql/roles/least_privilege.sql) has no DDL rights.
+        let hint =
+            (underlying as? PostgresError)?.sqlState == "42501"
+            ? " (this role may not change the schema: run `renewal-reconciler migrate` as the schema's owner; "
+                + "docs/operations.md, \"Database role\")" : ""
+        return "migration \(file) failed and was rolled back: \(underlying)\(hint)"
+    }
 }
