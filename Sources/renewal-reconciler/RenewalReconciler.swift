@@ -32,7 +32,7 @@ struct RenewalReconciler: ParsableCommand {
         discussion: """
             Apple renews subscriptions silently: no notification arrives when a renewal succeeds, refunds and \
             billing failures are easy to miss, and the receipt stored at purchase goes stale. Run `run` nightly \
-            (cron or the systemd timer in cron/): it selects subscriptions near or past their expiry, \
+            (the Debian package's renewal-reconciler.timer, or cron): it selects subscriptions near or past their expiry, \
             asks Apple about each under a strict rate limit (the App Store Server API when an In-App Purchase \
             key is configured, which also reads Apple's notification history so a refund mid-period is seen; \
             else verifyReceipt with the shared secret), saves the newest receipt, signed data and expiry, and \
