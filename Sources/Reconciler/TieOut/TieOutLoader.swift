@@ -33,9 +33,39 @@ public struct TieOutLoader {
     }
 
     func read(from: PacificDay, to: PacificDay) throws -> (input: TieOutInput, notes: [String]) {
+        var notes: [String] = []
+        let days = try readDays(from: from, to: to, notes: &notes)
+        let months = try readMonths(from: from, to: to, products: days.products, notes: &notes)
+        return (
+            TieOutInput(
+                from: from,
+                to: to,
+                ledger: days.ledger,
+                apple: days.apple,
+                daysWithoutReport: days.uncovered,
+                reversals: days.reversals,
+                fiscalMonths: months.months,
+                partnerShares: months.shares,
+                settlements: months.settlements,
+                settledLaterKnown: months.settledLaterKnown,
+                commission: commission
+            ),
+            notes
+        )
+    }
+
+    /// The daily view's input, `horizonDays` either side of the days compared: the ledger's events, Apple's
+    /// Subscriber report events (of `bundleId`'s products when set), the days without a report, the reversals.
+    private func readDays(
+        from: PacificDay,
+        to: PacificDay,
+        notes: inout [String]
+    ) throws -> (
+        ledger: [TieOutLedgerEvent], apple: [TieOutAppleEvent], uncovered: Set<PacificDay>,
+        reversals: [TieOutReversal], products: Set<String>?
+    ) {
         let first = PacificDay(days: from.days - Self.horizonDays)
         let last = PacificDay(days: to.days + Self.horizonDays)
-        var notes: [String] = []
         let (ledger, unpriced) = try ledgerEvents(from: first.start, to: last.next.start)
         if unpriced > 0 {
             notes.append(
@@ -77,6 +107,22 @@ public struct TieOutLoader {
             )
         }
         let reversals = try reversals(since: first.start)
+        return (ledger, apple, Set(uncovered), reversals, products)
+    }
+
+    /// The monthly view's input: the fiscal months wholly inside the days compared that have a Financial report,
+    /// their partner shares and settlements (of `products` when set), and which months' later settlements are known.
+    private func readMonths(
+        from: PacificDay,
+        to: PacificDay,
+        products: Set<String>?,
+        notes: inout [String]
+    ) throws
+        -> (
+            months: [AppleFiscalMonth], shares: [TieOutPartnerShare], settlements: [TieOutSettlement],
+            settledLaterKnown: Set<AppleFiscalMonth>
+        )
+    {
         var months: [AppleFiscalMonth] = []
         var month = AppleFiscalMonth(containing: from)
         while month.start <= to {
@@ -99,22 +145,7 @@ public struct TieOutLoader {
                     + "months' sales is not known (read as unexplained)"
             )
         }
-        return (
-            TieOutInput(
-                from: from,
-                to: to,
-                ledger: ledger,
-                apple: apple,
-                daysWithoutReport: Set(uncovered),
-                reversals: reversals,
-                fiscalMonths: months,
-                partnerShares: shares,
-                settlements: settlements,
-                settledLaterKnown: Set(months.filter { detailed.contains($0.next.name) }),
-                commission: commission
-            ),
-            notes
-        )
+        return (months, shares, settlements, Set(months.filter { detailed.contains($0.next.name) }))
     }
 
     static func list(_ items: [String]) -> String {
