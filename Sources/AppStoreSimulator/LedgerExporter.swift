@@ -109,14 +109,7 @@ struct LedgerExporter: Sendable {
             }
         }
         try ledger.close()
-        // Lost orders: Apple's, never the app's (not in the totals above, which are what the app can learn).
-        if !population.lostOrders.isEmpty {
-            let lost = try BufferedFile(path: directory + "/" + Self.lostOrdersFile)
-            for family in population.lostOrders {
-                for plan in family.subscriptions { try lost.write(ledgerLine(family: family, plan: plan, now: now)) }
-            }
-            try lost.close()
-        }
+        try exportLostOrders(to: directory, now: now)
         // One-time purchases: money like a subscription's transactions (never family-shared), and apart.
         let oneTimeExporter = OneTimeChargeExporter(population: population)
         let oneTime = try oneTimeExporter.export(to: directory, now: now)
@@ -134,6 +127,30 @@ struct LedgerExporter: Sendable {
                 through: now
             )
         }
+        try writeRevenue(to: directory, now: now, totals: totals, period: (periodStart, period), oneTime: oneTime)
+    }
+
+    /// Lost orders: Apple's, never the app's (not in revenue.json's totals, which are what the app can learn).
+    private func exportLostOrders(to directory: String, now: Int64) throws {
+        guard !population.lostOrders.isEmpty else { return }
+        let lost = try BufferedFile(path: directory + "/" + Self.lostOrdersFile)
+        for family in population.lostOrders {
+            for plan in family.subscriptions { try lost.write(ledgerLine(family: family, plan: plan, now: now)) }
+        }
+        try lost.close()
+    }
+
+    /// revenue.json: each currency's gross, refunded and net to `now`, the report period's figures (from
+    /// `period.start`) and the one-time purchases'.
+    private func writeRevenue(
+        to directory: String,
+        now: Int64,
+        totals: [String: (gross: Int64, refunded: Int64)],
+        period periodFigures: (start: Int64, figures: [String: PeriodFigures]),
+        oneTime: [String: OneTimeChargeExporter.Figures]
+    ) throws {
+        let periodStart = periodFigures.start
+        let period = periodFigures.figures
         var w = JSONWriter(capacity: 1024)
         w.beginObject()
         w.field("period_end", SimTime.rfc3339(now))
