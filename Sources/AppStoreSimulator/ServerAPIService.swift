@@ -403,12 +403,25 @@ public final class ServerAPIService: Sendable {
             else { return Self.error(4_000_014) }
             offset = o
         }
+        guard let events = historyEvents(request, sandbox: sandbox, now: now) else { return Self.error(4_040_010) }
+        return ok(historyPage(events, offset: offset, scope: scope, canonical: request.canonical, fault: fault))
+    }
+
+    /// The window's notifications that pass the request's filters, each with its send attempts, oldest first; nil
+    /// for a transaction id no customer has.
+    private func historyEvents(
+        _ request: NotificationHistory.Request,
+        sandbox: Bool,
+        now: Int64
+    )
+        -> [(NotificationHistory.Event, [(Int64, String)])]?
+    {
         var families: [ReceiptFamily]
         var customer: Int?
         if let id = request.transactionId {
             guard
                 let location = locate(id, sandbox: sandbox, now: now) ?? oneTimeLocation(id, sandbox: sandbox, now: now)
-            else { return Self.error(4_040_010) }
+            else { return nil }
             families = [location.family]
             customer = location.family.index
         } else {
@@ -435,6 +448,17 @@ public final class ServerAPIService: Sendable {
         events.sort { a, b in
             (a.0.date, a.0.family, a.0.plan, a.0.type) < (b.0.date, b.0.family, b.0.plan, b.0.type)
         }
+        return events
+    }
+
+    /// One page of Get Notification History's answer: 20 events from `offset`, and the token of the next page.
+    private func historyPage(
+        _ events: [(NotificationHistory.Event, [(Int64, String)])],
+        offset: Int,
+        scope: UInt64,
+        canonical: String,
+        fault: SignatureFault?
+    ) -> [UInt8] {
         let end = min(events.count, offset + HistoryQuery.pageSize)
         var w = JSONWriter(capacity: 80_000)
         w.beginObject()
@@ -466,11 +490,11 @@ public final class ServerAPIService: Sendable {
                 offset: end,
                 key: population.seed,
                 scope: scope,
-                canonical: request.canonical
+                canonical: canonical
             )
         )
         w.endObject()
-        return ok(w.bytes)
+        return w.bytes
     }
 
     /// The signed notification's payload (`ResponseBodyV2DecodedPayload`), as of the event's instant: exactly one
