@@ -204,8 +204,29 @@ public final class ThrowawayPostgres: @unchecked Sendable {
         )
     }
 
-    /// Binds 127.0.0.1:0 and returns the port the kernel chose.
+    /// A free port on 127.0.0.1 below the kernel's ephemeral range (`ip_local_port_range`), so that a restart can
+    /// bind it again: a port the kernel chose for a bind to 0 may be handed out, once freed, as a client
+    /// connection's local port (another test's connection to its PostgreSQL), and the restart would fail with
+    /// "address already in use". Falls back to the kernel's choice when no port below the range is free.
     static func freePort() throws -> Int {
+        let rangeStart =
+            (try? String(contentsOfFile: "/proc/sys/net/ipv4/ip_local_port_range", encoding: .utf8))
+            .flatMap { $0.split(whereSeparator: \.isWhitespace).first }.flatMap { Int($0) } ?? 32_768
+        if rangeStart > 10_001 {
+            for _ in 0..<200 {
+                let port = Int.random(in: 10_000..<rangeStart)
+                if try bindLoopback(port: port) != nil { return port }
+            }
+        }
+        guard let port = try bindLoopback(port: 0) else {
+            throw PostgresError(code: .cluster, message: "could not bind 127.0.0.1:0 to pick a free port")
+        }
+        return port
+    }
+
+    /// Binds 127.0.0.1:`port` (0: the kernel chooses), closes the socket and returns the port bound, or nil when
+    /// the bind failed.
+    private static func bindLoopback(port: Int) throws -> Int? {
         #if canImport(Glibc)
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         #else
@@ -215,7 +236,7 @@ public final class ThrowawayPostgres: @unchecked Sendable {
         defer { close(fd) }
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = 0
+        address.sin_port = UInt16(port).bigEndian
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
         var length = socklen_t(MemoryLayout<sockaddr_in>.size)
         let bound = withUnsafeMutablePointer(to: &address) { pointer in
@@ -223,10 +244,7 @@ public final class ThrowawayPostgres: @unchecked Sendable {
                 bind(fd, sa, length) == 0 && getsockname(fd, sa, &length) == 0
             }
         }
-        guard bound else {
-            throw PostgresError(code: .cluster, message: "could not bind 127.0.0.1:0 to pick a free port")
-        }
-        return Int(UInt16(bigEndian: address.sin_port))
+        return bound ? Int(UInt16(bigEndian: address.sin_port)) : nil
     }
 
     private static func writeSettings(dataDirectory: String, port: Int, socketDirectory: String) throws {

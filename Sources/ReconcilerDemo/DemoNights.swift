@@ -5,8 +5,9 @@ import Reconciler
 
 /// The demo's later nights (`demo --nights N`, docs/reports.md "Trends across nights"): the same world (the
 /// simulator's seed and `--anchor`) with its clock one day later each night. Before night k the simulator is
-/// restarted on the same port with `--now` = the first night's as-of + k days, then a full nightly run
-/// (`ReconciliationRunner`, the first night's request with that as-of) writes its report folder and refreshes
+/// restarted on a free port with `--now` = the first night's as-of + k days, then a full nightly run
+/// (`ReconciliationRunner`, the first night's request with that as-of and the new port) writes its report folder
+/// and refreshes
 /// trends.csv and trends.html in the report directory. The simulator stays an independent witness: only its clock
 /// moves, through its own command line.
 public struct DemoNights {
@@ -83,26 +84,27 @@ public struct DemoNights {
     }
 
     /// Runs nights 1 through `count - 1` after the first (`running`, the simulator serving night 0, which is
-    /// stopped): each restarts the simulator on the same port with its clock and runs `request` at its as-of.
-    /// `report(night)` is called after each night. Returns the nights run, the first not included.
+    /// stopped): each restarts the simulator with its clock, on a port of its own (the one just freed may be another
+    /// process's by then), and runs `request` at its as-of against it. `report(night)` is called after each night.
+    /// Returns the nights run, the first not included.
     public func runLaterNights(
         count: Int,
         request: ReconciliationRunner.Request,
         running: SimulatorProcess,
         report: (Night) -> Void
     ) throws -> [Night] {
-        let port = running.port
+        let firstBase = running.baseURL
         running.stop()
         var nights: [Night] = []
         for index in 1..<max(1, count) {
             let simulator = try SimulatorProcess(
                 binary: simulatorBinary,
                 arguments: arguments(night: index),
-                sharedSecret: sharedSecret,
-                listenPort: port
+                sharedSecret: sharedSecret
             )
             defer { simulator.stop() }
             var tonight = request
+            tonight.apps = request.apps.map { $0.movingSimulatorBase(from: firstBase, to: simulator.baseURL) }
             tonight.now = asOf(night: index)
             let summary = try ReconciliationRunner(connectionString: connectionString, logger: logger).run(tonight)
             let night = Night(index: index, summary: summary)

@@ -80,9 +80,8 @@ public struct DemoTieOut {
         return Int(available - (month.start.days - 1))
     }
 
-    /// Downloads, ties out and compares, with the simulator serving on `port` at the reports' night.
+    /// Downloads, ties out and compares, with the simulator serving at the reports' night.
     public func run(
-        port: Int,
         connectionString: String,
         sharedSecret: String,
         simulatorBinary: String
@@ -93,13 +92,12 @@ public struct DemoTieOut {
         let simulator = try SimulatorProcess(
             binary: simulatorBinary,
             arguments: nights.arguments(night: night),
-            sharedSecret: sharedSecret,
-            listenPort: port
+            sharedSecret: sharedSecret
         )
         defer { simulator.stop() }
         let connection = try PostgresConnection(connectionString)
         defer { connection.close() }
-        let downloads = try download(connection, baseURL: "http://127.0.0.1:\(simulator.port)")
+        let downloads = try download(connection, baseURL: simulator.baseURL)
         let loader = TieOutLoader(connection: connection, commission: .standard, bundleId: nil)
         let (input, notes) = try loader.load(from: month.start, to: month.end)
         let result = TieOutComparison.compare(input, fiscalMonth: month, notes: notes)

@@ -26,17 +26,19 @@ public final class SimulatorProcess: Sendable {
     private let directory: URL
 
     public var processIdentifier: Int32 { child.processIdentifier }
+    /// `http://127.0.0.1:PORT`: the Server API's and App Store Connect's base URL.
+    public var baseURL: String { "http://127.0.0.1:\(port)" }
     public var productionURL: String { "http://127.0.0.1:\(port)/verifyReceipt" }
     public var sandboxURL: String { "http://127.0.0.1:\(port)/sandbox/verifyReceipt" }
 
-    /// Starts `binary serve` with `arguments` (seed, population, faults...) and waits until it listens, on `listenPort`
-    /// (0: a free one; a simulator restarted with another clock keeps its predecessor's port).
+    /// Starts `binary serve` with `arguments` (seed, population, faults...) and waits until it listens on a free
+    /// port. Never a port asked for by number: one just freed may already be another process's (a client's
+    /// connection to PostgreSQL takes its local port from the same range).
     public init(
         binary: String,
         arguments: [String],
         sharedSecret: String,
-        logFile: String? = nil,
-        listenPort: Int = 0
+        logFile: String? = nil
     )
         throws
     {
@@ -55,7 +57,7 @@ public final class SimulatorProcess: Sendable {
         let errors = try FileDescriptor.open(log, .writeOnly, options: [.append, .closeOnExec])
         child = try BackgroundChild(
             binary,
-            ["serve", "--port", String(listenPort), "--port-file", portFile] + arguments,
+            ["serve", "--port", "0", "--port-file", portFile] + arguments,
             environment: environment,
             output: output,
             errors: errors

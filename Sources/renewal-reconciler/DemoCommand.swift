@@ -209,7 +209,6 @@ struct DemoCommand: ParsableCommand {
         let tieOutTruth = try tieOutMonth.map { month in
             try tieOutStep(
                 month,
-                port: sim.port,
                 first: summary.asOf,
                 arguments: simArguments,
                 secret: secret,
@@ -321,7 +320,7 @@ struct DemoCommand: ParsableCommand {
             app.credentials = .serverAPI(
                 try Self.simulatorServerAPI(
                     exportDirectory: setting.work.appendingPathComponent("server-api"),
-                    baseURL: "http://127.0.0.1:\(sim.port)",
+                    baseURL: sim.baseURL,
                     rate: rate
                 )
             )
@@ -471,11 +470,10 @@ struct DemoCommand: ParsableCommand {
         return report
     }
 
-    /// `--tie-out`'s last step (`DemoTieOut`): the month's reports downloaded from the simulator on `port`, the
+    /// `--tie-out`'s last step (`DemoTieOut`): the month's reports downloaded from the simulator, the
     /// tie-out written into the report directory, its headline and its comparison with the simulator's truth.
     private func tieOutStep(
         _ month: AppleFiscalMonth,
-        port: Int,
         first: Date,
         arguments: [String],
         secret: String,
@@ -500,7 +498,7 @@ struct DemoCommand: ParsableCommand {
             seed: seed,
             subscriptions: subscriptions,
             worldArguments: worldArguments
-        ).run(port: port, connectionString: url, sharedSecret: secret, simulatorBinary: binary)
+        ).run(connectionString: url, sharedSecret: secret, simulatorBinary: binary)
         print("  \(AppleReportsDownloadCommand.summary(outcome.downloads))")
         for line in TieOutCommand.headline(outcome.result) { print("  \(line)") }
         print("  tie-out: \((outcome.directory as NSString).appendingPathComponent(TieOutReport.htmlName))")

@@ -8,15 +8,13 @@ extension SimulatorProcess {
     static func started(
         binary: String,
         arguments: [String],
-        sharedSecret: String,
-        listenPort: Int = 0
+        sharedSecret: String
     ) async throws -> SimulatorProcess {
         try await OffPool.run {
             try SimulatorProcess(
                 binary: binary,
                 arguments: arguments,
-                sharedSecret: sharedSecret,
-                listenPort: listenPort
+                sharedSecret: sharedSecret
             )
         }
     }
