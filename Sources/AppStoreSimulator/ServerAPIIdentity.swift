@@ -64,159 +64,196 @@ public struct ServerAPIIdentity: Sendable {
         let day = anchor / SimTime.day * SimTime.day
         notValidBefore = Date(timeIntervalSince1970: Double(day - 20 * 365 * SimTime.day) / 1000)
         notValidAfter = Date(timeIntervalSince1970: Double(day + 10 * 365 * SimTime.day) / 1000)
+        let validity = (from: notValidBefore, to: notValidAfter)
+        (root, intermediate, leaf) = Self.chain(
+            seed: seed,
+            keys: (root: rootKey, intermediate: intermediateKey, leaf: leafKey),
+            validity: validity
+        )
+        signer = JWSSigner(key: leafKey, chain: [leaf, intermediate, root].map(Self.der))
+        (foreignSigner, leafWithoutOIDSigner, expiredLeafSigner) = Self.faultSigners(
+            seed: seed,
+            chain: (root, intermediate, leaf),
+            keys: (intermediate: intermediateKey, leaf: leafKey),
+            validity: validity
+        )
+    }
+
+    /// The chain that signs every JWS: a self-signed root, an intermediate carrying `intermediateOID` and a leaf
+    /// carrying `leafOID`, each with its own key and signed by the one above it.
+    private static func chain(
+        seed: UInt64,
+        keys: (root: P256.Signing.PrivateKey, intermediate: P256.Signing.PrivateKey, leaf: P256.Signing.PrivateKey),
+        validity: (from: Date, to: Date)
+    ) -> (root: Certificate, intermediate: Certificate, leaf: Certificate) {
         // Building certificates from well-formed names, keys and extensions cannot fail.
         do {
-            let rootName = try DistinguishedName {
-                CommonName("Simulator Root CA - G3 (seed \(seed))")
-                OrganizationalUnitName("App Store Simulator Certification Authority")
-                OrganizationName("renewal-reconciler simulator")
-                CountryName("US")
-            }
-            let intermediateName = try DistinguishedName {
-                CommonName("Simulator Worldwide Developer Relations CA - G6 (seed \(seed))")
-                OrganizationalUnitName("G6")
-                OrganizationName("renewal-reconciler simulator")
-                CountryName("US")
-            }
-            let leafName = try DistinguishedName {
-                CommonName("Simulator Mac App Store and iTunes Store Receipt Signing (seed \(seed))")
-                OrganizationalUnitName("App Store Simulator")
-                OrganizationName("renewal-reconciler simulator")
-                CountryName("US")
-            }
-            root = try Certificate(
-                version: .v3,
-                serialNumber: Self.serial(seed: seed, label: 1),
-                publicKey: .init(rootKey.publicKey),
-                notValidBefore: notValidBefore,
-                notValidAfter: notValidAfter,
-                issuer: rootName,
-                subject: rootName,
-                signatureAlgorithm: .ecdsaWithSHA256,
-                extensions: try Certificate.Extensions {
-                    Critical(BasicConstraints.isCertificateAuthority(maxPathLength: nil))
-                    Critical(KeyUsage(keyCertSign: true, cRLSign: true))
-                },
-                issuerPrivateKey: .init(rootKey)
-            )
-            var intermediateExtensions = try Certificate.Extensions {
-                Critical(BasicConstraints.isCertificateAuthority(maxPathLength: 0))
-                Critical(KeyUsage(keyCertSign: true, cRLSign: true))
-            }
-            try intermediateExtensions.append(
-                Certificate.Extension(oid: Self.intermediateOID, critical: false, value: [0x05, 0x00])
-            )
-            intermediate = try Certificate(
-                version: .v3,
-                serialNumber: Self.serial(seed: seed, label: 2),
-                publicKey: .init(intermediateKey.publicKey),
-                notValidBefore: notValidBefore,
-                notValidAfter: notValidAfter,
-                issuer: rootName,
-                subject: intermediateName,
-                signatureAlgorithm: .ecdsaWithSHA256,
-                extensions: intermediateExtensions,
-                issuerPrivateKey: .init(rootKey)
-            )
-            var leafExtensions = try Certificate.Extensions {
-                Critical(BasicConstraints.notCertificateAuthority)
-                Critical(KeyUsage(digitalSignature: true))
-            }
-            try leafExtensions.append(Certificate.Extension(oid: Self.leafOID, critical: false, value: [0x05, 0x00]))
-            leaf = try Certificate(
-                version: .v3,
-                serialNumber: Self.serial(seed: seed, label: 3),
-                publicKey: .init(leafKey.publicKey),
-                notValidBefore: notValidBefore,
-                notValidAfter: notValidAfter,
-                issuer: intermediateName,
-                subject: leafName,
-                signatureAlgorithm: .ecdsaWithSHA256,
-                extensions: leafExtensions,
-                issuerPrivateKey: .init(intermediateKey)
-            )
-        } catch {
-            fatalError("building the simulator's certificate chain failed: \(error)")
-        }
-        signer = JWSSigner(key: leafKey, chain: [leaf, intermediate, root].map(Self.der))
-        do {
-            let names = (root: root.subject, intermediate: intermediate.subject, leaf: leaf.subject)
-            // The same subjects under other keys: only the root's key tells them apart.
-            let foreignRootKey = Self.derivedKey(seed: seed, label: "foreign-root")
-            let foreignIntermediateKey = Self.derivedKey(seed: seed, label: "foreign-intermediate")
-            let foreignRoot = try Self.certificate(
-                key: foreignRootKey,
-                issuerKey: foreignRootKey,
+            let names = try Self.names(seed: seed)
+            let root = try Self.certificate(
+                key: keys.root,
+                issuerKey: keys.root,
                 issuer: names.root,
                 subject: names.root,
-                serial: 11,
+                serial: 1,
                 seed: seed,
-                from: notValidBefore,
-                to: notValidAfter,
+                from: validity.from,
+                to: validity.to,
                 ca: true,
                 oid: nil
             )
-            let foreignIntermediate = try Self.certificate(
-                key: foreignIntermediateKey,
-                issuerKey: foreignRootKey,
+            let intermediate = try Self.certificate(
+                key: keys.intermediate,
+                issuerKey: keys.root,
                 issuer: names.root,
                 subject: names.intermediate,
-                serial: 12,
+                serial: 2,
                 seed: seed,
-                from: notValidBefore,
-                to: notValidAfter,
+                from: validity.from,
+                to: validity.to,
                 ca: true,
                 oid: Self.intermediateOID
             )
-            let foreignLeaf = try Self.certificate(
-                key: leafKey,
-                issuerKey: foreignIntermediateKey,
+            let leaf = try Self.certificate(
+                key: keys.leaf,
+                issuerKey: keys.intermediate,
                 issuer: names.intermediate,
                 subject: names.leaf,
-                serial: 13,
+                serial: 3,
                 seed: seed,
-                from: notValidBefore,
-                to: notValidAfter,
+                from: validity.from,
+                to: validity.to,
                 ca: false,
                 oid: Self.leafOID
             )
-            foreignSigner = JWSSigner(
-                key: leafKey,
-                chain: [foreignLeaf, foreignIntermediate, foreignRoot].map(Self.der)
-            )
+            return (root, intermediate, leaf)
+        } catch {
+            fatalError("building the simulator's certificate chain failed: \(error)")
+        }
+    }
+
+    /// The subjects of the chain's root, intermediate and leaf, each naming the seed.
+    private static func names(
+        seed: UInt64
+    ) throws -> (root: DistinguishedName, intermediate: DistinguishedName, leaf: DistinguishedName) {
+        let root = try DistinguishedName {
+            CommonName("Simulator Root CA - G3 (seed \(seed))")
+            OrganizationalUnitName("App Store Simulator Certification Authority")
+            OrganizationName("renewal-reconciler simulator")
+            CountryName("US")
+        }
+        let intermediate = try DistinguishedName {
+            CommonName("Simulator Worldwide Developer Relations CA - G6 (seed \(seed))")
+            OrganizationalUnitName("G6")
+            OrganizationName("renewal-reconciler simulator")
+            CountryName("US")
+        }
+        let leaf = try DistinguishedName {
+            CommonName("Simulator Mac App Store and iTunes Store Receipt Signing (seed \(seed))")
+            OrganizationalUnitName("App Store Simulator")
+            OrganizationName("renewal-reconciler simulator")
+            CountryName("US")
+        }
+        return (root, intermediate, leaf)
+    }
+
+    /// The signers of the signature faults (`SignatureFault`), all with the leaf's key: under a foreign chain of the
+    /// same subjects, under a leaf without its OID, and under a leaf that expired ten years before the anchor.
+    private static func faultSigners(
+        seed: UInt64,
+        chain: (root: Certificate, intermediate: Certificate, leaf: Certificate),
+        keys: (intermediate: P256.Signing.PrivateKey, leaf: P256.Signing.PrivateKey),
+        validity: (from: Date, to: Date)
+    ) -> (foreign: JWSSigner, leafWithoutOID: JWSSigner, expiredLeaf: JWSSigner) {
+        do {
+            let foreign = try foreignChainSigner(seed: seed, chain: chain, leafKey: keys.leaf, validity: validity)
+            let names = (intermediate: chain.intermediate.subject, leaf: chain.leaf.subject)
             let noOIDLeaf = try Self.certificate(
-                key: leafKey,
-                issuerKey: intermediateKey,
+                key: keys.leaf,
+                issuerKey: keys.intermediate,
                 issuer: names.intermediate,
                 subject: names.leaf,
                 serial: 14,
                 seed: seed,
-                from: notValidBefore,
-                to: notValidAfter,
+                from: validity.from,
+                to: validity.to,
                 ca: false,
                 oid: nil
             )
-            leafWithoutOIDSigner = JWSSigner(key: leafKey, chain: [noOIDLeaf, intermediate, root].map(Self.der))
-            let expiredUntil = notValidBefore.addingTimeInterval(Double(10 * 365 * SimTime.day) / 1000)
+            let expiredUntil = validity.from.addingTimeInterval(Double(10 * 365 * SimTime.day) / 1000)
             let expiredLeaf = try Self.certificate(
-                key: leafKey,
-                issuerKey: intermediateKey,
+                key: keys.leaf,
+                issuerKey: keys.intermediate,
                 issuer: names.intermediate,
                 subject: names.leaf,
                 serial: 15,
                 seed: seed,
-                from: notValidBefore,
+                from: validity.from,
                 to: expiredUntil,
                 ca: false,
                 oid: Self.leafOID
             )
-            expiredLeafSigner = JWSSigner(key: leafKey, chain: [expiredLeaf, intermediate, root].map(Self.der))
+            let rest = [chain.intermediate, chain.root]
+            return (
+                foreign,
+                JWSSigner(key: keys.leaf, chain: ([noOIDLeaf] + rest).map(Self.der)),
+                JWSSigner(key: keys.leaf, chain: ([expiredLeaf] + rest).map(Self.der))
+            )
         } catch {
             fatalError("building the simulator's fault certificates failed: \(error)")
         }
     }
 
-    /// One certificate of a fault chain: a CA (key cert sign) or a leaf (digital signature), with `oid` if given.
+    /// The leaf's key under a chain of the same subjects whose root and intermediate have other keys: only the
+    /// root's key tells them apart.
+    private static func foreignChainSigner(
+        seed: UInt64,
+        chain: (root: Certificate, intermediate: Certificate, leaf: Certificate),
+        leafKey: P256.Signing.PrivateKey,
+        validity: (from: Date, to: Date)
+    ) throws -> JWSSigner {
+        let names = (root: chain.root.subject, intermediate: chain.intermediate.subject, leaf: chain.leaf.subject)
+        let foreignRootKey = Self.derivedKey(seed: seed, label: "foreign-root")
+        let foreignIntermediateKey = Self.derivedKey(seed: seed, label: "foreign-intermediate")
+        let foreignRoot = try Self.certificate(
+            key: foreignRootKey,
+            issuerKey: foreignRootKey,
+            issuer: names.root,
+            subject: names.root,
+            serial: 11,
+            seed: seed,
+            from: validity.from,
+            to: validity.to,
+            ca: true,
+            oid: nil
+        )
+        let foreignIntermediate = try Self.certificate(
+            key: foreignIntermediateKey,
+            issuerKey: foreignRootKey,
+            issuer: names.root,
+            subject: names.intermediate,
+            serial: 12,
+            seed: seed,
+            from: validity.from,
+            to: validity.to,
+            ca: true,
+            oid: Self.intermediateOID
+        )
+        let foreignLeaf = try Self.certificate(
+            key: leafKey,
+            issuerKey: foreignIntermediateKey,
+            issuer: names.intermediate,
+            subject: names.leaf,
+            serial: 13,
+            seed: seed,
+            from: validity.from,
+            to: validity.to,
+            ca: false,
+            oid: Self.leafOID
+        )
+        return JWSSigner(key: leafKey, chain: [foreignLeaf, foreignIntermediate, foreignRoot].map(Self.der))
+    }
+
+    /// One certificate of a chain: a CA (key cert sign) or a leaf (digital signature), with `oid` if given.
     private static func certificate(
         key: P256.Signing.PrivateKey,
         issuerKey: P256.Signing.PrivateKey,
