@@ -137,7 +137,54 @@ public struct ResponseRenderer: Sendable {
     /// The status-0 body for `token` (already authenticated, family known) at `now`.
     public func renderSuccess(family: ReceiptFamily, token: ReceiptToken, now: Int64, excludeOld: Bool) -> [UInt8] {
         let salt = SeededRandom.hash(population.seed, UInt64(family.index), UInt64(bitPattern: now))
-        let seen = min(token.createdAt, now)
+        let seen = transactions(family, seenAt: min(token.createdAt, now), now: now, excludeOld: excludeOld)
+        // The transaction that carries the family's implausible value: the newest of its first subscription.
+        let target = family.implausibleValue.flatMap { _ in
+            family.subscriptions.first?.timeline(at: now).transactions.max { $0.purchase < $1.purchase }?.transactionId
+        }
+        let inApp = scrambled(seen.inApp, salt: salt ^ 1)
+        let latest = scrambled(seen.latest, salt: salt ^ 2)
+        let newCreated = max(now, token.createdAt)
+        let newReceipt = appReceipt(family, createdAt: newCreated, issueSequence: token.issueSequence &+ 1)
+        let accountToken = AppAccountToken.of(seed: population.seed, family: family)
+        @discardableResult
+        func write(_ w: inout JSONWriter, _ t: SimTransaction) -> Range<Int> {
+            transaction(&w, t, t.transactionId == target ? family.implausibleValue : nil, accountToken: accountToken)
+        }
+
+        var w = JSONWriter(capacity: 2048 + newReceipt.count + latest.count * 1200 + inApp.count * 1200)
+        w.beginObject()
+        w.field("environment", family.sandbox ? "Sandbox" : "Production")
+        w.key("receipt")
+        let written = receiptObject(&w, family, token: token, now: now, inApp: inApp, writeTransaction: write)
+        w.key("latest_receipt_info")
+        w.beginArray()
+        for t in latest {
+            if let (same, range) = written[t.transactionId], same == t {
+                w.copy(of: range)
+            } else {
+                write(&w, t)
+            }
+        }
+        w.endArray()
+        w.key("latest_receipt")
+        w.rawString(newReceipt)
+        pendingRenewalInfo(&w, latest: latest, timelines: seen.timelines)
+        w.key("status")
+        w.raw("0")
+        w.endObject()
+        return w.bytes
+    }
+
+    /// The transactions of `family` a response shows: those its receipt (created at `seenAt`) holds, for `in_app`;
+    /// those that exist at `now`, for `latest_receipt_info` (only the newest of each subscription with
+    /// `excludeOld`); and the timeline at `now` of each subscription that has any.
+    private func transactions(
+        _ family: ReceiptFamily,
+        seenAt seen: Int64,
+        now: Int64,
+        excludeOld: Bool
+    ) -> (inApp: [SimTransaction], latest: [SimTransaction], timelines: [(SubscriptionPlan, SubscriptionTimeline)]) {
         var inApp: [SimTransaction] = []
         var latest: [SimTransaction] = []
         var timelines: [(SubscriptionPlan, SubscriptionTimeline)] = []
@@ -152,22 +199,19 @@ public struct ResponseRenderer: Sendable {
                 latest += tl.transactions
             }
         }
-        // The transaction that carries the family's implausible value: the newest of its first subscription.
-        let target = family.implausibleValue.flatMap { _ in
-            family.subscriptions.first?.timeline(at: now).transactions.max { $0.purchase < $1.purchase }?.transactionId
-        }
-        func bad(_ t: SimTransaction) -> ImplausibleValue? {
-            t.transactionId == target ? family.implausibleValue : nil
-        }
-        inApp = scrambled(inApp, salt: salt ^ 1)
-        latest = scrambled(latest, salt: salt ^ 2)
-        let newCreated = max(now, token.createdAt)
-        let newReceipt = appReceipt(family, createdAt: newCreated, issueSequence: token.issueSequence &+ 1)
+        return (inApp, latest, timelines)
+    }
 
-        var w = JSONWriter(capacity: 2048 + newReceipt.count + latest.count * 1200 + inApp.count * 1200)
-        w.beginObject()
-        w.field("environment", family.sandbox ? "Sandbox" : "Production")
-        w.key("receipt")
+    /// The `receipt` object, its `in_app` written with `writeTransaction`; returns where in the writer's bytes each
+    /// transaction of `in_app` is, by transaction id.
+    private func receiptObject(
+        _ w: inout JSONWriter,
+        _ family: ReceiptFamily,
+        token: ReceiptToken,
+        now: Int64,
+        inApp: [SimTransaction],
+        writeTransaction: (inout JSONWriter, SimTransaction) -> Range<Int>
+    ) -> [UInt64: (SimTransaction, Range<Int>)] {
         w.beginObject()
         w.field("receipt_type", family.sandbox ? "ProductionSandbox" : "Production")
         w.field("adam_id", family.sandbox ? "0" : "1" + String(population.seed % 100_000_000 + 400_000_000))
@@ -187,23 +231,19 @@ public struct ResponseRenderer: Sendable {
         // receipt was created, is written anew).
         var written: [UInt64: (SimTransaction, Range<Int>)] = [:]
         written.reserveCapacity(inApp.count)
-        let accountToken = AppAccountToken.of(seed: population.seed, family: family)
-        for t in inApp { written[t.transactionId] = (t, transaction(&w, t, bad(t), accountToken: accountToken)) }
+        for t in inApp { written[t.transactionId] = (t, writeTransaction(&w, t)) }
         w.endArray()
         w.endObject()
-        w.key("latest_receipt_info")
-        w.beginArray()
-        for t in latest {
-            if let (same, range) = written[t.transactionId], same == t {
-                w.copy(of: range)
-            } else {
-                transaction(&w, t, bad(t), accountToken: accountToken)
-            }
-        }
-        w.endArray()
-        w.key("latest_receipt")
-        w.rawString(newReceipt)
-        // Pending renewal info: reverse of first appearance in latest_receipt_info.
+        return written
+    }
+
+    /// `pending_renewal_info`: one object per subscription, in the reverse of their first appearance in `latest`
+    /// (the order of `latest_receipt_info`).
+    private func pendingRenewalInfo(
+        _ w: inout JSONWriter,
+        latest: [SimTransaction],
+        timelines: [(SubscriptionPlan, SubscriptionTimeline)]
+    ) {
         var order: [UInt64] = []
         for t in latest where !order.contains(t.originalTransactionId) { order.append(t.originalTransactionId) }
         order.reverse()
@@ -225,10 +265,6 @@ public struct ResponseRenderer: Sendable {
             w.endObject()
         }
         w.endArray()
-        w.key("status")
-        w.raw("0")
-        w.endObject()
-        return w.bytes
     }
 
     /// `{"status": N}` (with `environment` when Apple knows it), as Apple sends for errors.
