@@ -203,30 +203,7 @@ public final class SimulatorStats: Sendable {
             w.key("peak_concurrent_connections")
             w.int(Int64(s.peakConnections))
             w.key("paths")
-            w.beginObject()
-            for path in s.paths.keys.sorted() {
-                guard let c = s.paths[path] else { continue }
-                w.key(path)
-                w.beginObject()
-                w.key("requests")
-                w.int(Int64(c.requests))
-                w.key("http_status")
-                w.beginObject()
-                for k in c.http.keys.sorted() {
-                    w.key(String(k))
-                    w.int(Int64(c.http[k] ?? 0))
-                }
-                w.endObject()
-                w.key("apple_status")
-                w.beginObject()
-                for k in c.apple.keys.sorted() {
-                    w.key(String(k))
-                    w.int(Int64(c.apple[k] ?? 0))
-                }
-                w.endObject()
-                w.endObject()
-            }
-            w.endObject()
+            Self.writePaths(&w, s.paths)
             w.key("faults")
             w.beginObject()
             for kind in FaultKind.allCases {
@@ -235,19 +212,7 @@ public final class SimulatorStats: Sendable {
             }
             w.endObject()
             w.key("server_api_limits")
-            w.beginObject()
-            for key in s.apiWindows.keys.sorted() {
-                w.key(key)
-                w.beginObject()
-                w.key("limit_per_second")
-                if let l = s.apiLimits[key] { w.int(Int64(l)) } else { w.null() }
-                w.key("peak_admitted_per_second")
-                w.int(Int64(s.apiWindows[key]?.peak ?? 0))
-                w.key("rate_limited")
-                w.int(Int64(s.apiLimited[key] ?? 0))
-                w.endObject()
-            }
-            w.endObject()
+            Self.writeServerAPILimits(&w, s)
             w.key("server_api_faults")
             w.beginObject()
             for name in s.apiFaults.keys.sorted() {
@@ -265,5 +230,51 @@ public final class SimulatorStats: Sendable {
             w.endObject()
             return w.bytes
         }
+    }
+
+    /// `paths`: per path, the requests and their counts by HTTP and by Apple status, all keys sorted.
+    private static func writePaths(_ w: inout JSONWriter, _ paths: [String: PathCounters]) {
+        w.beginObject()
+        for path in paths.keys.sorted() {
+            guard let c = paths[path] else { continue }
+            w.key(path)
+            w.beginObject()
+            w.key("requests")
+            w.int(Int64(c.requests))
+            w.key("http_status")
+            writeCounts(&w, c.http)
+            w.key("apple_status")
+            writeCounts(&w, c.apple)
+            w.endObject()
+        }
+        w.endObject()
+    }
+
+    /// Counts by status code, codes in ascending order.
+    private static func writeCounts(_ w: inout JSONWriter, _ counts: [Int: Int]) {
+        w.beginObject()
+        for k in counts.keys.sorted() {
+            w.key(String(k))
+            w.int(Int64(counts[k] ?? 0))
+        }
+        w.endObject()
+    }
+
+    /// `server_api_limits`: per endpoint and environment, the limit, the busiest second's admitted requests and
+    /// the 429s, keys sorted.
+    private static func writeServerAPILimits(_ w: inout JSONWriter, _ s: State) {
+        w.beginObject()
+        for key in s.apiWindows.keys.sorted() {
+            w.key(key)
+            w.beginObject()
+            w.key("limit_per_second")
+            if let l = s.apiLimits[key] { w.int(Int64(l)) } else { w.null() }
+            w.key("peak_admitted_per_second")
+            w.int(Int64(s.apiWindows[key]?.peak ?? 0))
+            w.key("rate_limited")
+            w.int(Int64(s.apiLimited[key] ?? 0))
+            w.endObject()
+        }
+        w.endObject()
     }
 }
