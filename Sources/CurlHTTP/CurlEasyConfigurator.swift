@@ -5,6 +5,9 @@ import Foundation
 /// timeouts, the size cap, TLS verification (always on, TLS 1.2 at least, the configured CA file), HTTP/2
 /// over TLS and the callbacks.
 enum CurlEasyConfigurator {
+    /// A configured easy handle for `transfer`, or the error that refuses the request before any byte is
+    /// sent: an invalid URL, method or header field, or options libcurl would not take. On success the
+    /// transfer owns the header list; on failure nothing is left allocated.
     static func makeHandle(
         for transfer: CurlTransfer,
         configuration: CurlHTTPClient.Configuration
@@ -16,18 +19,11 @@ enum CurlEasyConfigurator {
         guard request.method.isValidToken else {
             return .failure(transfer.error(.invalidRequest, message: "the method is not a valid HTTP token"))
         }
-        var headerList: UnsafeMutablePointer<curl_slist>?
-        for (name, value) in request.headers {
-            guard let line = headerLine(name: name, value: value) else {
-                curl_slist_free_all(headerList)
-                return .failure(
-                    transfer.error(.invalidRequest, message: "header field '\(sanitizedName(name))' is malformed")
-                )
-            }
-            headerList = curl_slist_append(headerList, line)
+        let headerList: UnsafeMutablePointer<curl_slist>?
+        switch makeHeaderList(for: transfer) {
+        case .success(let list): headerList = list
+        case .failure(let error): return .failure(error)
         }
-        // Never wait for `100 Continue`: send bodies straight away.
-        headerList = curl_slist_append(headerList, "Expect:")
 
         guard let easy = curl_easy_init() else {
             curl_slist_free_all(headerList)
@@ -41,14 +37,68 @@ enum CurlEasyConfigurator {
                 failures.append("\(what): \(String(cString: curl_easy_strerror(code)))")
             }
         }
+        configureConnection(
+            easy,
+            transfer: transfer,
+            isHTTPS: redacted.scheme == "https",
+            configuration: configuration,
+            check: check
+        )
+        configureLimitsAndHeaders(easy, transfer: transfer, configuration: configuration, check: check)
+        configureCallbacks(easy, check: check)
+        configureMethod(easy, request: request, check: check)
 
+        guard failures.isEmpty else {
+            curl_easy_cleanup(easy)
+            transfer.easy = nil
+            curl_slist_free_all(headerList)
+            transfer.headerList = nil
+            return .failure(
+                transfer.error(
+                    .invalidRequest,
+                    message: "could not configure the request: \(failures.joined(separator: "; "))"
+                )
+            )
+        }
+        return .success(easy)
+    }
+
+    /// The request's header fields as a libcurl list, plus an empty `Expect:` so that bodies are sent without
+    /// waiting for `100 Continue`; a malformed field fails the request and frees the list built so far.
+    private static func makeHeaderList(
+        for transfer: CurlTransfer
+    ) -> Result<UnsafeMutablePointer<curl_slist>?, HTTPClientError> {
+        var headerList: UnsafeMutablePointer<curl_slist>?
+        for (name, value) in transfer.request.headers {
+            guard let line = headerLine(name: name, value: value) else {
+                curl_slist_free_all(headerList)
+                return .failure(
+                    transfer.error(.invalidRequest, message: "header field '\(sanitizedName(name))' is malformed")
+                )
+            }
+            headerList = curl_slist_append(headerList, line)
+        }
+        // Never wait for `100 Continue`: send bodies straight away.
+        headerList = curl_slist_append(headerList, "Expect:")
+        return .success(headerList)
+    }
+
+    /// URL, protocols, HTTP version and TLS: peer and host verification always on, TLS 1.2 at least, only the
+    /// configured CA file when there is one; TCP keep-alive, and redirects never followed.
+    private static func configureConnection(
+        _ easy: UnsafeMutableRawPointer,
+        transfer: CurlTransfer,
+        isHTTPS: Bool,
+        configuration: CurlHTTPClient.Configuration,
+        check: (CURLcode, String) -> Void
+    ) {
         check(ccurl_easy_setopt_pointer(easy, CURLOPT_ERRORBUFFER, transfer.errorBuffer), "error buffer")
-        check(ccurl_easy_setopt_string(easy, CURLOPT_URL, request.url), "URL")
+        check(ccurl_easy_setopt_string(easy, CURLOPT_URL, transfer.request.url), "URL")
         check(ccurl_easy_setopt_string(easy, CURLOPT_PROTOCOLS_STR, "http,https"), "protocols")
         check(ccurl_easy_setopt_string(easy, CURLOPT_REDIR_PROTOCOLS_STR, "http,https"), "redirect protocols")
         check(ccurl_easy_setopt_long(easy, CURLOPT_NOSIGNAL, 1), "no signal")
         check(ccurl_easy_setopt_long(easy, CURLOPT_HTTP_VERSION, Int(CURL_HTTP_VERSION_2TLS)), "HTTP version")
-        if redacted.scheme == "https" {
+        if isHTTPS {
             // Prefer multiplexing on an HTTP/2 connection being set up over opening another one. Only
             // for TLS: over plain http curl learns "no multiplexing" only from the first response, so
             // waiting would serialise every request behind it.
@@ -65,7 +115,17 @@ enum CurlEasyConfigurator {
         }
         check(ccurl_easy_setopt_long(easy, CURLOPT_TCP_KEEPALIVE, 1), "TCP keep-alive")
         check(ccurl_easy_setopt_long(easy, CURLOPT_FOLLOWLOCATION, 0), "follow location")
+    }
 
+    /// The connect and total timeouts (the request's own, else the client's), the response size cap, the
+    /// user agent and the header list the transfer holds.
+    private static func configureLimitsAndHeaders(
+        _ easy: UnsafeMutableRawPointer,
+        transfer: CurlTransfer,
+        configuration: CurlHTTPClient.Configuration,
+        check: (CURLcode, String) -> Void
+    ) {
+        let request = transfer.request
         let connectTimeout = request.connectTimeout ?? configuration.connectTimeout
         let totalTimeout = request.totalTimeout ?? configuration.totalTimeout
         check(
@@ -81,8 +141,12 @@ enum CurlEasyConfigurator {
         if !configuration.userAgent.isEmpty {
             check(ccurl_easy_setopt_string(easy, CURLOPT_USERAGENT, configuration.userAgent), "user agent")
         }
-        check(ccurl_easy_setopt_slist(easy, CURLOPT_HTTPHEADER, headerList), "headers")
+        check(ccurl_easy_setopt_slist(easy, CURLOPT_HTTPHEADER, transfer.headerList), "headers")
+    }
 
+    /// The body and header callbacks, which hand libcurl's bytes to the `CurlTransfer` passed as their
+    /// user data.
+    private static func configureCallbacks(_ easy: UnsafeMutableRawPointer, check: (CURLcode, String) -> Void) {
         check(
             ccurl_easy_setopt_write_function(easy) { pointer, size, count, userdata in
                 let length = size * count
@@ -106,22 +170,6 @@ enum CurlEasyConfigurator {
             },
             "header function"
         )
-
-        configureMethod(easy, request: request, check: check)
-
-        guard failures.isEmpty else {
-            curl_easy_cleanup(easy)
-            transfer.easy = nil
-            curl_slist_free_all(headerList)
-            transfer.headerList = nil
-            return .failure(
-                transfer.error(
-                    .invalidRequest,
-                    message: "could not configure the request: \(failures.joined(separator: "; "))"
-                )
-            )
-        }
-        return .success(easy)
     }
 
     private static func configureMethod(

@@ -37,82 +37,82 @@ enum PostgresDateCodec {
             bc = true
             bytes.removeLast(3)
         }
-        var i = 0
-        func digits(min: Int, max: Int) -> Int64? {
-            var value: Int64 = 0
-            var n = 0
-            while i < bytes.count, n < max, bytes[i] >= 48, bytes[i] <= 57 {
-                value = value * 10 + Int64(bytes[i] - 48)
-                i += 1
-                n += 1
-            }
-            return n >= min ? value : nil
-        }
-        func expect(_ c: UInt8) -> Bool {
-            guard i < bytes.count, bytes[i] == c else { return false }
-            i += 1
-            return true
-        }
-        guard var year = digits(min: 4, max: 7), expect(UInt8(ascii: "-")),
-            let month = digits(min: 2, max: 2), expect(UInt8(ascii: "-")),
-            let day = digits(min: 2, max: 2), (1...12).contains(month), (1...31).contains(day)
+        var scanner = PostgresDateScanner(bytes)
+        guard var year = scanner.digits(min: 4, max: 7), scanner.expect(UInt8(ascii: "-")),
+            let month = scanner.digits(min: 2, max: 2), scanner.expect(UInt8(ascii: "-")),
+            let day = scanner.digits(min: 2, max: 2), (1...12).contains(month), (1...31).contains(day)
         else { return nil }
         if bc { year = 1 - year }
         var secondOfDay: Int64 = 0
         var micros: Int64 = 0
         var offset: Int64 = 0
-        if i < bytes.count, bytes[i] == UInt8(ascii: " ") || bytes[i] == UInt8(ascii: "T") {
-            i += 1
-            guard let h = digits(min: 2, max: 2), expect(UInt8(ascii: ":")),
-                let m = digits(min: 2, max: 2), expect(UInt8(ascii: ":")),
-                let s = digits(min: 2, max: 2), h <= 24, m < 60, s <= 60
-            else { return nil }
-            secondOfDay = h * 3600 + m * 60 + s
-            if expect(UInt8(ascii: ".")) {
-                let start = i
-                guard let fraction = digits(min: 1, max: 9) else { return nil }
-                var scaled = fraction
-                var count = i - start
-                while count < 6 {
-                    scaled *= 10
-                    count += 1
-                }
-                while count > 6 {
-                    scaled /= 10
-                    count -= 1
-                }
-                micros = scaled
-                _ = digits(min: 0, max: 100)  // ignore excess precision
-            }
-            if i < bytes.count {
-                if expect(UInt8(ascii: "Z")) {
-                    offset = 0
-                } else {
-                    let sign: Int64
-                    if expect(UInt8(ascii: "+")) {
-                        sign = 1
-                    } else if expect(UInt8(ascii: "-")) {
-                        sign = -1
-                    } else {
-                        return nil
-                    }
-                    guard let oh = digits(min: 2, max: 2) else { return nil }
-                    var total = oh * 3600
-                    if expect(UInt8(ascii: ":")) {
-                        guard let om = digits(min: 2, max: 2) else { return nil }
-                        total += om * 60
-                        if expect(UInt8(ascii: ":")) {
-                            guard let os = digits(min: 2, max: 2) else { return nil }
-                            total += os
-                        }
-                    }
-                    offset = sign * total
-                }
+        if scanner.expect(UInt8(ascii: " ")) || scanner.expect(UInt8(ascii: "T")) {
+            guard let time = parseTime(&scanner) else { return nil }
+            (secondOfDay, micros) = time
+            if !scanner.isAtEnd {
+                guard let seconds = parseOffset(&scanner) else { return nil }
+                offset = seconds
             }
         }
-        guard i == bytes.count else { return nil }
+        guard scanner.isAtEnd else { return nil }
         let seconds = CivilDate.days(year: year, month: month, day: day) * 86_400 + secondOfDay - offset
         return Date(timeIntervalSince1970: Double(seconds * 1_000_000 + micros) / 1_000_000)
+    }
+
+    /// `HH:MM:SS[.fraction]`, after the date and its separator: the second of the day and the microseconds.
+    private static func parseTime(_ scanner: inout PostgresDateScanner) -> (secondOfDay: Int64, micros: Int64)? {
+        guard let h = scanner.digits(min: 2, max: 2), scanner.expect(UInt8(ascii: ":")),
+            let m = scanner.digits(min: 2, max: 2), scanner.expect(UInt8(ascii: ":")),
+            let s = scanner.digits(min: 2, max: 2), h <= 24, m < 60, s <= 60
+        else { return nil }
+        var micros: Int64 = 0
+        if scanner.expect(UInt8(ascii: ".")) {
+            guard let fraction = parseMicroseconds(&scanner) else { return nil }
+            micros = fraction
+        }
+        return (h * 3600 + m * 60 + s, micros)
+    }
+
+    /// The digits after the decimal point as microseconds: fewer than six are scaled up, more are truncated.
+    private static func parseMicroseconds(_ scanner: inout PostgresDateScanner) -> Int64? {
+        let start = scanner.index
+        guard let fraction = scanner.digits(min: 1, max: 9) else { return nil }
+        var scaled = fraction
+        var count = scanner.index - start
+        while count < 6 {
+            scaled *= 10
+            count += 1
+        }
+        while count > 6 {
+            scaled /= 10
+            count -= 1
+        }
+        _ = scanner.digits(min: 0, max: 100)  // ignore excess precision
+        return scaled
+    }
+
+    /// The UTC offset after the time, in seconds east of UTC: `Z`, or `±HH[:MM[:SS]]`.
+    private static func parseOffset(_ scanner: inout PostgresDateScanner) -> Int64? {
+        if scanner.expect(UInt8(ascii: "Z")) { return 0 }
+        let sign: Int64
+        if scanner.expect(UInt8(ascii: "+")) {
+            sign = 1
+        } else if scanner.expect(UInt8(ascii: "-")) {
+            sign = -1
+        } else {
+            return nil
+        }
+        guard let oh = scanner.digits(min: 2, max: 2) else { return nil }
+        var total = oh * 3600
+        if scanner.expect(UInt8(ascii: ":")) {
+            guard let om = scanner.digits(min: 2, max: 2) else { return nil }
+            total += om * 60
+            if scanner.expect(UInt8(ascii: ":")) {
+                guard let os = scanner.digits(min: 2, max: 2) else { return nil }
+                total += os
+            }
+        }
+        return sign * total
     }
 
     private static func pad(_ value: Int64, _ width: Int) -> String {

@@ -146,7 +146,21 @@ public struct CatalogComparison {
             guard let date = (text as? String).flatMap(RFC3339.parse) else { return false }
             return date > start && date <= end
         }
-        let ledgerFile = directory + "/ledger.jsonl"
+        try addLedger(file: directory + "/ledger.jsonl", inPeriod: inPeriod, seen: seen, pricing: pricing, to: &report)
+        try addOneTimeCharges(file: directory + "/one-time-charges.jsonl", inPeriod: inPeriod, to: &report)
+        addFound(summary.money.catalog, revenuePeriod: truthCurrencies, to: &report)
+        return report
+    }
+
+    /// The production transactions of `ledger.jsonl` purchased or refunded in the period, except family-shared and
+    /// free ones: each counts in its currency's ledger period, and as expected or unseen (see `addTransaction`).
+    private func addLedger(
+        file ledgerFile: String,
+        inPeriod: (Any?) -> Bool,
+        seen: Set<String>,
+        pricing: CatalogPricing,
+        to report: inout Report
+    ) throws {
         guard let ledger = FileManager.default.contents(atPath: ledgerFile) else {
             throw UsageError("cannot read \(ledgerFile)")
         }
@@ -156,67 +170,93 @@ public struct CatalogComparison {
             else { throw UsageError("\(ledgerFile) line \(number + 1): not a ledger line") }
             guard object["environment"] as? String == "Production" else { continue }
             for t in transactions {
-                guard let id = t["transaction_id"] as? String, let code = t["currency"] as? String,
-                    let product = t["product_id"] as? String,
-                    let price = (t["price"] as? NSNumber)?.int64Value, price > 0,
-                    t["ownership_type"] as? String != "FAMILY_SHARED"
-                else { continue }
-                let purchased = inPeriod(t["purchase_date"])
-                let refunded = inPeriod(t["revocation_date"])
-                guard purchased || refunded else { continue }
-                let amount = (t["refunded_amount"] as? NSNumber)?.int64Value ?? 0
-                var c = report.currencies[code] ?? Currency(code: code)
-                if purchased { c.ledgerPeriod[0] += price }
-                if refunded { c.ledgerPeriod[1] += amount }
-                if !seen.contains(id) {
-                    if purchased {
-                        c.unseen.purchases += 1
-                        c.unseen.gross += price
-                    }
-                    if refunded {
-                        c.unseen.refunds += 1
-                        c.unseen.refunded += amount
-                    }
-                    report.currencies[code] = c
-                    continue
-                }
-                if purchased {
-                    c.expected.purchases += 1
-                    c.expected.gross += price
-                }
-                if refunded {
-                    let catalog: Int64
-                    switch pricing.price(
-                        productId: product,
-                        subscriptionCurrency: code,
-                        isTrial: false,
-                        isIntroOffer: t["offer"] as? String == "pay_as_you_go"
-                    ) {
-                    case .priced(_, let milliunits): catalog = milliunits
-                    case .unpriced: catalog = 0
-                    }
-                    if t["revocation_type"] as? String == "REFUND_PRORATED" {
-                        c.prorated.count += 1
-                        c.prorated.truth += amount
-                        c.prorated.catalog += catalog
-                    } else if catalog != price {
-                        c.priceChanged.count += 1
-                        c.priceChanged.truth += amount
-                        c.priceChanged.catalog += catalog
-                    } else {
-                        c.expected.refunds += 1
-                        c.expected.refunded += amount
-                    }
-                }
-                report.currencies[code] = c
+                addTransaction(t, inPeriod: inPeriod, seen: seen, pricing: pricing, to: &report)
             }
         }
-        try addOneTimeCharges(file: directory + "/one-time-charges.jsonl", inPeriod: inPeriod, to: &report)
-        for code in Set(truthCurrencies.keys).union(summary.money.catalog.codes).union(report.currencies.keys) {
+    }
+
+    /// One ledger transaction: a paid one purchased or refunded in the period counts in the ledger period; one the
+    /// run never read (not in `seen`) is unseen, else its purchase is expected and its refund is expected or kept
+    /// apart (see `addRefund`).
+    private func addTransaction(
+        _ t: [String: Any],
+        inPeriod: (Any?) -> Bool,
+        seen: Set<String>,
+        pricing: CatalogPricing,
+        to report: inout Report
+    ) {
+        guard let id = t["transaction_id"] as? String, let code = t["currency"] as? String,
+            let product = t["product_id"] as? String,
+            let price = (t["price"] as? NSNumber)?.int64Value, price > 0,
+            t["ownership_type"] as? String != "FAMILY_SHARED"
+        else { return }
+        let purchased = inPeriod(t["purchase_date"])
+        let refunded = inPeriod(t["revocation_date"])
+        guard purchased || refunded else { return }
+        let amount = (t["refunded_amount"] as? NSNumber)?.int64Value ?? 0
+        var c = report.currencies[code] ?? Currency(code: code)
+        defer { report.currencies[code] = c }
+        if purchased { c.ledgerPeriod[0] += price }
+        if refunded { c.ledgerPeriod[1] += amount }
+        if !seen.contains(id) {
+            if purchased {
+                c.unseen.purchases += 1
+                c.unseen.gross += price
+            }
+            if refunded {
+                c.unseen.refunds += 1
+                c.unseen.refunded += amount
+            }
+            return
+        }
+        if purchased {
+            c.expected.purchases += 1
+            c.expected.gross += price
+        }
+        if refunded {
+            let catalog: Int64
+            switch pricing.price(
+                productId: product,
+                subscriptionCurrency: code,
+                isTrial: false,
+                isIntroOffer: t["offer"] as? String == "pay_as_you_go"
+            ) {
+            case .priced(_, let milliunits): catalog = milliunits
+            case .unpriced: catalog = 0
+            }
+            addRefund(t, price: price, amount: amount, catalog: catalog, to: &c)
+        }
+    }
+
+    /// A refund of a transaction the run read, refunded `amount` of its `price`, which the catalog values at
+    /// `catalog`: prorated refunds and refunds of purchases made at another price are kept apart, the rest expected.
+    private func addRefund(_ t: [String: Any], price: Int64, amount: Int64, catalog: Int64, to c: inout Currency) {
+        if t["revocation_type"] as? String == "REFUND_PRORATED" {
+            c.prorated.count += 1
+            c.prorated.truth += amount
+            c.prorated.catalog += catalog
+        } else if catalog != price {
+            c.priceChanged.count += 1
+            c.priceChanged.truth += amount
+            c.priceChanged.catalog += catalog
+        } else {
+            c.expected.refunds += 1
+            c.expected.refunded += amount
+        }
+    }
+
+    /// For every currency of the truth, the run or the ledger: revenue.json's period, and what the run found (its
+    /// catalog money less the catalog's value of the refunds kept apart).
+    private func addFound(
+        _ catalog: MoneyByCurrency,
+        revenuePeriod truthCurrencies: [String: [String: Any]],
+        to report: inout Report
+    ) {
+        for code in Set(truthCurrencies.keys).union(catalog.codes).union(report.currencies.keys) {
             var c = report.currencies[code] ?? Currency(code: code)
             let truth = truthCurrencies[code] ?? [:]
             c.revenuePeriod = ["gross", "refunded"].map { (truth[$0] as? NSNumber)?.int64Value ?? 0 }
-            let t = summary.money.catalog.currencies[code]?.totals
+            let t = catalog.currencies[code]?.totals
             c.found = Figures(
                 purchases: t?.paidTransactions ?? 0,
                 gross: t?.grossMilliunits ?? 0,
@@ -225,7 +265,6 @@ public struct CatalogComparison {
             )
             report.currencies[code] = c
         }
-        return report
     }
 
     /// One-time purchases of the period (`one-time-charges.jsonl`, when the export has it): money in revenue.json's

@@ -178,7 +178,7 @@ public struct TruthComparison {
                     )
                 }
             }
-            try compareRow(truth, row, runs: runs, check)
+            try compareRow(truth, TruthComparisonRow(row), runs: runs, check)
             if problems.isEmpty {
                 report.matched += 1
                 entry.matched += 1
@@ -188,41 +188,20 @@ public struct TruthComparison {
         }
     }
 
-    /// The checks for one truth record against its row; `check(field, expected, actual)` notes a difference.
+    /// Notes one difference between a truth record and its row: `check(field, expected, actual)`.
+    private typealias Check = (_ field: String, _ expected: String, _ actual: String) -> Void
+
+    /// The checks for one truth record against its row, by its expectation; `check(field, expected, actual)`
+    /// notes a difference.
     private func compareRow(
         _ truth: [String: Any],
-        _ row: PostgresRow,
+        _ row: TruthComparisonRow,
         runs: [Int64: RunClock],
-        _ check: (String, String, String) -> Void
+        _ check: Check
     ) throws {
-        let appleStatus = (truth["apple_status"] as? NSNumber)?.intValue ?? -1
-        let expect =
-            truth["expect"] as? String
-            ?? (appleStatus != 0 || truth["bundle_id"] as? String != bundleId ? "rejected" : "decision")
-        let state: String? = try row.decode("state")
-        let expiresAt: Date? = try row.decode("expires_at")
-        let productId: String = try row.decode("product_id")
+        let expect = expectation(of: truth)
         if expect == "signature_refused" {
-            let lastError: String? = try row.decode("last_error")
-            let verifyStatus: String? = try row.decode("last_verify_status")
-            let refused = lastError?.hasPrefix(VerdictReason.Code.signedDataRefused.rawValue) == true
-            check(
-                "verification",
-                VerdictReason.Code.signedDataRefused.rawValue,
-                refused ? VerdictReason.Code.signedDataRefused.rawValue : lastError ?? verifyStatus ?? "never verified"
-            )
-            let prior = truth["prior_run"] as? [String: Any]
-            check("state (untouched)", prior?["state"] as? String ?? "null", state ?? "null")
-            check(
-                "expires_at (untouched)",
-                Self.normalise(prior?["expires_at"] as? String ?? truth["stored_expires_at"] as? String),
-                Self.normalise(expiresAt)
-            )
-            check(
-                "product_id (untouched)",
-                prior?["product_id"] as? String ?? truth["stored_product_id"] as? String ?? "null",
-                productId
-            )
+            try compareRefusedSignature(truth, row, check)
             return
         }
         // A `not_due` row that no previous night verified (no `PriorRunSeeder` after the import) was due as
@@ -230,54 +209,93 @@ public struct TruthComparison {
         // like any other.
         let firstDueReason: String? = try row.decode("first_due_reason")
         if expect == "not_due", firstDueReason != "unverified", firstDueReason != "sweep" {
-            // Verified last night, expiry months away, no notifications read: the run leaves the row alone.
-            let prior = truth["prior_run"] as? [String: Any]
-            check("state (previous run's)", prior?["state"] as? String ?? "null", state ?? "null")
-            check(
-                "expires_at (previous run's)",
-                Self.normalise(prior?["expires_at"] as? String),
-                Self.normalise(expiresAt)
-            )
-            check("product_id (previous run's)", prior?["product_id"] as? String ?? "null", productId)
-            let lastRun: Int64? = try row.decode("last_run")
-            check("verified by the run", "no", lastRun == nil ? "no" : "yes")
+            try compareNotDue(truth, row, check)
             return
         }
         if expect == "rejected" {
-            let verifyStatus: String? = try row.decode("last_verify_status")
-            let refused = verifyStatus == "rejected" || verifyStatus == "invalid_receipt"
-            check("verification", "rejected", refused ? "rejected" : verifyStatus ?? "never verified")
-            check("state (untouched)", "null", state ?? "null")
-            if let stored = truth["stored_expires_at"] as? String {
-                check("expires_at (untouched)", Self.normalise(stored), Self.normalise(expiresAt))
-            }
-            if let stored = truth["stored_product_id"] as? String {
-                check("product_id (untouched)", stored, productId)
-            }
+            try compareRejected(truth, row, check)
             return
         }
-        check("state", truth["state"] as? String ?? "null", state ?? "null")
-        // The expiry the row must hold at the end: exact, or a range for `not_after_run`.
-        var expectedLatest = Self.date(truth["expires_at"] as? String)
-        if truth["expires_at_rule"] as? String == "not_after_run" {
-            let lastRun: Int64? = try row.decode("last_run")
-            if let limit = expectedLatest, let clock = lastRun.flatMap({ runs[$0] }) {
-                let low = min(limit, clock.earliest)
-                let high = min(limit, clock.latest)
-                expectedLatest = high
-                let actual = expiresAt.map(Self.milliseconds)
-                let inRange = actual.map { Self.milliseconds(low) <= $0 && $0 <= Self.milliseconds(high) } ?? false
-                let wanted =
-                    Self.milliseconds(low) == Self.milliseconds(high)
-                    ? Self.normalise(low) : "between \(Self.normalise(low)) and \(Self.normalise(high))"
-                check("expires_at (not after the run)", wanted, inRange ? wanted : Self.normalise(expiresAt))
-            } else {
-                check("expires_at (not after the run)", "a run that finished this row", "none")
-            }
-        } else {
-            check("expires_at", Self.normalise(truth["expires_at"] as? String), Self.normalise(expiresAt))
+        try compareDecision(truth, row, runs: runs, check)
+        if expect == "decision" { try compareCustomerFacts(truth, row, check) }
+    }
+
+    /// The record's `expect`; a record without one (older files) expects `rejected` for a non-0 status or
+    /// another app's bundle id, else `decision`.
+    private func expectation(of truth: [String: Any]) -> String {
+        let appleStatus = (truth["apple_status"] as? NSNumber)?.intValue ?? -1
+        return truth["expect"] as? String
+            ?? (appleStatus != 0 || truth["bundle_id"] as? String != bundleId ? "rejected" : "decision")
+    }
+
+    /// `signature_refused`: the answer was refused as `signed_data_refused`, and the row keeps what it held
+    /// before the run (`prior_run`, else what the app stored).
+    private func compareRefusedSignature(_ truth: [String: Any], _ row: TruthComparisonRow, _ check: Check) throws {
+        let lastError: String? = try row.decode("last_error")
+        let verifyStatus: String? = try row.decode("last_verify_status")
+        let refused = lastError?.hasPrefix(VerdictReason.Code.signedDataRefused.rawValue) == true
+        check(
+            "verification",
+            VerdictReason.Code.signedDataRefused.rawValue,
+            refused ? VerdictReason.Code.signedDataRefused.rawValue : lastError ?? verifyStatus ?? "never verified"
+        )
+        let prior = truth["prior_run"] as? [String: Any]
+        check("state (untouched)", prior?["state"] as? String ?? "null", row.state ?? "null")
+        check(
+            "expires_at (untouched)",
+            Self.normalise(prior?["expires_at"] as? String ?? truth["stored_expires_at"] as? String),
+            Self.normalise(row.expiresAt)
+        )
+        check(
+            "product_id (untouched)",
+            prior?["product_id"] as? String ?? truth["stored_product_id"] as? String ?? "null",
+            row.productId
+        )
+    }
+
+    /// `not_due`, for a row a previous night verified: the run did not verify it, and it keeps the previous
+    /// run's state, expiry and product.
+    private func compareNotDue(_ truth: [String: Any], _ row: TruthComparisonRow, _ check: Check) throws {
+        // Verified last night, expiry months away, no notifications read: the run leaves the row alone.
+        let prior = truth["prior_run"] as? [String: Any]
+        check("state (previous run's)", prior?["state"] as? String ?? "null", row.state ?? "null")
+        check(
+            "expires_at (previous run's)",
+            Self.normalise(prior?["expires_at"] as? String),
+            Self.normalise(row.expiresAt)
+        )
+        check("product_id (previous run's)", prior?["product_id"] as? String ?? "null", row.productId)
+        let lastRun: Int64? = try row.decode("last_run")
+        check("verified by the run", "no", lastRun == nil ? "no" : "yes")
+    }
+
+    /// `rejected`: the answer was refused (`rejected` or `invalid_receipt`) and the row is untouched: no state,
+    /// the stored expiry and product.
+    private func compareRejected(_ truth: [String: Any], _ row: TruthComparisonRow, _ check: Check) throws {
+        let verifyStatus: String? = try row.decode("last_verify_status")
+        let refused = verifyStatus == "rejected" || verifyStatus == "invalid_receipt"
+        check("verification", "rejected", refused ? "rejected" : verifyStatus ?? "never verified")
+        check("state (untouched)", "null", row.state ?? "null")
+        if let stored = truth["stored_expires_at"] as? String {
+            check("expires_at (untouched)", Self.normalise(stored), Self.normalise(row.expiresAt))
         }
-        check("product_id", truth["product_id"] as? String ?? "null", productId)
+        if let stored = truth["stored_product_id"] as? String {
+            check("product_id (untouched)", stored, row.productId)
+        }
+    }
+
+    /// Apple's decision (`decision`, `entitlement_ended`, and a `not_due` row the run verified): state, expiry,
+    /// product, auto-renew status and product, grace expiry, the number of ledger transactions, and a recorded
+    /// move backwards when Apple's expiry is earlier than the row's before the run.
+    private func compareDecision(
+        _ truth: [String: Any],
+        _ row: TruthComparisonRow,
+        runs: [Int64: RunClock],
+        _ check: Check
+    ) throws {
+        check("state", truth["state"] as? String ?? "null", row.state ?? "null")
+        let expectedLatest = try compareExpiry(truth, row, runs: runs, check)
+        check("product_id", truth["product_id"] as? String ?? "null", row.productId)
         check(
             "auto_renew",
             (truth["auto_renew"] as? Bool).map { String($0) } ?? "null",
@@ -303,18 +321,44 @@ public struct TruthComparison {
             let moved: Bool = try row.decode("moved_backwards")
             check("expiry moved backwards (recorded by the run)", "true", String(moved))
         }
-        if expect == "decision" { try compareCustomerFacts(truth, row, check) }
+    }
+
+    /// Checks the row's expiry against the record's: exact, or with `expires_at_rule` `not_after_run` between
+    /// min(`expires_at`, the earliest and the latest clock of the run that finished the row). Returns the
+    /// latest expiry the row may hold at the end.
+    private func compareExpiry(
+        _ truth: [String: Any],
+        _ row: TruthComparisonRow,
+        runs: [Int64: RunClock],
+        _ check: Check
+    ) throws -> Date? {
+        var expectedLatest = Self.date(truth["expires_at"] as? String)
+        guard truth["expires_at_rule"] as? String == "not_after_run" else {
+            check("expires_at", Self.normalise(truth["expires_at"] as? String), Self.normalise(row.expiresAt))
+            return expectedLatest
+        }
+        let lastRun: Int64? = try row.decode("last_run")
+        if let limit = expectedLatest, let clock = lastRun.flatMap({ runs[$0] }) {
+            let low = min(limit, clock.earliest)
+            let high = min(limit, clock.latest)
+            expectedLatest = high
+            let actual = row.expiresAt.map(Self.milliseconds)
+            let inRange = actual.map { Self.milliseconds(low) <= $0 && $0 <= Self.milliseconds(high) } ?? false
+            let wanted =
+                Self.milliseconds(low) == Self.milliseconds(high)
+                ? Self.normalise(low) : "between \(Self.normalise(low)) and \(Self.normalise(high))"
+            check("expires_at (not after the run)", wanted, inRange ? wanted : Self.normalise(row.expiresAt))
+        } else {
+            check("expires_at (not after the run)", "a run that finished this row", "none")
+        }
+        return expectedLatest
     }
 
     /// What the row keeps beside the entitlement (docs/decision-rules.md, "What the row keeps beside the
     /// entitlement"), against the renewal info the simulator signs, for a truth that states it: the app's account
     /// token with either source (the import and verifyReceipt's `app_account_token` set it), the rest only from the
     /// App Store Server API, the one source that carries them.
-    private func compareCustomerFacts(
-        _ truth: [String: Any],
-        _ row: PostgresRow,
-        _ check: (String, String, String) -> Void
-    ) throws {
+    private func compareCustomerFacts(_ truth: [String: Any], _ row: TruthComparisonRow, _ check: Check) throws {
         if truth.keys.contains("app_account_token") {
             check(
                 "app_account_token",

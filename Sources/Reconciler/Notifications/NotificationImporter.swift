@@ -35,15 +35,7 @@ public struct NotificationImporter {
 
     /// - Throws: `UsageError` when the file cannot be read; database errors.
     public func importFile(_ path: String) throws -> NotificationImportResult {
-        let handle: FileHandle
-        if path == "-" {
-            handle = FileHandle.standardInput
-        } else {
-            guard let opened = FileHandle(forReadingAtPath: path) else {
-                throw UsageError("\(path): cannot open the file")
-            }
-            handle = opened
-        }
+        let handle = try Self.open(path)
         defer { if path != "-" { try? handle.close() } }
         let connection = try PostgresConnection(connectionString)
         defer { connection.close() }
@@ -62,45 +54,47 @@ public struct NotificationImporter {
             batch.removeAll(keepingCapacity: true)
         }
 
-        var pending: [UInt8] = []
         var lineNumber = 0
-        var skippingLongLine = false
-        func handleLine(_ bytes: ArraySlice<UInt8>, tooLong: Bool) throws {
+        try Self.forEachLine(of: handle) { bytes, tooLong in
             lineNumber += 1
-            if tooLong {
-                result.lines += 1
-                result.refused.append(
-                    .init(line: lineNumber, reason: "longer than \(Self.maximumLineBytes) bytes: not a notification")
-                )
-                return
-            }
-            guard let text = String(validating: bytes, as: UTF8.self) else {
-                result.lines += 1
-                result.refused.append(.init(line: lineNumber, reason: "not UTF-8 text"))
-                return
-            }
-            let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
-            guard !trimmed.isEmpty else { return }
+            guard let notification = verifiedNotification(in: bytes, tooLong: tooLong) else { return }
             result.lines += 1
-            switch Self.signedPayload(in: trimmed) {
-            case .failure(let reason):
-                result.refused.append(.init(line: lineNumber, reason: reason.message))
-            case .success(let payload):
-                do {
-                    batch.append(try verifier.verify(payload))
-                } catch {
-                    result.refused.append(.init(line: lineNumber, reason: "refused: \(error)"))
-                }
+            switch notification {
+            case .failure(let refusal):
+                result.refused.append(.init(line: lineNumber, reason: refusal.message))
+            case .success(let verified):
+                batch.append(verified)
                 if batch.count >= batchSize { try flush() }
             }
         }
+        try flush()
+        result.unknownSubscriptions = unknown.sorted()
+        return result
+    }
 
+    /// Standard input for `-`, else the file at `path`.
+    private static func open(_ path: String) throws -> FileHandle {
+        if path == "-" { return FileHandle.standardInput }
+        guard let opened = FileHandle(forReadingAtPath: path) else {
+            throw UsageError("\(path): cannot open the file")
+        }
+        return opened
+    }
+
+    /// Streams `handle` and calls `body` with each line, without its newline; the last line may lack one. A line
+    /// longer than `maximumLineBytes` is not kept: `body` gets it empty, with `tooLong` true.
+    private static func forEachLine(
+        of handle: FileHandle,
+        _ body: (_ bytes: ArraySlice<UInt8>, _ tooLong: Bool) throws -> Void
+    ) throws {
+        var pending: [UInt8] = []
+        var skippingLongLine = false
         while true {
             let chunk = try handle.read(upToCount: 1 << 16) ?? Data()
             if chunk.isEmpty { break }
             for byte in chunk {
                 if byte == UInt8(ascii: "\n") {
-                    try handleLine(pending[...], tooLong: skippingLongLine)
+                    try body(pending[...], skippingLongLine)
                     pending.removeAll(keepingCapacity: true)
                     skippingLongLine = false
                 } else if !skippingLongLine {
@@ -112,10 +106,32 @@ public struct NotificationImporter {
                 }
             }
         }
-        if !pending.isEmpty || skippingLongLine { try handleLine(pending[...], tooLong: skippingLongLine) }
-        try flush()
-        result.unknownSubscriptions = unknown.sorted()
-        return result
+        if !pending.isEmpty || skippingLongLine { try body(pending[...], skippingLongLine) }
+    }
+
+    /// One line's notification, verified, or the reason it is refused; nil for a blank line.
+    private func verifiedNotification(
+        in bytes: ArraySlice<UInt8>,
+        tooLong: Bool
+    ) -> Result<VerifiedNotification, UsageError>? {
+        if tooLong {
+            return .failure(UsageError("longer than \(Self.maximumLineBytes) bytes: not a notification"))
+        }
+        guard let text = String(validating: bytes, as: UTF8.self) else {
+            return .failure(UsageError("not UTF-8 text"))
+        }
+        let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
+        guard !trimmed.isEmpty else { return nil }
+        switch Self.signedPayload(in: trimmed) {
+        case .failure(let reason):
+            return .failure(reason)
+        case .success(let payload):
+            do {
+                return .success(try verifier.verify(payload))
+            } catch {
+                return .failure(UsageError("refused: \(error)"))
+            }
+        }
     }
 
     /// The compact JWS of one line: the line itself, or the `signedPayload` member of a JSON object.

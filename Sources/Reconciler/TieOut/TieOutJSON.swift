@@ -37,6 +37,17 @@ struct TieOutJSON: Encodable {
             case matchedShare = "matched_share"
             case explainedShare = "explained_share"
         }
+
+        /// A currency's headline, its money as exact decimals.
+        init(_ headline: TieOutCurrencyHeadline) {
+            currency = headline.currency
+            ledgerMoney = TieOutJSON.money(headline.ledgerMoney, headline.currency)
+            appleMoney = TieOutJSON.money(headline.appleMoney, headline.currency)
+            matchedMoney = TieOutJSON.money(headline.matchedMoney, headline.currency)
+            unexplainedMoney = TieOutJSON.money(headline.unexplainedMoney, headline.currency)
+            matchedShare = headline.matchedShare
+            explainedShare = headline.explainedShare
+        }
     }
 
     struct Total: Encodable {
@@ -62,6 +73,21 @@ struct TieOutJSON: Encodable {
             case difference
             case differenceMilliunits = "difference_milliunits"
             case byCause = "difference_milliunits_by_cause"
+        }
+
+        /// A total with each amount as a decimal and in milliunits, and its difference by cause.
+        init(_ total: TieOutResult.Total) {
+            view = total.view.rawValue
+            measure = total.measure.rawValue
+            currency = total.currency
+            appleCurrency = total.appleCurrency
+            ledgerAmount = TieOutJSON.money(total.ledgerAmount, total.currency)
+            ledgerAmountMilliunits = total.ledgerAmount
+            appleAmount = TieOutJSON.money(total.appleAmount, total.appleCurrency)
+            appleAmountMilliunits = total.appleAmount
+            difference = total.difference.map { TieOutJSON.money($0, total.currency) }
+            differenceMilliunits = total.difference
+            byCause = Dictionary(uniqueKeysWithValues: total.byCause.map { ($0.key.rawValue, $0.value) })
         }
     }
 
@@ -92,6 +118,24 @@ struct TieOutJSON: Encodable {
             case appleCurrency = "apple_currency"
             case differenceMilliunits = "difference_milliunits"
         }
+
+        /// A row, its key spelled out and its amounts in milliunits.
+        init(_ row: TieOutRow) {
+            view = row.key.view.rawValue
+            dayOrMonth = row.key.period
+            productId = row.key.productId
+            country = row.key.country
+            currency = row.key.currency
+            measure = row.key.measure.rawValue
+            cause = row.key.cause.rawValue
+            ledgerUnits = row.ledgerUnits
+            ledgerAmountMilliunits = row.ledgerAmount
+            appleUnits = row.appleUnits
+            appleAmountMilliunits = row.appleAmount
+            appleCurrency = row.key.appleCurrency
+            differenceMilliunits = row.difference
+            detail = row.detail
+        }
     }
 
     /// A lost order: a Subscriber report row the ledger lacks.
@@ -115,6 +159,21 @@ struct TieOutJSON: Encodable {
             case customerPrice = "customer_price"
             case subscriberId = "subscriber_id"
         }
+
+        /// A lost order, with its source file and line and the cause's text.
+        init(_ event: TieOutAppleEvent) {
+            day = event.day.description
+            productId = event.productId
+            subscriptionAppleId = event.subscriptionAppleId
+            country = event.country
+            currency = event.currency
+            customerPrice = TieOutJSON.money(event.amount, event.currency)
+            refund = event.isRefund
+            subscriberId = event.subscriberId
+            file = event.fileName
+            line = event.line
+            cause = TieOutComparison.lostOrderText(event)
+        }
     }
 
     /// Ledger money Apple never reported.
@@ -132,6 +191,18 @@ struct TieOutJSON: Encodable {
             case kind, instant, day, country, currency, amount
             case transactionId = "transaction_id"
             case productId = "product_id"
+        }
+
+        /// A ledger event Apple never reported, its instant in RFC 3339.
+        init(_ event: TieOutLedgerEvent) {
+            transactionId = event.transactionId
+            kind = event.kind.rawValue
+            instant = RFC3339.string(event.instant)
+            day = event.day.description
+            productId = event.productId
+            country = event.country
+            currency = event.currency
+            amount = TieOutJSON.money(event.amount, event.currency)
         }
     }
 
@@ -154,9 +225,6 @@ struct TieOutJSON: Encodable {
     var notes: [String]
 
     init(_ result: TieOutResult) {
-        func money(_ milliunits: Int64, _ currency: String) -> String {
-            CurrencyFormat.format(milliunits: milliunits, currency: currency)
-        }
         period = Period(
             label: result.periodLabel,
             from: result.from.description,
@@ -165,80 +233,19 @@ struct TieOutJSON: Encodable {
             fiscalMonthsCompared: result.fiscalMonthsCompared.map(\.name)
         )
         commission = result.commission
-        headline = result.headline.map {
-            Headline(
-                currency: $0.currency,
-                ledgerMoney: money($0.ledgerMoney, $0.currency),
-                appleMoney: money($0.appleMoney, $0.currency),
-                matchedMoney: money($0.matchedMoney, $0.currency),
-                unexplainedMoney: money($0.unexplainedMoney, $0.currency),
-                matchedShare: $0.matchedShare,
-                explainedShare: $0.explainedShare
-            )
-        }
-        totals = result.totals.map {
-            Total(
-                view: $0.view.rawValue,
-                measure: $0.measure.rawValue,
-                currency: $0.currency,
-                appleCurrency: $0.appleCurrency,
-                ledgerAmount: money($0.ledgerAmount, $0.currency),
-                ledgerAmountMilliunits: $0.ledgerAmount,
-                appleAmount: money($0.appleAmount, $0.appleCurrency),
-                appleAmountMilliunits: $0.appleAmount,
-                difference: $0.difference.map { [currency = $0.currency] in money($0, currency) },
-                differenceMilliunits: $0.difference,
-                byCause: Dictionary(uniqueKeysWithValues: $0.byCause.map { ($0.key.rawValue, $0.value) })
-            )
-        }
-        rows = result.rows.map {
-            Row(
-                view: $0.key.view.rawValue,
-                dayOrMonth: $0.key.period,
-                productId: $0.key.productId,
-                country: $0.key.country,
-                currency: $0.key.currency,
-                measure: $0.key.measure.rawValue,
-                cause: $0.key.cause.rawValue,
-                ledgerUnits: $0.ledgerUnits,
-                ledgerAmountMilliunits: $0.ledgerAmount,
-                appleUnits: $0.appleUnits,
-                appleAmountMilliunits: $0.appleAmount,
-                appleCurrency: $0.key.appleCurrency,
-                differenceMilliunits: $0.difference,
-                detail: $0.detail
-            )
-        }
+        headline = result.headline.map(Headline.init)
+        totals = result.totals.map(Total.init)
+        rows = result.rows.map(Row.init)
         unexplained = Unexplained(
-            appleOnly: result.appleOnly.map {
-                AppleOnly(
-                    day: $0.day.description,
-                    productId: $0.productId,
-                    subscriptionAppleId: $0.subscriptionAppleId,
-                    country: $0.country,
-                    currency: $0.currency,
-                    customerPrice: money($0.amount, $0.currency),
-                    refund: $0.isRefund,
-                    subscriberId: $0.subscriberId,
-                    file: $0.fileName,
-                    line: $0.line,
-                    cause: TieOutComparison.lostOrderText($0)
-                )
-            },
-            ledgerOnly: result.ledgerOnly.map {
-                LedgerOnly(
-                    transactionId: $0.transactionId,
-                    kind: $0.kind.rawValue,
-                    instant: RFC3339.string($0.instant),
-                    day: $0.day.description,
-                    productId: $0.productId,
-                    country: $0.country,
-                    currency: $0.currency,
-                    amount: money($0.amount, $0.currency)
-                )
-            }
+            appleOnly: result.appleOnly.map(AppleOnly.init),
+            ledgerOnly: result.ledgerOnly.map(LedgerOnly.init)
         )
         notes = result.notes
+    }
+
+    /// `milliunits` as an exact decimal in `currency`'s minor unit.
+    private static func money(_ milliunits: Int64, _ currency: String) -> String {
+        CurrencyFormat.format(milliunits: milliunits, currency: currency)
     }
 
     /// Pretty-printed, key-sorted UTF-8 with a trailing newline.

@@ -43,9 +43,25 @@ public struct TieOutMatching: Sendable, Equatable {
         reversals: [TieOutReversal] = [],
         uncovered: Set<PacificDay> = []
     ) {
-        // The ledger's candidates per key and day, each list in (instant, transaction id) order.
-        var byDay: [String: [Int64: [Int]]] = [:]
-        var byPurchase: [String: [Int64: [Int]]] = [:]
+        let (byDay, byPurchase) = Self.candidates(ledger, uncovered: uncovered)
+        let appleOrder = apple.indices.sorted {
+            (apple[$0].day, apple[$0].fileName, apple[$0].line) < (apple[$1].day, apple[$1].fileName, apple[$1].line)
+        }
+        matchLedger(ledger, apple: apple, in: appleOrder, byDay: byDay, byPurchase: byPurchase)
+        matchReversals(reversals, apple: apple, in: appleOrder)
+    }
+
+    /// Ledger event indices by match key, then by a day's number.
+    private typealias Candidates = [String: [Int64: [Int]]]
+
+    /// The ledger's candidates per key, by Pacific day (covered days only) and, for refunds, by purchase day; each
+    /// list in (instant, transaction id) order, family-shared events left out.
+    private static func candidates(
+        _ ledger: [TieOutLedgerEvent],
+        uncovered: Set<PacificDay>
+    ) -> (byDay: Candidates, byPurchase: Candidates) {
+        var byDay: Candidates = [:]
+        var byPurchase: Candidates = [:]
         let ledgerOrder = ledger.indices.sorted {
             (ledger[$0].instant, ledger[$0].transactionId) < (ledger[$1].instant, ledger[$1].transactionId)
         }
@@ -59,9 +75,18 @@ public struct TieOutMatching: Sendable, Equatable {
                 byPurchase[key, default: [:]][event.purchaseDay.days, default: []].append(index)
             }
         }
-        let appleOrder = apple.indices.sorted {
-            (apple[$0].day, apple[$0].fileName, apple[$0].line) < (apple[$1].day, apple[$1].fileName, apple[$1].line)
-        }
+        return (byDay, byPurchase)
+    }
+
+    /// Passes 1 to 3: each pass gives every Apple event still unmatched, in `appleOrder`, the first ledger candidate
+    /// not yet taken that the pass allows.
+    private mutating func matchLedger(
+        _ ledger: [TieOutLedgerEvent],
+        apple: [TieOutAppleEvent],
+        in appleOrder: [Int],
+        byDay: Candidates,
+        byPurchase: Candidates
+    ) {
         var taken = Set<Int>()
         func take(_ candidates: [Int]?, near midnight: Date? = nil) -> Int? {
             candidates?.first { index in
@@ -98,6 +123,12 @@ public struct TieOutMatching: Sendable, Equatable {
                 appleOfLedger[found] = index
             }
         }
+    }
+
+    /// Pass 4: each Apple refund still unmatched, in `appleOrder`, takes the first reversal not yet taken, in
+    /// (reversal instant, transaction id) order, that can explain it.
+    private mutating func matchReversals(_ reversals: [TieOutReversal], apple: [TieOutAppleEvent], in appleOrder: [Int])
+    {
         let reversalOrder = reversals.indices.sorted {
             (reversals[$0].reversedAt, reversals[$0].transactionId) < (
                 reversals[$1].reversedAt, reversals[$1].transactionId

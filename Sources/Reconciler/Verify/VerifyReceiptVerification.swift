@@ -119,18 +119,11 @@ final class VerifyReceiptVerification: SourceVerification, @unchecked Sendable {
         .finished(SourceResult(kind: kind, environment: environment, appleStatus: appleStatus))
     }
 
+    /// The item's outcome once the plan has finished, and whether it stops the run: Apple reported a
+    /// configuration error, or this answer made 21004 (shared secret does not match) systematic.
     private func complete(_ final: VerificationAttempt.Final) -> SourceStep {
         let lastStatus = lastAppleStatus
-        let environment = plan.environment
-        let evidence = lastStatus.flatMap(source.noteFinalAppleStatus)
-        if let evidence {
-            source.logger.critical(
-                """
-                Apple answers 21004 (shared secret does not match) systematically (\(evidence)): \
-                the shared secret looks wrong. Stopping the run.
-                """
-            )
-        }
+        let evidence = systematicSecretEvidence(lastStatus)
         let result: SourceResult
         var configurationError: String?
         switch final {
@@ -142,56 +135,23 @@ final class VerifyReceiptVerification: SourceVerification, @unchecked Sendable {
                     appleStatus: lastStatus
                 )
             }
-            if decision.outcome == .rejected {
-                let reason =
-                    decision.rejectReason ?? VerdictReason(.unknownStatus, detail: "rejected by the decision engine")
-                result = SourceResult(
-                    kind: .rejected(reason, invalidReceipt: false),
-                    environment: okEnvironment,
-                    appleStatus: lastStatus
-                )
-            } else {
-                result = SourceResult(
-                    kind: .decided(decision),
-                    environment: decision.environment ?? okEnvironment,
-                    appleStatus: lastStatus
-                )
-            }
-        case .rejected(let reason) where reason.code == .sharedSecretMismatch && source.secretIsSystematic:
-            // Not this receipt's problem: the secret is wrong for every receipt. Row untouched, due again.
-            result = SourceResult(
-                kind: .unresolved(VerifyReceiptSource.secretLooksWrong(reason)),
-                environment: environment,
-                appleStatus: reason.appleStatus ?? lastStatus
-            )
-        case .rejected(let reason) where reason.code == .accountNotFound:
-            // 21010: "treat as if a purchase was never made": the entitlement ends, written like any decision.
-            let ended = DecisionEngine.accountNotFound(stored: item.stored, now: source.now(), environment: environment)
-            result = SourceResult(
-                kind: .decided(ended),
-                environment: ended.environment ?? environment,
-                appleStatus: reason.appleStatus ?? lastStatus
-            )
+            result = decidedResult(decision, environment: okEnvironment, appleStatus: lastStatus)
         case .rejected(let reason):
-            result = SourceResult(
-                kind: .rejected(reason, invalidReceipt: reason.code == .invalidReceipt),
-                environment: environment,
-                appleStatus: reason.appleStatus ?? lastStatus
-            )
+            result = rejectedResult(reason, lastStatus: lastStatus)
         case .unresolved(let reason):
             // 21100-21199 marked not retryable ends here at once (the classifier's `unresolved`): row untouched.
             let tried =
                 reason.code == .internalDataAccessPermanent ? "(not retried)" : "after \(plan.failures) attempts"
             result = SourceResult(
                 kind: .unresolved("\(reason.code.rawValue): \(reason) \(tried)"),
-                environment: environment,
+                environment: plan.environment,
                 appleStatus: reason.appleStatus ?? lastStatus
             )
         case .configurationError(let reason):
             source.logger.critical("Apple reports a configuration error: \(reason). Stopping the run.")
             result = SourceResult(
                 kind: .unresolved("\(reason.code.rawValue): \(reason)"),
-                environment: environment,
+                environment: plan.environment,
                 appleStatus: reason.appleStatus
             )
             configurationError = "\(reason.code.rawValue): \(reason)"
@@ -203,6 +163,66 @@ final class VerifyReceiptVerification: SourceVerification, @unchecked Sendable {
         }
         if let configurationError { return .stopRun(result, configurationError: configurationError) }
         return .finished(result)
+    }
+
+    /// Notes the last answer's Apple status with the source; when that makes 21004 systematic, logs it and returns
+    /// the evidence (nil otherwise).
+    private func systematicSecretEvidence(_ lastStatus: Int?) -> String? {
+        let evidence = lastStatus.flatMap(source.noteFinalAppleStatus)
+        if let evidence {
+            source.logger.critical(
+                """
+                Apple answers 21004 (shared secret does not match) systematically (\(evidence)): \
+                the shared secret looks wrong. Stopping the run.
+                """
+            )
+        }
+        return evidence
+    }
+
+    /// An ok answer's decision: written, or a rejection when the decision engine rejected the receipt.
+    private func decidedResult(_ decision: Decision, environment: AppleEnvironment, appleStatus: Int?) -> SourceResult {
+        guard decision.outcome == .rejected else {
+            return SourceResult(
+                kind: .decided(decision),
+                environment: decision.environment ?? environment,
+                appleStatus: appleStatus
+            )
+        }
+        let reason = decision.rejectReason ?? VerdictReason(.unknownStatus, detail: "rejected by the decision engine")
+        return SourceResult(
+            kind: .rejected(reason, invalidReceipt: false),
+            environment: environment,
+            appleStatus: appleStatus
+        )
+    }
+
+    /// A final rejection: unresolved when 21004s are systematic, an ended entitlement for 21010, else rejected.
+    private func rejectedResult(_ reason: VerdictReason, lastStatus: Int?) -> SourceResult {
+        let environment = plan.environment
+        let appleStatus = reason.appleStatus ?? lastStatus
+        if reason.code == .sharedSecretMismatch && source.secretIsSystematic {
+            // Not this receipt's problem: the secret is wrong for every receipt. Row untouched, due again.
+            return SourceResult(
+                kind: .unresolved(VerifyReceiptSource.secretLooksWrong(reason)),
+                environment: environment,
+                appleStatus: appleStatus
+            )
+        }
+        if reason.code == .accountNotFound {
+            // 21010: "treat as if a purchase was never made": the entitlement ends, written like any decision.
+            let ended = DecisionEngine.accountNotFound(stored: item.stored, now: source.now(), environment: environment)
+            return SourceResult(
+                kind: .decided(ended),
+                environment: ended.environment ?? environment,
+                appleStatus: appleStatus
+            )
+        }
+        return SourceResult(
+            kind: .rejected(reason, invalidReceipt: reason.code == .invalidReceipt),
+            environment: environment,
+            appleStatus: appleStatus
+        )
     }
 }
 
