@@ -103,7 +103,7 @@ struct CustomerCommand: ParsableCommand {
     func askAppleNow(_ story: CustomerStory, _ connection: PostgresConnection) throws -> [CustomerRecord] {
         let ids = story.subscriptions.map(\.originalTransactionId)
         guard !ids.isEmpty else { return [] }
-        var options = try pipeline.runOptions()
+        var options = pipeline.runOptions()
         options.dryRun = true
         let apps = try pipeline.runApps()
         var request = ReconciliationRunner.Request(
