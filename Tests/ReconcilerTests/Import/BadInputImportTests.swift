@@ -215,19 +215,22 @@ import Testing
                 "DATABASE_URL": db.url, "PATH": ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin",
             ]
             let binary = BadInputConfigurationTests.reconcilerBinary
+            // Not a spin: the import stops by itself at its bound (twice the 8 MiB record limit) and says so. No
+            // wall-clock bound is asserted (a loaded machine took 60 s for what takes 0.3 s alone); a spin is what
+            // reaches the kill limit.
             for extra in [[], ["--format", "jsonl"], ["--format", "jsonl", "--skip-invalid"]] {
-                let started = Date()
                 let outcome = try await RunningProcess(
                     binary,
                     ["import", "--file", "/dev/zero"] + extra,
                     environment: environment,
                     directory: dir
-                ).wait(limit: 120)
-                #expect(outcome.reason == .exit, "\(extra): killed after 120 s")
+                ).wait(limit: 600)
+                #expect(outcome.reason == .exit, "\(extra): killed after 600 s")
                 #expect(outcome.status == 64, "\(extra): \(outcome.stderr.prefix(500))")
                 #expect(outcome.stderr.contains("line 1"), "\(extra): \(outcome.stderr.prefix(500))")
+                let stop = "no line break within \(2 * 8 * 1024 * 1024) bytes: the rest of the file was not read"
+                #expect(outcome.stderr.contains(stop), "\(extra): \(outcome.stderr.prefix(500))")
                 #expect(outcome.stderr.count < 1_000, "\(extra)")
-                #expect(Date().timeIntervalSince(started) < 60, "\(extra)")
             }
             #expect(try Self.count(db) == 3)
         }
