@@ -236,9 +236,7 @@ extension PopulationGenerator {
                 sandbox: false
             )
             plan.upgrade = .init(at: upgradeAt, to: catalog.proPlusMonthly)
-            let before = plan.timeline(at: upgradeAt - 1)
-            let after = plan.timeline(at: anchor).transactions.count
-            draft.single(plan, storedAt: storedAt(plan, transactionsBack: after - before.transactions.count, &rng))
+            draft.single(plan, storedAt: storedAfterUpgrade(plan, at: upgradeAt, &rng))
         case .upgradeWithoutCancellation:
             // Yearly (level 2) upgraded to plus monthly (level 1): the yearly would run for months more,
             // so a client that keeps an `is_upgraded` transaction without a cancellation date is caught.
@@ -254,9 +252,7 @@ extension PopulationGenerator {
                 upgradeAt = yearStart + rng.between(day, anchor - yearStart - 2 * day)
             }
             plan.upgrade = .init(at: upgradeAt, to: catalog.proPlusMonthly, carriesCancellationDate: false)
-            let before = plan.timeline(at: upgradeAt - 1)
-            let after = plan.timeline(at: anchor).transactions.count
-            draft.single(plan, storedAt: storedAt(plan, transactionsBack: after - before.transactions.count, &rng))
+            draft.single(plan, storedAt: storedAfterUpgrade(plan, at: upgradeAt, &rng))
         case .pendingDowngrade, .pendingCrossgrade:
             let from = scenario == .pendingDowngrade ? catalog.proPlusMonthly : catalog.proMonthly
             let to = scenario == .pendingDowngrade ? catalog.proMonthly : catalog.proYearly
@@ -268,6 +264,14 @@ extension PopulationGenerator {
         default:
             preconditionFailure("\(scenario) is not a plan-change scenario")
         }
+    }
+
+    /// The stored-receipt instant of an upgraded plan: shortly after the last purchase before the upgrade, so the
+    /// stored receipt lacks every transaction from the upgrade on.
+    func storedAfterUpgrade(_ plan: SubscriptionPlan, at upgradeAt: Int64, _ rng: inout SeededRandom) -> Int64 {
+        let before = plan.timeline(at: upgradeAt - 1).transactions.count
+        let after = plan.timeline(at: anchor).transactions.count
+        return storedAt(plan, transactionsBack: after - before, &rng)
     }
 
     /// Introductory offers: `free_trial` (a trial running at the anchor, or converted a few periods ago) and
